@@ -1,0 +1,85 @@
+/**
+ * Replays one go-ethereum tracer test fixture (genesis prestate, block context, raw signed
+ * transaction) through our simulator. The hardfork comes from the genesis config and the block.
+ */
+import type { GethGenesis } from '@ethereumjs/common'
+import { createTxFromRLP } from '@ethereumjs/tx'
+import { MemoryStateReader } from '../chain/memory/memory-state-reader.ts'
+import { parseGenesis, type GethGenesisJson } from '../chain/memory/genesis.ts'
+import { hexToBytesStrict, normalizeAddress, parseOptionalQuantity, parseQuantity } from '../chain/quantity.ts'
+import type { Hex } from '../chain/types.ts'
+import type { ExecutionBlock } from './block-context.ts'
+import { commonFromGethGenesis } from './chain-config.ts'
+import { Simulator, type TransactionResult } from './simulator.ts'
+
+export interface GethFixture {
+  genesis: GethGenesisJson
+  context: {
+    number: string | number
+    timestamp: string | number
+    gasLimit: string | number
+    miner: string
+    difficulty?: string | number
+    baseFeePerGas?: string | number
+    mixHash?: string
+    excessBlobGas?: string | number
+  }
+  input: Hex
+  result?: unknown
+}
+
+export interface ReplayOutcome {
+  hardfork: string
+  result: TransactionResult
+}
+
+export async function replayGethFixture(fixture: GethFixture): Promise<ReplayOutcome> {
+  const ctx = fixture.context
+  const block: ExecutionBlock = {
+    number: parseQuantity(ctx.number, 'context.number'),
+    timestamp: parseQuantity(ctx.timestamp, 'context.timestamp'),
+    gasLimit: parseQuantity(ctx.gasLimit, 'context.gasLimit'),
+    baseFeePerGas: parseOptionalQuantity(ctx.baseFeePerGas, 'context.baseFeePerGas'),
+    coinbase: normalizeAddress(ctx.miner, 'context.miner'),
+    prevRandao: (ctx.mixHash ?? `0x${'00'.repeat(32)}`) as Hex,
+    difficulty: parseQuantity(ctx.difficulty ?? 0, 'context.difficulty'),
+    excessBlobGas: parseOptionalQuantity(ctx.excessBlobGas, 'context.excessBlobGas'),
+    parentHash: `0x${'00'.repeat(32)}`,
+  }
+  const genesis = parseGenesis(fixture.genesis)
+  const common = commonFromGethGenesis(normalizeGethConfig(fixture.genesis, block.difficulty > 0n) as unknown as GethGenesis, block)
+  const simulator = new Simulator({ common })
+  const reader = new MemoryStateReader(genesis.block, genesis.accounts)
+  const tx = createTxFromRLP(hexToBytesStrict(fixture.input, 'input'), { common })
+  const result = await simulator.transaction(simulator.openState(reader, block), tx)
+  return { hardfork: common.hardfork(), result }
+}
+
+const CANONICAL_CONFIG_KEYS = [
+  'chainId', 'homesteadBlock', 'daoForkBlock', 'daoForkSupport', 'eip150Block', 'eip150Hash', 'eip155Block',
+  'eip158Block', 'byzantiumBlock', 'constantinopleBlock', 'petersburgBlock', 'istanbulBlock', 'muirGlacierBlock',
+  'berlinBlock', 'londonBlock', 'arrowGlacierBlock', 'grayGlacierBlock', 'mergeNetsplitBlock', 'shanghaiTime',
+  'cancunTime', 'pragueTime', 'osakaTime', 'terminalTotalDifficulty', 'terminalTotalDifficultyPassed', 'blobSchedule',
+  'ethash', 'clique', 'depositContractAddress',
+]
+
+/**
+ * go-ethereum reads config keys case-insensitively (one fixture spells `IstanbulBlock`), so the
+ * keys are mapped to their canonical spelling. The consensus engine section (clique) is dropped:
+ * it decides who seals blocks, never how a transaction executes, and ethereumjs would demand a
+ * signer to build the block.
+ */
+export function normalizeGethConfig(genesis: GethGenesisJson, proofOfWorkBlock: boolean): GethGenesisJson {
+  const canonical = new Map(CANONICAL_CONFIG_KEYS.map((k) => [k.toLowerCase(), k]))
+  const config: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(genesis.config)) {
+    const name = canonical.get(key.toLowerCase()) ?? key
+    if (name === 'clique') continue
+    // ethereumjs schedules the merge at block 0 whenever a timestamp fork (shanghaiTime, ...) is
+    // configured; for a block still mined by proof of work (difficulty > 0) the merge and every
+    // timestamp fork lie in its future, so they are left out.
+    if (proofOfWorkBlock && (name === 'terminalTotalDifficulty' || name === 'mergeNetsplitBlock' || name.endsWith('Time'))) continue
+    config[name] = value
+  }
+  return { ...genesis, config }
+}

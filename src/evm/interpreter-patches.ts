@@ -1,0 +1,73 @@
+/**
+ * Two measured hot spots of the stock ethereumjs interpreter, cached without changing semantics:
+ *
+ * 1. `_getValidJumpDestinations` re-analyses a contract's bytecode on every call frame (~14% of a
+ *    swap simulation). Its result depends only on the code bytes and the EVM's opcode table, so it
+ *    is memoised per (EVM, code object). Overlays hand out the same Uint8Array for the same code,
+ *    and nothing mutates code arrays.
+ * 2. `Common.isActivatedEIP` scans an array on every opcode (~10%). It is answered from a Set that
+ *    is rebuilt whenever the Common replaces its activated-EIP array (on a hardfork change).
+ *
+ * Gas and results are identical with and without the patches (checked by the anvil comparison tests).
+ */
+import { Common } from '@ethereumjs/common'
+
+interface JumpAnalysis {
+  jumps: Uint8Array
+  pushes: Record<number, bigint>
+  opcodesCached: unknown[]
+}
+
+interface InterpreterLike {
+  _evm: object
+  _getValidJumpDestinations(code: Uint8Array): JumpAnalysis
+}
+
+interface CommonInternals {
+  _activatedEIPsCache: number[]
+  __eipSet?: Set<number>
+  __eipSource?: number[]
+}
+
+let applied: Promise<void> | undefined
+const jumpCache = new WeakMap<object, WeakMap<Uint8Array, JumpAnalysis>>()
+
+export function applyInterpreterPatches(): Promise<void> {
+  applied ??= apply()
+  return applied
+}
+
+async function apply(): Promise<void> {
+  const proto = Common.prototype as unknown as { isActivatedEIP(eip: number): boolean }
+  proto.isActivatedEIP = function (this: CommonInternals, eip: number): boolean {
+    const source = this._activatedEIPsCache
+    let set = this.__eipSet
+    if (set === undefined || this.__eipSource !== source) {
+      set = new Set(source)
+      this.__eipSet = set
+      this.__eipSource = source
+    }
+    return set.has(eip)
+  }
+
+  // The Interpreter class is not exported; load the very module the EVM uses (same file URL).
+  const evmEntry = import.meta.resolve('@ethereumjs/evm')
+  const mod = (await import(new URL('./interpreter.js', evmEntry).href)) as {
+    Interpreter: { prototype: InterpreterLike }
+  }
+  const iproto = mod.Interpreter.prototype
+  const original = iproto._getValidJumpDestinations
+  iproto._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
+    let perEvm = jumpCache.get(this._evm)
+    if (perEvm === undefined) {
+      perEvm = new WeakMap()
+      jumpCache.set(this._evm, perEvm)
+    }
+    let analysis = perEvm.get(code)
+    if (analysis === undefined) {
+      analysis = original.call(this, code)
+      perEvm.set(code, analysis)
+    }
+    return analysis
+  }
+}

@@ -1,0 +1,311 @@
+/**
+ * A journaled, copy-on-write state overlay that implements ethereumjs' StateManagerInterface on top
+ * of a read-only StateReader (devnet genesis or fork cache) or on top of another, frozen overlay.
+ *
+ * Why our own: the stock SimpleStateManager copies its whole map on every checkpoint (every call
+ * frame), so cost grows with the state; the stock RPCStateManager mis-reverts storage. Here a write
+ * appends an undo record to a journal, a checkpoint is a journal length, revert undoes exactly the
+ * records since that length. Checkpoint and revert cost what changed, not the size of the state.
+ *
+ * The EVM never learns where state comes from: it only sees this overlay.
+ */
+import type { AccountFields, StateManagerInterface, StorageDump } from '@ethereumjs/common'
+import { OriginalStorageCache } from '@ethereumjs/statemanager'
+import {
+  Account,
+  Address as EjsAddress,
+  KECCAK256_NULL,
+  KECCAK256_RLP,
+  bigIntToBytes,
+  bytesToBigInt,
+  bytesToHex,
+} from '@ethereumjs/util'
+import { keccak_256 } from '@noble/hashes/sha3.js'
+import type { AccountInfo, Address, StateReader } from '../chain/types.ts'
+
+/** What an overlay reads through: the base reader, or a frozen parent overlay. */
+interface StateLayer {
+  readAccount(address: Address): Promise<AccountInfo | undefined>
+  readCode(address: Address): Promise<Uint8Array>
+  readStorage(address: Address, slot: bigint): Promise<bigint>
+}
+
+/** Account record held in the overlay: `null` means deleted (selfdestruct / EIP-161 cleanup). */
+type AccountEntry = AccountInfo | null
+
+type UndoRecord =
+  | { kind: 'account'; address: Address; previous: AccountEntry | undefined }
+  | { kind: 'code'; address: Address; previous: Uint8Array | undefined }
+  | { kind: 'storage'; address: Address; slot: bigint; previous: bigint | undefined }
+  | { kind: 'clear'; address: Address; previousSlots: Map<bigint, bigint> | undefined; wasCleared: boolean }
+
+const EMPTY_CODE = new Uint8Array(0)
+
+class ReaderLayer implements StateLayer {
+  constructor(private readonly reader: StateReader) {}
+  readAccount(address: Address) {
+    return this.reader.getAccount(address)
+  }
+  readCode(address: Address) {
+    return this.reader.getCode(address)
+  }
+  readStorage(address: Address, slot: bigint) {
+    return this.reader.getStorage(address, slot)
+  }
+}
+
+function toKey(address: EjsAddress): Address {
+  return address.toString() as Address
+}
+
+export class JournaledState implements StateManagerInterface, StateLayer {
+  readonly originalStorageCache: OriginalStorageCache
+  private readonly accounts = new Map<Address, AccountEntry>()
+  private readonly code = new Map<Address, Uint8Array>()
+  private readonly storage = new Map<Address, Map<bigint, bigint>>()
+  /** accounts whose storage below this overlay must be ignored (cleared by create or selfdestruct) */
+  private readonly cleared = new Set<Address>()
+  private readonly journal: UndoRecord[] = []
+  private readonly checkpoints: number[] = []
+  private frozen = false
+
+  private constructor(
+    private readonly base: StateLayer,
+    readonly reader: StateReader,
+  ) {
+    this.originalStorageCache = new OriginalStorageCache(this.getStorage.bind(this))
+  }
+
+  /** A fresh overlay over a pinned reader. */
+  static over(reader: StateReader): JournaledState {
+    return new JournaledState(new ReaderLayer(reader), reader)
+  }
+
+  /**
+   * A child overlay that sees this overlay's state. This overlay is frozen from then on: a
+   * simulation result can be chained (bundle, backrun after a swap) while the parent stays intact
+   * for other branches.
+   */
+  fork(): JournaledState {
+    if (this.checkpoints.length > 0) throw new Error('cannot fork a state overlay inside an open checkpoint')
+    this.frozen = true
+    return new JournaledState(this, this.reader)
+  }
+
+  /** Number of accounts, code entries and slots written in this layer (for tests and metrics). */
+  get writeCount(): number {
+    let slots = 0
+    for (const m of this.storage.values()) slots += m.size
+    return this.accounts.size + this.code.size + slots
+  }
+
+  // ---- StateLayer (reads through this layer) ----
+
+  async readAccount(address: Address): Promise<AccountInfo | undefined> {
+    const entry = this.accounts.get(address)
+    if (entry !== undefined) return entry ?? undefined
+    return this.base.readAccount(address)
+  }
+
+  async readCode(address: Address): Promise<Uint8Array> {
+    const own = this.code.get(address)
+    if (own !== undefined) return own
+    const entry = this.accounts.get(address)
+    if (entry === null) return EMPTY_CODE
+    return this.base.readCode(address)
+  }
+
+  async readStorage(address: Address, slot: bigint): Promise<bigint> {
+    const own = this.storage.get(address)?.get(slot)
+    if (own !== undefined) return own
+    if (this.cleared.has(address)) return 0n
+    return this.base.readStorage(address, slot)
+  }
+
+  // ---- StateManagerInterface ----
+
+  async getAccount(address: EjsAddress): Promise<Account | undefined> {
+    const info = await this.readAccount(toKey(address))
+    if (info === undefined) return undefined
+    // A fresh object every time: ethereumjs mutates the account it gets before putting it back.
+    return new Account(info.nonce, info.balance, KECCAK256_RLP, info.codeHash)
+  }
+
+  async putAccount(address: EjsAddress, account?: Account): Promise<void> {
+    if (account === undefined) return this.deleteAccount(address)
+    this.setAccount(toKey(address), { nonce: account.nonce, balance: account.balance, codeHash: account.codeHash })
+  }
+
+  async deleteAccount(address: EjsAddress): Promise<void> {
+    const key = toKey(address)
+    this.setAccount(key, null)
+    this.setCode(key, EMPTY_CODE)
+    this.clearSlots(key)
+  }
+
+  async modifyAccountFields(address: EjsAddress, fields: AccountFields): Promise<void> {
+    const key = toKey(address)
+    const current = (await this.readAccount(key)) ?? { nonce: 0n, balance: 0n, codeHash: KECCAK256_NULL }
+    this.setAccount(key, {
+      nonce: fields.nonce ?? current.nonce,
+      balance: fields.balance ?? current.balance,
+      codeHash: fields.codeHash ?? current.codeHash,
+    })
+  }
+
+  async putCode(address: EjsAddress, value: Uint8Array): Promise<void> {
+    const key = toKey(address)
+    this.setCode(key, value)
+    const current = (await this.readAccount(key)) ?? { nonce: 0n, balance: 0n, codeHash: KECCAK256_NULL }
+    this.setAccount(key, { ...current, codeHash: value.length === 0 ? KECCAK256_NULL : keccak_256(value) })
+  }
+
+  async getCode(address: EjsAddress): Promise<Uint8Array> {
+    return this.readCode(toKey(address))
+  }
+
+  async getCodeSize(address: EjsAddress): Promise<number> {
+    return (await this.readCode(toKey(address))).length
+  }
+
+  async getStorage(address: EjsAddress, key: Uint8Array): Promise<Uint8Array> {
+    const value = await this.readStorage(toKey(address), bytesToBigInt(key))
+    // shortest representation, as the stock managers return it (0 is the empty array)
+    return value === 0n ? EMPTY_CODE : bigIntToBytes(value)
+  }
+
+  async putStorage(address: EjsAddress, key: Uint8Array, value: Uint8Array): Promise<void> {
+    this.setSlot(toKey(address), bytesToBigInt(key), value.length === 0 ? 0n : bytesToBigInt(value))
+  }
+
+  async clearStorage(address: EjsAddress): Promise<void> {
+    this.clearSlots(toKey(address))
+  }
+
+  async checkpoint(): Promise<void> {
+    this.checkpoints.push(this.journal.length)
+  }
+
+  async commit(): Promise<void> {
+    if (this.checkpoints.pop() === undefined) throw new Error('commit without checkpoint')
+    // The undo records stay: an outer checkpoint may still revert them.
+    if (this.checkpoints.length === 0) this.journal.length = 0
+  }
+
+  async revert(): Promise<void> {
+    const mark = this.checkpoints.pop()
+    if (mark === undefined) throw new Error('revert without checkpoint')
+    for (let i = this.journal.length - 1; i >= mark; i--) this.undo(this.journal[i])
+    this.journal.length = mark
+  }
+
+  /**
+   * An overlay has no trie, so no state root. Pre-Byzantium receipts embed one; they get a zero
+   * root (nothing in this service reads it).
+   */
+  async getStateRoot(): Promise<Uint8Array> {
+    return new Uint8Array(32)
+  }
+  async setStateRoot(): Promise<void> {
+    throw new Error('JournaledState has no state root: it is an execution overlay, not a trie')
+  }
+  async hasStateRoot(): Promise<boolean> {
+    return false
+  }
+
+  async dumpStorage(address: EjsAddress): Promise<StorageDump> {
+    const out: StorageDump = {}
+    for (const [slot, value] of this.storage.get(toKey(address)) ?? []) {
+      out[bytesToHex(bigIntToBytes(slot))] = bytesToHex(bigIntToBytes(value))
+    }
+    return out
+  }
+
+  clearCaches(): void {}
+
+  shallowCopy(): StateManagerInterface {
+    return this.fork()
+  }
+
+  // ---- diff access, for results and for committing a devnet block ----
+
+  /** Everything this layer (not its parents) wrote, after the outermost checkpoint closed. */
+  diff(): StateDiff {
+    const storage = new Map<Address, Map<bigint, bigint>>()
+    for (const [a, m] of this.storage) storage.set(a, new Map(m))
+    return { accounts: new Map(this.accounts), code: new Map(this.code), storage, cleared: new Set(this.cleared) }
+  }
+
+  // ---- writes with undo records ----
+
+  private assertWritable() {
+    if (this.frozen) throw new Error('state overlay is frozen: it has been forked; write to the child')
+  }
+
+  private record(rec: UndoRecord) {
+    // Outside any checkpoint nothing can revert, so no undo record is needed.
+    if (this.checkpoints.length > 0) this.journal.push(rec)
+  }
+
+  private setAccount(address: Address, entry: AccountEntry) {
+    this.assertWritable()
+    this.record({ kind: 'account', address, previous: this.accounts.get(address) })
+    this.accounts.set(address, entry)
+  }
+
+  private setCode(address: Address, value: Uint8Array) {
+    this.assertWritable()
+    this.record({ kind: 'code', address, previous: this.code.get(address) })
+    this.code.set(address, value)
+  }
+
+  private setSlot(address: Address, slot: bigint, value: bigint) {
+    this.assertWritable()
+    let slots = this.storage.get(address)
+    if (slots === undefined) {
+      slots = new Map()
+      this.storage.set(address, slots)
+    }
+    this.record({ kind: 'storage', address, slot, previous: slots.get(slot) })
+    slots.set(slot, value)
+  }
+
+  private clearSlots(address: Address) {
+    this.assertWritable()
+    this.record({ kind: 'clear', address, previousSlots: this.storage.get(address), wasCleared: this.cleared.has(address) })
+    this.storage.delete(address)
+    this.cleared.add(address)
+  }
+
+  private undo(rec: UndoRecord) {
+    switch (rec.kind) {
+      case 'account':
+        if (rec.previous === undefined) this.accounts.delete(rec.address)
+        else this.accounts.set(rec.address, rec.previous)
+        return
+      case 'code':
+        if (rec.previous === undefined) this.code.delete(rec.address)
+        else this.code.set(rec.address, rec.previous)
+        return
+      case 'storage': {
+        const slots = this.storage.get(rec.address)
+        if (slots === undefined) return
+        if (rec.previous === undefined) slots.delete(rec.slot)
+        else slots.set(rec.slot, rec.previous)
+        return
+      }
+      case 'clear':
+        if (rec.previousSlots === undefined) this.storage.delete(rec.address)
+        else this.storage.set(rec.address, rec.previousSlots)
+        if (!rec.wasCleared) this.cleared.delete(rec.address)
+        return
+    }
+  }
+}
+
+export interface StateDiff {
+  accounts: Map<Address, AccountEntry>
+  code: Map<Address, Uint8Array>
+  storage: Map<Address, Map<bigint, bigint>>
+  cleared: Set<Address>
+}

@@ -1,0 +1,242 @@
+/**
+ * Executes calls, signed transactions and bundles in-process with @ethereumjs/vm on a state
+ * overlay, in a next-block context. Results carry receipt-exact gasUsed, return data, decoded
+ * revert reason, logs, and a handle on the resulting state for chaining (bundle, then backrun).
+ *
+ * The simulator never learns where state comes from: it reads a StateReader through an overlay.
+ */
+import type { Block } from '@ethereumjs/block'
+import type { Common } from '@ethereumjs/common'
+import { createTx, type TypedTransaction } from '@ethereumjs/tx'
+import { Address as EjsAddress, createAddressFromString } from '@ethereumjs/util'
+import { runTx, type RunTxResult } from '@ethereumjs/vm'
+import { bytesToHexString, hexToBytesStrict } from '../chain/quantity.ts'
+import { UpstreamError, type Address, type Hex, type StateReader } from '../chain/types.ts'
+import { nextBlockContext, toEjsBlock, type ExecutionBlock } from './block-context.ts'
+import { JournaledState } from './journaled-state.ts'
+import { decodeRevertReason } from './revert-reason.ts'
+import { VmPool } from './vm-pool.ts'
+
+export interface SimulationLog {
+  address: Address
+  topics: Hex[]
+  data: Hex
+}
+
+export type ExecutionStatus = 'success' | 'reverted' | 'halted'
+
+export interface ExecutionOutcome {
+  status: ExecutionStatus
+  /** gasUsed as the receipt would show it (intrinsic + execution - refund, EIP-7623 floor applied) */
+  gasUsed: bigint
+  returnData: Uint8Array
+  /** decoded Error(string) / Panic(uint256) / custom error selector, when reverted */
+  revertReason?: string
+  /** the EVM's error for a halt (out of gas, invalid opcode, ...) */
+  error?: string
+  logs: SimulationLog[]
+  createdAddress?: Address
+}
+
+export interface ExecutionResult extends ExecutionOutcome {
+  /** the state after this execution; fork it to chain more executions on top */
+  state: SimulationState
+}
+
+export interface TransactionResult extends ExecutionResult {
+  hash: Hex
+  from: Address
+}
+
+export interface BundleResult {
+  /** true when every transaction executed and none reverted */
+  success: boolean
+  results: TransactionResult[]
+  /** index of the first transaction that reverted or halted, if any */
+  failedIndex?: number
+  gasUsed: bigint
+  /** state after the whole bundle (meaningful when success) */
+  state: SimulationState
+}
+
+export interface CallRequest {
+  from: Address
+  to?: Address
+  data?: Hex | Uint8Array
+  value?: bigint
+  /** default: the block gas limit */
+  gasLimit?: bigint
+}
+
+/** The transaction can never be included as is (nonce, funds, fee below base fee, gas limit). */
+export class TransactionRejectedError extends Error {
+  override readonly name = 'TransactionRejectedError'
+  constructor(
+    message: string,
+    readonly index?: number,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * A simulation's state: an overlay over a pinned reader plus the block it executes in. Executions
+ * never mutate a state they are given; they return a new one.
+ */
+export class SimulationState {
+  private ejsBlock: Block | undefined
+
+  constructor(
+    readonly overlay: JournaledState,
+    readonly block: ExecutionBlock,
+    readonly common: Common,
+  ) {}
+
+  get reader(): StateReader {
+    return this.overlay.reader
+  }
+
+  /** A writable child of this state; this state becomes read-only. */
+  fork(): SimulationState {
+    const child = new SimulationState(this.overlay.fork(), this.block, this.common)
+    child.ejsBlock = this.ejsBlock
+    return child
+  }
+
+  toEjsBlock(): Block {
+    this.ejsBlock ??= toEjsBlock(this.block, this.common)
+    return this.ejsBlock
+  }
+}
+
+export interface SimulatorOptions {
+  common: Common
+  /** seconds between blocks: the next-block timestamp is the head's plus this */
+  blockTimeSeconds?: bigint
+  maxIdleVms?: number
+}
+
+export class Simulator {
+  readonly common: Common
+  readonly blockTimeSeconds: bigint
+  private readonly vms: VmPool
+
+  constructor(options: SimulatorOptions) {
+    this.common = options.common
+    this.blockTimeSeconds = options.blockTimeSeconds ?? 12n
+    this.vms = new VmPool(options.common, options.maxIdleVms)
+  }
+
+  /** A state over `reader` that executes in the next block (or in `block`, when given). */
+  openState(reader: StateReader, block?: ExecutionBlock): SimulationState {
+    return new SimulationState(JournaledState.over(reader), block ?? nextBlockContext(reader.block, this.blockTimeSeconds), this.common)
+  }
+
+  /** An unsigned call from any sender (nonce not checked, gas paid from a topped-up balance). */
+  async call(parent: SimulationState, request: CallRequest): Promise<ExecutionResult> {
+    const state = parent.fork()
+    const block = state.toEjsBlock()
+    const baseFee = block.header.baseFeePerGas
+    const data = typeof request.data === 'string' ? hexToBytesStrict(request.data, 'data') : request.data
+    const tx = createTx(
+      {
+        type: baseFee === undefined ? 0 : 2,
+        to: request.to,
+        data,
+        value: request.value ?? 0n,
+        gasLimit: request.gasLimit ?? block.header.gasLimit,
+        ...(baseFee === undefined ? { gasPrice: 0n } : { maxFeePerGas: baseFee, maxPriorityFeePerGas: 0n }),
+      },
+      { common: this.common, freeze: false },
+    )
+    const sender = createAddressFromString(request.from)
+    ;(tx as { getSenderAddress: () => EjsAddress }).getSenderAddress = () => sender
+    const result = await this.vms.with(state.overlay, (vm) =>
+      runTx(vm, { tx, block, skipNonce: true, skipBalance: true, skipHardForkValidation: true }),
+    )
+    return { ...toOutcome(result, this.common), state }
+  }
+
+  /** A signed transaction, with every inclusion rule of a real block (nonce, funds, base fee). */
+  async transaction(parent: SimulationState, tx: TypedTransaction): Promise<TransactionResult> {
+    const state = parent.fork()
+    const result = await this.runSigned(state, tx)
+    return result
+  }
+
+  /**
+   * An ordered list of signed transactions executed atomically in one block: each sees the state the
+   * previous one left. A transaction that cannot be included rejects the whole bundle; a revert is
+   * reported with its index and the bundle marked unsuccessful.
+   */
+  async bundle(parent: SimulationState, txs: readonly TypedTransaction[]): Promise<BundleResult> {
+    let state = parent
+    const results: TransactionResult[] = []
+    let failedIndex: number | undefined
+    let gasUsed = 0n
+    for (let i = 0; i < txs.length; i++) {
+      const next = state.fork()
+      let result: TransactionResult
+      try {
+        result = await this.runSigned(next, txs[i], gasUsed)
+      } catch (err) {
+        if (err instanceof TransactionRejectedError) throw new TransactionRejectedError(`transaction ${i}: ${err.message}`, i)
+        throw err
+      }
+      results.push(result)
+      gasUsed += result.gasUsed
+      if (result.status !== 'success' && failedIndex === undefined) failedIndex = i
+      state = result.state
+    }
+    return { success: failedIndex === undefined, results, failedIndex, gasUsed, state }
+  }
+
+  private async runSigned(state: SimulationState, tx: TypedTransaction, blockGasUsed = 0n): Promise<TransactionResult> {
+    const block = state.toEjsBlock()
+    if (blockGasUsed + tx.gasLimit > block.header.gasLimit) {
+      throw new TransactionRejectedError(`gas limit ${tx.gasLimit} exceeds the gas left in the block`)
+    }
+    let result: RunTxResult
+    try {
+      result = await this.vms.with(state.overlay, (vm) => runTx(vm, { tx, block, blockGasUsed, skipHardForkValidation: true }))
+    } catch (err) {
+      // A failed state read is not the transaction's fault: let the typed upstream error through.
+      if (err instanceof UpstreamError) throw err
+      throw new TransactionRejectedError(rejectionMessage(err))
+    }
+    return {
+      ...toOutcome(result, this.common),
+      state,
+      hash: bytesToHexString(tx.hash()),
+      from: tx.getSenderAddress().toString() as Address,
+    }
+  }
+}
+
+function toOutcome(result: RunTxResult, common: Common): ExecutionOutcome {
+  const exec = result.execResult
+  const logs: SimulationLog[] = (exec.logs ?? []).map(([address, topics, data]) => ({
+    address: bytesToHexString(address),
+    topics: topics.map(bytesToHexString),
+    data: bytesToHexString(data),
+  }))
+  let error = exec.exceptionError?.error
+  // Frontier: a creation that cannot pay for storing its code succeeds with empty code.
+  if (error === 'code store out of gas' && !common.gteHardfork('homestead')) error = undefined
+  const status: ExecutionStatus = error === undefined ? 'success' : error === 'revert' ? 'reverted' : 'halted'
+  return {
+    status,
+    gasUsed: result.totalGasSpent,
+    returnData: exec.returnValue,
+    revertReason: status === 'reverted' ? decodeRevertReason(exec.returnValue) : undefined,
+    error: status === 'halted' ? error : undefined,
+    logs: status === 'success' ? logs : [],
+    createdAddress: result.createdAddress?.toString() as Address | undefined,
+  }
+}
+
+/** ethereumjs appends block and tx dumps to its messages; keep the sentence a partner can act on. */
+function rejectionMessage(err: unknown): string {
+  const raw = err instanceof Error ? err.message : String(err)
+  return raw.split(' -> ')[0].replace(/\s*\(block number=.*$/s, '').replace(/\s*\(tx type=.*$/s, '').trim()
+}
