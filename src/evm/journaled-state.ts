@@ -68,6 +68,8 @@ export class JournaledState implements StateManagerInterface, StateLayer {
   private readonly journal: UndoRecord[] = []
   private readonly checkpoints: number[] = []
   private frozen = false
+  /** observers of storage reads that reach this layer (used to discover ERC-20 balance slots) */
+  private readonly storageReadObservers = new Set<(address: Address, slot: bigint) => void>()
 
   private constructor(
     private readonly base: StateLayer,
@@ -99,6 +101,11 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     return this.accounts.size + this.code.size + slots
   }
 
+  /** Undo records held for open checkpoints: proportional to what changed, never to the state size. */
+  get journalLength(): number {
+    return this.journal.length
+  }
+
   // ---- StateLayer (reads through this layer) ----
 
   async readAccount(address: Address): Promise<AccountInfo | undefined> {
@@ -116,10 +123,17 @@ export class JournaledState implements StateManagerInterface, StateLayer {
   }
 
   async readStorage(address: Address, slot: bigint): Promise<bigint> {
+    for (const observe of this.storageReadObservers) observe(address, slot)
     const own = this.storage.get(address)?.get(slot)
     if (own !== undefined) return own
     if (this.cleared.has(address)) return 0n
     return this.base.readStorage(address, slot)
+  }
+
+  /** Calls `observer` for every storage read that reaches this layer until the returned function is called. */
+  observeStorageReads(observer: (address: Address, slot: bigint) => void): () => void {
+    this.storageReadObservers.add(observer)
+    return () => this.storageReadObservers.delete(observer)
   }
 
   // ---- StateManagerInterface ----
