@@ -1,0 +1,45 @@
+/**
+ * A `StateReader` pinned to one block of the fork: every read names that block number, never
+ * 'latest', so one simulation never mixes two blocks, even after the source has moved on.
+ */
+import type { AccountInfo, Address, BlockInfo, PrefetchRequest, StateReader } from '../types.ts'
+import { hexToBytes } from 'viem'
+import { checkSlot, normalizeAddress, type StateLoader } from './state-loader.ts'
+import type { RecentReads } from './recent-reads.ts'
+
+export class ForkStateReader implements StateReader {
+  constructor(
+    readonly block: BlockInfo,
+    private readonly loader: StateLoader,
+    private readonly recent: RecentReads,
+  ) {}
+
+  async getAccount(address: Address): Promise<AccountInfo | undefined> {
+    const addr = normalizeAddress(address)
+    this.recent.account(addr, this.block.number)
+    const account = await this.loader.account(this.block.number, addr)
+    if (!account.exists) return undefined
+    // fresh objects: callers (state managers) may keep or mutate what they get
+    return { nonce: account.nonce, balance: account.balance, codeHash: hexToBytes(account.codeHash) }
+  }
+
+  async getCode(address: Address): Promise<Uint8Array> {
+    const addr = normalizeAddress(address)
+    this.recent.account(addr, this.block.number)
+    const code = await this.loader.code(this.block.number, addr)
+    return code.slice()
+  }
+
+  async getStorage(address: Address, slot: bigint): Promise<bigint> {
+    const addr = normalizeAddress(address)
+    checkSlot(slot)
+    this.recent.storage(addr, slot, this.block.number)
+    return this.loader.storage(this.block.number, addr, slot)
+  }
+
+  async prefetch(reads: PrefetchRequest): Promise<void> {
+    for (const address of reads.accounts ?? []) this.recent.account(normalizeAddress(address), this.block.number)
+    for (const { address, slot } of reads.storage ?? []) this.recent.storage(normalizeAddress(address), checkSlot(slot), this.block.number)
+    await this.loader.prefetch(this.block.number, reads)
+  }
+}
