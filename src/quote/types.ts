@@ -1,0 +1,62 @@
+/**
+ * The quote domain's public face: what the HTTP layer asks and what it gets back. Amounts are
+ * bigint here; the server turns them into decimal strings on the wire.
+ */
+import type { Address, Hex } from '../chain/types.ts'
+
+export interface QuoteRequest {
+  tokenIn: Address
+  tokenOut: Address
+  amountIn: bigint
+  /** optional: slippage tolerance for minAmountOut, basis points (default 50) */
+  slippageBps?: number
+  /** optional: who receives tokenOut when the calldata executes (default: the caller, msg.sender) */
+  recipient?: Address
+}
+
+export interface QuoteHop {
+  protocol: 'uniswap-v2' | 'uniswap-v3'
+  pool: Address
+  tokenIn: Address
+  tokenOut: Address
+  /** V3 fee in hundredths of a bip; V2 pairs 3000 */
+  fee: number
+}
+
+export interface QuoteRoute {
+  /** share of amountIn sent down this route */
+  amountIn: bigint
+  amountOut: bigint
+  hops: QuoteHop[]
+}
+
+export interface QuoteResult {
+  amountOut: bigint
+  gas: bigint
+  calldata: Hex
+  router: Address
+  spender: Address
+  /** additive fields beyond the spec */
+  blockNumber: bigint
+  minAmountOut: bigint
+  priceImpactBps?: number
+  routes: QuoteRoute[]
+}
+
+export type QuoteFailureReason = 'NO_ROUTE' | 'INSUFFICIENT_LIQUIDITY' | 'SAME_TOKEN' | 'NOT_A_TOKEN' | 'SIMULATION_FAILED'
+
+/** No quote can be produced for a valid request (HTTP 422 QUOTE_ERROR). */
+export class QuoteFailedError extends Error {
+  override readonly name = 'QuoteFailedError'
+  constructor(
+    readonly reason: QuoteFailureReason,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message)
+  }
+}
+
+export interface QuoteService {
+  quote(request: QuoteRequest): Promise<QuoteResult>
+}
