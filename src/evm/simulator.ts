@@ -99,7 +99,8 @@ export class SimulationState {
   /** A writable child of this state; this state becomes read-only. */
   fork(): SimulationState {
     const child = new SimulationState(this.overlay.fork(), this.block, this.common)
-    child.ejsBlock = this.ejsBlock
+    // built once per state chain: every execution on top of this state shares the block object
+    child.ejsBlock = this.toEjsBlock()
     return child
   }
 

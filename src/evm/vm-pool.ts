@@ -6,7 +6,7 @@
 import type { Common } from '@ethereumjs/common'
 import { createVM, type VM } from '@ethereumjs/vm'
 import { JournaledState } from './journaled-state.ts'
-import { applyInterpreterPatches } from './interpreter-patches.ts'
+import { applyInterpreterPatches, patchEvmInstance } from './interpreter-patches.ts'
 import { EMPTY_STATE_READER } from './empty-state.ts'
 
 export class VmPool {
@@ -22,16 +22,18 @@ export class VmPool {
   async with<T>(state: JournaledState, work: (vm: VM) => Promise<T>): Promise<T> {
     const vm = this.idle.pop() ?? (await this.create())
     bind(vm, state)
-    try {
-      return await work(vm)
-    } finally {
-      if (this.idle.length < this.maxIdle) this.idle.push(vm)
-    }
+    // A VM that saw an exception (an upstream read failing mid-execution) may hold a half-unwound
+    // EVM journal: it is dropped rather than reused.
+    const result = await work(vm)
+    if (this.idle.length < this.maxIdle) this.idle.push(vm)
+    return result
   }
 
   private async create(): Promise<VM> {
     await applyInterpreterPatches()
-    return createVM({ common: this.common, stateManager: JournaledState.over(EMPTY_STATE_READER) })
+    const vm = await createVM({ common: this.common, stateManager: JournaledState.over(EMPTY_STATE_READER) })
+    patchEvmInstance(vm.evm)
+    return vm
   }
 }
 
