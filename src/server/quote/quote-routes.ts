@@ -1,0 +1,164 @@
+/**
+ * POST /v1/quote (spec 4.1), as an encapsulated plugin: its content-type parsers, error handler
+ * and rate limiter apply to this route only.
+ *
+ * Order of checks, each a different Fastify lifecycle stage, so the order is structural rather
+ * than a convention inside one function:
+ *   1. auth            onRequest hook          -> 401 UNAUTHORIZED (body not even read)
+ *   2. body parsing    content-type parser     -> 400 VALIDATION_ERROR (not JSON, wrong type, too big)
+ *      validation      route validatorCompiler -> 400 VALIDATION_ERROR (one detail per violation)
+ *   3. rate limit      preHandler hook         -> 429 RATE_LIMIT_EXCEEDED, keyed by API key id
+ *   4. quote           handler                 -> 200 / 422 QUOTE_ERROR / 502 UPSTREAM_ERROR
+ * Anything else is 500 INTERNAL_ERROR with a fixed body (see quote-errors.ts).
+ *
+ * The rate limit is @fastify/rate-limit with `hook: 'preHandler'`: Fastify runs preHandler
+ * after validation, so requests that fail auth or validation never consume a key's budget
+ * (a client's malformed retries cannot lock it out, and an unauthenticated caller cannot drain
+ * someone else's bucket), and the keyGenerator can rely on the key id auth recorded.
+ */
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { QuoteRequest, QuoteService } from '../../quote/types.ts'
+import { apiKeyAuthHook, getApiKeyId } from '../auth/api-key-auth.ts'
+import type { ApiKeyRegistry } from '../auth/api-keys.ts'
+import type { MetricsRegistry } from '../metrics/registry.ts'
+import { API_BASE_PATH } from '../openapi/openapi.ts'
+import { type MappedError, RateLimitedError, ValidationFailedError, createQuoteErrorHandler, lastResortErrorHandler } from './quote-errors.ts'
+import { parseQuoteRequest } from './quote-request.ts'
+import { toWireQuote } from './quote-response.ts'
+import { quoteRouteSchema } from './quote-schemas.ts'
+
+export const QUOTE_PATH = `${API_BASE_PATH}/quote`
+/** A quote body is ~200 bytes; 16 KiB leaves room for whitespace without buffering megabytes. */
+export const DEFAULT_QUOTE_BODY_LIMIT_BYTES = 16 * 1024
+
+export interface QuoteRoutesOptions {
+  quoteService: QuoteService
+  apiKeys: ApiKeyRegistry
+  /** per API key: at most `max` requests per `timeWindowMs` (fixed window) */
+  rateLimit: { max: number; timeWindowMs: number }
+  /** when given, quote outcome counters and the quote service latency are registered here */
+  metrics?: MetricsRegistry
+  /** largest accepted request body for this route; default DEFAULT_QUOTE_BODY_LIMIT_BYTES */
+  bodyLimitBytes?: number
+}
+
+/** Registers POST /v1/quote on `app` (inside its own encapsulated context). */
+export async function registerQuoteRoutes(app: FastifyInstance, options: QuoteRoutesOptions): Promise<void> {
+  await app.register(quoteRoutes, options)
+}
+
+type Outcome = 'ok' | 'unauthorized' | 'validation_error' | 'rate_limited' | 'quote_error' | 'upstream_error' | 'internal_error'
+
+const OUTCOME_BY_CODE: Record<MappedError['body']['code'], Outcome> = {
+  UNAUTHORIZED: 'unauthorized',
+  VALIDATION_ERROR: 'validation_error',
+  RATE_LIMIT_EXCEEDED: 'rate_limited',
+  QUOTE_ERROR: 'quote_error',
+  UPSTREAM_ERROR: 'upstream_error',
+  INTERNAL_ERROR: 'internal_error',
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`)
+  return value
+}
+
+/**
+ * Two nested contexts: the outer one only holds lastResortErrorHandler, which Fastify calls when
+ * the inner (route) error handler's own reply fails. See quote-errors.ts.
+ */
+const quoteRoutes: FastifyPluginAsync<QuoteRoutesOptions> = async (outer, options) => {
+  outer.setErrorHandler(lastResortErrorHandler)
+  await outer.register(quoteRoute, options)
+}
+
+const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options) => {
+  const max = positiveInteger('rateLimit.max', options.rateLimit.max)
+  const timeWindowMs = positiveInteger('rateLimit.timeWindowMs', options.rateLimit.timeWindowMs)
+  const bodyLimit = positiveInteger('bodyLimitBytes', options.bodyLimitBytes ?? DEFAULT_QUOTE_BODY_LIMIT_BYTES)
+
+  const metrics = options.metrics && {
+    outcomes: options.metrics.counter({
+      name: 'quote_requests_total',
+      help: 'POST /v1/quote outcomes: ok, unauthorized, validation_error, rate_limited, quote_error, upstream_error, internal_error.',
+      labelNames: ['outcome'],
+    }),
+    failures: options.metrics.counter({ name: 'quote_failures_total', help: 'Quotes that could not be produced (422), by reason.', labelNames: ['reason'] }),
+    serviceSeconds: options.metrics.histogram({ name: 'quote_service_duration_seconds', help: 'Time the routing engine took per quote, any outcome.' }),
+  }
+
+  // The spec's only request media type. Dropping the default text/plain parser makes any other
+  // Content-Type a parse error (mapped to 400) instead of a string body reaching validation.
+  // Fastify's own JSON parser is reused, with prototype-poisoning keys refused.
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
+
+  scope.setErrorHandler(
+    createQuoteErrorHandler({
+      bodyLimitBytes: bodyLimit,
+      onError: (mapped) => {
+        if (!metrics) return
+        metrics.outcomes.inc({ outcome: OUTCOME_BY_CODE[mapped.body.code] })
+        const reason = mapped.body.code === 'QUOTE_ERROR' ? (mapped.body.details as { reason?: unknown } | undefined)?.reason : undefined
+        if (typeof reason === 'string') metrics.failures.inc({ reason })
+      },
+    }),
+  )
+
+  // Registered inside this scope (it is fastify-plugin-wrapped, so it attaches to `scope`), with
+  // global: false: it only limits routes whose config carries `rateLimit`, i.e. this one.
+  await scope.register(rateLimit, {
+    global: false,
+    hook: 'preHandler',
+    // RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset (+ Retry-After on 429)
+    enableDraftSpec: true,
+    keyGenerator: (request: FastifyRequest) => {
+      const keyId = getApiKeyId(request)
+      // unreachable while auth runs in onRequest; fail closed (500) rather than share a bucket
+      if (keyId === undefined) throw new Error('rate limiter ran before authentication')
+      return keyId
+    },
+    errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
+  })
+
+  const authenticate = apiKeyAuthHook(options.apiKeys)
+
+  scope.post<{ Body: QuoteRequest }>(
+    QUOTE_PATH,
+    {
+      schema: quoteRouteSchema,
+      bodyLimit,
+      config: { rateLimit: { max, timeWindow: timeWindowMs } },
+      onRequest: async (request, reply) => {
+        await authenticate.call(scope, request, reply)
+        // every later log line of this request (including "request completed") names the key
+        // by its non-secret id
+        request.log = request.log.child({ keyId: getApiKeyId(request) })
+        reply.log = request.log
+      },
+      // Fastify calls this once per request part with a schema; only `body` has one (a future
+      // querystring/params schema must not be checked by the body parser, hence the guard).
+      // The returned function replaces request.body with the typed QuoteRequest on success.
+      validatorCompiler: ({ httpPart }) => {
+        if (httpPart !== 'body') throw new Error(`no validator for ${String(httpPart)} on ${QUOTE_PATH}`)
+        return (data: unknown) => {
+          const parsed = parseQuoteRequest(data)
+          return parsed.ok ? { value: parsed.value } : { error: new ValidationFailedError(parsed.details) }
+        }
+      },
+    },
+    async (request, reply) => {
+      const started = performance.now()
+      let result
+      try {
+        result = await options.quoteService.quote(request.body)
+      } finally {
+        metrics?.serviceSeconds.observe(undefined, (performance.now() - started) / 1000)
+      }
+      const body = toWireQuote(result)
+      metrics?.outcomes.inc({ outcome: 'ok' })
+      return reply.code(200).send(body)
+    },
+  )
+}
