@@ -1,0 +1,87 @@
+/**
+ * Contracts at fixed addresses: the ETH/USD feed, and the EXTENSION POINT for the project's own
+ * contracts (router, backrun contract, ...).
+ *
+ * Each fixed contract is deployed by a deployer of its own whose key derives from the label
+ * (config.ts labelledAccount(`fixed:<label>`)), at that deployer's nonce 0. Its address is
+ * therefore CREATE(deployer(label), 0): it does not depend on its bytecode, on its constructor
+ * arguments, or on anything else the build deploys. These deployments run after everything else,
+ * so adding one shifts no existing address and changes no existing pool state.
+ */
+import { getContractAddress, type Hex } from 'viem'
+import { projectArtifact } from './artifacts.ts'
+import type { BuildChain } from './build-chain.ts'
+import { GENESIS_TIMESTAMP, labelledAccount, type KeyedAccount } from './config.ts'
+import { ETH_USD_FEED } from './layout.ts'
+import type { DevnetRegistry } from './registry.ts'
+
+/** What an extension's constructor arguments and setup can see. */
+export interface ExtensionContext {
+  chain: BuildChain
+  /** the registry as built so far (extensions deployed earlier in the list included) */
+  registry: DevnetRegistry
+}
+
+export interface FixedDeployment {
+  /** unique and never renamed: the deployer key, and so the address, derive from it */
+  label: string
+  /** contract name of an artifact in src/contracts/artifacts (run scripts/compile-contracts.ts first) */
+  artifact: string
+  constructorArgs(ctx: ExtensionContext): readonly unknown[]
+  /** optional transactions after the deployment (ownership, approvals); may use `deployer` */
+  setup?(ctx: ExtensionContext, address: Hex, deployer: KeyedAccount): Promise<void>
+}
+
+/** The deployer of the fixed contract `label`. */
+export function fixedDeployer(label: string): KeyedAccount {
+  return labelledAccount(`fixed:${label}`)
+}
+
+/** Where the fixed contract `label` lives, without building anything. */
+export function fixedAddress(label: string): Hex {
+  return getContractAddress({ from: fixedDeployer(label).address, nonce: 0n })
+}
+
+export const ETH_USD_FEED_LABEL = 'eth-usd-feed'
+
+/** The Chainlink-style ETH/USD feed; its first round is stamped with the genesis time. */
+export function deployEthUsdFeed(chain: BuildChain): Promise<Hex> {
+  return deployAtFixedAddress(chain, ETH_USD_FEED_LABEL, 'DevnetPriceFeed', [
+    ETH_USD_FEED.decimals,
+    ETH_USD_FEED.description,
+    ETH_USD_FEED.answer,
+    GENESIS_TIMESTAMP,
+  ])
+}
+
+/**
+ * EXTENSION POINT. Deployed in this order at the very end of the build, each at
+ * fixedAddress(label). Append new entries at the end; never reorder or rename existing ones
+ * (renaming moves the address). Example, once src/contracts/BackrunExecutor.sol exists and its
+ * artifact is compiled:
+ *
+ *   {
+ *     label: 'backrun-executor',
+ *     artifact: 'BackrunExecutor',
+ *     constructorArgs: ({ registry }) => [registry.weth, registry.v2.factory, registry.v3.factory],
+ *   },
+ *
+ * The address appears in registry.json under extensions['backrun-executor'].
+ */
+export const EXTENSIONS: readonly FixedDeployment[] = [
+  // 1. (reserved) the project's swap router
+  // 2. (reserved) the project's backrun contract
+]
+
+/** Deploys one extension at its fixed address and runs its setup. */
+export async function deployExtension(deployment: FixedDeployment, ctx: ExtensionContext): Promise<Hex> {
+  const address = await deployAtFixedAddress(ctx.chain, deployment.label, deployment.artifact, deployment.constructorArgs(ctx))
+  await deployment.setup?.(ctx, address, fixedDeployer(deployment.label))
+  return address
+}
+
+async function deployAtFixedAddress(chain: BuildChain, label: string, artifact: string, args: readonly unknown[]): Promise<Hex> {
+  const address = await chain.deploy(fixedDeployer(label), projectArtifact(artifact), args)
+  if (address !== fixedAddress(label)) throw new Error(`${label} landed at ${address}, not its fixed address (was its deployer used twice?)`)
+  return address
+}

@@ -1,0 +1,119 @@
+/**
+ * What the devnet contains: tokens, reference prices, pools and their liquidity. Pure data; the
+ * builder turns it into transactions.
+ *
+ * Prices. Each token has a reference USD price. Every pool is initialised at the reference ratio
+ * moved by a small deviation, so the V2 pair and the V3 pools of one token pair disagree by up to
+ * about 1%. Each deviation stays below the pool's own fee (|deviation| < fee), which keeps the
+ * genesis free of arbitrage around any cycle of pools; a large enough swap pushes one pool out of
+ * that band and creates a real arbitrage, a small one does not. See arbitrage.ts for the check.
+ */
+
+export type TokenSymbol = 'WETH' | 'USDC' | 'USDT' | 'WBTC' | 'DAI' | 'UNI' | 'LINK'
+
+export interface TokenSpec {
+  symbol: Exclude<TokenSymbol, 'WETH'>
+  name: string
+  decimals: number
+}
+
+/** Deployed in this order after WETH9 (the order fixes their addresses). */
+export const TOKENS: readonly TokenSpec[] = [
+  { symbol: 'USDC', name: 'USD Coin', decimals: 6 },
+  { symbol: 'USDT', name: 'Tether USD', decimals: 6 },
+  { symbol: 'WBTC', name: 'Wrapped BTC', decimals: 8 },
+  { symbol: 'DAI', name: 'Dai Stablecoin', decimals: 18 },
+  { symbol: 'UNI', name: 'Uniswap', decimals: 18 },
+  { symbol: 'LINK', name: 'ChainLink Token', decimals: 18 },
+]
+
+export const WETH_DECIMALS = 18
+
+/** Reference prices in whole USD. The ETH/USD feed answers the WETH price. */
+export const USD_PRICE: Readonly<Record<TokenSymbol, bigint>> = {
+  WETH: 3000n,
+  USDC: 1n,
+  USDT: 1n,
+  WBTC: 60_000n,
+  DAI: 1n,
+  UNI: 10n,
+  LINK: 15n,
+}
+
+/** The ETH/USD feed: Chainlink's 8 decimals. */
+export const ETH_USD_FEED = { decimals: 8, description: 'ETH / USD', answer: USD_PRICE.WETH * 10n ** 8n } as const
+
+/** Tokens a router should try as intermediate hops. */
+export const BASE_TOKENS: readonly TokenSymbol[] = ['WETH', 'USDC', 'USDT', 'DAI']
+
+export type V3Fee = 500 | 3000 | 10000
+export const V3_TICK_SPACING: Readonly<Record<V3Fee, number>> = { 500: 10, 3000: 60, 10000: 200 }
+
+/**
+ * Deviation from the reference price, in basis points of the token0 price, per venue. Each is
+ * below the venue's fee (V2 30 bp, 500 5 bp, 3000 30 bp, 10000 100 bp): no arbitrage at genesis,
+ * and at least 10 bp of headroom in every two-pool cycle so that small swaps stay arbitrage-free.
+ * V2 vs 3000 differ by 0.5%, V2 vs 10000 by 1.0%.
+ */
+export const DEVIATION_BPS = { v2: -25n, 500: 0n, 3000: 25n, 10000: 75n } as const
+
+export interface PairSpec {
+  a: TokenSymbol
+  b: TokenSymbol
+  /** +1 or -1: flips which side of the pair the deviations favour, for variety */
+  side: 1n | -1n
+  /** USD value deposited into the V2 pair; undefined = no V2 pair */
+  v2Usd?: bigint
+  /** USD value per V3 fee tier, spread over the position template */
+  v3Usd: Partial<Record<V3Fee, bigint>>
+}
+
+/** Every token has a WETH pair on both protocols; the token/token pairs make multi-hop routes. */
+export const PAIRS: readonly PairSpec[] = [
+  { a: 'WETH', b: 'USDC', side: 1n, v2Usd: 6_000_000n, v3Usd: { 500: 6_000_000n, 3000: 4_000_000n } },
+  { a: 'WETH', b: 'USDT', side: -1n, v2Usd: 3_000_000n, v3Usd: { 500: 3_000_000n } },
+  { a: 'WETH', b: 'WBTC', side: 1n, v2Usd: 4_000_000n, v3Usd: { 3000: 4_000_000n } },
+  { a: 'WETH', b: 'DAI', side: -1n, v2Usd: 3_000_000n, v3Usd: { 3000: 2_000_000n } },
+  { a: 'WETH', b: 'UNI', side: 1n, v2Usd: 1_000_000n, v3Usd: { 3000: 1_000_000n, 10000: 500_000n } },
+  { a: 'WETH', b: 'LINK', side: -1n, v2Usd: 1_000_000n, v3Usd: { 10000: 1_000_000n } },
+  { a: 'USDC', b: 'USDT', side: 1n, v2Usd: 2_000_000n, v3Usd: { 500: 4_000_000n } },
+  { a: 'USDC', b: 'DAI', side: -1n, v2Usd: 2_000_000n, v3Usd: { 500: 2_000_000n } },
+  { a: 'WBTC', b: 'USDC', side: 1n, v2Usd: 2_000_000n, v3Usd: { 3000: 3_000_000n } },
+]
+
+export interface PositionTemplate {
+  /** range edges in ticks relative to the pool's initial tick, rounded outwards to the spacing */
+  lower: number
+  upper: number
+  /** share of the pool's USD budget, in percent */
+  sharePct: bigint
+}
+
+/**
+ * Several concentrated positions per V3 pool: nested ranges around the price (so liquidity
+ * steps up towards the middle) plus one range entirely above and one entirely below it
+ * (single-sided, their ticks are crossed by large swaps).
+ */
+export const POSITION_TEMPLATE: readonly PositionTemplate[] = [
+  { lower: -6000, upper: 6000, sharePct: 35n },
+  { lower: -1200, upper: 1200, sharePct: 25n },
+  { lower: -300, upper: 300, sharePct: 20n },
+  { lower: 300, upper: 1500, sharePct: 10n },
+  { lower: -1500, upper: -300, sharePct: 10n },
+]
+
+/** Tokens every dev account receives, in whole tokens (ETH is DEV_ACCOUNT_ETH). */
+export const DEV_ACCOUNT_TOKENS: Readonly<Record<TokenSymbol, bigint>> = {
+  WETH: 100n,
+  USDC: 1_000_000n,
+  USDT: 1_000_000n,
+  WBTC: 20n,
+  DAI: 1_000_000n,
+  UNI: 50_000n,
+  LINK: 50_000n,
+}
+
+/** Whole tokens minted to the deployer per token (liquidity plus the dev accounts' shares). */
+export const DEPLOYER_MINT_WHOLE_TOKENS = 1_000_000_000n
+/** ETH the deployer wraps into WETH for liquidity and the dev accounts. */
+export const DEPLOYER_WRAP_ETH = 50_000n

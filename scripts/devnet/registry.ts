@@ -1,0 +1,109 @@
+/**
+ * fixtures/devnet/registry.json: where everything on the devnet is. Addresses are EIP-55
+ * checksummed; amounts are decimal strings (never JSON numbers, they overflow).
+ */
+import { readFileSync } from 'node:fs'
+import type { Hex } from 'viem'
+import type { TokenSymbol, V3Fee } from './layout.ts'
+
+export interface RegistryToken {
+  symbol: TokenSymbol
+  name: string
+  decimals: number
+  address: Hex
+}
+
+export interface RegistryV2Pair {
+  /** e.g. "WETH/USDC" in token0/token1 order */
+  name: string
+  token0: Hex
+  token1: Hex
+  address: Hex
+  reserve0: string
+  reserve1: string
+}
+
+export interface RegistryV3Position {
+  tokenId: string
+  tickLower: number
+  tickUpper: number
+  liquidity: string
+}
+
+export interface RegistryV3Pool {
+  /** e.g. "WETH/USDC 0.05%" in token0/token1 order */
+  name: string
+  token0: Hex
+  token1: Hex
+  fee: V3Fee
+  tickSpacing: number
+  address: Hex
+  sqrtPriceX96: string
+  tick: number
+  /** in-range liquidity at genesis */
+  liquidity: string
+  /** positions minted through the NonfungiblePositionManager, owned by the deployer */
+  positions: RegistryV3Position[]
+}
+
+export interface RegistryKeyedAccount {
+  index: number
+  address: Hex
+  privateKey: Hex
+}
+
+export interface DevnetRegistry {
+  chainId: number
+  hardfork: 'prague'
+  genesisTimestamp: string
+  weth: Hex
+  /** WETH first, then the ERC-20s in deployment order */
+  tokens: RegistryToken[]
+  /** intermediate hops a router should try */
+  baseTokens: { symbol: TokenSymbol; address: Hex }[]
+  v2: {
+    factory: Hex
+    router02: Hex
+    /** keccak256 of the pair creation code, as hard-coded in UniswapV2Library */
+    pairInitCodeHash: Hex
+    /** swap fee in hundredths of a basis point, like V3's fee field */
+    fee: 3000
+    pairs: RegistryV2Pair[]
+  }
+  v3: {
+    factory: Hex
+    positionManager: Hex
+    swapRouter: Hex
+    swapRouter02: Hex
+    quoterV2: Hex
+    /** keccak256 of the pool creation code, as hard-coded in the periphery's PoolAddress */
+    poolInitCodeHash: Hex
+    pools: RegistryV3Pool[]
+  }
+  ethUsdFeed: { address: Hex; decimals: number; description: string; answer: string; roundId: string; updatedAt: string }
+  /** owns the factories and every liquidity position */
+  deployer: { warning: string; address: Hex; privateKey: Hex }
+  devAccounts: {
+    warning: string
+    mnemonic: string
+    derivationPath: string
+    /** each account's balances at genesis, in base units */
+    balances: Record<'ETH' | TokenSymbol, string>
+    /** every token (WETH included) is approved for type(uint256).max to these */
+    approvedSpenders: { name: string; address: Hex }[]
+    accounts: RegistryKeyedAccount[]
+  }
+  /** contracts deployed at fixed addresses by the extension point, by label */
+  extensions: Record<string, Hex>
+}
+
+export function readRegistry(path: string): DevnetRegistry {
+  return JSON.parse(readFileSync(path, 'utf8')) as DevnetRegistry
+}
+
+/** The token with `symbol`; throws when the registry has none. */
+export function tokenBySymbol(registry: DevnetRegistry, symbol: TokenSymbol): RegistryToken {
+  const token = registry.tokens.find((t) => t.symbol === symbol)
+  if (!token) throw new Error(`no token ${symbol} in the registry`)
+  return token
+}
