@@ -1,0 +1,59 @@
+/** Test helpers over the committed devnet fixtures (tests read fixtures/, never ../shared). */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Address, Hex } from '../../src/chain/types.ts'
+
+export const FIXTURES = join(import.meta.dirname, '../../fixtures')
+export const GENESIS_PATH = join(FIXTURES, 'devnet/genesis.json')
+
+export interface Registry {
+  chainId: number
+  weth: string
+  tokens: Array<{ symbol: string; decimals: number; address: string }>
+  v2: { router02: string; factory: string; pairs: Array<{ name: string; address: string; token0: string; token1: string }> }
+  v3: { swapRouter: string; swapRouter02: string; quoterV2: string; factory: string; pools: Array<{ name: string; address: string; token0: string; token1: string; fee: number }> }
+  ethUsdFeed: { address: string } | string
+  devAccounts: { accounts: Array<{ index: number; address: string; privateKey: Hex }> }
+}
+
+export interface FixtureLog {
+  address: string
+  topics: string[]
+  data: string
+}
+
+export interface FixtureTx {
+  name: string
+  raw: Hex
+  hash: Hex
+  from: string
+  to: string
+  createsArbitrage: boolean
+  pools: string[]
+  expected: {
+    status: 0 | 1
+    gasUsed: string
+    output: string
+    logs: FixtureLog[]
+    balanceChanges: Array<{ address: string; label: string; deltas: Record<string, string> }>
+  }
+  block: { number: string; timestamp: string; baseFeePerGas: string; gasLimit: string; miner: string; mixHash: Hex }
+}
+
+export function loadRegistry(): Registry {
+  return JSON.parse(readFileSync(join(FIXTURES, 'devnet/registry.json'), 'utf8')) as Registry
+}
+
+export function loadFixtureTxs(): FixtureTx[] {
+  return (JSON.parse(readFileSync(join(FIXTURES, 'txs/transactions.json'), 'utf8')) as { transactions: FixtureTx[] }).transactions
+}
+
+export function lower(a: string): Address {
+  return a.toLowerCase() as Address
+}
+
+export function tokenAddress(registry: Registry, symbol: string): Address {
+  const t = registry.tokens.find((x) => x.symbol === symbol)
+  if (!t) throw new Error(`no token ${symbol} in the registry`)
+  return lower(t.address)
+}
