@@ -38,6 +38,10 @@ export interface StateReader {
   readonly block: BlockInfo
   /** undefined when the account does not exist */
   getAccount(address: Address): Promise<AccountInfo | undefined>
+  /**
+   * The returned array is shared and must never be mutated: returning the same object for the
+   * same code lets the EVM memoise its jump-destination analysis.
+   */
   getCode(address: Address): Promise<Uint8Array>
   getStorage(address: Address, slot: bigint): Promise<bigint>
   /** Warm these reads in one round trip where the source supports it (a no-op in memory). */

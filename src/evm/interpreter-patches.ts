@@ -8,13 +8,21 @@
  * 2. `Common.isActivatedEIP` scans an array on every opcode (~10%). It is answered from a Set that
  *    is rebuilt whenever the Common replaces its activated-EIP array (on a hardfork change).
  *
- * 3. MSTORE pads its word to 32 bytes through array spreads (`setLengthLeft`), ~7% of a swap;
+ * 3. `runStep` is an async function, so every opcode allocates a promise even when nothing in it
+ *    awaits. For the common case (static gas, synchronous handler, no tracer, no debug, no
+ *    stateless witness, no pending EIP-7928 call) the step runs synchronously, doing exactly what
+ *    the stock step does in that case: charge the static fee, advance the pc, run the handler.
+ *    Memory-only dynamic gas (MLOAD, MSTORE, KECCAK256, copies, RETURN, ...) is computed by the
+ *    synchronous twins in sync-gas.ts. Every other step goes to the stock implementation. Errors propagate the same way: the
+ *    interpreter's `await this.runStep()` sits in the same try block either way.
+ * 4. MSTORE pads its word to 32 bytes through array spreads (`setLengthLeft`), ~7% of a swap;
  *    the word is written from its hex form instead. Gas is charged before the handler runs and is
  *    untouched.
  *
  * Gas and results are identical with and without the patches (checked by the anvil comparison tests).
  */
 import { Common } from '@ethereumjs/common'
+import { loadSyncGasHandlers, type GasRunState } from './sync-gas.ts'
 
 interface JumpAnalysis {
   jumps: Uint8Array
@@ -22,9 +30,26 @@ interface JumpAnalysis {
   opcodesCached: unknown[]
 }
 
+interface OpInfo {
+  code: number
+  dynamicGas: boolean
+  isAsync: boolean
+  isInvalid: boolean
+  feeBigInt: bigint
+}
+interface StepEntry {
+  opcodeInfo: OpInfo
+  opHandler: (runState: unknown, common: unknown) => void
+}
 interface InterpreterLike {
-  _evm: object
+  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number } }
+  _runState: { opCode: number; programCounter: number; eip7928PostTargetCallOog?: unknown; env: { accessWitness?: { commit(): void } } }
+  common: { isActivatedEIP(eip: number): boolean }
+  profilerOpts?: { enabled?: boolean }
   _getValidJumpDestinations(code: Uint8Array): JumpAnalysis
+  lookupOpInfo(op: number): StepEntry
+  useGas(amount: bigint, context: OpInfo): void
+  runStep(entry?: StepEntry): Promise<void> | undefined
 }
 
 interface CommonInternals {
@@ -61,6 +86,33 @@ async function apply(): Promise<void> {
   }
   const iproto = mod.Interpreter.prototype
   const original = iproto._getValidJumpDestinations
+  const stockRunStep = iproto.runStep
+  const syncGas = await loadSyncGasHandlers()
+  iproto.runStep = function (this: InterpreterLike, entry?: StepEntry): Promise<void> | undefined {
+    const opEntry = entry ?? this.lookupOpInfo(this._runState.opCode)
+    const info = opEntry.opcodeInfo
+    const gasFn = info.dynamicGas ? syncGas.get(info.code) : undefined
+    if (
+      (info.dynamicGas && gasFn === undefined) ||
+      info.isAsync ||
+      info.isInvalid ||
+      this._evm.DEBUG ||
+      this.profilerOpts?.enabled === true ||
+      this._runState.eip7928PostTargetCallOog !== undefined ||
+      this._evm.events.listenerCount('step') > 0 ||
+      this.common.isActivatedEIP(6800) ||
+      this.common.isActivatedEIP(7864)
+    ) {
+      return stockRunStep.call(this, opEntry)
+    }
+    const gas = gasFn === undefined ? info.feeBigInt : gasFn(this._runState as unknown as GasRunState, info.feeBigInt, this.common as unknown as Common)
+    this.useGas(gas, info)
+    this._runState.programCounter++
+    opEntry.opHandler(this._runState, this.common)
+    this._runState.env.accessWitness?.commit()
+    return undefined
+  }
+
   iproto._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
     let perEvm = jumpCache.get(this._evm)
     if (perEvm === undefined) {

@@ -26,8 +26,8 @@ export class ForkStateReader implements StateReader {
   async getCode(address: Address): Promise<Uint8Array> {
     const addr = normalizeAddress(address)
     this.recent.account(addr, this.block.number)
-    const code = await this.loader.code(this.block.number, addr)
-    return code.slice()
+    // shared, never mutated (StateReader contract): the EVM memoises analysis per code object
+    return this.loader.code(this.block.number, addr)
   }
 
   async getStorage(address: Address, slot: bigint): Promise<bigint> {

@@ -1,0 +1,185 @@
+/**
+ * npm run bench:sim
+ *
+ * Warm V2 and V3 swap simulation in-process against anvil's eth_call of the same swap on the same
+ * state (the devnet genesis), in the same run; gas of both against anvil's receipt; cold and warm
+ * figures of a fork of anvil; and the resident memory of the process holding the devnet plus a fork
+ * cache filled to its default bound. Prints one JSON object on its last line.
+ *
+ * Options (environment): BENCH_ITERATIONS (default 400), BENCH_WARMUP (default 50).
+ */
+import { readFileSync } from 'node:fs'
+import { encodeFunctionData, parseAbi, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { anvilRpc, startAnvil } from './lib/anvil.ts'
+import { summarize } from './lib/stats.ts'
+import { DevnetStateSource } from '../src/chain/memory/devnet-source.ts'
+import { ForkStateSource, STATE_CACHE_DEFAULTS } from '../src/chain/fork/index.ts'
+import type { Address } from '../src/chain/types.ts'
+import { commonForChain } from '../src/evm/chain-config.ts'
+import { Simulator, type CallRequest } from '../src/evm/simulator.ts'
+import { decodeSignedTransaction } from '../src/tx/index.ts'
+
+const GENESIS = 'fixtures/devnet/genesis.json'
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 50)
+
+interface Registry {
+  chainId: number
+  tokens: Array<{ symbol: string; address: string }>
+  v2: { router02: string }
+  v3: { swapRouter: string }
+  devAccounts: { accounts: Array<{ address: string; privateKey: Hex }> }
+}
+const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as Registry
+const token = (symbol: string) => registry.tokens.find((t) => t.symbol === symbol)!.address.toLowerCase() as Address
+const dev = registry.devAccounts.accounts[0]
+const from = dev.address.toLowerCase() as Address
+const DEADLINE = 2n ** 40n
+
+const swaps: Record<'v2' | 'v3', CallRequest> = {
+  v2: {
+    from,
+    to: registry.v2.router02.toLowerCase() as Address,
+    data: encodeFunctionData({
+      abi: parseAbi(['function swapExactTokensForTokens(uint256,uint256,address[],address,uint256) returns (uint256[])']),
+      functionName: 'swapExactTokensForTokens',
+      args: [10n ** 18n, 0n, [token('WETH'), token('USDC')], from, DEADLINE],
+    }),
+  },
+  v3: {
+    from,
+    to: registry.v3.swapRouter.toLowerCase() as Address,
+    data: encodeFunctionData({
+      abi: parseAbi([
+        'function exactInputSingle((address tokenIn,address tokenOut,uint24 fee,address recipient,uint256 deadline,uint256 amountIn,uint256 amountOutMinimum,uint160 sqrtPriceLimitX96)) payable returns (uint256)',
+      ]),
+      functionName: 'exactInputSingle',
+      args: [{ tokenIn: token('WETH'), tokenOut: token('USDC'), fee: 500, recipient: from, deadline: DEADLINE, amountIn: 10n ** 18n, amountOutMinimum: 0n, sqrtPriceLimitX96: 0n }],
+    }),
+  },
+}
+
+async function time(fn: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) await fn()
+  const out: number[] = []
+  for (let i = 0; i < ITERATIONS; i++) {
+    const t = performance.now()
+    await fn()
+    out.push(performance.now() - t)
+  }
+  return out
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000
+const mb = (bytes: number) => Math.round(bytes / 1_048_576)
+
+const anvil = await startAnvil({ genesisPath: GENESIS })
+try {
+  const devnet = DevnetStateSource.fromGenesisFile(GENESIS)
+  const sim = new Simulator({ common: commonForChain(devnet.chainId) })
+  const base = sim.openState(devnet.latest())
+  const account = privateKeyToAccount(dev.privateKey)
+
+  const results: Record<string, unknown> = {}
+  for (const kind of ['v2', 'v3'] as const) {
+    const swap = swaps[kind]
+    // gas: the same swap as a signed transaction, mined by anvil in the next block vs simulated by us
+    const raw = await account.signTransaction({
+      chainId: registry.chainId,
+      type: 'eip1559',
+      nonce: 0,
+      to: swap.to,
+      data: swap.data as Hex,
+      gas: 1_000_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 0n,
+    })
+    const snapshot = await anvilRpc<Hex>(anvil.url, 'evm_snapshot')
+    await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [Number(devnet.latest().block.timestamp + sim.blockTimeSeconds)])
+    const hash = await anvilRpc<Hex>(anvil.url, 'eth_sendRawTransaction', [raw])
+    await anvilRpc(anvil.url, 'evm_mine')
+    const receipt = await anvilRpc<{ gasUsed: Hex; status: Hex }>(anvil.url, 'eth_getTransactionReceipt', [hash])
+    await anvilRpc(anvil.url, 'evm_revert', [snapshot])
+    const ours = await sim.transaction(base, decodeSignedTransaction(raw, { chainId: devnet.chainId, common: sim.common }).tx)
+    const anvilGas = BigInt(receipt.gasUsed)
+    if (ours.gasUsed !== anvilGas || receipt.status !== '0x1' || ours.status !== 'success') {
+      throw new Error(`${kind}: gas differs: ours ${ours.gasUsed} (${ours.status}), anvil ${anvilGas} (${receipt.status})`)
+    }
+
+    const oursMs = await time(() => sim.call(base, swap))
+    const peerMs = await time(() => anvilRpc(anvil.url, 'eth_call', [{ from: swap.from, to: swap.to, data: swap.data }, 'latest']))
+    const o = summarize(oursMs)
+    const p = summarize(peerMs)
+    results[kind] = {
+      gas: Number(anvilGas),
+      gasIdentical: true,
+      p50_ms: round(o.p50),
+      p99_ms: round(o.p99),
+      anvil_eth_call_p50_ms: round(p.p50),
+      anvil_eth_call_p99_ms: round(p.p99),
+      ratio_p50: round(o.p50 / p.p50),
+    }
+    console.log(`${kind} swap: ours p50 ${o.p50.toFixed(3)} ms p99 ${o.p99.toFixed(3)} ms | anvil eth_call p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms | ratio ${(o.p50 / p.p50).toFixed(2)} | gas ${anvilGas} (identical)`)
+  }
+
+  // cold fork: a fresh fork of anvil at the genesis block, one V3 swap
+  const fork = await ForkStateSource.create({ url: anvil.url, blockNumber: 0n })
+  const forkSim = new Simulator({ common: commonForChain(fork.chainId) })
+  const before = fork.stats()
+  const t0 = performance.now()
+  await forkSim.call(forkSim.openState(fork.latest()), swaps.v3)
+  const coldMs = performance.now() - t0
+  const after = fork.stats()
+  const warmFork = summarize(await time(() => forkSim.call(forkSim.openState(fork.latest()), swaps.v3)))
+  const coldFork = {
+    v3_swap_ms: round(coldMs),
+    upstream_rpc_calls: after.rpcCalls - before.rpcCalls,
+    upstream_round_trips: after.httpRequests - before.httpRequests,
+    warm_p50_ms: round(warmFork.p50),
+    warm_p99_ms: round(warmFork.p99),
+    warm_upstream_calls: fork.stats().rpcCalls - after.rpcCalls,
+  }
+  console.log(`cold fork V3 swap: ${coldFork.v3_swap_ms} ms, ${coldFork.upstream_rpc_calls} upstream calls in ${coldFork.upstream_round_trips} round trips; warm fork p50 ${coldFork.warm_p50_ms} ms, ${coldFork.warm_upstream_calls} further upstream calls`)
+
+  // memory: fill the fork cache to its default entry bound with real upstream reads (batched)
+  const bound = STATE_CACHE_DEFAULTS.maxEntries
+  const reader = fork.latest()
+  const filler = token('USDC')
+  const batch = 1_000
+  for (let start = 0; start < bound; start += batch) {
+    const storage = Array.from({ length: batch }, (_, i) => ({ address: filler, slot: BigInt(1_000_000 + start + i) }))
+    await reader.prefetch?.({ storage })
+  }
+  const stats = fork.stats()
+  global.gc?.()
+  const memory = {
+    cache_entries: stats.stateEntries,
+    cache_bound: bound,
+    rss_mb: mb(process.memoryUsage().rss),
+    peak_rss_mb: mb(process.resourceUsage().maxRSS * 1024),
+    heap_used_mb: mb(process.memoryUsage().heapUsed),
+  }
+  console.log(`memory with devnet + fork cache at ${stats.stateEntries}/${bound} entries: rss ${memory.rss_mb} MB, peak rss ${memory.peak_rss_mb} MB`)
+  await fork.close()
+
+  const v3 = results.v3 as { p50_ms: number; p99_ms: number; anvil_eth_call_p50_ms: number; anvil_eth_call_p99_ms: number; ratio_p50: number }
+  console.log(
+    JSON.stringify({
+      name: 'bench:sim',
+      iterations: ITERATIONS,
+      p50_ms: v3.p50_ms,
+      p99_ms: v3.p99_ms,
+      peer: 'anvil eth_call over HTTP (loopback), same swap, same state',
+      peer_p50_ms: v3.anvil_eth_call_p50_ms,
+      peer_p99_ms: v3.anvil_eth_call_p99_ms,
+      ratio: v3.ratio_p50,
+      v2: results.v2,
+      v3: results.v3,
+      coldFork,
+      memory,
+    }),
+  )
+} finally {
+  await anvil.stop()
+}

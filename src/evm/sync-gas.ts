@@ -1,0 +1,88 @@
+/**
+ * Synchronous twins of the ethereumjs dynamic-gas handlers that never touch state: memory
+ * expansion and per-word costs. The stock handlers are `async` functions with no `await` inside;
+ * as async functions they cost a promise per opcode. These compute the same value with the same
+ * helpers (`subMemUsage`, `divCeil`, `trap` from the very module the EVM uses), line for line.
+ * Gas equality with anvil and geth is checked by the fixture tests.
+ */
+import type { Common } from '@ethereumjs/common'
+
+export interface GasRunState {
+  stack: { peek(n?: number): bigint[] }
+  env: { eof?: unknown }
+  interpreter: { getReturnDataSize(): bigint }
+  memoryWordCount: bigint
+  highestMemCost: bigint
+}
+
+type SubMemUsage = (runState: GasRunState, offset: bigint, length: bigint, common: Common) => bigint
+export type SyncGasHandler = (runState: GasRunState, gas: bigint, common: Common) => bigint
+
+interface EvmOpcodeUtil {
+  subMemUsage: SubMemUsage
+  divCeil(a: bigint, b: bigint): bigint
+  trap(err: string): never
+}
+
+interface EvmErrors {
+  EVMError: { errorMessages: Record<string, string> }
+}
+
+export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>> {
+  const evmEntry = import.meta.resolve('@ethereumjs/evm')
+  const util = (await import(new URL('./opcodes/util.js', evmEntry).href)) as EvmOpcodeUtil
+  const { EVMError } = (await import(new URL('./errors.js', evmEntry).href)) as EvmErrors
+  const { subMemUsage, divCeil, trap } = util
+
+  const memory = (width: bigint): SyncGasHandler => (rs, gas, common) => gas + subMemUsage(rs, rs.stack.peek()[0], width, common)
+  const range: SyncGasHandler = (rs, gas, common) => {
+    const [offset, length] = rs.stack.peek(2)
+    return gas + subMemUsage(rs, offset, length, common)
+  }
+  const copy: SyncGasHandler = (rs, gas, common) => {
+    const [memOffset, , dataLength] = rs.stack.peek(3)
+    gas += subMemUsage(rs, memOffset, dataLength, common)
+    if (dataLength !== 0n) gas += common.param('copyGas') * divCeil(dataLength, 32n)
+    return gas
+  }
+
+  return new Map<number, SyncGasHandler>([
+    // EXP
+    [0x0a, (rs, gas, common) => {
+      const [, exponent] = rs.stack.peek(2)
+      if (exponent === 0n) return gas
+      let byteLength = exponent.toString(2).length / 8
+      if (byteLength > Math.trunc(byteLength)) byteLength = Math.trunc(byteLength) + 1
+      if (byteLength < 1 || byteLength > 32) trap(EVMError.errorMessages.OUT_OF_RANGE)
+      return gas + BigInt(byteLength) * common.param('expByteGas')
+    }],
+    // KECCAK256
+    [0x20, (rs, gas, common) => {
+      const [offset, length] = rs.stack.peek(2)
+      gas += subMemUsage(rs, offset, length, common)
+      return gas + common.param('keccak256WordGas') * divCeil(length, 32n)
+    }],
+    [0x37, copy], // CALLDATACOPY
+    [0x39, copy], // CODECOPY
+    // RETURNDATACOPY
+    [0x3e, (rs, gas, common) => {
+      const [, returnDataOffset, dataLength] = rs.stack.peek(3)
+      if (returnDataOffset + dataLength > rs.interpreter.getReturnDataSize() && rs.env.eof === undefined) {
+        trap(EVMError.errorMessages.OUT_OF_GAS)
+      }
+      return copy(rs, gas, common)
+    }],
+    [0x51, memory(32n)], // MLOAD
+    [0x52, memory(32n)], // MSTORE
+    [0x53, memory(1n)], // MSTORE8
+    // MCOPY
+    [0x5e, (rs, gas, common) => {
+      const [dst, src, length] = rs.stack.peek(3)
+      gas += 3n * ((length + 31n) / 32n)
+      gas += subMemUsage(rs, src, length, common)
+      return gas + subMemUsage(rs, dst, length, common)
+    }],
+    [0xf3, range], // RETURN
+    [0xfd, range], // REVERT
+  ])
+}
