@@ -85,6 +85,7 @@ export class TransactionRejectedError extends Error {
  */
 export class SimulationState {
   private ejsBlock: Block | undefined
+  private ejsCallBlock: Block | undefined
 
   constructor(
     readonly overlay: JournaledState,
@@ -101,12 +102,19 @@ export class SimulationState {
     const child = new SimulationState(this.overlay.fork(), this.block, this.common)
     // built once per state chain: every execution on top of this state shares the block object
     child.ejsBlock = this.toEjsBlock()
+    child.ejsCallBlock = this.toEjsCallBlock()
     return child
   }
 
   toEjsBlock(): Block {
     this.ejsBlock ??= toEjsBlock(this.block, this.common)
     return this.ejsBlock
+  }
+
+  /** The same block with a zero base fee, for eth_call-style calls. */
+  toEjsCallBlock(): Block {
+    this.ejsCallBlock ??= toEjsBlock({ ...this.block, baseFeePerGas: this.block.baseFeePerGas === undefined ? undefined : 0n }, this.common)
+    return this.ejsCallBlock
   }
 }
 
@@ -133,20 +141,24 @@ export class Simulator {
     return new SimulationState(JournaledState.over(reader), block ?? nextBlockContext(reader.block, this.blockTimeSeconds), this.common)
   }
 
-  /** An unsigned call from any sender (nonce not checked, gas paid from a topped-up balance). */
+  /**
+   * An unsigned call from any sender, with eth_call semantics: nonce not checked, gas price 0 and
+   * a base fee of 0 in the call's block (as geth does for a zero-price call), so no fee is charged
+   * and balances seen by the call are the state's. gasUsed is still what a receipt would show.
+   */
   async call(parent: SimulationState, request: CallRequest): Promise<ExecutionResult> {
     const state = parent.fork()
-    const block = state.toEjsBlock()
-    const baseFee = block.header.baseFeePerGas
+    const block = state.toEjsCallBlock()
+    const london = block.header.baseFeePerGas !== undefined
     const data = typeof request.data === 'string' ? hexToBytesStrict(request.data, 'data') : request.data
     const tx = createTx(
       {
-        type: baseFee === undefined ? 0 : 2,
+        type: london ? 2 : 0,
         to: request.to,
         data,
         value: request.value ?? 0n,
         gasLimit: request.gasLimit ?? block.header.gasLimit,
-        ...(baseFee === undefined ? { gasPrice: 0n } : { maxFeePerGas: baseFee, maxPriorityFeePerGas: 0n }),
+        ...(london ? { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n } : { gasPrice: 0n }),
       },
       { common: this.common, freeze: false },
     )
