@@ -1,0 +1,36 @@
+/**
+ * A swap plan: what the route search produces and the router contract executes. The input amount
+ * is split over legs; each leg is a path of up to three hops through V2 pairs and V3 pools.
+ */
+import type { Address } from '../chain/types.ts'
+
+export type PoolProtocol = 'uniswap-v2' | 'uniswap-v3'
+
+export interface PlanHop {
+  protocol: PoolProtocol
+  pool: Address
+  tokenIn: Address
+  tokenOut: Address
+  /** V3 fee in hundredths of a bip (500, 3000, 10000); 3000 for V2 pairs */
+  fee: number
+  /** tokenIn is the pool's token0 */
+  zeroForOne: boolean
+}
+
+export interface PlanLeg {
+  /** the share of the plan's amountIn sent down this leg */
+  amountIn: bigint
+  hops: PlanHop[]
+  /** what the native math expects this leg to deliver */
+  expectedAmountOut: bigint
+}
+
+export interface SwapPlan {
+  tokenIn: Address
+  tokenOut: Address
+  amountIn: bigint
+  legs: PlanLeg[]
+  expectedAmountOut: bigint
+}
+
+export const MAX_HOPS = 3
