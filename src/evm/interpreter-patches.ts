@@ -12,8 +12,9 @@
  *    awaits. For the common case (static gas, synchronous handler, no tracer, no debug, no
  *    stateless witness, no pending EIP-7928 call) the step runs synchronously, doing exactly what
  *    the stock step does in that case: charge the static fee, advance the pc, run the handler.
- *    Memory-only dynamic gas (MLOAD, MSTORE, KECCAK256, copies, RETURN, ...) is computed by the
- *    synchronous twins in sync-gas.ts. Every other step goes to the stock implementation. Errors propagate the same way: the
+ *    Memory-only dynamic gas (MLOAD, MSTORE, KECCAK256, copies, RETURN, ...) and SLOAD's access
+ *    cost are computed by the synchronous twins in sync-gas.ts; an async handler (SLOAD's read)
+ *    is returned as the step's only promise. Every other step goes to the stock implementation. Errors propagate the same way: the
  *    interpreter's `await this.runStep()` sits in the same try block either way.
  * 4. MSTORE pads its word to 32 bytes through array spreads (`setLengthLeft`), ~7% of a swap;
  *    the word is written from its hex form instead. Gas is charged before the handler runs and is
@@ -94,7 +95,6 @@ async function apply(): Promise<void> {
     const gasFn = info.dynamicGas ? syncGas.get(info.code) : undefined
     if (
       (info.dynamicGas && gasFn === undefined) ||
-      info.isAsync ||
       info.isInvalid ||
       this._evm.DEBUG ||
       this.profilerOpts?.enabled === true ||
@@ -108,6 +108,12 @@ async function apply(): Promise<void> {
     const gas = gasFn === undefined ? info.feeBigInt : gasFn(this._runState as unknown as GasRunState, info.feeBigInt, this.common as unknown as Common)
     this.useGas(gas, info)
     this._runState.programCounter++
+    if (info.isAsync) {
+      // a state-reading handler (SLOAD, ...): one promise instead of three
+      const pending = opEntry.opHandler(this._runState, this.common) as unknown as Promise<void>
+      const witness = this._runState.env.accessWitness
+      return witness === undefined ? pending : pending.then(() => witness.commit())
+    }
     opEntry.opHandler(this._runState, this.common)
     this._runState.env.accessWitness?.commit()
     return undefined

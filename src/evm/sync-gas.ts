@@ -24,14 +24,27 @@ interface EvmOpcodeUtil {
   trap(err: string): never
 }
 
+interface EvmEip2929 {
+  accessStorageEIP2929(runState: GasRunState, key: Uint8Array, isSstore: boolean, common: Common, chargeGas?: boolean): bigint
+}
+
 interface EvmErrors {
   EVMError: { errorMessages: Record<string, string> }
+}
+
+const ZEROS_64 = '0'.repeat(64)
+
+/** The 32-byte big-endian key, as ethereumjs builds it with setLengthLeft(bigIntToBytes(key), 32). */
+function slotKey(key: bigint): Uint8Array {
+  const hex = key.toString(16)
+  return Buffer.from(hex.length >= 64 ? hex : ZEROS_64.slice(hex.length) + hex, 'hex')
 }
 
 export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>> {
   const evmEntry = import.meta.resolve('@ethereumjs/evm')
   const util = (await import(new URL('./opcodes/util.js', evmEntry).href)) as EvmOpcodeUtil
   const { EVMError } = (await import(new URL('./errors.js', evmEntry).href)) as EvmErrors
+  const { accessStorageEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as EvmEip2929
   const { subMemUsage, divCeil, trap } = util
 
   const memory = (width: bigint): SyncGasHandler => (rs, gas, common) => gas + subMemUsage(rs, rs.stack.peek()[0], width, common)
@@ -81,6 +94,12 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
       gas += 3n * ((length + 31n) / 32n)
       gas += subMemUsage(rs, src, length, common)
       return gas + subMemUsage(rs, dst, length, common)
+    }],
+    // SLOAD: warm/cold access cost (EIP-2929); the fast path never runs with stateless EIPs active
+    [0x54, (rs, gas, common) => {
+      const key = rs.stack.peek()[0]
+      if (common.isActivatedEIP(2929)) gas += accessStorageEIP2929(rs, slotKey(key), false, common, true)
+      return gas
     }],
     [0xf3, range], // RETURN
     [0xfd, range], // REVERT
