@@ -1,0 +1,202 @@
+/**
+ * UniswapV3Pool.swap's loop as a pure function over a pool snapshot, plus QuoterV2's single-pool
+ * quotes on top of it. Integer for integer the same as the contract: the same steps (including
+ * the extra step at every bitmap word boundary), the same roundings, the same reverts as thrown
+ * AmmMathErrors. Fee growth, protocol fees and the oracle are left out: they do not change the
+ * amounts, the price, the tick or the liquidity a swap ends with.
+ */
+import { MAX_INT256, MAX_UINT128, MIN_INT256 } from './constants.ts'
+import { AmmMathError } from './errors.ts'
+import { addDelta } from './liquidity-math.ts'
+import { assertFeePips, computeSwapStepInto, type SwapStep } from './swap-math.ts'
+import { nextInitializedTickWithinOneWordInto, type NextInitializedTick, type TickBitmap } from './tick-bitmap.ts'
+import { getSqrtRatioAtTick, getTickAtSqrtRatio, MAX_SQRT_RATIO, MAX_TICK, MIN_SQRT_RATIO, MIN_TICK } from './tick-math.ts'
+
+/** what the swap reads of an initialized tick */
+export interface V3TickInfo {
+  /** liquidity added when the price crosses the tick going up (int128) */
+  readonly liquidityNet: bigint
+}
+
+/** the pool state one swap reads: slot0, liquidity, immutables, tick bitmap and ticks */
+export interface V3PoolState {
+  readonly sqrtPriceX96: bigint
+  readonly tick: number
+  /** in-range liquidity (uint128) */
+  readonly liquidity: bigint
+  /** in hundredths of a bip: 500 = 0.05% */
+  readonly fee: number
+  readonly tickSpacing: number
+  readonly bitmap: TickBitmap
+  /** every tick whose bitmap bit is set */
+  readonly ticks: ReadonlyMap<number, V3TickInfo>
+}
+
+export interface V3SwapParams {
+  /** true: token0 in, token1 out */
+  zeroForOne: boolean
+  /** > 0: exact input of that much; < 0: exact output of minus that much (int256) */
+  amountSpecified: bigint
+  /** stop at this price; default the widest QuoterV2 / SwapRouter use: MIN_SQRT_RATIO + 1 or MAX_SQRT_RATIO - 1 */
+  sqrtPriceLimitX96?: bigint
+}
+
+export interface V3SwapResult {
+  /** pool's token0 balance change: > 0 the pool receives, < 0 the pool pays */
+  amount0: bigint
+  amount1: bigint
+  sqrtPriceX96After: bigint
+  tickAfter: number
+  liquidityAfter: bigint
+  /**
+   * initialized ticks the loop crossed (each one a `ticks.cross` and its gas). QuoterV2 reports a
+   * different count, see countInitializedTicksCrossed.
+   */
+  initializedTicksCrossed: number
+}
+
+function assertPoolState(pool: V3PoolState): void {
+  assertFeePips(pool.fee)
+  if (!Number.isInteger(pool.tickSpacing) || pool.tickSpacing <= 0) {
+    throw new AmmMathError('INVALID_POOL_STATE', `tickSpacing ${pool.tickSpacing} is not a positive integer`)
+  }
+  if (pool.liquidity < 0n || pool.liquidity > MAX_UINT128) throw new AmmMathError('INVALID_POOL_STATE', `liquidity ${pool.liquidity} is not a uint128`)
+  if (pool.sqrtPriceX96 < MIN_SQRT_RATIO || pool.sqrtPriceX96 >= MAX_SQRT_RATIO) {
+    throw new AmmMathError('INVALID_POOL_STATE', `sqrtPriceX96 ${pool.sqrtPriceX96} outside [MIN_SQRT_RATIO, MAX_SQRT_RATIO)`)
+  }
+  if (!Number.isInteger(pool.tick) || pool.tick < MIN_TICK || pool.tick > MAX_TICK) {
+    throw new AmmMathError('INVALID_POOL_STATE', `tick ${pool.tick} is not an int24 tick`)
+  }
+}
+
+function toInt256(x: bigint): bigint {
+  if (x > MAX_INT256) throw new AmmMathError('OVERFLOW', `${x} does not fit in int256`)
+  return x
+}
+
+/** LowGasSafeMath's checked int256 add */
+function checkedAddInt256(a: bigint, b: bigint): bigint {
+  const z = a + b
+  if (z > MAX_INT256 || z < MIN_INT256) throw new AmmMathError('OVERFLOW', 'amountCalculated overflows int256')
+  return z
+}
+
+/** UniswapV3Pool.swap without the token transfers: amounts, final price, tick and liquidity */
+export function simulateV3Swap(pool: V3PoolState, params: V3SwapParams): V3SwapResult {
+  const { zeroForOne, amountSpecified } = params
+  assertPoolState(pool)
+  if (amountSpecified > MAX_INT256 || amountSpecified < MIN_INT256) throw new AmmMathError('INVALID_INPUT', 'amountSpecified is not an int256')
+  if (amountSpecified === 0n) throw new AmmMathError('ZERO_AMOUNT', 'amountSpecified is zero', 'AS')
+
+  const sqrtPriceLimitX96 = params.sqrtPriceLimitX96 ?? (zeroForOne ? MIN_SQRT_RATIO + 1n : MAX_SQRT_RATIO - 1n)
+  const limitValid = zeroForOne
+    ? sqrtPriceLimitX96 < pool.sqrtPriceX96 && sqrtPriceLimitX96 > MIN_SQRT_RATIO
+    : sqrtPriceLimitX96 > pool.sqrtPriceX96 && sqrtPriceLimitX96 < MAX_SQRT_RATIO
+  if (!limitValid) throw new AmmMathError('PRICE_LIMIT', `sqrtPriceLimitX96 ${sqrtPriceLimitX96} is on the wrong side of the price or out of range`, 'SPL')
+
+  const exactInput = amountSpecified > 0n
+  const fee = BigInt(pool.fee)
+  const { bitmap, ticks, tickSpacing } = pool
+
+  let amountSpecifiedRemaining = amountSpecified
+  let amountCalculated = 0n
+  let sqrtPriceX96 = pool.sqrtPriceX96
+  let tick = pool.tick
+  let liquidity = pool.liquidity
+  let initializedTicksCrossed = 0
+
+  // two records reused by every step of this swap
+  const next: NextInitializedTick = { tick: 0, initialized: false }
+  const step: SwapStep = { sqrtRatioNextX96: 0n, amountIn: 0n, amountOut: 0n, feeAmount: 0n }
+
+  // continue while input / output remains and the price limit is not reached
+  while (amountSpecifiedRemaining !== 0n && sqrtPriceX96 !== sqrtPriceLimitX96) {
+    const sqrtPriceStartX96 = sqrtPriceX96
+
+    nextInitializedTickWithinOneWordInto(next, bitmap, tick, tickSpacing, zeroForOne)
+    // the bitmap does not know the tick bounds
+    const tickNext = next.tick < MIN_TICK ? MIN_TICK : next.tick > MAX_TICK ? MAX_TICK : next.tick
+    const sqrtPriceNextX96 = getSqrtRatioAtTick(tickNext)
+
+    // swap towards the next tick, or the limit if that comes first
+    const target = (zeroForOne ? sqrtPriceNextX96 < sqrtPriceLimitX96 : sqrtPriceNextX96 > sqrtPriceLimitX96) ? sqrtPriceLimitX96 : sqrtPriceNextX96
+    computeSwapStepInto(step, sqrtPriceX96, target, liquidity, amountSpecifiedRemaining, fee)
+    sqrtPriceX96 = step.sqrtRatioNextX96
+
+    // the contract's `amountSpecifiedRemaining -= / +=` is unchecked int256, but a step never
+    // takes more than remains, so it stays between 0 and amountSpecified and plain bigint matches
+    if (exactInput) {
+      amountSpecifiedRemaining -= toInt256(step.amountIn + step.feeAmount)
+      amountCalculated = checkedAddInt256(amountCalculated, -toInt256(step.amountOut))
+    } else {
+      amountSpecifiedRemaining += toInt256(step.amountOut)
+      amountCalculated = checkedAddInt256(amountCalculated, toInt256(step.amountIn + step.feeAmount))
+    }
+
+    if (sqrtPriceX96 === sqrtPriceNextX96) {
+      // reached the next tick: cross it if initialized
+      if (next.initialized) {
+        const info = ticks.get(tickNext)
+        if (info === undefined) throw new AmmMathError('INVALID_POOL_STATE', `tick ${tickNext} is set in the bitmap but missing from ticks`)
+        // moving left, liquidityNet applies with the opposite sign
+        liquidity = addDelta(liquidity, zeroForOne ? -info.liquidityNet : info.liquidityNet)
+        initializedTicksCrossed++
+      }
+      tick = zeroForOne ? tickNext - 1 : tickNext
+    } else if (sqrtPriceX96 !== sqrtPriceStartX96) {
+      // recompute unless the price did not move (we may sit on a lower tick boundary already crossed)
+      tick = getTickAtSqrtRatio(sqrtPriceX96)
+    }
+  }
+
+  const amountUsed = amountSpecified - amountSpecifiedRemaining
+  const [amount0, amount1] = zeroForOne === exactInput ? [amountUsed, amountCalculated] : [amountCalculated, amountUsed]
+  return { amount0, amount1, sqrtPriceX96After: sqrtPriceX96, tickAfter: tick, liquidityAfter: liquidity, initializedTicksCrossed }
+}
+
+function quoterPriceLimit(sqrtPriceLimitX96: bigint | undefined): bigint | undefined {
+  // QuoterV2 reads a zero limit as "no limit"
+  return sqrtPriceLimitX96 === undefined || sqrtPriceLimitX96 === 0n ? undefined : sqrtPriceLimitX96
+}
+
+function assertQuoterAmount(amount: bigint, what: string): void {
+  if (amount < 0n) throw new AmmMathError('INVALID_INPUT', `${what} is negative`)
+  // QuoterV2's SafeCast.toInt256
+  if (amount > MAX_INT256) throw new AmmMathError('OVERFLOW', `${what} does not fit in int256`)
+}
+
+/** QuoterV2's swap callback: which side the pool asks for and which it pays */
+function callbackAmounts(result: V3SwapResult): { amountToPay: bigint; amountReceived: bigint } {
+  if (!(result.amount0 > 0n || result.amount1 > 0n)) {
+    throw new AmmMathError('ZERO_SWAP', 'the swap moved no tokens (it ran through zero liquidity only)')
+  }
+  return result.amount0 > 0n
+    ? { amountToPay: result.amount0, amountReceived: -result.amount1 }
+    : { amountToPay: result.amount1, amountReceived: -result.amount0 }
+}
+
+/**
+ * QuoterV2.quoteExactInputSingle's amountOut. Like QuoterV2 (and SwapRouter), a swap stopped by
+ * the price limit consumes less than amountIn and this returns the partial output; use
+ * simulateV3Swap to see how much input was used.
+ */
+export function quoteExactInputSingle(pool: V3PoolState, zeroForOne: boolean, amountIn: bigint, sqrtPriceLimitX96?: bigint): bigint {
+  assertQuoterAmount(amountIn, 'amountIn')
+  const result = simulateV3Swap(pool, { zeroForOne, amountSpecified: amountIn, sqrtPriceLimitX96: quoterPriceLimit(sqrtPriceLimitX96) })
+  return callbackAmounts(result).amountReceived
+}
+
+/**
+ * QuoterV2.quoteExactOutputSingle's amountIn (fee included). Without a price limit QuoterV2
+ * requires the full amountOut to come out; so does this (INSUFFICIENT_LIQUIDITY otherwise).
+ */
+export function quoteExactOutputSingle(pool: V3PoolState, zeroForOne: boolean, amountOut: bigint, sqrtPriceLimitX96?: bigint): bigint {
+  assertQuoterAmount(amountOut, 'amountOut')
+  const limit = quoterPriceLimit(sqrtPriceLimitX96)
+  const result = simulateV3Swap(pool, { zeroForOne, amountSpecified: -amountOut, sqrtPriceLimitX96: limit })
+  const { amountToPay, amountReceived } = callbackAmounts(result)
+  if (limit === undefined && amountReceived !== amountOut) {
+    throw new AmmMathError('INSUFFICIENT_LIQUIDITY', `the pool can give only ${amountReceived} of the ${amountOut} asked`)
+  }
+  return amountToPay
+}
