@@ -22,6 +22,21 @@ export interface ServiceConfig {
   hardfork: string
   devnetGenesisPath: string
   devnetRegistryPath: string
+  /** raw API keys (comma-separated API_KEYS); never logged */
+  apiKeys?: string
+  /** file of SHA-256 hex digests of API keys */
+  apiKeysFile?: string
+  /** quote requests per key per window */
+  rateLimitMax: number
+  rateLimitWindowMs: number
+  /** default slippage tolerance of a quote's minAmountOut, basis points */
+  defaultSlippageBps: number
+  /** fork mode: contracts of the forked chain (devnet mode reads them from the registry) */
+  routerAddress?: string
+  wethAddress?: string
+  v2Factory?: string
+  v3Factory?: string
+  baseTokens?: string[]
 }
 
 export class ConfigError extends Error {
@@ -49,6 +64,9 @@ export const DEFAULTS = {
   HARDFORK: 'prague',
   DEVNET_GENESIS: 'fixtures/devnet/genesis.json',
   DEVNET_REGISTRY: 'fixtures/devnet/registry.json',
+  RATE_LIMIT_MAX: 100,
+  RATE_LIMIT_WINDOW_MS: 1_000,
+  DEFAULT_SLIPPAGE_BPS: 50,
 } as const
 
 export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
@@ -98,6 +116,18 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     else problems.push(`FORK_BLOCK=${JSON.stringify(rawBlock)}: expected 'latest' or a block number`)
   }
 
+  const optionalAddress = (name: string): string | undefined => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return undefined
+    if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) problems.push(`${name}: expected a 0x-prefixed 20-byte address`)
+    return raw.toLowerCase()
+  }
+  let baseTokens: string[] | undefined
+  if (env.BASE_TOKENS !== undefined && env.BASE_TOKENS !== '') {
+    baseTokens = env.BASE_TOKENS.split(',').map((t) => t.trim().toLowerCase())
+    if (baseTokens.some((t) => !/^0x[0-9a-f]{40}$/.test(t))) problems.push('BASE_TOKENS: expected comma-separated 0x-prefixed 20-byte addresses')
+  }
+
   const config: ServiceConfig = {
     host,
     port: int('PORT', 0, 65_535),
@@ -114,6 +144,21 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     hardfork: oneOf('HARDFORK', HARDFORKS),
     devnetGenesisPath: str('DEVNET_GENESIS'),
     devnetRegistryPath: str('DEVNET_REGISTRY'),
+    apiKeys: env.API_KEYS === '' ? undefined : env.API_KEYS,
+    apiKeysFile: env.API_KEYS_FILE === '' ? undefined : env.API_KEYS_FILE,
+    rateLimitMax: int('RATE_LIMIT_MAX', 1, 1_000_000),
+    rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 100, 3_600_000),
+    defaultSlippageBps: int('DEFAULT_SLIPPAGE_BPS', 0, 5_000),
+    routerAddress: optionalAddress('ROUTER_ADDRESS'),
+    wethAddress: optionalAddress('WETH_ADDRESS'),
+    v2Factory: optionalAddress('V2_FACTORY'),
+    v3Factory: optionalAddress('V3_FACTORY'),
+    baseTokens,
+  }
+  if (config.upstreamRpcUrl !== undefined) {
+    for (const [name, value] of [['ROUTER_ADDRESS', config.routerAddress], ['WETH_ADDRESS', config.wethAddress], ['V2_FACTORY', config.v2Factory], ['V3_FACTORY', config.v3Factory]] as const) {
+      if (value === undefined) problems.push(`${name}: required in fork mode (UPSTREAM_RPC_URL is set)`)
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config
