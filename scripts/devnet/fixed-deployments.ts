@@ -8,8 +8,8 @@
  * arguments, or on anything else the build deploys. These deployments run after everything else,
  * so adding one shifts no existing address and changes no existing pool state.
  */
-import { getContractAddress, type Hex } from 'viem'
-import { projectArtifact } from './artifacts.ts'
+import { getContractAddress, maxUint256, type Hex } from 'viem'
+import { ERC20_ABI, projectArtifact } from './artifacts.ts'
 import type { BuildChain } from './build-chain.ts'
 import { GENESIS_TIMESTAMP, labelledAccount, type KeyedAccount } from './config.ts'
 import { ETH_USD_FEED } from './layout.ts'
@@ -43,6 +43,8 @@ export function fixedAddress(label: string): Hex {
 }
 
 export const ETH_USD_FEED_LABEL = 'eth-usd-feed'
+/** registry.json extensions['swap-plan-router']: the project's router (quote `router` and `spender`). */
+export const SWAP_PLAN_ROUTER_LABEL = 'swap-plan-router'
 
 /** The Chainlink-style ETH/USD feed; its first round is stamped with the genesis time. */
 export function deployEthUsdFeed(chain: BuildChain): Promise<Hex> {
@@ -69,7 +71,29 @@ export function deployEthUsdFeed(chain: BuildChain): Promise<Hex> {
  * The address appears in registry.json under extensions['backrun-executor'].
  */
 export const EXTENSIONS: readonly FixedDeployment[] = [
-  // 1. (reserved) the project's swap router
+  // 1. the project's swap router (src/contracts/SwapPlanRouter.sol): the quote's `router` and `spender`
+  {
+    label: SWAP_PLAN_ROUTER_LABEL,
+    artifact: 'SwapPlanRouter',
+    constructorArgs: ({ registry }) => [
+      registry.weth,
+      registry.v2.factory,
+      registry.v2.pairInitCodeHash,
+      registry.v3.factory,
+      registry.v3.poolInitCodeHash,
+    ],
+    // Every dev account max-approves the router for every token, like the Uniswap routers, so a
+    // test or a demo can swap through it without a setup transaction. Plain calls (callAs): the
+    // dev accounts keep nonce 0. Only new allowance slots are written; nothing existing changes.
+    async setup({ chain, registry }, address) {
+      for (const account of registry.devAccounts.accounts) {
+        for (const token of registry.tokens) {
+          await chain.callAs(account.address, token.address, { abi: ERC20_ABI, functionName: 'approve', args: [address, maxUint256] })
+        }
+      }
+      registry.devAccounts.approvedSpenders.push({ name: 'SwapPlanRouter', address })
+    },
+  },
   // 2. (reserved) the project's backrun contract
 ]
 

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { buildDevnet, writeDevnet } from '../../scripts/devnet/build.ts'
 import { GENESIS_TIMESTAMP } from '../../scripts/devnet/config.ts'
-import { fixedAddress, fixedDeployer, type FixedDeployment } from '../../scripts/devnet/fixed-deployments.ts'
+import { EXTENSIONS, fixedAddress, fixedDeployer, type FixedDeployment } from '../../scripts/devnet/fixed-deployments.ts'
 import { DEVNET_DIR, GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'
 
 const FILES = ['genesis.json', 'registry.json'] as const
@@ -50,12 +50,13 @@ describe('build-devnet', () => {
       artifact: 'DevnetPriceFeed',
       constructorArgs: ({ registry }) => [18, `price of ${registry.tokens[1]!.symbol}`, 1n, 1n],
     }
-    const extended = await buildDevnet({ extensions: [extension] })
+    // appended after the real extensions, as a new entry of EXTENSIONS would be
+    const extended = await buildDevnet({ extensions: [...EXTENSIONS, extension] })
     // compared with the committed build, which the first test proves is what the builder makes
     const base = { genesis: JSON.parse(readFileSync(GENESIS_PATH, 'utf8')), registry: JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) }
     const address = fixedAddress('test-extension')
-    expect(extended.registry.extensions).toEqual({ 'test-extension': address })
-    expect({ ...extended.registry, extensions: {} }).toEqual(base.registry)
+    expect(extended.registry.extensions).toEqual({ ...base.registry.extensions, 'test-extension': address })
+    expect({ ...extended.registry, extensions: base.registry.extensions }).toEqual(base.registry)
     const added = Object.keys(extended.genesis.alloc).filter((a) => !(a in base.genesis.alloc))
     expect(added.sort()).toEqual([address.toLowerCase(), fixedDeployer('test-extension').address.toLowerCase()].sort())
     for (const [a, entry] of Object.entries(base.genesis.alloc)) expect(extended.genesis.alloc[a], a).toEqual(entry)

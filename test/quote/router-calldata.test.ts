@@ -1,0 +1,143 @@
+/**
+ * encodeSwapPlanCall: the SwapPlan -> SwapPlanRouter.swap calldata mapping, field by field, and
+ * the plan rules it checks before the contract would revert. (Execution on a real chain is in
+ * test/contracts/swap-plan-router.test.ts.)
+ */
+import { decodeFunctionData, getAddress, toFunctionSelector, toFunctionSignature, zeroAddress, type AbiFunction, type Hex } from 'viem'
+import { describe, expect, it } from 'vitest'
+import { InvalidSwapPlanError, ROUTER_PROTOCOL, SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
+import type { PlanHop, SwapPlan } from '../../src/routing/swap-plan.ts'
+import artifact from '../../src/contracts/artifacts/SwapPlanRouter.json' with { type: 'json' }
+
+// addresses in ascending order: A < B < C < D
+const A = '0x1000000000000000000000000000000000000001' as const
+const B = '0x2000000000000000000000000000000000000002' as const
+const C = '0x3000000000000000000000000000000000000003' as const
+const D = '0x4000000000000000000000000000000000000004' as const
+// checksummed, as decodeFunctionData gives them back
+const POOL_1 = getAddress('0xa000000000000000000000000000000000000001')
+const POOL_2 = getAddress('0xa000000000000000000000000000000000000002')
+const POOL_3 = getAddress('0xa000000000000000000000000000000000000003')
+
+const hop = (protocol: PlanHop['protocol'], pool: Hex, tokenIn: Hex, tokenOut: Hex, fee = 3000): PlanHop => ({
+  protocol,
+  pool,
+  tokenIn,
+  tokenOut,
+  fee,
+  zeroForOne: BigInt(tokenIn) < BigInt(tokenOut),
+})
+
+/** A -> D: 600 through V3 A->D, 400 through V2 A->C then V3 C->B (0.05%) then V2 B->D. */
+function samplePlan(): SwapPlan {
+  return {
+    tokenIn: A,
+    tokenOut: D,
+    amountIn: 1000n,
+    expectedAmountOut: 0n,
+    legs: [
+      { amountIn: 600n, expectedAmountOut: 0n, hops: [hop('uniswap-v3', POOL_1, A, D, 10000)] },
+      { amountIn: 400n, expectedAmountOut: 0n, hops: [hop('uniswap-v2', POOL_2, A, C), hop('uniswap-v3', POOL_3, C, B, 500), hop('uniswap-v2', POOL_1, B, D)] },
+    ],
+  }
+}
+
+const decode = (data: Hex) => decodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, data })
+
+describe('encodeSwapPlanCall', () => {
+  // (that the committed artifact is what the source compiles to is test/devnet/contract-artifacts.test.ts)
+  it('uses the ABI of the committed artifact, with the documented signature', () => {
+    expect(SWAP_PLAN_ROUTER_ABI).toEqual(artifact.abi)
+    const swap = SWAP_PLAN_ROUTER_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'swap')!
+    expect(toFunctionSignature(swap)).toBe(
+      'swap((address,address,uint256,(uint256,(uint8,address,address,uint24)[])[]),uint256,address,uint256,address,bytes)',
+    )
+    expect(swap.stateMutability).toBe('payable')
+    expect(encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 1n, deadline: 2n }).slice(0, 10)).toBe(toFunctionSelector(swap))
+  })
+
+  it('maps plan, legs and hops field by field; protocol 0 = V2, 1 = V3; no tokenIn or zeroForOne per hop', () => {
+    const data = encodeSwapPlanCall({
+      plan: samplePlan(),
+      minAmountOut: 990n,
+      recipient: '0x00000000000000000000000000000000000000bb',
+      deadline: 1_767_229_200n,
+      postCall: { target: '0x00000000000000000000000000000000000000cc', data: '0xdeadbeef' },
+    })
+    const { functionName, args } = decode(data)
+    expect(functionName).toBe('swap')
+    expect(args).toEqual([
+      {
+        tokenIn: A,
+        tokenOut: D,
+        amountIn: 1000n,
+        legs: [
+          { amountIn: 600n, hops: [{ protocol: 1, pool: POOL_1, tokenOut: D, fee: 10000 }] },
+          {
+            amountIn: 400n,
+            hops: [
+              { protocol: 0, pool: POOL_2, tokenOut: C, fee: 3000 },
+              { protocol: 1, pool: POOL_3, tokenOut: B, fee: 500 },
+              { protocol: 0, pool: POOL_1, tokenOut: D, fee: 3000 },
+            ],
+          },
+        ],
+      },
+      990n,
+      getAddress('0x00000000000000000000000000000000000000bb'),
+      1_767_229_200n,
+      '0x00000000000000000000000000000000000000cc',
+      '0xdeadbeef',
+    ])
+    expect(ROUTER_PROTOCOL).toEqual({ 'uniswap-v2': 0, 'uniswap-v3': 1 })
+  })
+
+  it('encodes no recipient as address(0) (the contract pays msg.sender) and no post call as (address(0), empty)', () => {
+    const { args } = decode(encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 0n, deadline: 1n }))
+    expect(args!.slice(1)).toEqual([0n, zeroAddress, 1n, zeroAddress, '0x'])
+  })
+
+  it('is deterministic and accepts addresses in any case', () => {
+    const lower = encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 5n, deadline: 9n })
+    expect(encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 5n, deadline: 9n })).toBe(lower)
+    const mixed = samplePlan()
+    mixed.legs[1]!.hops[0]!.tokenIn = A.toUpperCase().replace('0X', '0x') as Hex
+    expect(encodeSwapPlanCall({ plan: mixed, minAmountOut: 5n, deadline: 9n })).toBe(lower)
+  })
+
+  describe('refuses plans the router would revert on', () => {
+    const expectInvalid = (mutate: (p: SwapPlan) => void, message: RegExp) => {
+      const p = samplePlan()
+      mutate(p)
+      expect(() => encodeSwapPlanCall({ plan: p, minAmountOut: 0n, deadline: 1n })).toThrow(InvalidSwapPlanError)
+      expect(() => encodeSwapPlanCall({ plan: p, minAmountOut: 0n, deadline: 1n })).toThrow(message)
+    }
+
+    it('legs that do not add up to amountIn (AmountInMismatch)', () => expectInvalid((p) => (p.amountIn = 1001n), /add up to 1000, not the plan's 1001/))
+    it('no legs (EmptyPlan)', () => expectInvalid((p) => (p.legs = []), /no legs/))
+    it('a leg of amountIn 0', () =>
+      expectInvalid((p) => {
+        p.legs[0]!.amountIn = 0n
+        p.amountIn = 400n
+      }, /leg 0 has amountIn 0/))
+    it('a leg of 0 or 4 hops (InvalidHopCount)', () => {
+      expectInvalid((p) => (p.legs[0]!.hops = []), /leg 0 has 0 hops/)
+      expectInvalid((p) => p.legs[1]!.hops.push(hop('uniswap-v2', POOL_1, D, A)), /leg 1 has 4 hops; the router takes 1 to 3/)
+    })
+    it('a broken path: a hop not starting where the last one ended', () => expectInvalid((p) => (p.legs[1]!.hops[1]!.tokenIn = B), /hop 1 starts in/))
+    it('a leg ending elsewhere than tokenOut (PathMismatch)', () => expectInvalid((p) => (p.tokenOut = C), /ends in/))
+    it('a hop from a token to itself', () => expectInvalid((p) => (p.legs[0]!.hops[0]!.tokenOut = A), /swaps .* for itself/))
+    it('zeroForOne disagreeing with the token order (the contract derives it)', () =>
+      expectInvalid((p) => (p.legs[1]!.hops[1]!.zeroForOne = true), /zeroForOne true disagrees/))
+    it('a fee that is not a uint24', () => expectInvalid((p) => (p.legs[0]!.hops[0]!.fee = 1 << 24), /not a uint24/))
+    it('an unknown protocol', () =>
+      expectInvalid((p) => ((p.legs[0]!.hops[0]! as { protocol: string }).protocol = 'curve'), /unknown protocol curve/))
+    it('negative amounts', () => {
+      expect(() => encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: -1n, deadline: 1n })).toThrow(/minAmountOut -1 is not a uint256/)
+      expectInvalid((p) => {
+        p.legs[0]!.amountIn = -600n
+        p.amountIn = -200n
+      }, /is not a uint256/)
+    })
+  })
+})
