@@ -1,0 +1,42 @@
+/**
+ * Valuing gas in the output token, so plans can be compared by output net of gas.
+ *
+ * The rate (`tokenOutPerEth`) is the price of ETH in tokenOut with both in base units, as a
+ * rational: tokenOut base units per wei. 1/1 when tokenOut is WETH; for USDC at 3000 USD/ETH it
+ * is 3000e6 / 1e18. It is derived from the same pools the search uses:
+ * a reference amount of WETH (default 0.1 ETH) is quoted through the best path of at most two
+ * hops to tokenOut, and the rate is output / input: the marginal price through the deepest route,
+ * fee included, with a price impact negligible at that size.
+ */
+import type { Address } from '../chain/types.ts'
+import { enumeratePaths, type PoolGraph } from './paths.ts'
+import { quotePath } from './pool-quote.ts'
+
+export interface Rational {
+  num: bigint
+  den: bigint
+}
+
+export const ONE: Rational = Object.freeze({ num: 1n, den: 1n })
+
+export const DEFAULT_REFERENCE_AMOUNT_WEI = 10n ** 17n
+
+/** gas × gasPriceWei wei, in tokenOut base units at `tokenOutPerEth`, rounded down */
+export function gasCostInToken(gas: bigint, gasPriceWei: bigint, tokenOutPerEth: Rational): bigint {
+  if (tokenOutPerEth.den <= 0n) throw new RangeError('tokenOutPerEth: the denominator must be positive')
+  return (gas * gasPriceWei * tokenOutPerEth.num) / tokenOutPerEth.den
+}
+
+/**
+ * tokenOut base units per wei, from the pools; undefined when no path of at most `maxHops` hops
+ * takes the reference amount of WETH to tokenOut.
+ */
+export function deriveTokenOutPerEth(graph: PoolGraph, weth: Address, tokenOut: Address, referenceAmountWei = DEFAULT_REFERENCE_AMOUNT_WEI, maxHops = 2): Rational | undefined {
+  if (tokenOut === weth) return ONE
+  let best: bigint | undefined
+  for (const path of enumeratePaths(graph, weth, tokenOut, maxHops)) {
+    const q = quotePath(path, referenceAmountWei)
+    if (q !== undefined && (best === undefined || q.amountOut > best)) best = q.amountOut
+  }
+  return best === undefined ? undefined : { num: best, den: referenceAmountWei }
+}

@@ -1,0 +1,13 @@
+/** Routing: pool discovery, pool state at a block, and the split / multi-hop route search. */
+export * from './swap-plan.ts'
+export * from './pools.ts'
+export { ViewCallError, ViewCaller, VIEW_CALLER, blockKey } from './view-calls.ts'
+export * from './pool-discovery.ts'
+export * from './pool-state.ts'
+export * from './pool-quote.ts'
+export * from './paths.ts'
+export * from './gas-model.ts'
+export * from './gas-price.ts'
+export * from './split-allocator.ts'
+export * from './route-search.ts'
+export * from './routing-engine.ts'

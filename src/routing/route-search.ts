@@ -1,0 +1,228 @@
+/**
+ * The route search: over the pools loaded at one block, the SwapPlan that maximises the output net
+ * of gas (valued in tokenOut). Pure and synchronous: no I/O, only the native AMM math.
+ *
+ * 1. Enumerate the simple paths of 1..maxHops hops from tokenIn to tokenOut (any pool per hop).
+ * 2. Quote every path with the whole amount: the best single path by net output.
+ * 3. Split: hand amountIn out over up to maxSplits pool-disjoint paths (split-allocator.ts).
+ * 4. Keep the split only if its net output beats the best single path's.
+ * Every expected output in the plan is the exact math's (V2 getAmountOut, the V3 swap loop), and
+ * the legs share no pool, so the plan's total is what the legs deliver executed one after another.
+ */
+import type { Address } from '../chain/types.ts'
+import { DEFAULT_GAS_MODEL, legGas, planGas, type GasModel } from './gas-model.ts'
+import { deriveTokenOutPerEth, gasCostInToken, type Rational } from './gas-price.ts'
+import { buildPoolGraph, enumeratePaths } from './paths.ts'
+import { quotePath, type PathHop, type PathQuote } from './pool-quote.ts'
+import type { PoolSnapshot } from './pools.ts'
+import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
+import { MAX_HOPS, type PlanHop, type PlanLeg, type PoolProtocol, type SwapPlan } from './swap-plan.ts'
+
+export interface RouteSearchParams {
+  tokenIn: Address
+  tokenOut: Address
+  amountIn: bigint
+  /** the pool snapshots of one block (discovery + pool-state loader) */
+  pools: readonly PoolSnapshot[]
+  /** wei per gas the plan will pay: the next block's base fee (plus any tip) */
+  gasPriceWei: bigint
+  /**
+   * price of ETH in tokenOut, both in base units (tokenOut base units per wei); 1/1 for WETH.
+   * Default: derived from `pools` through `weth` (gas-price.ts); gas is not valued (gross output
+   * is maximised) when neither is given or no pool path links WETH to tokenOut.
+   */
+  tokenOutPerEth?: Rational
+  /** the chain's wrapped native token, to derive tokenOutPerEth */
+  weth?: Address
+  /** 1..3, default 3 */
+  maxHops?: number
+  /** most legs in a plan, default 4; 1 disables splitting */
+  maxSplits?: number
+  /** equal parts of the split allocator, default 30 */
+  splitParts?: number
+  gasModel?: GasModel
+  /** paths enumerated at most (shortest first), default 2,000 */
+  maxPaths?: number
+  /** paths the split allocator considers, default 16: the best by full-amount net and by marginal price */
+  maxSplitCandidates?: number
+}
+
+/** A plan with the search's estimates beside it. */
+export interface RoutedPlan extends SwapPlan {
+  /** the gas model's estimate; the EVM gives the exact figure when the calldata is simulated */
+  estimatedGas: bigint
+  /** estimatedGas × gasPriceWei in tokenOut (0 when gas could not be valued) */
+  gasCostInTokenOut: bigint
+  /** expectedAmountOut - gasCostInTokenOut: what the search maximised */
+  netAmountOut: bigint
+  /** the rate gas was valued at; undefined when it could not be derived */
+  tokenOutPerEth?: Rational
+  /** the best single path's net output, which the plan never falls below; undefined when no single path can take the whole amount */
+  bestSinglePathNetAmountOut?: bigint
+}
+
+export class RouteSearchError extends RangeError {
+  override readonly name = 'RouteSearchError'
+}
+
+interface Candidate extends SplitCandidate {
+  path: PathHop[]
+  protocols: PoolProtocol[]
+  /** the exact path quote, memoised per amount */
+  quote(amountIn: bigint): PathQuote | undefined
+}
+
+interface Evaluated {
+  legs: Array<{ path: PathHop[]; protocols: PoolProtocol[]; amountIn: bigint; amountOut: bigint; ticksCrossed: number }>
+  amountOut: bigint
+  gas: bigint
+  gasCost: bigint
+  net: bigint
+}
+
+export const DEFAULT_MAX_SPLITS = 4
+export const DEFAULT_SPLIT_PARTS = 30
+
+export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined {
+  const tokenIn = params.tokenIn.toLowerCase() as Address
+  const tokenOut = params.tokenOut.toLowerCase() as Address
+  const { amountIn, gasPriceWei } = params
+  const maxHops = params.maxHops ?? MAX_HOPS
+  const maxSplits = params.maxSplits ?? DEFAULT_MAX_SPLITS
+  const splitParts = params.splitParts ?? DEFAULT_SPLIT_PARTS
+  const model = params.gasModel ?? DEFAULT_GAS_MODEL
+  if (amountIn <= 0n) throw new RouteSearchError(`amountIn ${amountIn} is not positive`)
+  if (gasPriceWei < 0n) throw new RouteSearchError(`gasPriceWei ${gasPriceWei} is negative`)
+  if (!Number.isInteger(maxHops) || maxHops < 1 || maxHops > MAX_HOPS) throw new RouteSearchError(`maxHops ${maxHops} is not within 1..${MAX_HOPS}`)
+  if (!Number.isInteger(maxSplits) || maxSplits < 1) throw new RouteSearchError(`maxSplits ${maxSplits} is not a positive integer`)
+  if (!Number.isInteger(splitParts) || splitParts < 1) throw new RouteSearchError(`splitParts ${splitParts} is not a positive integer`)
+  if (tokenIn === tokenOut) return undefined
+
+  const graph = buildPoolGraph(params.pools)
+  const paths = enumeratePaths(graph, tokenIn, tokenOut, maxHops, params.maxPaths ?? 2_000)
+  if (paths.length === 0) return undefined
+
+  const weth = params.weth?.toLowerCase() as Address | undefined
+  const rate = params.tokenOutPerEth ?? (weth !== undefined ? deriveTokenOutPerEth(graph, weth, tokenOut) : undefined)
+  const value = (gas: bigint): bigint => (rate === undefined ? 0n : gasCostInToken(gas, gasPriceWei, rate))
+
+  const evaluate = (legs: Array<{ candidate: Candidate; amountIn: bigint }>): Evaluated | undefined => {
+    const out: Evaluated['legs'] = []
+    let amountOut = 0n
+    for (const { candidate, amountIn: legIn } of legs) {
+      const q = candidate.quote(legIn)
+      if (q === undefined) return undefined
+      out.push({ path: candidate.path, protocols: candidate.protocols, amountIn: legIn, amountOut: q.amountOut, ticksCrossed: q.ticksCrossed })
+      amountOut += q.amountOut
+    }
+    const gas = planGas(model, out)
+    const gasCost = value(gas)
+    return { legs: out, amountOut, gas, gasCost, net: amountOut - gasCost }
+  }
+
+  // 1-2: every path alone with the whole amount
+  const candidates: Candidate[] = paths.map((path) => {
+    const protocols = path.map((h) => h.pool.protocol)
+    // the single-path pass, the candidate ranking and the allocator ask for the same amounts
+    const memo = new Map<bigint, PathQuote | null>()
+    const quote = (amount: bigint): PathQuote | undefined => {
+      let q = memo.get(amount)
+      if (q === undefined) {
+        q = quotePath(path, amount) ?? null
+        memo.set(amount, q)
+      }
+      return q ?? undefined
+    }
+    return {
+      path,
+      protocols,
+      pools: path.map((h) => h.pool.address),
+      fixedCost: value(legGas(model, protocols, 0)),
+      quote,
+      evaluate: (amount: bigint) => {
+        const q = quote(amount)
+        return q === undefined ? undefined : { amountOut: q.amountOut, variableCost: value(model.perV3TickCrossed * BigInt(q.ticksCrossed)) }
+      },
+    }
+  })
+  const singles = candidates.map((candidate) => evaluate([{ candidate, amountIn }]))
+  let bestSingle: Evaluated | undefined
+  for (const s of singles) {
+    if (s !== undefined && (bestSingle === undefined || isBetter(s, bestSingle))) bestSingle = s
+  }
+
+  // 3: splits over the most promising paths
+  let bestSplit: Evaluated | undefined
+  if (maxSplits > 1 && candidates.length > 1) {
+    const chosen = splitCandidates(candidates, singles, amountIn, splitParts, params.maxSplitCandidates ?? 16)
+    const allocation = allocateSplit(chosen, amountIn, { parts: splitParts, maxSplits })
+    if (allocation !== undefined && allocation.legs.length > 1) {
+      bestSplit = evaluate(allocation.legs.map((l) => ({ candidate: chosen[l.candidate], amountIn: l.amountIn })))
+    }
+  }
+
+  // 4: the split only where it beats the best single path
+  const best = bestSplit !== undefined && (bestSingle === undefined || isBetter(bestSplit, bestSingle)) ? bestSplit : bestSingle
+  if (best === undefined) return undefined
+  if (bestSingle !== undefined && best.net < bestSingle.net) {
+    throw new Error(`route search invariant: the chosen plan nets ${best.net}, below the best single path's ${bestSingle.net}`)
+  }
+  return toPlan(tokenIn, tokenOut, amountIn, best, rate, bestSingle?.net)
+}
+
+/** higher net output first, then higher gross, then fewer legs */
+function isBetter(a: Evaluated, b: Evaluated): boolean {
+  if (a.net !== b.net) return a.net > b.net
+  if (a.amountOut !== b.amountOut) return a.amountOut > b.amountOut
+  return a.legs.length < b.legs.length
+}
+
+/**
+ * The split allocator's candidates: the paths best by net output with the whole amount (deep
+ * routes) and the paths best at one part's amount (the best marginal prices), half each.
+ */
+function splitCandidates(candidates: Candidate[], singles: Array<Evaluated | undefined>, amountIn: bigint, parts: number, max: number): Candidate[] {
+  if (candidates.length <= max) return candidates
+  const half = Math.max(1, Math.ceil(max / 2))
+  const part = amountIn / BigInt(parts) > 0n ? amountIn / BigInt(parts) : 1n
+  const byFull = candidates
+    .map((c, i) => ({ i, net: singles[i]?.net }))
+    .filter((x): x is { i: number; net: bigint } => x.net !== undefined)
+    .sort((a, b) => (a.net === b.net ? a.i - b.i : a.net > b.net ? -1 : 1))
+  const byMarginal = candidates
+    .map((c, i) => {
+      const o = c.evaluate(part)
+      return { i, net: o === undefined ? undefined : o.amountOut - o.variableCost }
+    })
+    .filter((x): x is { i: number; net: bigint } => x.net !== undefined)
+    .sort((a, b) => (a.net === b.net ? a.i - b.i : a.net > b.net ? -1 : 1))
+  const picked = new Set<number>()
+  for (const x of byFull.slice(0, half)) picked.add(x.i)
+  for (const x of byMarginal) {
+    if (picked.size >= max) break
+    picked.add(x.i)
+  }
+  return [...picked].sort((a, b) => a - b).map((i) => candidates[i])
+}
+
+function toPlan(tokenIn: Address, tokenOut: Address, amountIn: bigint, best: Evaluated, rate: Rational | undefined, bestSingleNet: bigint | undefined): RoutedPlan {
+  const legs: PlanLeg[] = best.legs.map((leg) => ({
+    amountIn: leg.amountIn,
+    hops: leg.path.map(
+      (h): PlanHop => ({ protocol: h.pool.protocol, pool: h.pool.address, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.pool.fee, zeroForOne: h.zeroForOne }),
+    ),
+    expectedAmountOut: leg.amountOut,
+  }))
+  return {
+    tokenIn,
+    tokenOut,
+    amountIn,
+    legs,
+    expectedAmountOut: best.amountOut,
+    estimatedGas: best.gas,
+    gasCostInTokenOut: best.gasCost,
+    netAmountOut: best.net,
+    tokenOutPerEth: rate,
+    bestSinglePathNetAmountOut: bestSingleNet,
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The routing engine's one entry point for a quote: discover the pools around the pair, load their
+ * state at the reader's block (both cached per block), and search. The next block's base fee
+ * prices gas unless the caller gives a gas price.
+ */
+import type { Address, StateReader } from '../chain/types.ts'
+import { nextBaseFee } from '../evm/block-context.ts'
+import type { Simulator } from '../evm/simulator.ts'
+import { PoolDiscovery, type DexDeployment, type PoolDiscoveryOptions } from './pool-discovery.ts'
+import { PoolStateLoader, type PoolLoadResult, type PoolStateLoaderOptions } from './pool-state.ts'
+import { findBestPlan, type RoutedPlan, type RouteSearchParams } from './route-search.ts'
+
+type SearchSettings = Pick<RouteSearchParams, 'maxHops' | 'maxSplits' | 'splitParts' | 'gasModel' | 'maxPaths' | 'maxSplitCandidates'>
+
+export interface RoutingEngineOptions {
+  dex: DexDeployment
+  discovery?: PoolDiscoveryOptions
+  poolState?: PoolStateLoaderOptions
+  search?: SearchSettings
+}
+
+export interface PlanRequest {
+  tokenIn: Address
+  tokenOut: Address
+  amountIn: bigint
+  /** default: the next block's base fee (0 before London) */
+  gasPriceWei?: bigint
+}
+
+export class RoutingEngine {
+  readonly discovery: PoolDiscovery
+  readonly poolStates: PoolStateLoader
+
+  constructor(
+    simulator: Simulator,
+    private readonly options: RoutingEngineOptions,
+  ) {
+    this.discovery = new PoolDiscovery(simulator, options.dex, options.discovery)
+    this.poolStates = new PoolStateLoader(simulator, options.poolState)
+  }
+
+  /** the pools of every pair among tokenIn, tokenOut and the base tokens, loaded at the reader's block */
+  async loadPools(reader: StateReader, tokenIn: Address, tokenOut: Address): Promise<PoolLoadResult> {
+    const refs = await this.discovery.findPools(reader, tokenIn.toLowerCase() as Address, tokenOut.toLowerCase() as Address)
+    return this.poolStates.loadAll(reader, refs)
+  }
+
+  async findBestPlan(reader: StateReader, request: PlanRequest): Promise<RoutedPlan | undefined> {
+    const { pools } = await this.loadPools(reader, request.tokenIn, request.tokenOut)
+    return findBestPlan({
+      ...this.options.search,
+      tokenIn: request.tokenIn,
+      tokenOut: request.tokenOut,
+      amountIn: request.amountIn,
+      pools,
+      gasPriceWei: request.gasPriceWei ?? nextBaseFee(reader.block) ?? 0n,
+      weth: this.options.dex.weth,
+    })
+  }
+}

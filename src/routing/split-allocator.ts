@@ -1,0 +1,178 @@
+/**
+ * Splitting an input amount across legs (independent paths) to maximise output net of gas.
+ *
+ * Greedy increments: amountIn is cut into `parts` equal parts, and each part in turn goes to the
+ * leg whose output, net of the gas that grows with the amount (V3 ticks crossed), rises most when
+ * it takes one more part. Every leg's output is concave in its input (constant-product and
+ * concentrated-liquidity swaps both give less per unit as the amount grows, and a path composes
+ * increasing concave functions), so this is the optimal allocation up to one part's granularity,
+ * for the gross output.
+ *
+ * A leg's fixed gas (its hops and router call) would make the first part of every new leg look
+ * bad, so the greedy ignores it; instead the legs are then pruned: the leg contributing least net
+ * of its full gas is dropped and its parts handed out again among the rest, down to one leg, and
+ * the best of these allocations wins.
+ *
+ * Legs sharing a pool would interact (the second sees the price the first left), so a split never
+ * uses two legs with a pool in common: each leg's expected output is then exact on its own.
+ */
+
+export interface LegOutcome {
+  amountOut: bigint
+  /** gas cost, in output units, that depends on the amount (V3 ticks crossed) */
+  variableCost: bigint
+}
+
+export interface SplitCandidate {
+  /** identities of the pools the leg swaps through */
+  pools: readonly string[]
+  /** gas cost, in output units, paid whenever the leg is used (router call, hops) */
+  fixedCost: bigint
+  /** exact outcome of sending `amountIn` down the leg; undefined when it cannot take that much */
+  evaluate(amountIn: bigint): LegOutcome | undefined
+}
+
+export interface SplitOptions {
+  /** equal parts amountIn is cut into (e.g. 20..50) */
+  parts: number
+  /** most legs in one allocation */
+  maxSplits: number
+}
+
+export interface AllocatedLeg {
+  /** index into the candidates */
+  candidate: number
+  amountIn: bigint
+  outcome: LegOutcome
+}
+
+export interface Allocation {
+  legs: AllocatedLeg[]
+  /** Σ amountOut */
+  amountOut: bigint
+  /** Σ (amountOut - variableCost - fixedCost): output net of the legs' gas (the plan's base gas excluded) */
+  net: bigint
+}
+
+interface Memo {
+  readonly values: Map<bigint, LegOutcome | null>
+}
+
+/**
+ * The best allocation by net: the greedy-and-prune allocations and every leg alone with the whole
+ * amount, so it is never worse than the best single leg. Undefined when nothing can place the
+ * whole amount (every leg runs out of liquidity).
+ */
+export function allocateSplit(candidates: readonly SplitCandidate[], amountIn: bigint, options: SplitOptions): Allocation | undefined {
+  if (amountIn <= 0n || candidates.length === 0) return undefined
+  const memos: Memo[] = candidates.map(() => ({ values: new Map() }))
+  const evaluate = (c: number, amount: bigint): LegOutcome | undefined => {
+    if (amount === 0n) return ZERO_OUTCOME
+    const memo = memos[c].values
+    let v = memo.get(amount)
+    if (v === undefined) {
+      v = candidates[c].evaluate(amount) ?? null
+      memo.set(amount, v)
+    }
+    return v ?? undefined
+  }
+  const parts = BigInt(Math.max(1, Math.floor(options.parts)))
+  const maxSplits = Math.max(1, Math.floor(options.maxSplits))
+
+  // every leg alone with the whole amount: the split has to beat the best of these
+  let best: Allocation | undefined
+  candidates.forEach((candidate, c) => {
+    const outcome = evaluate(c, amountIn)
+    if (outcome === undefined) return
+    const single: Allocation = { legs: [{ candidate: c, amountIn, outcome }], amountOut: outcome.amountOut, net: outcome.amountOut - outcome.variableCost - candidate.fixedCost }
+    if (best === undefined || single.net > best.net) best = single
+  })
+
+  let allocation = greedy(candidates, evaluate, candidates.map((_, i) => i), amountIn, parts, maxSplits)
+  while (allocation !== undefined) {
+    if (best === undefined || allocation.net > best.net) best = allocation
+    if (allocation.legs.length <= 1) break
+    // prune the leg that contributes least once its fixed gas is counted
+    let worst = allocation.legs[0]
+    for (const leg of allocation.legs) if (legNet(candidates, leg) < legNet(candidates, worst)) worst = leg
+    const rest = allocation.legs.filter((l) => l !== worst).map((l) => l.candidate)
+    allocation = greedy(candidates, evaluate, rest, amountIn, parts, maxSplits)
+  }
+  return best
+}
+
+const ZERO_OUTCOME: LegOutcome = { amountOut: 0n, variableCost: 0n }
+
+function legNet(candidates: readonly SplitCandidate[], leg: AllocatedLeg): bigint {
+  return leg.outcome.amountOut - leg.outcome.variableCost - candidates[leg.candidate].fixedCost
+}
+
+function greedy(
+  candidates: readonly SplitCandidate[],
+  evaluate: (c: number, amount: bigint) => LegOutcome | undefined,
+  allowed: readonly number[],
+  amountIn: bigint,
+  requestedParts: bigint,
+  maxSplits: number,
+): Allocation | undefined {
+  // never a part of zero: an amount smaller than the part count is cut into units
+  const parts = amountIn < requestedParts ? amountIn : requestedParts
+  const part = amountIn / parts
+  const remainder = amountIn - part * parts
+  const taken = new Map<number, bigint>() // candidate -> parts taken, in activation order
+  const usedPools = new Set<string>()
+
+  for (let step = 0n; step < parts; step++) {
+    let chosen = -1
+    let bestGain = 0n
+    for (const c of allowed) {
+      const k = taken.get(c) ?? 0n
+      if (k === 0n && (taken.size >= maxSplits || candidates[c].pools.some((p) => usedPools.has(p)))) continue
+      const next = evaluate(c, (k + 1n) * part)
+      if (next === undefined) continue
+      const current = evaluate(c, k * part)
+      if (current === undefined) continue
+      const gain = next.amountOut - next.variableCost - (current.amountOut - current.variableCost)
+      if (chosen < 0 || gain > bestGain) {
+        chosen = c
+        bestGain = gain
+      }
+    }
+    if (chosen < 0) return undefined
+    const k = taken.get(chosen) ?? 0n
+    if (k === 0n) for (const p of candidates[chosen].pools) usedPools.add(p)
+    taken.set(chosen, k + 1n)
+  }
+
+  // the indivisible remainder (< parts units) goes where it adds most
+  const legs: AllocatedLeg[] = []
+  let remainderLeg = -1
+  if (remainder > 0n) {
+    let bestGain = 0n
+    for (const [c, k] of taken) {
+      const withRest = evaluate(c, k * part + remainder)
+      const without = evaluate(c, k * part)
+      if (withRest === undefined || without === undefined) continue
+      const gain = withRest.amountOut - withRest.variableCost - (without.amountOut - without.variableCost)
+      if (remainderLeg < 0 || gain > bestGain) {
+        remainderLeg = c
+        bestGain = gain
+      }
+    }
+    if (remainderLeg < 0) return undefined
+  }
+  let amountOut = 0n
+  let net = 0n
+  let allocated = 0n
+  for (const [c, k] of taken) {
+    const legIn = k * part + (c === remainderLeg ? remainder : 0n)
+    const outcome = evaluate(c, legIn)
+    if (outcome === undefined) return undefined
+    legs.push({ candidate: c, amountIn: legIn, outcome })
+    amountOut += outcome.amountOut
+    net += outcome.amountOut - outcome.variableCost - candidates[c].fixedCost
+    allocated += legIn
+  }
+  if (allocated !== amountIn) throw new Error(`split allocator lost input: allocated ${allocated} of ${amountIn}`)
+  return { legs, amountOut, net }
+}

@@ -1,0 +1,112 @@
+/**
+ * Pool discovery on the devnet: the factories, asked through view calls, give exactly the pairs
+ * and pools the registry lists among the routing tokens; lookups are cached per block, bounded.
+ */
+import { describe, expect, it } from 'vitest'
+import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
+import type { Address, StateReader } from '../../src/chain/types.ts'
+import { Simulator, type CallRequest, type ExecutionResult, type SimulationState } from '../../src/evm/simulator.ts'
+import { PoolDiscovery, ViewCaller, type PoolRef } from '../../src/routing/index.ts'
+import { DEX, lower, registry, sim, source, tok } from './helpers.ts'
+
+class CountingSimulator extends Simulator {
+  calls = 0
+  override call(state: SimulationState, request: CallRequest): Promise<ExecutionResult> {
+    this.calls++
+    return super.call(state, request)
+  }
+}
+
+function counting(): CountingSimulator {
+  return new CountingSimulator({ common: sim.common })
+}
+
+/** the registry's pools among `tokens`, as discovery describes them */
+function registryPools(tokens: readonly Address[]): string[] {
+  const inSet = (a: string, b: string) => tokens.includes(lower(a)) && tokens.includes(lower(b))
+  return [
+    ...registry.v2.pairs.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000 })),
+    ...registry.v3.pools.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee })),
+  ].sort()
+}
+
+function key(p: PoolRef): string {
+  return `${p.protocol} ${p.address} ${p.token0} ${p.token1} ${p.fee}`
+}
+
+/** the devnet state again, pinned to another block number (same accounts) */
+function readerAtNextBlock(reader: StateReader): StateReader {
+  const genesis = source.genesis
+  return new MemoryStateReader({ ...reader.block, number: reader.block.number + 1n, hash: `0x${'11'.repeat(32)}` }, genesis.accounts)
+}
+
+describe('PoolDiscovery', () => {
+  it('finds every registry pair and pool among tokenIn, tokenOut and the base tokens', async () => {
+    const discovery = new PoolDiscovery(counting(), DEX)
+    for (const [a, b] of [
+      ['UNI', 'LINK'],
+      ['WETH', 'USDC'],
+      ['WBTC', 'DAI'],
+    ]) {
+      const found = await discovery.findPools(source.latest(), tok(a), tok(b))
+      const tokens = discovery.routingTokens(tok(a), tok(b))
+      expect(tokens).toEqual(expect.arrayContaining([tok(a), tok(b), ...DEX.baseTokens]))
+      expect(found.map(key).sort()).toEqual(registryPools(tokens))
+      for (const p of found) expect(p.token0 < p.token1).toBe(true)
+    }
+  })
+
+  it('finds all 9 pairs and 11 pools of the devnet over the token pairs, and nothing else', async () => {
+    const discovery = new PoolDiscovery(counting(), DEX)
+    const all = new Map<string, PoolRef>()
+    const tokens = registry.tokens.map((t) => lower(t.address))
+    for (const a of tokens) for (const b of tokens) if (a < b) for (const p of await discovery.findPools(source.latest(), a, b)) all.set(p.address, p)
+    expect([...all.values()].map(key).sort()).toEqual(registryPools(tokens))
+    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v2')).toHaveLength(registry.v2.pairs.length)
+    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v3')).toHaveLength(registry.v3.pools.length)
+  })
+
+  it('finds nothing for a pair without pools', async () => {
+    const discovery = new PoolDiscovery(counting(), DEX)
+    const caller = new ViewCaller(sim, source.latest())
+    expect(await discovery.pairPools(caller, tok('WBTC'), tok('UNI'))).toEqual([])
+    expect(await discovery.pairPools(caller, tok('UNI'), tok('LINK'))).toEqual([])
+  })
+
+  it('looks each V3 fee tier up, and only the configured ones', async () => {
+    const onlyLow = new PoolDiscovery(counting(), { ...DEX, v3FeeTiers: [100, 500] })
+    const found = await onlyLow.findPools(source.latest(), tok('UNI'), tok('LINK'))
+    expect(found.filter((p) => p.protocol === 'uniswap-v3').every((p) => p.fee === 100 || p.fee === 500)).toBe(true)
+    const v2Only = new PoolDiscovery(counting(), { ...DEX, v3Factory: undefined })
+    expect((await v2Only.findPools(source.latest(), tok('UNI'), tok('LINK'))).every((p) => p.protocol === 'uniswap-v2')).toBe(true)
+  })
+
+  it('caches per (block, pair): a second lookup at the same block makes no call, a new block does', async () => {
+    const counter = counting()
+    const discovery = new PoolDiscovery(counter, DEX)
+    const first = await discovery.findPools(source.latest(), tok('UNI'), tok('LINK'))
+    // 6 routing tokens: 15 pairs, each one getPair and four getPool
+    expect(counter.calls).toBe(15 * 5)
+    const again = await discovery.findPools(source.latest(), tok('UNI'), tok('LINK'))
+    expect(counter.calls).toBe(15 * 5)
+    expect(again).toEqual(first)
+    // WBTC/DAI shares the base-token pairs: only the pairs with WBTC are new
+    await discovery.findPools(source.latest(), tok('WBTC'), tok('DAI'))
+    expect(counter.calls).toBe(15 * 5 + 4 * 5)
+    await discovery.findPools(readerAtNextBlock(source.latest()), tok('UNI'), tok('LINK'))
+    expect(counter.calls).toBe(2 * 15 * 5 + 4 * 5)
+  })
+
+  it('keeps the cache within its bound', async () => {
+    const counter = counting()
+    const discovery = new PoolDiscovery(counter, DEX, { maxCacheEntries: 2 })
+    const caller = new ViewCaller(counter, source.latest())
+    await discovery.pairPools(caller, tok('WETH'), tok('USDC'))
+    await discovery.pairPools(caller, tok('WETH'), tok('DAI'))
+    await discovery.pairPools(caller, tok('WETH'), tok('USDT'))
+    const before = counter.calls
+    // evicted: looked up again
+    await discovery.pairPools(caller, tok('WETH'), tok('USDC'))
+    expect(counter.calls).toBe(before + 5)
+  })
+})
