@@ -3,13 +3,23 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { ConfigError, loadConfig } from './config.ts'
-import { openChainSource } from './chain/open-chain-source.ts'
+import { resolveApiKeys } from './server/auth/api-keys.ts'
 import { buildApp } from './server/app.ts'
+import { openDomainServices } from './service.ts'
 
 async function main() {
   let config
+  const startupWarnings: string[] = []
+  let apiKeys
   try {
     config = loadConfig(process.env)
+    // before anything is opened: fork mode without keys must not start
+    apiKeys = resolveApiKeys({
+      mode: config.upstreamRpcUrl === undefined ? 'devnet' : 'fork',
+      apiKeys: config.apiKeys,
+      apiKeysFile: config.apiKeysFile,
+      log: { warn: (message) => startupWarnings.push(message) },
+    })
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message)
@@ -18,19 +28,21 @@ async function main() {
     throw err
   }
   let app: FastifyInstance | undefined
-  // polling and warm-up failures have no caller to reject; they are logged and the next poll retries
-  const chain = await openChainSource(config, (err) => app?.log.warn({ err }, 'upstream background read failed'))
-  app = await buildApp(config, { chain })
+  // the domain logs through the app's logger once it exists (polling failures have no caller to reject)
+  const services = await openDomainServices(config, { log: { warn: (obj, msg) => app?.log.warn(obj, msg) } })
+  app = await buildApp(config, { chain: services.chain, quote: services.quote, apiKeys })
+  for (const warning of startupWarnings) app.log.warn(warning)
   const shutdown = async (signal: string) => {
     app?.log.info({ signal }, 'shutting down')
     await app?.close()
-    await chain.close()
+    await services.close()
     process.exit(0)
   }
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   await app.listen({ host: config.host, port: config.port })
-  app.log.info({ mode: chain.kind, chainId: chain.chainId.toString(), block: chain.latest().block.number.toString() }, 'state source ready')
+  const chain = services.chain
+  app.log.info({ mode: chain.kind, chainId: chain.chainId.toString(), block: chain.latest().block.number.toString(), router: services.contracts.router }, 'state source ready')
 }
 
 main().catch((err: unknown) => {

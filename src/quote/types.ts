@@ -12,6 +12,8 @@ export interface QuoteRequest {
   slippageBps?: number
   /** optional: who receives tokenOut when the calldata executes (default: the caller, msg.sender) */
   recipient?: Address
+  /** optional: the account that will send the transaction; the quote is executed from it (default: a fresh synthetic account) */
+  sender?: Address
 }
 
 export interface QuoteHop {
@@ -57,6 +59,15 @@ export class QuoteFailedError extends Error {
   }
 }
 
+export interface QuoteServiceStats {
+  /** plans whose calldata was executed in the EVM and answered */
+  quotesExecuted: number
+  /** executions whose output differed from the route math's (the EVM's figure was answered) */
+  mathDisagreements: number
+}
+
 export interface QuoteService {
   quote(request: QuoteRequest): Promise<QuoteResult>
+  /** counters for /metrics, where the implementation keeps them */
+  stats?(): QuoteServiceStats
 }

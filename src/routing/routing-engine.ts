@@ -8,7 +8,9 @@ import { nextBaseFee } from '../evm/block-context.ts'
 import type { Simulator } from '../evm/simulator.ts'
 import { PoolDiscovery, type DexDeployment, type PoolDiscoveryOptions } from './pool-discovery.ts'
 import { PoolStateLoader, type PoolLoadResult, type PoolStateLoaderOptions } from './pool-state.ts'
+import { buildPoolGraph, enumeratePaths } from './paths.ts'
 import { findBestPlan, type RoutedPlan, type RouteSearchParams } from './route-search.ts'
+import { MAX_HOPS } from './swap-plan.ts'
 
 type SearchSettings = Pick<RouteSearchParams, 'maxHops' | 'maxSplits' | 'splitParts' | 'gasModel' | 'maxPaths' | 'maxSplitCandidates'>
 
@@ -26,6 +28,12 @@ export interface PlanRequest {
   /** default: the next block's base fee (0 before London) */
   gasPriceWei?: bigint
 }
+
+/**
+ * The search's answer with the reason when there is no plan: no path of pools joins the tokens
+ * (`no-route`), or paths exist but none can take the amount (`insufficient-liquidity`).
+ */
+export type RouteOutcome = { kind: 'plan'; plan: RoutedPlan } | { kind: 'no-route' } | { kind: 'insufficient-liquidity' }
 
 export class RoutingEngine {
   readonly discovery: PoolDiscovery
@@ -46,8 +54,13 @@ export class RoutingEngine {
   }
 
   async findBestPlan(reader: StateReader, request: PlanRequest): Promise<RoutedPlan | undefined> {
+    const outcome = await this.route(reader, request)
+    return outcome.kind === 'plan' ? outcome.plan : undefined
+  }
+
+  async route(reader: StateReader, request: PlanRequest): Promise<RouteOutcome> {
     const { pools } = await this.loadPools(reader, request.tokenIn, request.tokenOut)
-    return findBestPlan({
+    const plan = findBestPlan({
       ...this.options.search,
       tokenIn: request.tokenIn,
       tokenOut: request.tokenOut,
@@ -56,5 +69,10 @@ export class RoutingEngine {
       gasPriceWei: request.gasPriceWei ?? nextBaseFee(reader.block) ?? 0n,
       weth: this.options.dex.weth,
     })
+    if (plan !== undefined) return { kind: 'plan', plan }
+    // one path is enough to tell the two failures apart
+    const maxHops = this.options.search?.maxHops ?? MAX_HOPS
+    const anyPath = enumeratePaths(buildPoolGraph(pools), request.tokenIn.toLowerCase() as Address, request.tokenOut.toLowerCase() as Address, maxHops, 1)
+    return anyPath.length > 0 ? { kind: 'insufficient-liquidity' } : { kind: 'no-route' }
   }
 }

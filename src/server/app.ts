@@ -5,11 +5,22 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { ServiceConfig } from '../config.ts'
 import type { ChainStateSource } from '../chain/types.ts'
+import type { QuoteService } from '../quote/types.ts'
+import type { ApiKeyRegistry } from './auth/api-keys.ts'
 import { registerHealthRoutes } from './health-routes.ts'
 import { jsonRpcLogSerializers, redactingNotFoundHandler } from './jsonrpc/index.ts'
+import { registerMetrics } from './metrics/http-metrics.ts'
+import { MetricsRegistry } from './metrics/registry.ts'
+import { registerServiceMetrics } from './metrics/service-metrics.ts'
+import { registerOpenApi } from './openapi/openapi.ts'
+import { registerQuoteRoutes } from './quote/quote-routes.ts'
 
 export interface AppServices {
   chain: ChainStateSource
+  quote: QuoteService
+  apiKeys: ApiKeyRegistry
+  /** default: a fresh registry */
+  metrics?: MetricsRegistry
 }
 
 export async function buildApp(config: ServiceConfig, services: AppServices): Promise<FastifyInstance> {
@@ -30,6 +41,19 @@ export async function buildApp(config: ServiceConfig, services: AppServices): Pr
   })
   // Fastify's default 404 logs the raw URL, which may carry a partner token
   app.setNotFoundHandler(redactingNotFoundHandler)
+
+  // the metrics hook and the OpenAPI route collector must exist before the routes they observe
+  const metrics = services.metrics ?? new MetricsRegistry()
+  registerMetrics(app, { registry: metrics })
+  registerServiceMetrics(metrics, services)
+  await registerOpenApi(app)
+
   registerHealthRoutes(app, services)
+  await registerQuoteRoutes(app, {
+    quoteService: services.quote,
+    apiKeys: services.apiKeys,
+    rateLimit: { max: config.rateLimitMax, timeWindowMs: config.rateLimitWindowMs },
+    metrics,
+  })
   return app
 }

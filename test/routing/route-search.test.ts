@@ -323,29 +323,3 @@ describe('findBestPlan on synthetic pool graphs', () => {
     )
   })
 })
-
-describe('route search speed', () => {
-  it('searches warm (pool states cached) in well under 5 ms on the devnet', async () => {
-    const timings: string[] = []
-    for (const [a, b, amountIn] of [
-      ['WETH', 'USDC', 300n * E18],
-      ['UNI', 'LINK', 1000n * E18],
-      ['WBTC', 'DAI', 10n ** 8n],
-    ] as const) {
-      const pools = await poolsFor(tok(a), tok(b))
-      const run = () => findBestPlan({ tokenIn: tok(a), tokenOut: tok(b), amountIn, pools, gasPriceWei: 20n * GWEI, weth: DEX.weth })
-      for (let i = 0; i < 30; i++) run()
-      const samples: number[] = []
-      for (let i = 0; i < 100; i++) {
-        const t = performance.now()
-        run()
-        samples.push(performance.now() - t)
-      }
-      samples.sort((x, y) => x - y)
-      const median = samples[50]
-      timings.push(`${a}->${b}: median ${median.toFixed(2)} ms, p95 ${samples[95].toFixed(2)} ms`)
-      expect(median).toBeLessThan(5)
-    }
-    console.info(`warm route search: ${timings.join('; ')}`)
-  })
-})

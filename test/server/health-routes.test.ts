@@ -4,12 +4,15 @@ import { loadConfig } from '../../src/config.ts'
 import { parseGenesis } from '../../src/chain/memory/genesis.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { buildApp } from '../../src/server/app.ts'
+import { ApiKeyRegistry } from '../../src/server/auth/api-keys.ts'
 
 describe('health routes', () => {
   let app: FastifyInstance
   beforeAll(async () => {
     const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
-    app = await buildApp({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 }, { chain })
+    // health routes never reach the quote engine
+    const quote = { quote: () => Promise.reject(new Error('not used by health routes')) }
+    app = await buildApp({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 }, { chain, quote, apiKeys: ApiKeyRegistry.fromKeys(['k']) })
     await app.listen({ host: '127.0.0.1', port: 0 })
   })
   afterAll(() => app.close())

@@ -25,7 +25,7 @@ export const SLIPPAGE_BPS_MIN = 0
 export const SLIPPAGE_BPS_MAX = 5000
 
 export const REQUIRED_FIELDS = ['tokenIn', 'tokenOut', 'amountIn'] as const
-export const OPTIONAL_FIELDS = ['slippageBps', 'recipient'] as const
+export const OPTIONAL_FIELDS = ['slippageBps', 'recipient', 'sender'] as const
 const KNOWN_FIELDS: ReadonlySet<string> = new Set<string>([...REQUIRED_FIELDS, ...OPTIONAL_FIELDS])
 
 /**
@@ -55,7 +55,7 @@ export function parseQuoteRequest(body: unknown): QuoteRequestParse {
   // own properties only: nothing reached through a prototype counts as sent
   const has = (name: string) => Object.hasOwn(fields, name)
 
-  const address = (name: 'tokenIn' | 'tokenOut' | 'recipient', required: boolean): Address | undefined => {
+  const address = (name: 'tokenIn' | 'tokenOut' | 'recipient' | 'sender', required: boolean): Address | undefined => {
     if (!has(name)) {
       if (required) details.push({ field: name, message: 'is required' })
       return undefined
@@ -93,6 +93,7 @@ export function parseQuoteRequest(body: unknown): QuoteRequestParse {
   }
 
   const recipient = address('recipient', false)
+  const sender = address('sender', false)
 
   let unknown = 0
   for (const name of Object.keys(fields)) {
@@ -113,5 +114,6 @@ export function parseQuoteRequest(body: unknown): QuoteRequestParse {
   const value: QuoteRequest = { tokenIn, tokenOut, amountIn }
   if (slippageBps !== undefined) value.slippageBps = slippageBps
   if (recipient !== undefined) value.recipient = recipient
+  if (sender !== undefined) value.sender = sender
   return { ok: true, value }
 }

@@ -34,6 +34,9 @@ export const quoteRequestSchema = {
       description: 'Optional. Slippage tolerance in basis points used for minAmountOut (default 50).',
     },
     recipient: address('Optional. Receiver of tokenOut when the calldata executes (default: the caller).'),
+    sender: address(
+      'Optional. The account that will send the swap transaction. The quote is executed from it with its real balances and allowance (topped up only where short), so `gas` matches its transaction; default: a fresh account holding exactly amountIn.',
+    ),
   },
 } as const
 

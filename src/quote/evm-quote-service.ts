@@ -1,0 +1,157 @@
+/**
+ * The quote engine: native-math route search, then the chosen plan's calldata executed in the EVM
+ * on the current state. `amountOut` and `gas` in the answer are what that execution produced; where
+ * the math and the EVM disagree, the EVM wins and the disagreement is logged and counted.
+ */
+import { decodeAbiParameters, encodeFunctionData, parseAbi, type Hex } from 'viem'
+import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
+import { bytesToHexString } from '../chain/quantity.ts'
+import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
+import type { SimulationState, Simulator } from '../evm/simulator.ts'
+import type { PlanRequest, RouteOutcome } from '../routing/routing-engine.ts'
+import type { SwapPlan } from '../routing/swap-plan.ts'
+import { encodeSwapPlanCall } from './router-calldata.ts'
+import { QuoteFailedError, type QuoteRequest, type QuoteResult, type QuoteService, type QuoteServiceStats } from './types.ts'
+
+/** The route search, as the quote needs it (RoutingEngine implements it). */
+export interface RoutePlanner {
+  route(reader: StateReader, request: PlanRequest): Promise<RouteOutcome>
+}
+
+export interface QuoteServiceLogger {
+  warn(obj: object, msg: string): void
+}
+
+export interface EvmQuoteServiceOptions {
+  chain: ChainStateSource
+  simulator: Simulator
+  erc20: Erc20StateWriter
+  planner: RoutePlanner
+  router: Address
+  defaultSlippageBps: number
+  /** seconds a quote's calldata stays valid (its deadline) */
+  deadlineSeconds?: number
+  log: QuoteServiceLogger
+}
+
+/** The taker a quote is simulated for when the request names no recipient: a fresh account. */
+export const SYNTHETIC_TAKER: Address = '0x00000000000000000000000000000000007a4e12'
+const MAX_UINT256 = (1n << 256n) - 1n
+const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function allowance(address,address) view returns (uint256)'])
+
+export class EvmQuoteService implements QuoteService {
+  private readonly counters: QuoteServiceStats = { quotesExecuted: 0, mathDisagreements: 0 }
+
+  constructor(private readonly options: EvmQuoteServiceOptions) {}
+
+  stats(): QuoteServiceStats {
+    return { ...this.counters }
+  }
+
+  async quote(request: QuoteRequest): Promise<QuoteResult> {
+    const { simulator, chain, router } = this.options
+    if (request.tokenIn === request.tokenOut) {
+      throw new QuoteFailedError('SAME_TOKEN', 'tokenIn and tokenOut are the same token', { token: request.tokenIn })
+    }
+    const reader = chain.latest()
+    const base = simulator.openState(reader)
+    await this.requireToken(base, request.tokenIn, 'tokenIn')
+    await this.requireToken(base, request.tokenOut, 'tokenOut')
+
+    // gas is valued at the next block's base fee: what the swap would pay without a tip
+    const gasPriceWei = base.block.baseFeePerGas ?? 0n
+    const outcome = await this.options.planner.route(reader, { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn, gasPriceWei })
+    if (outcome.kind === 'no-route') {
+      throw new QuoteFailedError('NO_ROUTE', 'no route between these tokens within 3 hops through the configured base tokens', {
+        tokenIn: request.tokenIn,
+        tokenOut: request.tokenOut,
+      })
+    }
+    if (outcome.kind === 'insufficient-liquidity') {
+      throw new QuoteFailedError('INSUFFICIENT_LIQUIDITY', 'the pools on every route are too shallow for this amount', { amountIn: request.amountIn.toString() })
+    }
+    const plan = outcome.plan
+
+    // The account the calldata is executed from: the named sender with its real balances (topped
+    // up only where short), or a fresh synthetic account funded through overrides. The calldata
+    // names the requested recipient, or none (the router then pays msg.sender).
+    const taker = request.sender ?? SYNTHETIC_TAKER
+    const slippageBps = BigInt(request.slippageBps ?? this.options.defaultSlippageBps)
+    const deadline = base.block.timestamp + BigInt(this.options.deadlineSeconds ?? 300)
+    const funded = await this.fund(base, request.tokenIn, taker, request.amountIn)
+
+    let minAmountOut = (plan.expectedAmountOut * (10_000n - slippageBps)) / 10_000n
+    let execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
+    if (execution.amountOut !== plan.expectedAmountOut) {
+      this.counters.mathDisagreements++
+      this.options.log.warn(
+        { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn.toString(), math: plan.expectedAmountOut.toString(), evm: execution.amountOut.toString() },
+        'route math and EVM disagree; the EVM result is quoted',
+      )
+      // the calldata's minimum must follow the EVM's figure; re-run so gas is that of the final bytes
+      minAmountOut = (execution.amountOut * (10_000n - slippageBps)) / 10_000n
+      execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
+    }
+
+    this.counters.quotesExecuted++
+    const legs = plan.legs.map((leg) => ({
+      amountIn: leg.amountIn,
+      amountOut: leg.expectedAmountOut,
+      hops: leg.hops.map((h) => ({ protocol: h.protocol, pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee })),
+    }))
+    return {
+      amountOut: execution.amountOut,
+      gas: execution.gasUsed,
+      calldata: execution.calldata,
+      router,
+      spender: router,
+      blockNumber: reader.block.number,
+      minAmountOut,
+      routes: legs,
+    }
+  }
+
+  private async execute(state: SimulationState, taker: Address, recipient: Address | undefined, plan: SwapPlan, minAmountOut: bigint, deadline: bigint) {
+    const calldata = encodeSwapPlanCall({ plan, minAmountOut, recipient, deadline })
+    const result = await this.options.simulator.call(state, { from: taker, to: this.options.router, data: calldata })
+    if (result.status !== 'success') {
+      throw new QuoteFailedError('SIMULATION_FAILED', `the route reverted when executed: ${result.revertReason ?? result.error ?? 'no reason'}`, {
+        revertReason: result.revertReason ?? null,
+      })
+    }
+    const [amountOut] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(result.returnData))
+    return { amountOut, gasUsed: result.gasUsed, calldata }
+  }
+
+  /**
+   * A child of `base` in which the taker holds at least amountIn of the token and the router may
+   * spend it: balance and allowance are topped up only where they fall short.
+   */
+  private async fund(base: SimulationState, token: Address, taker: Address, amountIn: bigint): Promise<SimulationState> {
+    const balance = await this.view(base, token, encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [taker] }))
+    const allowance = await this.view(base, token, encodeFunctionData({ abi: ERC20, functionName: 'allowance', args: [taker, this.options.router] }))
+    const funded = base.fork()
+    if (balance < amountIn) await this.options.erc20.setBalance(funded, token, taker, amountIn)
+    if (allowance < amountIn) await this.options.erc20.setAllowance(funded, token, taker, this.options.router, MAX_UINT256)
+    return funded
+  }
+
+  private async requireToken(state: SimulationState, token: Address, field: 'tokenIn' | 'tokenOut') {
+    const code = await state.reader.getCode(token)
+    const answer = code.length === 0 ? undefined : await this.options.simulator.call(state, {
+      from: SYNTHETIC_TAKER,
+      to: token,
+      data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [SYNTHETIC_TAKER] }),
+      gasLimit: 200_000n,
+    })
+    if (answer === undefined || answer.status !== 'success' || answer.returnData.length !== 32) {
+      throw new QuoteFailedError('NOT_A_TOKEN', `${field} ${token} is not an ERC-20 token on this chain`, { field, token })
+    }
+  }
+
+  private async view(state: SimulationState, to: Address, data: Hex): Promise<bigint> {
+    const r = await this.options.simulator.call(state, { from: SYNTHETIC_TAKER, to, data, gasLimit: 500_000n })
+    if (r.status !== 'success' || r.returnData.length < 32) return 0n
+    return BigInt(bytesToHexString(r.returnData.subarray(0, 32)))
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * POST /v1/quote end to end: the service composed as `npm start` composes it (openDomainServices +
+ * buildApp), on a real socket, on the embedded devnet and on a fork of anvil. Every quote's
+ * calldata is then sent as a real transaction to anvil (an independent EVM) loaded with the same
+ * genesis: the sender receives exactly `amountOut` and the receipt's gasUsed equals `gas`.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../scripts/lib/anvil.ts'
+import { loadConfig, type ServiceConfig } from '../src/config.ts'
+import { DEV_API_KEY, resolveApiKeys } from '../src/server/auth/api-keys.ts'
+import { buildApp } from '../src/server/app.ts'
+import { openDomainServices, type DomainServices } from '../src/service.ts'
+import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from './support/devnet.ts'
+
+const registry = loadRegistry()
+const REGISTRY_PATH = join(import.meta.dirname, '../fixtures/devnet/registry.json')
+const full = JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as {
+  genesisTimestamp: string | number
+  weth: string
+  baseTokens: Array<{ address: string }>
+  v2: { factory: string }
+  v3: { factory: string }
+  extensions: Record<string, string>
+}
+const ROUTER = lower(full.extensions['swap-plan-router'])
+const SENDER = lower(registry.devAccounts.accounts[1].address)
+const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
+const E18 = 10n ** 18n
+
+interface Running {
+  services: DomainServices
+  app: FastifyInstance
+  url: string
+}
+
+async function startService(config: ServiceConfig, apiKeys = resolveApiKeys({ mode: config.upstreamRpcUrl ? 'fork' : 'devnet', apiKeys: config.apiKeys, log: { warn: () => {} } })): Promise<Running> {
+  const services = await openDomainServices(config, { log: { warn: () => {} } })
+  const app = await buildApp(config, { chain: services.chain, quote: services.quote, apiKeys })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (address === null || typeof address !== 'object') throw new Error('no address')
+  return { services, app, url: `http://127.0.0.1:${address.port}` }
+}
+
+async function stopService(r: Running | undefined) {
+  await r?.app.close()
+  await r?.services.close()
+}
+
+async function postQuote(url: string, body: unknown, key = DEV_API_KEY) {
+  const res = await fetch(`${url}/v1/quote`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  })
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+}
+
+interface WireQuote {
+  amountOut: string
+  gas: number
+  calldata: `0x${string}`
+  router: string
+  spender: string
+  blockNumber: string
+  minAmountOut: string
+  routes: Array<{ amountIn: string; amountOut: string; hops: Array<{ protocol: string; pool: string; tokenIn: string; tokenOut: string; fee: number }> }>
+}
+
+async function balanceOnAnvil(url: string, token: string, holder: string): Promise<bigint> {
+  const data = encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder as `0x${string}`] })
+  const out = await anvilRpc<`0x${string}`>(url, 'eth_call', [{ to: token, data }, 'latest'])
+  return decodeFunctionResult({ abi: ERC20, functionName: 'balanceOf', data: out })
+}
+
+/** The receipt of `hash`, waiting for anvil to mine it (eth_sendTransaction may answer first). */
+async function receiptOf(anvilUrl: string, hash: string): Promise<{ status: string; gasUsed: string; blockNumber: string }> {
+  for (let i = 0; i < 100; i++) {
+    const receipt = await anvilRpc<{ status: string; gasUsed: string; blockNumber: string } | null>(anvilUrl, 'eth_getTransactionReceipt', [hash])
+    if (receipt !== null) return receipt
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  throw new Error(`no receipt for ${hash}`)
+}
+
+async function revertReasonOf(anvilUrl: string, hash: string): Promise<string> {
+  const trace = await anvilRpc<{ error?: string; revertReason?: string; output?: string }>(anvilUrl, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }])
+  return `${trace.error ?? ''} ${trace.revertReason ?? ''} ${trace.output ?? ''}`
+}
+
+/** Sends the quote's calldata from SENDER as a transaction in block 1 (our next-block context) and reverts. */
+async function executeOnAnvil(anvilUrl: string, tokenOut: string, quote: WireQuote): Promise<{ received: bigint; gasUsed: bigint; status: string }> {
+  const snapshot = await anvilRpc<string>(anvilUrl, 'evm_snapshot')
+  try {
+    const before = await balanceOnAnvil(anvilUrl, tokenOut, SENDER)
+    await anvilRpc(anvilUrl, 'evm_setNextBlockTimestamp', [Number(full.genesisTimestamp) + 12])
+    const hash = await anvilRpc<string>(anvilUrl, 'eth_sendTransaction', [{ from: SENDER, to: quote.router, data: quote.calldata, gas: '0x1e8480' }])
+    const receipt = await receiptOf(anvilUrl, hash)
+    expect(BigInt(receipt.blockNumber)).toBe(1n)
+    if (receipt.status !== '0x1') {
+      const block = await anvilRpc<{ timestamp: string }>(anvilUrl, 'eth_getBlockByNumber', [receipt.blockNumber, false])
+      throw new Error(`reverted on anvil in a block of timestamp ${BigInt(block.timestamp)}: ${await revertReasonOf(anvilUrl, hash)}`)
+    }
+    const after = await balanceOnAnvil(anvilUrl, tokenOut, SENDER)
+    return { received: after - before, gasUsed: BigInt(receipt.gasUsed), status: receipt.status }
+  } finally {
+    await anvilRpc(anvilUrl, 'evm_revert', [snapshot])
+  }
+}
+
+const amountOf = (symbol: string, units: number): bigint => {
+  const decimals = registry.tokens.find((t) => t.symbol === symbol)!.decimals
+  return (BigInt(Math.round(units * 1e6)) * 10n ** BigInt(decimals)) / 1_000_000n
+}
+
+/** Cases found on the devnet: the shape each gives is asserted, so a fixture change that moves them shows. */
+const CASES = [
+  { name: 'direct pair (one pool)', tokenIn: 'WETH', tokenOut: 'USDC', amountIn: E18, legs: 1, hops: [1] },
+  { name: 'two hops (UNI has no USDC pool)', tokenIn: 'USDC', tokenOut: 'UNI', amountIn: amountOf('USDC', 10_000), legs: 1, hops: [2] },
+  { name: 'three hops, one route', tokenIn: 'LINK', tokenOut: 'DAI', amountIn: amountOf('LINK', 666.67), legs: 1, hops: [3] },
+  { name: 'a split over several routes', tokenIn: 'WETH', tokenOut: 'USDC', amountIn: 66n * E18, legs: 4, hops: undefined },
+] as const
+
+describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
+  let anvil: AnvilInstance
+  let svc: Running
+  beforeAll(async () => {
+    anvil = await startAnvil({ genesisPath: GENESIS_PATH })
+    svc = await startService({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 })
+  })
+  afterAll(async () => {
+    await stopService(svc)
+    await anvil?.stop()
+  })
+
+  it.each(CASES.map((c) => [c.name, c] as const))('%s: amountOut and gas are what the calldata does on anvil', async (_name, c) => {
+    const tokenIn = tokenAddress(registry, c.tokenIn)
+    const tokenOut = tokenAddress(registry, c.tokenOut)
+    const { status, body } = await postQuote(svc.url, { tokenIn, tokenOut, amountIn: c.amountIn.toString(), sender: SENDER })
+    expect(status, JSON.stringify(body)).toBe(200)
+    const quote = body as unknown as WireQuote
+    expect(quote.router).toBe(ROUTER)
+    expect(quote.spender).toBe(ROUTER)
+    expect(quote.calldata).toMatch(/^0x[0-9a-f]+$/)
+    expect(Number.isSafeInteger(quote.gas)).toBe(true)
+    expect(quote.blockNumber).toBe('0')
+    expect(quote.routes).toHaveLength(c.legs)
+    if (c.hops) expect(quote.routes.map((r) => r.hops.length)).toEqual(c.hops)
+    const legsIn = quote.routes.reduce((sum, r) => sum + BigInt(r.amountIn), 0n)
+    expect(legsIn).toBe(c.amountIn)
+    // the default slippage of 50 bps
+    expect(BigInt(quote.minAmountOut)).toBe((BigInt(quote.amountOut) * 9950n) / 10_000n)
+
+    const onAnvil = await executeOnAnvil(anvil.url, tokenOut, quote)
+    expect(onAnvil.status).toBe('0x1')
+    expect(onAnvil.received).toBe(BigInt(quote.amountOut))
+    expect(onAnvil.gasUsed).toBe(BigInt(quote.gas))
+  })
+
+  it('the split beats every single route the search could take', async () => {
+    const c = CASES[3]
+    const tokenIn = tokenAddress(registry, c.tokenIn)
+    const tokenOut = tokenAddress(registry, c.tokenOut)
+    const { body } = await postQuote(svc.url, { tokenIn, tokenOut, amountIn: c.amountIn.toString(), sender: SENDER })
+    const reader = svc.services.chain.latest()
+    const { pools } = await svc.services.routing.loadPools(reader, tokenIn, tokenOut)
+    const { findBestPlan } = await import('../src/routing/route-search.ts')
+    const single = findBestPlan({ tokenIn, tokenOut, amountIn: c.amountIn, pools, gasPriceWei: 0n, maxSplits: 1 })
+    expect(single).toBeDefined()
+    expect(BigInt((body as unknown as WireQuote).amountOut)).toBeGreaterThan(single!.expectedAmountOut)
+  })
+
+  it('pays the named recipient, and quotes the same amount for a fresh sender', async () => {
+    const tokenIn = tokenAddress(registry, 'WETH')
+    const tokenOut = tokenAddress(registry, 'DAI')
+    const recipient = '0x000000000000000000000000000000000000beef'
+    const withSender = await postQuote(svc.url, { tokenIn, tokenOut, amountIn: E18.toString(), sender: SENDER, recipient })
+    const fresh = await postQuote(svc.url, { tokenIn, tokenOut, amountIn: E18.toString() })
+    expect(withSender.status).toBe(200)
+    expect(fresh.status).toBe(200)
+    expect(fresh.body.amountOut).toBe(withSender.body.amountOut)
+    expect((fresh.body.calldata as string).includes(recipient.slice(2))).toBe(false)
+    const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
+    try {
+      await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [Number(full.genesisTimestamp) + 12])
+      const q = withSender.body as unknown as WireQuote
+      const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: SENDER, to: q.router, data: q.calldata, gas: '0x1e8480' }])
+      const receipt = await receiptOf(anvil.url, hash)
+      expect(receipt.status).toBe('0x1')
+      expect(await balanceOnAnvil(anvil.url, tokenOut, recipient)).toBe(BigInt(q.amountOut))
+      expect(BigInt(receipt.gasUsed)).toBe(BigInt(q.gas))
+    } finally {
+      await anvilRpc(anvil.url, 'evm_revert', [snapshot])
+    }
+  })
+
+  it('answers 422 QUOTE_ERROR with the reason: same token, not a token, too small to fill', async () => {
+    const weth = tokenAddress(registry, 'WETH')
+    const same = await postQuote(svc.url, { tokenIn: weth, tokenOut: weth, amountIn: '1000' })
+    expect(same.status).toBe(422)
+    expect(same.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'SAME_TOKEN' } })
+
+    const eoa = await postQuote(svc.url, { tokenIn: weth, tokenOut: SENDER, amountIn: '1000' })
+    expect(eoa.status).toBe(422)
+    expect(eoa.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'NOT_A_TOKEN', field: 'tokenOut' } })
+
+    const feed = typeof registry.ethUsdFeed === 'string' ? registry.ethUsdFeed : registry.ethUsdFeed.address
+    const notErc20 = await postQuote(svc.url, { tokenIn: feed, tokenOut: weth, amountIn: '1000' })
+    expect(notErc20.status).toBe(422)
+    expect(notErc20.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'NOT_A_TOKEN', field: 'tokenIn' } })
+
+    // one wei of WETH buys no unit of USDC anywhere: every path exists, none delivers
+    const dust = await postQuote(svc.url, { tokenIn: weth, tokenOut: tokenAddress(registry, 'USDC'), amountIn: '1' })
+    expect(dust.status).toBe(422)
+    expect(dust.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'INSUFFICIENT_LIQUIDITY' } })
+  })
+
+  it('answers 401 before 400, and 400 with one detail per violation', async () => {
+    const unauth = await postQuote(svc.url, { tokenIn: 'nope' }, 'wrong-key')
+    expect(unauth.status).toBe(401)
+    expect(unauth.body).toEqual({ code: 'UNAUTHORIZED', message: expect.any(String) })
+    const invalid = await postQuote(svc.url, { tokenIn: 'nope', amountIn: '01' })
+    expect(invalid.status).toBe(400)
+    expect(invalid.body.code).toBe('VALIDATION_ERROR')
+    expect((invalid.body.details as Array<{ field: string }>).map((d) => d.field).sort()).toEqual(['amountIn', 'tokenIn', 'tokenOut'])
+  })
+
+  it('serves /readyz, /metrics with quote and state series, and the OpenAPI document', async () => {
+    const ready = await fetch(`${svc.url}/readyz`)
+    expect(ready.status).toBe(200)
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text()
+    expect(metrics).toMatch(/http_requests_total\{method="POST",route="\/v1\/quote",status_code="200"\} \d+/)
+    expect(metrics).toMatch(/quote_executions_total [1-9]\d*/)
+    expect(metrics).toContain('quote_math_evm_disagreements_total 0')
+    expect(metrics).toContain('state_source_info{mode="devnet"} 1')
+    const openapi = (await (await fetch(`${svc.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> }
+    expect(Object.keys(openapi.paths)).toContain('/quote')
+  })
+})
+
+describe('POST /v1/quote with a pool-less token', () => {
+  let svc: Running
+  let dir: string
+  const LONELY = '0x00000000000000000000000000000000000c0ffe'
+  beforeAll(async () => {
+    // a copy of the devnet with LINK's code at a new address: a working ERC-20 that no pool holds
+    const genesis = JSON.parse(readFileSync(GENESIS_PATH, 'utf8')) as { alloc: Record<string, { code?: string; balance: string }> }
+    const link = Object.entries(genesis.alloc).find(([a]) => lower(a) === tokenAddress(registry, 'LINK'))![1]
+    genesis.alloc[LONELY.slice(2)] = { code: link.code, balance: '0x0' }
+    dir = mkdtempSync(join(tmpdir(), 'lonely-'))
+    writeFileSync(join(dir, 'genesis.json'), JSON.stringify(genesis))
+    svc = await startService({ ...loadConfig({ LOG_LEVEL: 'silent', DEVNET_GENESIS: join(dir, 'genesis.json') }), port: 0 })
+  })
+  afterAll(async () => {
+    await stopService(svc)
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('answers 422 QUOTE_ERROR NO_ROUTE', async () => {
+    const r = await postQuote(svc.url, { tokenIn: LONELY, tokenOut: tokenAddress(registry, 'WETH'), amountIn: '1000000' })
+    expect(r.status).toBe(422)
+    expect(r.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'NO_ROUTE' } })
+  })
+})
+
+describe('POST /v1/quote in fork mode (anvil as the upstream)', () => {
+  let anvil: AnvilInstance
+  let svc: Running
+  const API_KEY = 'fork-test-key-0123456789'
+  beforeAll(async () => {
+    anvil = await startAnvil({ genesisPath: GENESIS_PATH })
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      UPSTREAM_RPC_URL: anvil.url,
+      FORK_BLOCK: '0',
+      UPSTREAM_TIMEOUT_MS: '1000',
+      UPSTREAM_RETRIES: '1',
+      API_KEYS: API_KEY,
+      ROUTER_ADDRESS: ROUTER,
+      WETH_ADDRESS: full.weth,
+      V2_FACTORY: full.v2.factory,
+      V3_FACTORY: full.v3.factory,
+      BASE_TOKENS: full.baseTokens.map((t) => t.address).join(','),
+    })
+    svc = await startService({ ...config, port: 0 })
+  })
+  afterAll(async () => {
+    await stopService(svc)
+    await anvil?.stop()
+  })
+
+  it('quotes what the calldata does on the upstream, then answers 502 once the upstream is gone', async () => {
+    const tokenIn = tokenAddress(registry, 'USDC')
+    const tokenOut = tokenAddress(registry, 'UNI')
+    const amountIn = amountOf('USDC', 10_000)
+    const devKey = await postQuote(svc.url, { tokenIn, tokenOut, amountIn: amountIn.toString() })
+    expect(devKey.status).toBe(401)
+    const ok = await postQuote(svc.url, { tokenIn, tokenOut, amountIn: amountIn.toString(), sender: SENDER }, API_KEY)
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200)
+    const quote = ok.body as unknown as WireQuote
+    const onAnvil = await executeOnAnvil(anvil.url, tokenOut, quote)
+    expect(onAnvil.received).toBe(BigInt(quote.amountOut))
+    expect(onAnvil.gasUsed).toBe(BigInt(quote.gas))
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text()
+    expect(metrics).toMatch(/upstream_rpc_calls_total\{method="eth_getStorageAt"\} [1-9]\d*/)
+    expect(metrics).toMatch(/state_cache_hit_ratio 0\.\d+/)
+
+    await anvil.stop()
+    // a pair whose pools were never read needs the upstream
+    const gone = await postQuote(svc.url, { tokenIn: tokenAddress(registry, 'WBTC'), tokenOut: tokenAddress(registry, 'LINK'), amountIn: '100000' }, API_KEY)
+    expect(gone.status).toBe(502)
+    expect(gone.body).toEqual({ code: 'UPSTREAM_ERROR', message: expect.stringMatching(/^upstream node failed/) })
+    expect(JSON.stringify(gone.body)).not.toContain('127.0.0.1')
+    const ready = await fetch(`${svc.url}/readyz`)
+    expect(ready.status).toBe(503)
+  })
+})
