@@ -31,6 +31,8 @@ export interface ServiceConfig {
   rateLimitWindowMs: number
   /** default slippage tolerance of a quote's minAmountOut, basis points */
   defaultSlippageBps: number
+  /** quote answers cached per (block, request); 0 disables the cache */
+  quoteCacheMaxEntries: number
   /** fork mode: contracts of the forked chain (devnet mode reads them from the registry) */
   routerAddress?: string
   wethAddress?: string
@@ -67,6 +69,7 @@ export const DEFAULTS = {
   RATE_LIMIT_MAX: 100,
   RATE_LIMIT_WINDOW_MS: 1_000,
   DEFAULT_SLIPPAGE_BPS: 50,
+  QUOTE_CACHE_MAX_ENTRIES: 10_000,
 } as const
 
 export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
@@ -149,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     rateLimitMax: int('RATE_LIMIT_MAX', 1, 1_000_000),
     rateLimitWindowMs: int('RATE_LIMIT_WINDOW_MS', 100, 3_600_000),
     defaultSlippageBps: int('DEFAULT_SLIPPAGE_BPS', 0, 5_000),
+    quoteCacheMaxEntries: int('QUOTE_CACHE_MAX_ENTRIES', 0, 1_000_000),
     routerAddress: optionalAddress('ROUTER_ADDRESS'),
     wethAddress: optionalAddress('WETH_ADDRESS'),
     v2Factory: optionalAddress('V2_FACTORY'),

@@ -41,6 +41,7 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     planner: routing,
     router: contracts.router,
     defaultSlippageBps: config.defaultSlippageBps,
+    maxCachedQuotes: config.quoteCacheMaxEntries,
     log: options.log,
   })
   return { chain, contracts, simulator, routing, quote, close: () => chain.close() }

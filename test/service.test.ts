@@ -200,6 +200,19 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
     }
   })
 
+  it('answers a repeated request on the same block from the answer cache, identically', async () => {
+    const body = { tokenIn: tokenAddress(registry, 'DAI'), tokenOut: tokenAddress(registry, 'USDT'), amountIn: '123456789000000000000' }
+    const hitsBefore = svc.services.quote.stats().cacheHits
+    const first = await postQuote(svc.url, body)
+    const second = await postQuote(svc.url, body)
+    expect(first.status).toBe(200)
+    expect(second.body).toEqual(first.body)
+    expect(svc.services.quote.stats().cacheHits).toBe(hitsBefore + 1)
+    // another amount is another question
+    await postQuote(svc.url, { ...body, amountIn: '123456789000000000001' })
+    expect(svc.services.quote.stats().cacheHits).toBe(hitsBefore + 1)
+  })
+
   it('answers 422 QUOTE_ERROR with the reason: same token, not a token, too small to fill', async () => {
     const weth = tokenAddress(registry, 'WETH')
     const same = await postQuote(svc.url, { tokenIn: weth, tokenOut: weth, amountIn: '1000' })

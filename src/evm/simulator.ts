@@ -11,7 +11,7 @@ import { createTx, type TypedTransaction } from '@ethereumjs/tx'
 import { Address as EjsAddress, createAddressFromString } from '@ethereumjs/util'
 import { runTx, type RunTxResult } from '@ethereumjs/vm'
 import { bytesToHexString, hexToBytesStrict } from '../chain/quantity.ts'
-import { UpstreamError, type Address, type Hex, type StateReader } from '../chain/types.ts'
+import { UpstreamError, type Address, type BlockInfo, type Hex, type StateReader } from '../chain/types.ts'
 import { nextBlockContext, toEjsBlock, type ExecutionBlock } from './block-context.ts'
 import { JournaledState } from './journaled-state.ts'
 import { decodeRevertReason } from './revert-reason.ts'
@@ -83,14 +83,18 @@ export class TransactionRejectedError extends Error {
  * A simulation's state: an overlay over a pinned reader plus the block it executes in. Executions
  * never mutate a state they are given; they return a new one.
  */
-export class SimulationState {
-  private ejsBlock: Block | undefined
-  private ejsCallBlock: Block | undefined
+/** The ethereumjs block objects of one execution context, built on first use and shared by every state that executes in it. */
+interface EjsBlocks {
+  block?: Block
+  callBlock?: Block
+}
 
+export class SimulationState {
   constructor(
     readonly overlay: JournaledState,
     readonly block: ExecutionBlock,
     readonly common: Common,
+    private readonly ejs: EjsBlocks = {},
   ) {}
 
   get reader(): StateReader {
@@ -99,22 +103,19 @@ export class SimulationState {
 
   /** A writable child of this state; this state becomes read-only. */
   fork(): SimulationState {
-    const child = new SimulationState(this.overlay.fork(), this.block, this.common)
-    // built once per state chain: every execution on top of this state shares the block object
-    child.ejsBlock = this.toEjsBlock()
-    child.ejsCallBlock = this.toEjsCallBlock()
-    return child
+    // the block objects are shared down the state chain: every execution on top uses the same ones
+    return new SimulationState(this.overlay.fork(), this.block, this.common, this.ejs)
   }
 
   toEjsBlock(): Block {
-    this.ejsBlock ??= toEjsBlock(this.block, this.common)
-    return this.ejsBlock
+    this.ejs.block ??= toEjsBlock(this.block, this.common)
+    return this.ejs.block
   }
 
   /** The same block with a zero base fee, for eth_call-style calls. */
   toEjsCallBlock(): Block {
-    this.ejsCallBlock ??= toEjsBlock({ ...this.block, baseFeePerGas: this.block.baseFeePerGas === undefined ? undefined : 0n }, this.common)
-    return this.ejsCallBlock
+    this.ejs.callBlock ??= toEjsBlock({ ...this.block, baseFeePerGas: this.block.baseFeePerGas === undefined ? undefined : 0n }, this.common)
+    return this.ejs.callBlock
   }
 }
 
@@ -129,6 +130,11 @@ export class Simulator {
   readonly common: Common
   readonly blockTimeSeconds: bigint
   private readonly vms: VmPool
+  /**
+   * The next-block context of each head and its ethereumjs block objects, so states opened on the
+   * same head share them instead of rebuilding headers per request. Weak: dropped with the head.
+   */
+  private readonly nextBlocks = new WeakMap<BlockInfo, { context: ExecutionBlock; ejs: EjsBlocks }>()
 
   constructor(options: SimulatorOptions) {
     this.common = options.common
@@ -138,7 +144,13 @@ export class Simulator {
 
   /** A state over `reader` that executes in the next block (or in `block`, when given). */
   openState(reader: StateReader, block?: ExecutionBlock): SimulationState {
-    return new SimulationState(JournaledState.over(reader), block ?? nextBlockContext(reader.block, this.blockTimeSeconds), this.common)
+    if (block !== undefined) return new SimulationState(JournaledState.over(reader), block, this.common)
+    let next = this.nextBlocks.get(reader.block)
+    if (next === undefined) {
+      next = { context: nextBlockContext(reader.block, this.blockTimeSeconds), ejs: {} }
+      this.nextBlocks.set(reader.block, next)
+    }
+    return new SimulationState(JournaledState.over(reader), next.context, this.common, next.ejs)
   }
 
   /**

@@ -4,6 +4,7 @@
  * the math and the EVM disagree, the EVM wins and the disagreement is logged and counted.
  */
 import { decodeAbiParameters, encodeFunctionData, parseAbi, type Hex } from 'viem'
+import { LRUCache } from 'lru-cache'
 import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
@@ -32,6 +33,11 @@ export interface EvmQuoteServiceOptions {
   /** seconds a quote's calldata stays valid (its deadline) */
   deadlineSeconds?: number
   log: QuoteServiceLogger
+  /**
+   * answers kept per (block, request): the state is pinned to a block, so the same request on the
+   * same block has the same answer; default 10,000 entries, 0 disables
+   */
+  maxCachedQuotes?: number
 }
 
 /** The taker a quote is simulated for when the request names no recipient: a fresh account. */
@@ -40,20 +46,44 @@ const MAX_UINT256 = (1n << 256n) - 1n
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function allowance(address,address) view returns (uint256)'])
 
 export class EvmQuoteService implements QuoteService {
-  private readonly counters: QuoteServiceStats = { quotesExecuted: 0, mathDisagreements: 0 }
+  private readonly counters: QuoteServiceStats = { quotesExecuted: 0, mathDisagreements: 0, cacheHits: 0 }
+  /** (block, request) -> the answer or the quote failure; promises, so concurrent twins share one run */
+  private readonly answers: LRUCache<string, Promise<QuoteResult>> | undefined
+  /** (block, token) -> whether it answers balanceOf like an ERC-20 */
+  private readonly tokenChecks = new LRUCache<string, Promise<boolean>>({ max: 10_000 })
 
-  constructor(private readonly options: EvmQuoteServiceOptions) {}
+  constructor(private readonly options: EvmQuoteServiceOptions) {
+    const max = options.maxCachedQuotes ?? 10_000
+    this.answers = max > 0 ? new LRUCache({ max }) : undefined
+  }
 
   stats(): QuoteServiceStats {
     return { ...this.counters }
   }
 
   async quote(request: QuoteRequest): Promise<QuoteResult> {
-    const { simulator, chain, router } = this.options
     if (request.tokenIn === request.tokenOut) {
       throw new QuoteFailedError('SAME_TOKEN', 'tokenIn and tokenOut are the same token', { token: request.tokenIn })
     }
-    const reader = chain.latest()
+    const reader = this.options.chain.latest()
+    if (this.answers === undefined) return this.compute(reader, request)
+    const key = `${reader.block.number}:${reader.block.hash}:${request.tokenIn}:${request.tokenOut}:${request.amountIn}:${request.slippageBps ?? ''}:${request.recipient ?? ''}:${request.sender ?? ''}`
+    const cached = this.answers.get(key)
+    if (cached !== undefined) {
+      this.counters.cacheHits++
+      return cached
+    }
+    const answer = this.compute(reader, request)
+    this.answers.set(key, answer)
+    // only answers and quote failures are facts about the block; an upstream error or a bug is not
+    answer.catch((err: unknown) => {
+      if (!(err instanceof QuoteFailedError) && this.answers?.get(key) === answer) this.answers.delete(key)
+    })
+    return answer
+  }
+
+  private async compute(reader: StateReader, request: QuoteRequest): Promise<QuoteResult> {
+    const { simulator, router } = this.options
     const base = simulator.openState(reader)
     await this.requireToken(base, request.tokenIn, 'tokenIn')
     await this.requireToken(base, request.tokenOut, 'tokenOut')
@@ -78,7 +108,7 @@ export class EvmQuoteService implements QuoteService {
     const taker = request.sender ?? SYNTHETIC_TAKER
     const slippageBps = BigInt(request.slippageBps ?? this.options.defaultSlippageBps)
     const deadline = base.block.timestamp + BigInt(this.options.deadlineSeconds ?? 300)
-    const funded = await this.fund(base, request.tokenIn, taker, request.amountIn)
+    const funded = request.sender === undefined ? await this.fundSynthetic(base, request.tokenIn, request.amountIn) : await this.fund(base, request.tokenIn, taker, request.amountIn)
 
     let minAmountOut = (plan.expectedAmountOut * (10_000n - slippageBps)) / 10_000n
     let execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
@@ -136,7 +166,26 @@ export class EvmQuoteService implements QuoteService {
     return funded
   }
 
+  /** The synthetic taker holds exactly amountIn and has approved the router without limit, whatever the chain says. */
+  private async fundSynthetic(base: SimulationState, token: Address, amountIn: bigint): Promise<SimulationState> {
+    const funded = base.fork()
+    await this.options.erc20.setBalance(funded, token, SYNTHETIC_TAKER, amountIn)
+    await this.options.erc20.setAllowance(funded, token, SYNTHETIC_TAKER, this.options.router, MAX_UINT256)
+    return funded
+  }
+
   private async requireToken(state: SimulationState, token: Address, field: 'tokenIn' | 'tokenOut') {
+    const key = `${state.reader.block.number}:${state.reader.block.hash}:${token}`
+    let check = this.tokenChecks.get(key)
+    if (check === undefined) {
+      check = this.isToken(state, token)
+      this.tokenChecks.set(key, check)
+      check.catch(() => this.tokenChecks.delete(key))
+    }
+    if (!(await check)) throw new QuoteFailedError('NOT_A_TOKEN', `${field} ${token} is not an ERC-20 token on this chain`, { field, token })
+  }
+
+  private async isToken(state: SimulationState, token: Address): Promise<boolean> {
     const code = await state.reader.getCode(token)
     const answer = code.length === 0 ? undefined : await this.options.simulator.call(state, {
       from: SYNTHETIC_TAKER,
@@ -144,9 +193,7 @@ export class EvmQuoteService implements QuoteService {
       data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [SYNTHETIC_TAKER] }),
       gasLimit: 200_000n,
     })
-    if (answer === undefined || answer.status !== 'success' || answer.returnData.length !== 32) {
-      throw new QuoteFailedError('NOT_A_TOKEN', `${field} ${token} is not an ERC-20 token on this chain`, { field, token })
-    }
+    return answer !== undefined && answer.status === 'success' && answer.returnData.length === 32
   }
 
   private async view(state: SimulationState, to: Address, data: Hex): Promise<bigint> {

@@ -64,6 +64,8 @@ export interface QuoteServiceStats {
   quotesExecuted: number
   /** executions whose output differed from the route math's (the EVM's figure was answered) */
   mathDisagreements: number
+  /** answers served from the per-block answer cache */
+  cacheHits: number
 }
 
 export interface QuoteService {

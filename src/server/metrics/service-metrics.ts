@@ -34,6 +34,7 @@ export function registerServiceMetrics(registry: MetricsRegistry, services: { ch
     if (q !== undefined) {
       families.push(
         { name: 'quote_executions_total', help: 'Quotes whose calldata was executed in the EVM and answered.', type: 'counter', samples: [{ value: q.quotesExecuted }] },
+        { name: 'quote_cache_hits_total', help: 'Quotes answered from the per-block answer cache (same request, same block).', type: 'counter', samples: [{ value: q.cacheHits }] },
         { name: 'quote_math_evm_disagreements_total', help: 'Quotes where the route math and the EVM execution disagreed (the EVM figure was answered).', type: 'counter', samples: [{ value: q.mathDisagreements }] },
       )
     }
