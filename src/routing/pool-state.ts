@@ -14,7 +14,7 @@
 import { LRUCache } from 'lru-cache'
 import type { StateReader } from '../chain/types.ts'
 import { getSqrtRatioAtTick, leastSignificantBit, MAX_TICK, MIN_TICK, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
-import type { Simulator } from '../evm/simulator.ts'
+import type { SimulationState, Simulator } from '../evm/simulator.ts'
 import { V2_PAIR_ABI, V3_POOL_ABI } from './abis.ts'
 import type { PoolRef, PoolSnapshot, V2PoolSnapshot, V3PoolSnapshot, V3TickCoverage } from './pools.ts'
 import { blockKey, DEFAULT_VIEW_CALL_CONCURRENCY, ViewCallError, ViewCaller } from './view-calls.ts'
@@ -79,6 +79,15 @@ export class PoolStateLoader {
 
   load(reader: StateReader, ref: PoolRef): Promise<PoolSnapshot> {
     return this.loadWith(new ViewCaller(this.simulator, reader, this.concurrency), ref)
+  }
+
+  /**
+   * The snapshot of `ref` in a simulation state (e.g. after a user's swap), read afresh: states
+   * other than a block's are never cached.
+   */
+  loadAt(state: SimulationState, ref: PoolRef): Promise<PoolSnapshot> {
+    const caller = new ViewCaller(this.simulator, state, this.concurrency)
+    return ref.protocol === 'uniswap-v2' ? loadV2(caller, ref) : this.loadV3(caller, ref)
   }
 
   /** words each side of the current word for a pool of this spacing */

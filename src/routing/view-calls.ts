@@ -20,7 +20,7 @@ import {
 } from 'viem'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, StateReader } from '../chain/types.ts'
-import type { SimulationState, Simulator } from '../evm/simulator.ts'
+import { SimulationState, type Simulator } from '../evm/simulator.ts'
 
 /**
  * A view call that reverted, halted or returned something that does not decode, or a pool whose
@@ -51,12 +51,24 @@ export class ViewCaller {
   private readonly waiting: Array<() => void> = []
   private readonly state: SimulationState
 
+  readonly reader: StateReader
+
+  /**
+   * @param source a reader (calls see its block) or a simulation state (calls see that state,
+   *   e.g. the one after a user's swap; the reader is then the state's base block)
+   */
   constructor(
     readonly simulator: Simulator,
-    readonly reader: StateReader,
+    source: StateReader | SimulationState,
     private readonly concurrency = DEFAULT_VIEW_CALL_CONCURRENCY,
   ) {
-    this.state = simulator.openState(reader)
+    if (source instanceof SimulationState) {
+      this.state = source
+      this.reader = source.reader
+    } else {
+      this.state = simulator.openState(source)
+      this.reader = source
+    }
   }
 
   async read<const TAbi extends Abi, TName extends ViewName<TAbi>>(
