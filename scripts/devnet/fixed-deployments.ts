@@ -45,6 +45,27 @@ export function fixedAddress(label: string): Hex {
 export const ETH_USD_FEED_LABEL = 'eth-usd-feed'
 /** registry.json extensions['swap-plan-router']: the project's router (quote `router` and `spender`). */
 export const SWAP_PLAN_ROUTER_LABEL = 'swap-plan-router'
+/** registry.json extensions['backrun-executor'] (and registry.backrun.executor): the capital-free backrun contract. */
+export const BACKRUN_EXECUTOR_LABEL = 'backrun-executor'
+
+/**
+ * Where the devnet's backrun contract pays the operator's share of every profit: an address with
+ * no code and no balance at genesis, derived from a public label (devnet only, like every labelled
+ * account: anyone can recompute its key). On a real chain the beneficiary is the operator's own
+ * account, given to the contract's constructor.
+ */
+export const BACKRUN_BENEFICIARY = labelledAccount('backrun-beneficiary').address
+
+/** registry.json `backrun`: the backrun contract and its (immutable) beneficiary. */
+export interface BackrunRegistryEntry {
+  executor: Hex
+  beneficiary: Hex
+}
+
+/** registry.backrun of a registry built with the backrun-executor extension, if any. */
+export function backrunEntry(registry: DevnetRegistry): BackrunRegistryEntry | undefined {
+  return (registry as DevnetRegistry & { backrun?: BackrunRegistryEntry }).backrun
+}
 
 /** The Chainlink-style ETH/USD feed; its first round is stamped with the genesis time. */
 export function deployEthUsdFeed(chain: BuildChain): Promise<Hex> {
@@ -59,16 +80,16 @@ export function deployEthUsdFeed(chain: BuildChain): Promise<Hex> {
 /**
  * EXTENSION POINT. Deployed in this order at the very end of the build, each at
  * fixedAddress(label). Append new entries at the end; never reorder or rename existing ones
- * (renaming moves the address). Example, once src/contracts/BackrunExecutor.sol exists and its
- * artifact is compiled:
+ * (renaming moves the address). Example, once src/contracts/MyContract.sol exists and its
+ * artifact is compiled (scripts/compile-contracts.ts):
  *
  *   {
- *     label: 'backrun-executor',
- *     artifact: 'BackrunExecutor',
+ *     label: 'my-contract',
+ *     artifact: 'MyContract',
  *     constructorArgs: ({ registry }) => [registry.weth, registry.v2.factory, registry.v3.factory],
  *   },
  *
- * The address appears in registry.json under extensions['backrun-executor'].
+ * The address appears in registry.json under extensions['my-contract'].
  */
 export const EXTENSIONS: readonly FixedDeployment[] = [
   // 1. the project's swap router (src/contracts/SwapPlanRouter.sol): the quote's `router` and `spender`
@@ -94,7 +115,24 @@ export const EXTENSIONS: readonly FixedDeployment[] = [
       registry.devAccounts.approvedSpenders.push({ name: 'SwapPlanRouter', address })
     },
   },
-  // 2. (reserved) the project's backrun contract
+  // 2. the project's backrun contract (src/contracts/BackrunExecutor.sol). Nobody approves it: it
+  // borrows from the cycle's first pool. The registry also gets `backrun: { executor, beneficiary }`
+  // (extensions[] lists contracts only, and the beneficiary has no code).
+  {
+    label: BACKRUN_EXECUTOR_LABEL,
+    artifact: 'BackrunExecutor',
+    constructorArgs: ({ registry }) => [
+      registry.v2.factory,
+      registry.v2.pairInitCodeHash,
+      registry.v3.factory,
+      registry.v3.poolInitCodeHash,
+      BACKRUN_BENEFICIARY,
+    ],
+    async setup({ registry }, address) {
+      const entry: BackrunRegistryEntry = { executor: address, beneficiary: BACKRUN_BENEFICIARY }
+      Object.assign(registry, { backrun: entry })
+    },
+  },
 ]
 
 /** Deploys one extension at its fixed address and runs its setup. */

@@ -1,0 +1,194 @@
+/**
+ * Calldata for BackrunExecutor.backrun (src/contracts/BackrunExecutor.sol), and decoders for what
+ * it returns, emits and reverts with.
+ *
+ *   backrun(address startToken, uint256 amountIn, Hop[] hops, uint256 minProfit, uint16 refundBps)
+ *     returns (uint256 grossProfit)
+ *   Hop { uint8 protocol; address pool; address tokenOut; uint24 fee }   protocol: 0 = V2, 1 = V3
+ *   event Backrun(address indexed startToken, uint256 grossProfit, uint256 refund)
+ *
+ * The contract needs no capital: it swaps amountIn of startToken on the first pool on credit
+ * (output first, a flash swap), runs the other hops on that output, repays the first pool its
+ * amountIn from the proceeds and pays out the rest, the gross profit: refundBps/10000 of it
+ * (rounded down) to tx.origin, the remainder to its immutable beneficiary. A hop's tokenIn and zeroForOne are not
+ * encoded: the contract chains tokenIn from the previous hop and derives the direction from the
+ * token addresses. The encoder checks that the cycle agrees with both and with the contract's other
+ * rules, so a search bug fails here with a message instead of on chain with a revert.
+ */
+import {
+  decodeErrorResult,
+  decodeEventLog,
+  decodeFunctionResult,
+  encodeFunctionData,
+  isAddress,
+  toEventSelector,
+  type Abi,
+  type AbiEvent,
+} from 'viem'
+import artifact from '../contracts/artifacts/BackrunExecutor.json' with { type: 'json' }
+import type { Address, Hex } from '../chain/types.ts'
+import type { PlanHop, PoolProtocol } from '../routing/swap-plan.ts'
+
+/** The backrun contract's ABI, from its committed artifact. */
+export const BACKRUN_EXECUTOR_ABI = artifact.abi as Abi
+
+/** Hop.protocol on chain (as SwapPlanRouter's). */
+export const BACKRUN_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1 }
+
+/** Hops of a backrun cycle. */
+export const MIN_BACKRUN_HOPS = 2
+export const MAX_BACKRUN_HOPS = 3
+/** refundBps is in basis points of the gross profit. */
+export const MAX_REFUND_BPS = 10_000
+
+export interface BackrunCallParams {
+  /** the token the cycle starts and ends in; the profit is paid in it */
+  startToken: Address
+  /** what the first pool is sent (on credit) */
+  amountIn: bigint
+  /** 2 or 3 hops, hops[0].tokenIn = startToken, each next tokenIn = the previous tokenOut, last tokenOut = startToken */
+  hops: readonly PlanHop[]
+  /** the call reverts with InsufficientProfit(profit, minProfit) below this gross profit */
+  minProfit: bigint
+  /** share of the gross profit paid to tx.origin, in basis points, 0..10000 */
+  refundBps: number
+}
+
+/** The cycle cannot be executed by the backrun contract as it stands. */
+export class InvalidBackrunError extends Error {
+  override readonly name = 'InvalidBackrunError'
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message)
+  }
+}
+
+const MAX_UINT256 = (1n << 256n) - 1n
+/** the contract passes amountIn to V3 pools as an int256 */
+const MAX_AMOUNT_IN = (1n << 255n) - 1n
+const MAX_UINT24 = (1 << 24) - 1
+
+/** The `backrun` calldata for `params`; throws InvalidBackrunError when the contract would reject the cycle. */
+export function encodeBackrunCall(params: BackrunCallParams): Hex {
+  checkBackrun(params)
+  const hops = params.hops.map((hop) => ({ protocol: BACKRUN_PROTOCOL[hop.protocol], pool: hop.pool, tokenOut: hop.tokenOut, fee: hop.fee }))
+  return encodeFunctionData({
+    abi: BACKRUN_EXECUTOR_ABI,
+    functionName: 'backrun',
+    args: [params.startToken, params.amountIn, hops, params.minProfit, params.refundBps],
+  })
+}
+
+/** Throws InvalidBackrunError unless the contract accepts the cycle and parameters as given. */
+export function checkBackrun(params: BackrunCallParams): void {
+  const { startToken, amountIn, hops, minProfit, refundBps } = params
+  checkAddress('startToken', startToken)
+  if (typeof amountIn !== 'bigint' || amountIn <= 0n || amountIn > MAX_AMOUNT_IN) {
+    throw new InvalidBackrunError(`amountIn ${String(amountIn)} is not in 1..2^255-1`, { amountIn })
+  }
+  if (typeof minProfit !== 'bigint' || minProfit < 0n || minProfit > MAX_UINT256) {
+    throw new InvalidBackrunError(`minProfit ${String(minProfit)} is not a uint256`, { minProfit })
+  }
+  if (!Number.isInteger(refundBps) || refundBps < 0 || refundBps > MAX_REFUND_BPS) {
+    throw new InvalidBackrunError(`refundBps ${String(refundBps)} is not an integer in 0..${MAX_REFUND_BPS}`, { refundBps })
+  }
+  if (hops.length < MIN_BACKRUN_HOPS || hops.length > MAX_BACKRUN_HOPS) {
+    throw new InvalidBackrunError(`a backrun cycle has ${MIN_BACKRUN_HOPS} or ${MAX_BACKRUN_HOPS} hops, not ${hops.length}`, { hops: hops.length })
+  }
+  let tokenIn: Address = startToken
+  const pools = new Set<string>()
+  for (const [i, hop] of hops.entries()) {
+    const where = { hop: i }
+    if (!Object.hasOwn(BACKRUN_PROTOCOL, hop.protocol)) throw new InvalidBackrunError(`hop ${i}: unknown protocol ${String(hop.protocol)}`, where)
+    checkAddress(`hop ${i} pool`, hop.pool, where)
+    checkAddress(`hop ${i} tokenIn`, hop.tokenIn, where)
+    checkAddress(`hop ${i} tokenOut`, hop.tokenOut, where)
+    if (!sameAddress(hop.tokenIn, tokenIn)) {
+      throw new InvalidBackrunError(`hop ${i} starts in ${hop.tokenIn}, but the cycle is at ${tokenIn}`, where)
+    }
+    if (sameAddress(hop.tokenIn, hop.tokenOut)) throw new InvalidBackrunError(`hop ${i} swaps ${hop.tokenIn} for itself`, where)
+    // the contract swaps token0 -> token1 exactly when tokenIn is the lower address
+    if (hop.zeroForOne !== BigInt(hop.tokenIn) < BigInt(hop.tokenOut)) {
+      throw new InvalidBackrunError(`hop ${i}: zeroForOne ${hop.zeroForOne} disagrees with the token order`, where)
+    }
+    if (!Number.isInteger(hop.fee) || hop.fee < 0 || hop.fee > MAX_UINT24) throw new InvalidBackrunError(`hop ${i}: fee ${hop.fee} is not a uint24`, where)
+    // a pool is locked while it is the flash lender (and V2/V3 pools are not reentrant): a second
+    // swap on it in the same cycle reverts
+    const pool = hop.pool.toLowerCase()
+    if (pools.has(pool)) throw new InvalidBackrunError(`hop ${i} uses pool ${hop.pool} a second time`, where)
+    pools.add(pool)
+    tokenIn = hop.tokenOut
+  }
+  if (!sameAddress(tokenIn, startToken)) {
+    throw new InvalidBackrunError(`the cycle ends in ${tokenIn}, not in startToken ${startToken}`, { tokenOut: tokenIn })
+  }
+}
+
+/** How the contract splits `grossProfit`: the refund to tx.origin (rounded down) and the beneficiary's rest. */
+export function splitBackrunProfit(grossProfit: bigint, refundBps: number): { refund: bigint; beneficiary: bigint } {
+  const refund = (grossProfit * BigInt(refundBps)) / BigInt(MAX_REFUND_BPS)
+  return { refund, beneficiary: grossProfit - refund }
+}
+
+/** grossProfit from the return data of a successful backrun call. */
+export function decodeBackrunResult(returnData: Hex): bigint {
+  return decodeFunctionResult({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', data: returnData }) as bigint
+}
+
+export interface BackrunEvent {
+  /** the contract that emitted it */
+  executor: Address
+  startToken: Address
+  grossProfit: bigint
+  refund: bigint
+}
+
+const BACKRUN_EVENT = BACKRUN_EXECUTOR_ABI.find((x): x is AbiEvent => x.type === 'event' && x.name === 'Backrun')!
+/** topic0 of the Backrun event */
+export const BACKRUN_EVENT_TOPIC = toEventSelector(BACKRUN_EVENT)
+
+/**
+ * The Backrun events among `logs` (of a simulation or a receipt), from `executor` when given.
+ * Other logs, including look-alikes from other addresses, are skipped.
+ */
+export function decodeBackrunEvents(logs: readonly { address: string; topics: readonly Hex[]; data: Hex }[], executor?: Address): BackrunEvent[] {
+  const out: BackrunEvent[] = []
+  for (const log of logs) {
+    if (log.topics[0]?.toLowerCase() !== BACKRUN_EVENT_TOPIC) continue
+    if (executor !== undefined && !sameAddress(log.address, executor)) continue
+    const { args } = decodeEventLog({ abi: [BACKRUN_EVENT], data: log.data, topics: log.topics as [Hex, ...Hex[]] }) as unknown as {
+      args: { startToken: Address; grossProfit: bigint; refund: bigint }
+    }
+    out.push({ executor: log.address.toLowerCase() as Address, startToken: args.startToken.toLowerCase() as Address, grossProfit: args.grossProfit, refund: args.refund })
+  }
+  return out
+}
+
+export interface BackrunRevert {
+  errorName: string
+  args: readonly unknown[]
+}
+
+/**
+ * The revert in `revertData`: one of the contract's custom errors (InsufficientProfit(int256 profit,
+ * uint256 minProfit), InvalidPool(pool), ...) or a standard Error(string) / Panic(uint256) bubbled
+ * up unchanged from a pool or token; undefined for anything else (no data, another custom error).
+ */
+export function decodeBackrunRevert(revertData: Hex): BackrunRevert | undefined {
+  try {
+    const decoded = decodeErrorResult({ abi: BACKRUN_EXECUTOR_ABI, data: revertData })
+    return { errorName: decoded.errorName, args: decoded.args ?? [] }
+  } catch {
+    return undefined
+  }
+}
+
+function checkAddress(name: string, value: string, details: Record<string, unknown> = {}): void {
+  if (typeof value !== 'string' || !isAddress(value, { strict: false })) throw new InvalidBackrunError(`${name} ${String(value)} is not an address`, details)
+}
+
+function sameAddress(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase()
+}

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+/// @title BackrunExecutor
+/// @notice Captures the arbitrage a user's swap leaves behind, in the same transaction, without
+/// capital: a cycle of two or three Uniswap V2/V3 pools from startToken back to startToken is run
+/// on credit from the cycle's first pool, the pool is repaid from the proceeds, and what is left
+/// (the gross profit, in startToken) is split between the user (a refund) and the operator's
+/// beneficiary.
+///
+/// How a partner integrates: after its swap, in the same transaction (so nothing can come between
+/// the swap and the backrun), call this contract with the calldata the service returned:
+///
+///     (bool ok,) = backrunContract.call(backrunCalldata);
+///     // require(ok) or not: the partner's choice. A backrun that is no longer profitable reverts
+///     // with InsufficientProfit and, when ok is ignored, costs the user only the gas of the attempt.
+///
+/// Nothing needs to be approved or sent to this contract, and its caller (msg.sender) does not
+/// matter: anyone may call backrun(). The refund goes to tx.origin, the account that signed the
+/// transaction carrying the swap; when a relayer or bundler signs it instead of the user, the
+/// refund goes to that relayer.
+///
+/// With the project's SwapPlanRouter the backrun is the swap's post call: postCallTarget = this
+/// contract, postCallData = the backrun calldata, passed through unchanged. The router makes the
+/// call from its SwapPlanRouterCallProxy (msg.sender here is the proxy, tx.origin is still the
+/// user), after the user's output is paid. The router bubbles a revert of its post call, so there
+/// a failed backrun reverts the whole swap: set minProfit with that in mind.
+///
+/// Trust model:
+/// - No approvals, no admin, no upgrades, no storage writes except transient ones; no token
+///   balance between transactions: every amount moved is computed, and the cycle's proceeds are
+///   paid out in full (repayment, refund, beneficiary) before backrun() returns.
+/// - Every pool of the cycle is proven genuine before anything moves: it must be the CREATE2
+///   address of its tokens (and fee) under the Uniswap factory and init-code hash given at
+///   construction.
+/// - A callback is accepted only from the one pool this contract is swapping with at that moment
+///   (the armed pool, in transient storage: set only to a pool proven genuine, only while a
+///   backrun is in progress, cleared by the callback it expects). A V2 callback must also report
+///   this contract as the initiator of the swap. Any other call to a callback reverts.
+/// - backrun() is not reentrant.
+///
+/// Tokens are assumed plain (no fee on transfer, no rebasing), as for Uniswap's own exact-input
+/// routes: amounts are computed, not measured by balance differences.
+contract BackrunExecutor {
+    /// @notice One swap through one pool, exactly as SwapPlanRouter's Hop. The hop's tokenIn is
+    /// the previous hop's tokenOut (startToken for the first hop); the direction follows from the
+    /// token addresses (token0 is the lower one).
+    struct Hop {
+        /// 0 = Uniswap V2 pair, 1 = Uniswap V3 pool
+        uint8 protocol;
+        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under the factory
+        address pool;
+        address tokenOut;
+        /// V3 fee tier in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs
+        uint24 fee;
+    }
+
+    uint8 internal constant PROTOCOL_V2 = 0;
+    uint8 internal constant PROTOCOL_V3 = 1;
+    uint256 internal constant MIN_HOPS = 2;
+    uint256 internal constant MAX_HOPS = 3;
+    uint256 internal constant BPS = 10_000;
+
+    /// TickMath.MIN_SQRT_RATIO + 1 and MAX_SQRT_RATIO - 1: no price limit.
+    uint160 internal constant MIN_SQRT_PRICE_LIMIT = 4295128740;
+    uint160 internal constant MAX_SQRT_PRICE_LIMIT = 1461446703485210103287273052203988822378723970341;
+
+    // Selectors of the external functions called without an interface.
+    bytes4 internal constant V2_GET_RESERVES = bytes4(keccak256("getReserves()"));
+    bytes4 internal constant V2_SWAP = bytes4(keccak256("swap(uint256,uint256,address,bytes)"));
+    bytes4 internal constant V3_SWAP = bytes4(keccak256("swap(address,bool,int256,uint160,bytes)"));
+
+    address public immutable v2Factory;
+    bytes32 public immutable v2PairInitCodeHash;
+    address public immutable v3Factory;
+    bytes32 public immutable v3PoolInitCodeHash;
+    /// @notice Receives the gross profit minus the refund (the operator's configured beneficiary).
+    address public immutable beneficiary;
+
+    // Transient state, in this order so that each variable has a slot of its own (a write is one
+    // TSTORE, not a read-modify-write of a packed slot).
+    /// Reentrancy lock of backrun(), released at its end.
+    bool private transient locked;
+    /// The cycle's gross profit, handed from the first pool's callback back to backrun().
+    uint256 private transient cycleProfit;
+    /// The pool whose callback is expected now (0 when none). One-shot: the callback clears it.
+    address private transient armedPool;
+
+    /// @notice A backrun paid out grossProfit of startToken: refund to tx.origin, the rest to the beneficiary.
+    event Backrun(address indexed startToken, uint256 grossProfit, uint256 refund);
+
+    /// the cycle's proceeds minus what the first pool is owed (negative: a loss) is below minProfit
+    error InsufficientProfit(int256 profit, uint256 minProfit);
+    /// a cycle has MIN_HOPS to MAX_HOPS hops
+    error InvalidHopCount(uint256 hops);
+    /// the last hop does not end in startToken
+    error CycleNotClosed(address tokenOut);
+    error InvalidProtocol(uint8 protocol);
+    /// the hop's pool is not the factory's pool for its tokens (and fee), or has no code
+    error InvalidPool(address pool);
+    /// amountIn is 0 or above type(int256).max
+    error InvalidAmountIn(uint256 amountIn);
+    /// refundBps is above 10000
+    error InvalidRefundBps(uint256 refundBps);
+    error InvalidBeneficiary();
+    /// a V3 pool took less than the hop's input (it ran out of liquidity)
+    error PartialFill(uint256 amountIn, uint256 amountTaken);
+    error Reentrancy();
+    error UnexpectedCallback();
+    error TransferFailed(address token);
+
+    constructor(
+        address v2Factory_,
+        bytes32 v2PairInitCodeHash_,
+        address v3Factory_,
+        bytes32 v3PoolInitCodeHash_,
+        address beneficiary_
+    ) {
+        // profit paid to address(0) fails with most tokens; paid to this contract, it would be stuck
+        if (beneficiary_ == address(0) || beneficiary_ == address(this)) revert InvalidBeneficiary();
+        v2Factory = v2Factory_;
+        v2PairInitCodeHash = v2PairInitCodeHash_;
+        v3Factory = v3Factory_;
+        v3PoolInitCodeHash = v3PoolInitCodeHash_;
+        beneficiary = beneficiary_;
+    }
+
+    /// @notice Runs the cycle `hops` from startToken back to startToken on credit from its first
+    /// pool and pays out the profit: refundBps/10000 of it to tx.origin, the rest to the beneficiary.
+    /// @param startToken the token the cycle starts and ends in, and the profit's token
+    /// @param amountIn what the first pool is paid (after the other hops, from their proceeds)
+    /// @param hops 2 or 3 hops chained token to token, the last one ending in startToken
+    /// @param minProfit reverts with InsufficientProfit when the gross profit is below this
+    /// @param refundBps share of the gross profit paid to tx.origin, in basis points (0..10000)
+    /// @return grossProfit the cycle's proceeds minus amountIn, in startToken
+    function backrun(address startToken, uint256 amountIn, Hop[] calldata hops, uint256 minProfit, uint16 refundBps)
+        external
+        returns (uint256 grossProfit)
+    {
+        if (locked) revert Reentrancy();
+        locked = true;
+        if (refundBps > BPS) revert InvalidRefundBps(refundBps);
+        // the V3 pools take an int256; a V2 pair cannot hold more than a uint112 anyway
+        if (amountIn == 0 || amountIn > uint256(type(int256).max)) revert InvalidAmountIn(amountIn);
+        uint256 n = hops.length;
+        if (n < MIN_HOPS || n > MAX_HOPS) revert InvalidHopCount(n);
+        // Every pool is proven genuine before anything moves; the callbacks trust the armed pool.
+        address tokenIn = startToken;
+        for (uint256 i; i < n; ++i) {
+            _verifyPool(hops[i], tokenIn);
+            tokenIn = hops[i].tokenOut;
+        }
+        if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
+
+        address pool = _flash(startToken, amountIn, hops, minProfit);
+        // A pool that did not call back has no code (its CREATE2 address is right, but nothing is
+        // deployed there): nothing moved. Otherwise the callback has checked minProfit and repaid
+        // the pool, and the profit is all this contract holds of startToken.
+        if (armedPool != address(0)) revert InvalidPool(pool);
+        grossProfit = cycleProfit;
+        uint256 refund = grossProfit * refundBps / BPS;
+        if (refund != 0) _transfer(startToken, tx.origin, refund);
+        if (grossProfit != refund) _transfer(startToken, beneficiary, grossProfit - refund);
+        emit Backrun(startToken, grossProfit, refund);
+        locked = false;
+    }
+
+    /// Swaps amountIn on the first pool, output first: the rest of the cycle and the repayment run
+    /// in the pool's callback, which gets abi.encode(amountIn, minProfit, hops) back verbatim.
+    function _flash(address startToken, uint256 amountIn, Hop[] calldata hops, uint256 minProfit)
+        private
+        returns (address pool)
+    {
+        bytes memory data = abi.encode(amountIn, minProfit, hops);
+        Hop calldata first = hops[0];
+        pool = first.pool;
+        bool zeroForOne = startToken < first.tokenOut;
+        armedPool = pool;
+        if (first.protocol == PROTOCOL_V2) {
+            // flash swap: the output comes here first, uniswapV2Call repays amountIn
+            uint256 amountOut = _v2AmountOut(pool, zeroForOne, amountIn);
+            (uint256 amount0Out, uint256 amount1Out) = zeroForOne ? (uint256(0), amountOut) : (amountOut, uint256(0));
+            _call(pool, abi.encodeWithSelector(V2_SWAP, amount0Out, amount1Out, address(this), data));
+        } else {
+            // a V3 pool pays its output before its callback: straight into the next pair when that is V2
+            Hop calldata next = hops[1];
+            address to = next.protocol == PROTOCOL_V2 ? next.pool : address(this);
+            uint160 limit = zeroForOne ? MIN_SQRT_PRICE_LIMIT : MAX_SQRT_PRICE_LIMIT;
+            _call(pool, abi.encodeWithSelector(V3_SWAP, to, zeroForOne, int256(amountIn), limit, data));
+        }
+    }
+
+    /// @notice The first pool's flash-swap callback when it is a V2 pair.
+    /// @dev Only the armed pair, and only for a swap this contract started.
+    function uniswapV2Call(address sender, uint256 amount0, uint256 amount1, bytes calldata data) external {
+        if (msg.sender != armedPool || sender != address(this)) revert UnexpectedCallback();
+        armedPool = address(0);
+        // a V2 flash swap is owed exactly amountIn (the first word of data)
+        _completeCycle(data, uint256(bytes32(data[:32])), amount0 + amount1, true);
+    }
+
+    /// @notice A V3 pool's callback: the first pool's (run the rest of the cycle, then repay it) or
+    /// a later hop's (pay its input from this contract's proceeds).
+    /// @dev Only the armed pool. The data is what this contract passed to that pool's swap: one word
+    /// (the token to pay) for a later hop, the cycle for the first pool.
+    function uniswapV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata data) external {
+        if (msg.sender != armedPool) revert UnexpectedCallback();
+        armedPool = address(0);
+        // exact input: the positive delta is owed to the pool, the negative one was paid out
+        (uint256 owed, uint256 received) = amount0Delta > 0
+            ? (uint256(amount0Delta), uint256(-amount1Delta))
+            : (uint256(amount1Delta), uint256(-amount0Delta));
+        if (data.length == 32) {
+            _transfer(address(uint160(uint256(bytes32(data)))), msg.sender, owed);
+        } else {
+            _completeCycle(data, owed, received, false);
+        }
+    }
+
+    /// Runs hops[1..] on the first pool's output, checks the profit and repays the first pool
+    /// (msg.sender, the verified armed pool) `owed` of startToken.
+    function _completeCycle(bytes calldata data, uint256 owed, uint256 received, bool firstIsV2) private {
+        uint256 amountIn;
+        uint256 minProfit;
+        Hop[] calldata hops;
+        // data = abi.encode(amountIn, minProfit, hops), made by backrun() and passed back verbatim
+        // by the verified pool: its layout is the canonical one.
+        assembly ("memory-safe") {
+            amountIn := calldataload(data.offset)
+            minProfit := calldataload(add(data.offset, 0x20))
+            let array := add(data.offset, calldataload(add(data.offset, 0x40)))
+            hops.length := calldataload(array)
+            hops.offset := add(array, 0x20)
+        }
+        if (owed != amountIn) revert PartialFill(amountIn, owed);
+        uint256 n = hops.length;
+        address tokenIn = hops[0].tokenOut;
+        uint256 amount = received;
+        // a V2 pair paid its output here; a V3 pool paid it straight into a V2 second pair already
+        if (firstIsV2 && hops[1].protocol == PROTOCOL_V2) _transfer(tokenIn, hops[1].pool, amount);
+        for (uint256 i = 1; i < n; ++i) {
+            Hop calldata hop = hops[i];
+            // output straight into the next pair when that is V2, else here (the last hop's too)
+            address to = address(this);
+            if (i + 1 < n && hops[i + 1].protocol == PROTOCOL_V2) to = hops[i + 1].pool;
+            bool zeroForOne = tokenIn < hop.tokenOut;
+            amount = hop.protocol == PROTOCOL_V2
+                ? _swapV2(hop.pool, zeroForOne, amount, to)
+                : _swapV3(hop.pool, tokenIn, zeroForOne, amount, to);
+            tokenIn = hop.tokenOut;
+        }
+        // tokenIn is startToken now. Both amounts are at most type(int256).max (a V3 pool's
+        // int256, a V2 pair's uint112, or amountIn as checked by backrun()).
+        int256 profit = int256(amount) - int256(owed);
+        if (profit < 0 || uint256(profit) < minProfit) revert InsufficientProfit(profit, minProfit);
+        _transfer(tokenIn, msg.sender, owed);
+        cycleProfit = uint256(profit);
+    }
+
+    /// Proves the hop's pool is the factory's pool for (tokenIn, hop.tokenOut[, fee]).
+    function _verifyPool(Hop calldata hop, address tokenIn) private view {
+        address pool = hop.pool;
+        uint8 protocol = hop.protocol;
+        address tokenOut = hop.tokenOut;
+        (address token0, address token1) = tokenIn < tokenOut ? (tokenIn, tokenOut) : (tokenOut, tokenIn);
+        address expected;
+        if (protocol == PROTOCOL_V2) {
+            // UniswapV2Library.pairFor: salt = keccak256(abi.encodePacked(token0, token1))
+            bytes32 salt;
+            assembly ("memory-safe") {
+                mstore(0x00, shl(96, token0))
+                mstore(0x14, shl(96, token1))
+                salt := keccak256(0x00, 0x28)
+            }
+            expected = _create2Address(v2Factory, salt, v2PairInitCodeHash);
+        } else if (protocol == PROTOCOL_V3) {
+            // v3-periphery PoolAddress.computeAddress: salt = keccak256(abi.encode(token0, token1, fee))
+            uint24 fee = hop.fee;
+            bytes32 salt;
+            assembly ("memory-safe") {
+                let m := mload(0x40)
+                mstore(m, token0)
+                mstore(add(m, 0x20), token1)
+                mstore(add(m, 0x40), fee)
+                salt := keccak256(m, 0x60)
+            }
+            expected = _create2Address(v3Factory, salt, v3PoolInitCodeHash);
+        } else {
+            revert InvalidProtocol(protocol);
+        }
+        // Same tokens in and out give an address no factory deploys: no code, caught at the swap.
+        if (pool != expected) revert InvalidPool(pool);
+    }
+
+    /// address(keccak256(0xff ++ factory ++ salt ++ initCodeHash)[12:]), as CREATE2 places it.
+    function _create2Address(address factory, bytes32 salt, bytes32 initCodeHash) private pure returns (address a) {
+        assembly ("memory-safe") {
+            let m := mload(0x40)
+            mstore(m, or(shl(160, 0xff), factory))
+            mstore(add(m, 0x20), salt)
+            mstore(add(m, 0x40), initCodeHash)
+            a := and(keccak256(add(m, 0x0b), 0x55), 0xffffffffffffffffffffffffffffffffffffffff)
+        }
+    }
+
+    /// V2 hop after the first; the pair already holds amountIn. Output by UniswapV2Library.getAmountOut.
+    function _swapV2(address pair, bool zeroForOne, uint256 amountIn, address to) private returns (uint256 amountOut) {
+        amountOut = _v2AmountOut(pair, zeroForOne, amountIn);
+        (uint256 amount0Out, uint256 amount1Out) = zeroForOne ? (uint256(0), amountOut) : (amountOut, uint256(0));
+        bytes4 selector = V2_SWAP;
+        assembly ("memory-safe") {
+            // pair.swap(amount0Out, amount1Out, to, ""): no flash-swap callback
+            let m := mload(0x40)
+            mstore(m, selector)
+            mstore(add(m, 0x04), amount0Out)
+            mstore(add(m, 0x24), amount1Out)
+            mstore(add(m, 0x44), to)
+            mstore(add(m, 0x64), 0x80)
+            mstore(add(m, 0x84), 0)
+            if iszero(call(gas(), pair, 0, m, 0xa4, 0, 0)) {
+                returndatacopy(m, 0, returndatasize())
+                revert(m, returndatasize())
+            }
+        }
+    }
+
+    /// UniswapV2Library.getAmountOut (0.3% fee) on the pair's current reserves.
+    function _v2AmountOut(address pair, bool zeroForOne, uint256 amountIn) private view returns (uint256) {
+        bytes4 selector = V2_GET_RESERVES;
+        bool ok;
+        uint256 reserve0;
+        uint256 reserve1;
+        assembly ("memory-safe") {
+            mstore(0x00, selector)
+            // Yul evaluates arguments right to left: the staticcall runs before returndatasize
+            ok := and(gt(returndatasize(), 0x3f), staticcall(gas(), pair, 0x00, 0x04, 0x00, 0x40))
+            reserve0 := mload(0x00)
+            reserve1 := mload(0x20)
+        }
+        // no code answers with nothing
+        if (!ok) revert InvalidPool(pair);
+        (uint256 reserveIn, uint256 reserveOut) = zeroForOne ? (reserve0, reserve1) : (reserve1, reserve0);
+        uint256 amountInWithFee = amountIn * 997;
+        return (amountInWithFee * reserveOut) / (reserveIn * 1000 + amountInWithFee);
+    }
+
+    /// V3 hop after the first, exact input; the pool is paid from this contract in its callback.
+    function _swapV3(address pool, address tokenIn, bool zeroForOne, uint256 amountIn, address to)
+        private
+        returns (uint256 amountOut)
+    {
+        armedPool = pool;
+        bytes4 selector = V3_SWAP;
+        uint256 taken;
+        bool answered;
+        // amountIn is a previous hop's output: at most a V3 pool's int256 or a V2 pair's uint112
+        assembly ("memory-safe") {
+            // pool.swap(to, zeroForOne, amountIn, sqrtPriceLimit, abi.encode(tokenIn))
+            let m := mload(0x40)
+            mstore(m, selector)
+            mstore(add(m, 0x04), to)
+            mstore(add(m, 0x24), zeroForOne)
+            mstore(add(m, 0x44), amountIn)
+            switch zeroForOne
+            case 1 { mstore(add(m, 0x64), MIN_SQRT_PRICE_LIMIT) }
+            default { mstore(add(m, 0x64), MAX_SQRT_PRICE_LIMIT) }
+            mstore(add(m, 0x84), 0xa0)
+            mstore(add(m, 0xa4), 0x20)
+            mstore(add(m, 0xc4), tokenIn)
+            if iszero(call(gas(), pool, 0, m, 0xe4, 0, 0)) {
+                returndatacopy(m, 0, returndatasize())
+                revert(m, returndatasize())
+            }
+            // (int256 amount0, int256 amount1); an address without code returns nothing
+            answered := gt(returndatasize(), 0x3f)
+            if answered {
+                returndatacopy(m, 0, 0x40)
+                // the input side is amount0 when zeroForOne; the output side is negative
+                taken := mload(add(m, shl(5, iszero(zeroForOne))))
+                amountOut := sub(0, mload(add(m, shl(5, zeroForOne))))
+            }
+        }
+        if (!answered) revert InvalidPool(pool);
+        // A partial fill would leave input stranded here.
+        if (taken != amountIn) revert PartialFill(amountIn, taken);
+    }
+
+    /// Transfers `amount` of `token` from this contract to `to`.
+    function _transfer(address token, address to, uint256 amount) private {
+        bool ok;
+        assembly ("memory-safe") {
+            let m := mload(0x40)
+            // transfer(address,uint256)
+            mstore(m, 0xa9059cbb00000000000000000000000000000000000000000000000000000000)
+            mstore(add(m, 0x04), to)
+            mstore(add(m, 0x24), amount)
+            ok := call(gas(), token, 0, m, 0x44, 0x00, 0x20)
+            // returned true, or returned nothing from an account with code (USDT-style)
+            ok := and(ok, or(and(gt(returndatasize(), 0x1f), eq(mload(0x00), 1)), and(iszero(returndatasize()), gt(extcodesize(token), 0))))
+        }
+        if (!ok) revert TransferFailed(token);
+    }
+
+    /// Calls target with data; a revert is bubbled up with its data unchanged. Return data unused.
+    function _call(address target, bytes memory data) private {
+        assembly ("memory-safe") {
+            if iszero(call(gas(), target, 0, add(data, 0x20), mload(data), 0, 0)) {
+                let m := mload(0x40)
+                returndatacopy(m, 0, returndatasize())
+                revert(m, returndatasize())
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+/**
+ * encodeBackrunCall: the cycle -> BackrunExecutor.backrun calldata mapping, field by field, the
+ * cycle rules it checks before the contract would revert, and the decoders of the result, the
+ * event and the contract's errors. (Execution on the devnet is test/contracts/backrun-executor.test.ts.)
+ */
+import {
+  decodeFunctionData,
+  encodeAbiParameters,
+  encodeErrorResult,
+  encodeEventTopics,
+  encodeFunctionResult,
+  getAddress,
+  toFunctionSelector,
+  toFunctionSignature,
+  type AbiFunction,
+  type Hex,
+} from 'viem'
+import { describe, expect, it } from 'vitest'
+import artifact from '../../src/contracts/artifacts/BackrunExecutor.json' with { type: 'json' }
+import {
+  BACKRUN_EVENT_TOPIC,
+  BACKRUN_EXECUTOR_ABI,
+  BACKRUN_PROTOCOL,
+  InvalidBackrunError,
+  checkBackrun,
+  decodeBackrunEvents,
+  decodeBackrunResult,
+  decodeBackrunRevert,
+  encodeBackrunCall,
+  splitBackrunProfit,
+  type BackrunCallParams,
+} from '../../src/backrun/backrun-calldata.ts'
+import type { PlanHop } from '../../src/routing/swap-plan.ts'
+
+// addresses in ascending order: A < B < C
+const A = '0x1000000000000000000000000000000000000001' as const
+const B = '0x2000000000000000000000000000000000000002' as const
+const C = '0x3000000000000000000000000000000000000003' as const
+const POOL_1 = '0xa000000000000000000000000000000000000001' as const
+const POOL_2 = '0xa000000000000000000000000000000000000002' as const
+const POOL_3 = '0xa000000000000000000000000000000000000003' as const
+const EXECUTOR = '0x00000000000000000000000000000000000e8ec0' as const
+
+const hop = (protocol: PlanHop['protocol'], pool: Hex, tokenIn: Hex, tokenOut: Hex, fee = 3000): PlanHop => ({
+  protocol,
+  pool,
+  tokenIn,
+  tokenOut,
+  fee,
+  zeroForOne: BigInt(tokenIn) < BigInt(tokenOut),
+})
+
+/** B -> A on a V3 0.05% pool, A -> B back on a V2 pair */
+const twoHops = (): BackrunCallParams => ({
+  startToken: B,
+  amountIn: 10n ** 18n,
+  hops: [hop('uniswap-v3', POOL_1, B, A, 500), hop('uniswap-v2', POOL_2, A, B)],
+  minProfit: 12_345n,
+  refundBps: 2500,
+})
+
+/** A -> B (V2) -> C (V3 1%) -> A (V3 0.3%) */
+const triangle = (): BackrunCallParams => ({
+  startToken: A,
+  amountIn: 5_000_000n,
+  hops: [hop('uniswap-v2', POOL_1, A, B), hop('uniswap-v3', POOL_2, B, C, 10000), hop('uniswap-v3', POOL_3, C, A, 3000)],
+  minProfit: 0n,
+  refundBps: 0,
+})
+
+const decode = (data: Hex) => decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data })
+
+/** The InvalidBackrunError `params` throws, for its message to be checked. */
+function rejection(params: BackrunCallParams): InvalidBackrunError {
+  try {
+    encodeBackrunCall(params)
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidBackrunError)
+    expect(() => checkBackrun(params)).toThrow(InvalidBackrunError)
+    return err as InvalidBackrunError
+  }
+  throw new Error(`expected InvalidBackrunError for ${JSON.stringify(params, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`)
+}
+
+describe('encodeBackrunCall', () => {
+  // (that the committed artifact is what the source compiles to is test/devnet/contract-artifacts.test.ts)
+  it('uses the ABI of the committed artifact, with the documented signature, event and errors', () => {
+    expect(BACKRUN_EXECUTOR_ABI).toEqual(artifact.abi)
+    const fn = BACKRUN_EXECUTOR_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'backrun')!
+    expect(toFunctionSignature(fn)).toBe('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16)')
+    expect(fn.stateMutability).toBe('nonpayable')
+    expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])
+    expect(encodeBackrunCall(twoHops()).slice(0, 10)).toBe(toFunctionSelector(fn))
+    const names = (type: string) => BACKRUN_EXECUTOR_ABI.filter((x) => x.type === type).map((x) => ('name' in x ? x.name : '')).sort()
+    expect(names('function')).toEqual(['backrun', 'beneficiary', 'uniswapV2Call', 'uniswapV3SwapCallback', 'v2Factory', 'v2PairInitCodeHash', 'v3Factory', 'v3PoolInitCodeHash'])
+    expect(names('event')).toEqual(['Backrun'])
+    expect(names('error')).toEqual([
+      'CycleNotClosed',
+      'InsufficientProfit',
+      'InvalidAmountIn',
+      'InvalidBeneficiary',
+      'InvalidHopCount',
+      'InvalidPool',
+      'InvalidProtocol',
+      'InvalidRefundBps',
+      'PartialFill',
+      'Reentrancy',
+      'TransferFailed',
+      'UnexpectedCallback',
+    ])
+  })
+
+  it('round-trips through decodeFunctionData field by field; protocol 0 = V2, 1 = V3; no tokenIn or zeroForOne per hop', () => {
+    const { functionName, args } = decode(encodeBackrunCall(twoHops()))
+    expect(functionName).toBe('backrun')
+    expect(args).toEqual([
+      getAddress(B),
+      10n ** 18n,
+      [
+        { protocol: 1, pool: getAddress(POOL_1), tokenOut: getAddress(A), fee: 500 },
+        { protocol: 0, pool: getAddress(POOL_2), tokenOut: getAddress(B), fee: 3000 },
+      ],
+      12_345n,
+      2500,
+    ])
+    const t = decode(encodeBackrunCall(triangle()))
+    expect(t.args).toEqual([
+      getAddress(A),
+      5_000_000n,
+      [
+        { protocol: 0, pool: getAddress(POOL_1), tokenOut: getAddress(B), fee: 3000 },
+        { protocol: 1, pool: getAddress(POOL_2), tokenOut: getAddress(C), fee: 10000 },
+        { protocol: 1, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000 },
+      ],
+      0n,
+      0,
+    ])
+    expect(BACKRUN_PROTOCOL).toEqual({ 'uniswap-v2': 0, 'uniswap-v3': 1 })
+  })
+
+  it('accepts the bounds: refundBps 0 and 10000, amountIn 1 and 2^255 - 1, minProfit 2^256 - 1, checksummed or lower-case addresses', () => {
+    const ok = (p: BackrunCallParams) => decode(encodeBackrunCall(p)).args!
+    expect(ok({ ...twoHops(), refundBps: 10_000 })[4]).toBe(10_000)
+    expect(ok({ ...twoHops(), refundBps: 0 })[4]).toBe(0)
+    expect(ok({ ...twoHops(), amountIn: 1n })[1]).toBe(1n)
+    expect(ok({ ...twoHops(), amountIn: (1n << 255n) - 1n })[1]).toBe((1n << 255n) - 1n)
+    expect(ok({ ...twoHops(), minProfit: (1n << 256n) - 1n })[3]).toBe((1n << 256n) - 1n)
+    const p = twoHops()
+    const mixed: BackrunCallParams = { ...p, startToken: getAddress(B), hops: [p.hops[0]!, { ...p.hops[1]!, tokenOut: getAddress(B) }] }
+    expect(ok(mixed)[0]).toBe(getAddress(B))
+  })
+
+  it('rejects a cycle of fewer than 2 or more than 3 hops', () => {
+    const p = twoHops()
+    expect(rejection({ ...p, hops: [] }).message).toMatch(/2 or 3 hops, not 0/)
+    expect(rejection({ ...p, hops: [p.hops[0]!] }).message).toMatch(/2 or 3 hops, not 1/)
+    const four = [hop('uniswap-v2', POOL_1, B, A), hop('uniswap-v2', POOL_2, A, B), hop('uniswap-v2', POOL_3, B, A), hop('uniswap-v3', POOL_1, A, B, 500)]
+    expect(rejection({ ...p, hops: four }).message).toMatch(/2 or 3 hops, not 4/)
+  })
+
+  it('rejects hops that do not chain, do not start at startToken, or do not close on it', () => {
+    const p = twoHops()
+    // first hop does not start at startToken
+    let e = rejection({ ...p, startToken: C })
+    expect(e.message).toMatch(/hop 0 starts in 0x2000.*but the cycle is at 0x3000/)
+    expect(e.details).toEqual({ hop: 0 })
+    // a gap between hops
+    e = rejection({ ...p, hops: [p.hops[0]!, hop('uniswap-v2', POOL_2, C, B)] })
+    expect(e.message).toMatch(/hop 1 starts in 0x3000.*but the cycle is at 0x1000/)
+    expect(e.details).toEqual({ hop: 1 })
+    // does not come back to startToken
+    e = rejection({ ...p, hops: [p.hops[0]!, hop('uniswap-v2', POOL_2, A, C)] })
+    expect(e.message).toMatch(/ends in 0x3000.*not in startToken 0x2000/)
+    // a hop that swaps a token for itself
+    e = rejection({ ...p, startToken: A, hops: [hop('uniswap-v2', POOL_1, A, A), hop('uniswap-v3', POOL_2, A, A, 500)] })
+    expect(e.message).toMatch(/hop 0 swaps .* for itself/)
+  })
+
+  it('rejects a hop whose zeroForOne disagrees with the token order, an unknown protocol, a bad fee, a reused pool', () => {
+    const p = twoHops()
+    expect(rejection({ ...p, hops: [{ ...p.hops[0]!, zeroForOne: true }, p.hops[1]!] }).message).toMatch(/hop 0: zeroForOne true disagrees/)
+    expect(rejection({ ...p, hops: [p.hops[0]!, { ...p.hops[1]!, protocol: 'curve' as PlanHop['protocol'] }] }).message).toMatch(/hop 1: unknown protocol curve/)
+    expect(rejection({ ...p, hops: [p.hops[0]!, { ...p.hops[1]!, protocol: 'toString' as PlanHop['protocol'] }] }).message).toMatch(/unknown protocol toString/)
+    expect(rejection({ ...p, hops: [{ ...p.hops[0]!, fee: 1 << 24 }, p.hops[1]!] }).message).toMatch(/fee 16777216 is not a uint24/)
+    expect(rejection({ ...p, hops: [{ ...p.hops[0]!, fee: 0.5 }, p.hops[1]!] }).message).toMatch(/fee 0.5 is not a uint24/)
+    expect(rejection({ ...p, hops: [{ ...p.hops[0]!, fee: -1 }, p.hops[1]!] }).message).toMatch(/fee -1 is not a uint24/)
+    expect(rejection({ ...p, hops: [p.hops[0]!, { ...p.hops[1]!, pool: POOL_1.toUpperCase().replace('0X', '0x') as Hex }] }).message).toMatch(/hop 1 uses pool .* a second time/)
+  })
+
+  it('rejects amounts and refunds the contract would refuse, and malformed addresses', () => {
+    const p = twoHops()
+    expect(rejection({ ...p, amountIn: 0n }).message).toMatch(/amountIn 0 is not in 1\.\.2\^255-1/)
+    expect(rejection({ ...p, amountIn: -1n }).message).toMatch(/amountIn -1/)
+    expect(rejection({ ...p, amountIn: 1n << 255n }).details).toEqual({ amountIn: 1n << 255n })
+    expect(rejection({ ...p, amountIn: 5 as unknown as bigint }).message).toMatch(/amountIn 5 is not/)
+    expect(rejection({ ...p, minProfit: -1n }).message).toMatch(/minProfit -1 is not a uint256/)
+    expect(rejection({ ...p, minProfit: 1n << 256n }).message).toMatch(/is not a uint256/)
+    expect(rejection({ ...p, refundBps: 10_001 }).message).toMatch(/refundBps 10001 is not an integer in 0\.\.10000/)
+    expect(rejection({ ...p, refundBps: -1 }).message).toMatch(/refundBps -1/)
+    expect(rejection({ ...p, refundBps: 12.5 }).message).toMatch(/refundBps 12.5/)
+    expect(rejection({ ...p, startToken: '0x1234' }).message).toMatch(/startToken 0x1234 is not an address/)
+    expect(rejection({ ...p, hops: [{ ...p.hops[0]!, pool: '0xzz00000000000000000000000000000000000001' }, p.hops[1]!] }).message).toMatch(/hop 0 pool .* is not an address/)
+  })
+})
+
+describe('backrun decoders', () => {
+  it('splitBackrunProfit rounds the refund down, as the contract does', () => {
+    expect(splitBackrunProfit(10_001n, 2500)).toEqual({ refund: 2500n, beneficiary: 7501n })
+    expect(splitBackrunProfit(3n, 3333)).toEqual({ refund: 0n, beneficiary: 3n })
+    expect(splitBackrunProfit(7n, 10_000)).toEqual({ refund: 7n, beneficiary: 0n })
+    expect(splitBackrunProfit(7n, 0)).toEqual({ refund: 0n, beneficiary: 7n })
+  })
+
+  it('decodeBackrunResult reads the grossProfit return value', () => {
+    const data = encodeFunctionResult({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', result: 987_654_321n })
+    expect(decodeBackrunResult(data)).toBe(987_654_321n)
+  })
+
+  it('decodeBackrunEvents keeps Backrun events of the executor and skips other logs', () => {
+    const topics = encodeEventTopics({ abi: BACKRUN_EXECUTOR_ABI, eventName: 'Backrun', args: { startToken: A } }) as Hex[]
+    expect(topics[0]).toBe(BACKRUN_EVENT_TOPIC)
+    const data = encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }], [1000n, 250n])
+    const transfer = { address: A, topics: ['0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' as Hex], data: '0x' as Hex }
+    const logs = [transfer, { address: EXECUTOR, topics, data }, { address: POOL_1, topics, data }]
+    expect(decodeBackrunEvents(logs, EXECUTOR)).toEqual([{ executor: EXECUTOR, startToken: A, grossProfit: 1000n, refund: 250n }])
+    expect(decodeBackrunEvents(logs)).toHaveLength(2)
+    expect(decodeBackrunEvents([transfer])).toEqual([])
+  })
+
+  it('decodeBackrunRevert names the contract\'s errors (signed profit included) and Error(string), and leaves unknown reverts alone', () => {
+    const loss = encodeErrorResult({ abi: BACKRUN_EXECUTOR_ABI, errorName: 'InsufficientProfit', args: [-42n, 100n] })
+    expect(decodeBackrunRevert(loss)).toEqual({ errorName: 'InsufficientProfit', args: [-42n, 100n] })
+    expect(decodeBackrunRevert(encodeErrorResult({ abi: BACKRUN_EXECUTOR_ABI, errorName: 'UnexpectedCallback' }))).toEqual({ errorName: 'UnexpectedCallback', args: [] })
+    // Error(string) bubbled up from a pool or token (here a V3 pool's "LO")
+    expect(decodeBackrunRevert('0x08c379a0000000000000000000000000000000000000000000000000000000000000002000000000000000000000000000000000000000000000000000000000000000024c4f000000000000000000000000000000000000000000000000000000000000')).toEqual({ errorName: 'Error', args: ['LO'] })
+    // another contract's custom error, and no data at all
+    expect(decodeBackrunRevert('0x12345678')).toBeUndefined()
+    expect(decodeBackrunRevert('0x')).toBeUndefined()
+  })
+})
