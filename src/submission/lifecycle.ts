@@ -1,0 +1,132 @@
+/**
+ * Folding a submission's event list into its current state. The dispatcher resumes from this
+ * after a restart, and a status query can answer "why did it not land" from it.
+ */
+import type {
+  BackrunEvent,
+  LifecycleEvent,
+  SimulatedEvent,
+  TargetingEvent,
+  TerminalEvent,
+} from './types.ts'
+
+export type LifecycleStage = 'received' | 'simulated' | 'planned' | 'dispatching' | 'included' | 'expired' | 'dropped'
+
+/** Forwarding status of one submission at one relay. */
+export interface RelayDeliveryStatus {
+  relay: string
+  /** Blocks a send was announced for (relay-sending written), ascending. */
+  blocks: bigint[]
+  /** The newest of `blocks`. */
+  lastBlock: bigint
+  /**
+   * Outcome of the send for `lastBlock`: 'sending' while no result is recorded (in flight, or
+   * interrupted by a restart: such a block is not sent again, the next block is).
+   */
+  state: 'sending' | 'accepted' | 'failed'
+  /** HTTP requests made for `lastBlock` */
+  attempts: number
+  /** HTTP requests made over all blocks */
+  totalAttempts: number
+  /** blocks the relay accepted the bundle for */
+  acceptedBlocks: number
+  /** the newest error message this relay gave, if any */
+  lastError?: string
+}
+
+export interface LifecycleSummary {
+  stage: LifecycleStage
+  simulation?: SimulatedEvent
+  /** undefined: not decided yet; null: decided, none (see noBackrunReason) */
+  backrun: BackrunEvent | null | undefined
+  noBackrunReason?: string
+  targeting?: TargetingEvent
+  relays: Map<string, RelayDeliveryStatus>
+  outcome?: TerminalEvent
+}
+
+export function emptyLifecycle(): LifecycleSummary {
+  return { stage: 'received', backrun: undefined, relays: new Map() }
+}
+
+/** Key of the (relay, block) pair a send was announced for. */
+export function relayBlockKey(relay: string, block: bigint): string {
+  return `${relay}@${block}`
+}
+
+/** Was a send to `relay` for `block` announced (relay-sending written)? */
+export function wasSent(summary: LifecycleSummary, relay: string, block: bigint): boolean {
+  const status = summary.relays.get(relay)
+  return status !== undefined && status.blocks.includes(block)
+}
+
+/** Apply one event to `summary` in place. Events after a terminal one change nothing but relay status. */
+export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleEvent): void {
+  const finished = summary.outcome !== undefined
+  switch (event.type) {
+    case 'received':
+      break
+    case 'simulated':
+      summary.simulation = event
+      if (!finished && summary.stage === 'received') summary.stage = 'simulated'
+      break
+    case 'backrun':
+      summary.backrun = event
+      summary.noBackrunReason = undefined
+      if (!finished && (summary.stage === 'received' || summary.stage === 'simulated')) summary.stage = 'planned'
+      break
+    case 'no-backrun':
+      summary.backrun = null
+      summary.noBackrunReason = event.reason
+      if (!finished && (summary.stage === 'received' || summary.stage === 'simulated')) summary.stage = 'planned'
+      break
+    case 'targeting':
+      summary.targeting = event
+      if (!finished) summary.stage = 'dispatching'
+      break
+    case 'relay-sending': {
+      let status = summary.relays.get(event.relay)
+      if (status === undefined) {
+        status = { relay: event.relay, blocks: [], lastBlock: event.block, state: 'sending', attempts: 0, totalAttempts: 0, acceptedBlocks: 0 }
+        summary.relays.set(event.relay, status)
+      }
+      if (!status.blocks.includes(event.block)) {
+        status.blocks.push(event.block)
+        status.blocks.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      }
+      if (event.block >= status.lastBlock) {
+        status.lastBlock = event.block
+        status.state = 'sending'
+        status.attempts = 0
+      }
+      if (!finished && summary.stage !== 'dispatching') summary.stage = 'dispatching'
+      break
+    }
+    case 'relay-result': {
+      const status = summary.relays.get(event.relay)
+      if (status === undefined) break // a result without its announcement: nothing to attach it to
+      status.totalAttempts += event.attempts
+      if (event.ok) status.acceptedBlocks += 1
+      if (event.lastError !== undefined) status.lastError = event.lastError
+      if (event.block === status.lastBlock) {
+        status.state = event.ok ? 'accepted' : 'failed'
+        status.attempts = event.attempts
+      }
+      break
+    }
+    case 'included':
+    case 'expired':
+    case 'dropped':
+      if (!finished) {
+        summary.outcome = event
+        summary.stage = event.type
+      }
+      break
+  }
+}
+
+export function summarizeLifecycle(events: readonly LifecycleEvent[]): LifecycleSummary {
+  const summary = emptyLifecycle()
+  for (const event of events) applyLifecycleEvent(summary, event)
+  return summary
+}

@@ -1,0 +1,496 @@
+/**
+ * The durable outbox of private submission: a submission is acknowledged only after it is on disk.
+ *
+ * Storage: one LevelDB database (classic-level) in `dataDir`, opened by one process at a time
+ * (LevelDB's LOCK file refuses a second opener). Every write is a LevelDB batch written with
+ * `{ sync: true }`, so it is fsynced before the promise resolves, and a batch is atomic: after a
+ * crash either all of its keys exist or none.
+ *
+ * Key layout (strings, UTF-8 values; `<id>` is `<kind>:<hash>`, see {@link SubmissionId}):
+ *
+ * | key                                   | value                         |
+ * |---------------------------------------|-------------------------------|
+ * | `s!<id>`                              | SubmissionRecord, JSON        |
+ * | `e!<id>!<boot:8 hex><seq:12 hex>`     | LifecycleEvent, JSON          |
+ * | `o!<id>`                              | '' : index of undelivered     |
+ * | `f!<finishedAt ms:15 digits>!<id>`    | '' : finished, oldest first   |
+ * | `m!boot`                              | boot counter (decimal)        |
+ *
+ * Event keys sort in write order: `boot` is incremented (and fsynced) on every open, `seq` counts
+ * writes within one open, so no clock is involved. JSON encodes bigint as {"$bigint":"…"}.
+ *
+ * Group commit: writes issued while another write is being fsynced are merged into the next
+ * batch, so one fsync covers many submissions under load; each caller's promise still resolves
+ * only after its own keys are durable. A failed batch is retried (bounded, exponential backoff
+ * with full jitter); when it still fails every caller in it gets a {@link PersistenceError}.
+ */
+import { ClassicLevel } from 'classic-level'
+import { keccak_256 } from '@noble/hashes/sha3.js'
+
+import type { Hex } from '../chain/types.ts'
+import { bundleHash } from '../tx/bundle-hash.ts'
+import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
+import { decodeJson, encodeJson } from './codec.ts'
+import { OutboxFullError, PersistenceError } from './errors.ts'
+import {
+  SUBMISSION_KINDS,
+  isTerminalEvent,
+  submissionId,
+  type BundleOptions,
+  type LifecycleEvent,
+  type NewSubmission,
+  type StoredSubmission,
+  type SubmissionId,
+  type SubmissionRecord,
+} from './types.ts'
+
+export interface OutboxRetention {
+  /** Finished records (included / expired / dropped) kept at most. Default 100 000. */
+  maxFinished?: number
+  /** Finished records older than this are pruned, ms. Default 7 days. */
+  finishedTtlMs?: number
+}
+
+export interface OutboxStoreOptions {
+  /** Undelivered submissions held at most; persist() beyond it throws OutboxFullError. Default 100 000. */
+  maxOpen?: number
+  retention?: OutboxRetention
+  /** Attempts per write (and per read) before PersistenceError. Default 4. */
+  writeAttempts?: number
+  /** Backoff between those attempts. Default { baseMs: 20, maxMs: 250 }. */
+  writeBackoff?: BackoffPolicy
+  /** Most batch operations merged into one group commit. Default 2 000. */
+  maxGroupOps?: number
+  /** Clock for receivedAt, event times and retention, ms. Default Date.now. */
+  now?: () => number
+  /** Called before each retry of a failed read or write (for logs and metrics). */
+  onRetry?: (info: { operation: PersistenceError['operation']; attempt: number; error: unknown }) => void
+}
+
+export interface PersistResult {
+  record: SubmissionRecord
+  /** false: this hash (of this kind) was already stored; nothing new was written or will be dispatched */
+  created: boolean
+}
+
+export interface OutboxStats {
+  open: number
+  finished: number
+}
+
+type WriteOp = { type: 'put'; key: string; value: string } | { type: 'del'; key: string }
+
+interface PendingWrite {
+  ops: WriteOp[]
+  operation: PersistenceError['operation']
+  resolve: () => void
+  reject: (error: PersistenceError) => void
+}
+
+const DEFAULT_MAX_OPEN = 100_000
+const DEFAULT_MAX_FINISHED = 100_000
+const DEFAULT_FINISHED_TTL_MS = 7 * 24 * 3_600_000
+const DEFAULT_WRITE_ATTEMPTS = 4
+const DEFAULT_WRITE_BACKOFF: BackoffPolicy = { baseMs: 20, maxMs: 250 }
+const DEFAULT_MAX_GROUP_OPS = 2_000
+const PRUNE_BATCH = 1_000
+
+const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})+$/
+const HASH = /^0x[0-9a-fA-F]{64}$/
+
+const key = {
+  record: (id: SubmissionId) => `s!${id}`,
+  open: (id: SubmissionId) => `o!${id}`,
+  event: (id: SubmissionId, suffix: string) => `e!${id}!${suffix}`,
+  eventsFrom: (id: SubmissionId) => `e!${id}!`,
+  eventsTo: (id: SubmissionId) => `e!${id}!~`,
+  finished: (at: number, id: SubmissionId) => `f!${String(Math.max(0, Math.trunc(at))).padStart(15, '0')}!${id}`,
+  boot: 'm!boot',
+}
+const FINISHED_ID_OFFSET = 'f!'.length + 15 + 1
+
+export class OutboxStore {
+  readonly dataDir: string
+  private db: ClassicLevel<string, string> | undefined
+  private readonly maxOpen: number
+  private readonly maxFinished: number
+  private readonly finishedTtlMs: number
+  private readonly writeAttempts: number
+  private readonly writeBackoff: BackoffPolicy
+  private readonly maxGroupOps: number
+  private readonly now: () => number
+  private readonly onRetry: OutboxStoreOptions['onRetry']
+
+  private readonly openIds = new Set<SubmissionId>()
+  /** open ids whose terminal event is being written */
+  private readonly finishing = new Set<SubmissionId>()
+  /** persist() calls between their capacity check and their write */
+  private reserved = 0
+  private finishedCount = 0
+  private boot = 0
+  private seq = 0
+  private readonly persisting = new Map<SubmissionId, Promise<PersistResult>>()
+  private pending: PendingWrite[] = []
+  private flushing: Promise<void> | undefined
+  private pruning: Promise<number> | undefined
+
+  /** @param dataDir directory of the database; created when missing (its parent must exist) */
+  constructor(dataDir: string, options: OutboxStoreOptions = {}) {
+    if (typeof dataDir !== 'string' || dataDir === '') throw new TypeError('OutboxStore: dataDir must be a non-empty path')
+    this.dataDir = dataDir
+    this.maxOpen = positiveInt('maxOpen', options.maxOpen ?? DEFAULT_MAX_OPEN)
+    this.maxFinished = nonNegativeInt('retention.maxFinished', options.retention?.maxFinished ?? DEFAULT_MAX_FINISHED)
+    this.finishedTtlMs = nonNegativeInt('retention.finishedTtlMs', options.retention?.finishedTtlMs ?? DEFAULT_FINISHED_TTL_MS)
+    this.writeAttempts = positiveInt('writeAttempts', options.writeAttempts ?? DEFAULT_WRITE_ATTEMPTS)
+    this.writeBackoff = options.writeBackoff ?? DEFAULT_WRITE_BACKOFF
+    this.maxGroupOps = positiveInt('maxGroupOps', options.maxGroupOps ?? DEFAULT_MAX_GROUP_OPS)
+    this.now = options.now ?? Date.now
+    this.onRetry = options.onRetry
+  }
+
+  /**
+   * Open (or reopen after close()) the database and load the indexes.
+   * @throws PersistenceError when the directory cannot be opened: a path that is a file, no
+   *   permission, or another process holding the database
+   */
+  async open(): Promise<void> {
+    if (this.db !== undefined && this.db.status === 'open') return
+    const db = new ClassicLevel<string, string>(this.dataDir, { keyEncoding: 'utf8', valueEncoding: 'utf8', createIfMissing: true })
+    try {
+      await db.open()
+      const previous = await db.get(key.boot)
+      const boot = (previous === undefined ? 0 : Number(previous)) + 1
+      await db.put(key.boot, String(boot), { sync: true })
+      const openIds: SubmissionId[] = []
+      for await (const k of db.keys({ gte: 'o!', lt: 'o!~' })) openIds.push(k.slice(2) as SubmissionId)
+      let finished = 0
+      for await (const _k of db.keys({ gte: 'f!', lt: 'f!~' })) finished++
+      this.db = db
+      this.boot = boot
+      this.seq = 0
+      this.openIds.clear()
+      for (const id of openIds) this.openIds.add(id)
+      this.finishedCount = finished
+    } catch (cause) {
+      await db.close().catch(() => undefined)
+      throw new PersistenceError(`cannot open the outbox database in ${this.dataDir}: ${errorMessage(cause)}`, 'open', 0, { cause })
+    }
+  }
+
+  /** Waits for queued writes, then closes the database. Later calls fail with PersistenceError. */
+  async close(): Promise<void> {
+    while (this.flushing !== undefined) await this.flushing
+    await this.pruning?.catch(() => undefined)
+    await this.db?.close()
+  }
+
+  /**
+   * Store a new submission durably (fsynced) and return its record. The same kind and hash again
+   * returns the stored record with `created: false` and writes nothing, also while the first call
+   * is still writing; the record keeps the first partner's id.
+   *
+   * @throws TypeError for input that is not hex bytes / an empty bundle / a bad option (the caller
+   *   validates with decodeSignedTransaction first, so this is a programming error)
+   * @throws OutboxFullError when `maxOpen` undelivered submissions are held
+   * @throws PersistenceError when the write (or the duplicate check) failed after its retries;
+   *   nothing is stored then
+   */
+  async persist(input: NewSubmission): Promise<PersistResult> {
+    const record = buildRecord(input, this.now())
+    const inFlight = this.persisting.get(record.id)
+    if (inFlight !== undefined) return { record: (await inFlight).record, created: false }
+    const writing = this.persistNew(record)
+    this.persisting.set(record.id, writing)
+    try {
+      return await writing
+    } finally {
+      this.persisting.delete(record.id)
+    }
+  }
+
+  /**
+   * Append lifecycle events durably, in order. A terminal event (included / expired / dropped)
+   * must come last; it moves the submission from the undelivered to the finished index in the
+   * same atomic batch.
+   *
+   * @throws Error when the submission is not open (unknown, finished, or already finishing)
+   * @throws PersistenceError when the write failed after its retries
+   */
+  async append(id: SubmissionId, events: readonly LifecycleEvent[]): Promise<void> {
+    if (events.length === 0) return
+    this.requireOpen('append')
+    if (!this.openIds.has(id) || this.finishing.has(id)) {
+      throw new Error(`OutboxStore.append: submission ${id} is not open (unknown, finished or finishing)`)
+    }
+    const terminalAt = events.findIndex(isTerminalEvent)
+    if (terminalAt !== -1 && terminalAt !== events.length - 1) {
+      throw new Error('OutboxStore.append: a terminal event must be the last one appended')
+    }
+    const ops: WriteOp[] = events.map((event) => ({ type: 'put', key: key.event(id, this.nextEventSuffix()), value: encodeJson(event) }))
+    if (terminalAt === -1) {
+      await this.commit(ops, 'append')
+      return
+    }
+    const terminal = events[terminalAt]
+    ops.push({ type: 'del', key: key.open(id) }, { type: 'put', key: key.finished(terminal.at, id), value: '' })
+    this.finishing.add(id)
+    try {
+      await this.commit(ops, 'append')
+      this.openIds.delete(id)
+      this.finishedCount++
+    } finally {
+      this.finishing.delete(id)
+    }
+  }
+
+  /** A submission and its lifecycle, whoever submitted it (for the dispatcher). */
+  async get(id: SubmissionId): Promise<StoredSubmission | undefined> {
+    const record = await this.readRecord(id)
+    if (record === undefined) return undefined
+    return { record, events: await this.readEvents(id) }
+  }
+
+  /** A submission and its lifecycle if `partnerId` submitted it; undefined otherwise (existence is not revealed). */
+  async getForPartner(id: SubmissionId, partnerId: string): Promise<StoredSubmission | undefined> {
+    const record = await this.readRecord(id)
+    if (record === undefined || record.partnerId !== partnerId) return undefined
+    return { record, events: await this.readEvents(id) }
+  }
+
+  /** Every kind stored under `hash` that `partnerId` submitted (for a status query by hash). */
+  async findForPartner(hash: Hex, partnerId: string): Promise<StoredSubmission[]> {
+    const found: StoredSubmission[] = []
+    for (const kind of SUBMISSION_KINDS) {
+      const stored = await this.getForPartner(submissionId(kind, hash), partnerId)
+      if (stored !== undefined) found.push(stored)
+    }
+    return found
+  }
+
+  /** Ids of the submissions not finished yet, without reading them. */
+  undeliveredIds(): SubmissionId[] {
+    return [...this.openIds]
+  }
+
+  /** Every submission not finished yet, with its events, oldest received first: what to resume after a restart. */
+  async listUndelivered(): Promise<StoredSubmission[]> {
+    this.requireOpen('read')
+    const out: StoredSubmission[] = []
+    for (const id of [...this.openIds]) {
+      const stored = await this.get(id)
+      if (stored !== undefined) out.push(stored)
+    }
+    return out.sort((a, b) => a.record.receivedAt - b.record.receivedAt)
+  }
+
+  /**
+   * Delete finished submissions beyond `retention.maxFinished` or older than
+   * `retention.finishedTtlMs`, oldest first, at most 1 000 per call. Undelivered ones are never
+   * pruned. Concurrent calls share one run. Returns how many were deleted.
+   */
+  pruneFinished(): Promise<number> {
+    this.pruning ??= this.prune().finally(() => {
+      this.pruning = undefined
+    })
+    return this.pruning
+  }
+
+  stats(): OutboxStats {
+    return { open: this.openIds.size, finished: this.finishedCount }
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async persistNew(record: SubmissionRecord): Promise<PersistResult> {
+    this.requireOpen('persist')
+    const existing = await this.readRecord(record.id)
+    if (existing !== undefined) return { record: existing, created: false }
+    if (this.openIds.size + this.reserved >= this.maxOpen) throw new OutboxFullError(this.maxOpen)
+    this.reserved++
+    try {
+      await this.commit(
+        [
+          { type: 'put', key: key.record(record.id), value: encodeJson(record) },
+          { type: 'put', key: key.open(record.id), value: '' },
+          { type: 'put', key: key.event(record.id, this.nextEventSuffix()), value: encodeJson({ type: 'received', at: record.receivedAt }) },
+        ],
+        'persist',
+      )
+      this.openIds.add(record.id)
+    } finally {
+      this.reserved--
+    }
+    return { record, created: true }
+  }
+
+  private async prune(): Promise<number> {
+    const db = this.requireOpen('prune')
+    const cutoff = this.now() - this.finishedTtlMs
+    const victims: Array<{ indexKey: string; id: SubmissionId }> = []
+    try {
+      for await (const indexKey of db.keys({ gte: 'f!', lt: 'f!~', limit: PRUNE_BATCH })) {
+        const finishedAt = Number(indexKey.slice(2, 17))
+        const overCount = this.finishedCount - victims.length > this.maxFinished
+        if (!overCount && finishedAt >= cutoff) break
+        victims.push({ indexKey, id: indexKey.slice(FINISHED_ID_OFFSET) as SubmissionId })
+      }
+      // Events first: if we stop halfway, the index entry is still there and the next run finishes the job.
+      for (const { id } of victims) await db.clear({ gte: key.eventsFrom(id), lt: key.eventsTo(id) })
+    } catch (cause) {
+      throw new PersistenceError(`pruning finished submissions failed: ${errorMessage(cause)}`, 'prune', 1, { cause })
+    }
+    if (victims.length === 0) return 0
+    await this.commit(
+      victims.flatMap(({ indexKey, id }): WriteOp[] => [
+        { type: 'del', key: key.record(id) },
+        { type: 'del', key: indexKey },
+      ]),
+      'prune',
+    )
+    this.finishedCount -= victims.length
+    return victims.length
+  }
+
+  private async readRecord(id: SubmissionId): Promise<SubmissionRecord | undefined> {
+    const value = await this.withRetry('read', () => this.requireOpen('read').get(key.record(id)))
+    return value === undefined ? undefined : decodeJson<SubmissionRecord>(value)
+  }
+
+  private async readEvents(id: SubmissionId): Promise<LifecycleEvent[]> {
+    const values = await this.withRetry('read', () => this.requireOpen('read').values({ gte: key.eventsFrom(id), lt: key.eventsTo(id) }).all())
+    return values.map((v) => decodeJson<LifecycleEvent>(v))
+  }
+
+  private nextEventSuffix(): string {
+    this.seq++
+    return this.boot.toString(16).padStart(8, '0') + this.seq.toString(16).padStart(12, '0')
+  }
+
+  private requireOpen(operation: PersistenceError['operation']): ClassicLevel<string, string> {
+    if (this.db === undefined) throw new PersistenceError('the outbox is not open (call open() first)', operation, 0)
+    return this.db
+  }
+
+  /** Queue `ops` for the next group commit; resolves once they are fsynced. */
+  private commit(ops: WriteOp[], operation: PersistenceError['operation']): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ ops, operation, resolve, reject })
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = undefined
+      })
+    })
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const group: PendingWrite[] = []
+      let size = 0
+      while (this.pending.length > 0 && (group.length === 0 || size + this.pending[0].ops.length <= this.maxGroupOps)) {
+        const next = this.pending.shift() as PendingWrite
+        group.push(next)
+        size += next.ops.length
+      }
+      const ops = group.flatMap((w) => w.ops)
+      try {
+        const operation = group[0].operation
+        await this.withRetry(operation, () => this.requireOpen(operation).batch(ops, { sync: true }))
+        for (const w of group) w.resolve()
+      } catch (error) {
+        for (const w of group) {
+          const attempts = error instanceof PersistenceError ? error.attempts : 0
+          w.reject(new PersistenceError(`could not write to the outbox (${w.operation}) after ${attempts} attempts: ${errorMessage(error instanceof PersistenceError ? error.cause : error)}`, w.operation, attempts, { cause: error instanceof PersistenceError ? error.cause : error }))
+        }
+      }
+    }
+  }
+
+  private async withRetry<T>(operation: PersistenceError['operation'], run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run()
+      } catch (error) {
+        if (attempt >= this.writeAttempts) {
+          throw new PersistenceError(`outbox ${operation} failed after ${attempt} attempts: ${errorMessage(error)}`, operation, attempt, { cause: error })
+        }
+        this.onRetry?.({ operation, attempt, error })
+        await sleep(fullJitterDelay(attempt, this.writeBackoff))
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function buildRecord(input: NewSubmission, receivedAt: number): SubmissionRecord {
+  if (input === null || typeof input !== 'object') throw new TypeError('persist: submission must be an object')
+  if (typeof input.partnerId !== 'string' || input.partnerId === '') throw new TypeError('persist: partnerId must be a non-empty string')
+  switch (input.kind) {
+    case 'private-tx':
+    case 'notify': {
+      const raw = normalizeRaw(input.rawTx, 'rawTx')
+      const txHash = keccakHex(raw)
+      return { id: submissionId(input.kind, txHash), kind: input.kind, hash: txHash, partnerId: input.partnerId, receivedAt, rawTxs: [raw], txHashes: [txHash] }
+    }
+    case 'bundle': {
+      if (!Array.isArray(input.rawTxs) || input.rawTxs.length === 0) throw new TypeError('persist: a bundle needs at least one raw transaction')
+      const rawTxs = input.rawTxs.map((raw, i) => normalizeRaw(raw, `rawTxs[${i}]`))
+      const txHashes = rawTxs.map(keccakHex)
+      const hash = bundleHash(txHashes)
+      const record: SubmissionRecord = { id: submissionId('bundle', hash), kind: 'bundle', hash, partnerId: input.partnerId, receivedAt, rawTxs, txHashes }
+      const options = normalizeBundleOptions(input.options)
+      if (options !== undefined) record.bundleOptions = options
+      return record
+    }
+    default:
+      throw new TypeError(`persist: unknown submission kind ${JSON.stringify((input as { kind?: unknown }).kind)}`)
+  }
+}
+
+function normalizeRaw(raw: unknown, field: string): Hex {
+  if (typeof raw !== 'string' || !HEX_BYTES.test(raw)) throw new TypeError(`persist: ${field} must be 0x-prefixed hex bytes`)
+  return raw.toLowerCase() as Hex
+}
+
+function normalizeBundleOptions(options: BundleOptions | undefined): BundleOptions | undefined {
+  if (options === undefined) return undefined
+  const out: BundleOptions = {}
+  for (const field of ['blockNumber', 'minTimestamp', 'maxTimestamp'] as const) {
+    const value = options[field]
+    if (value === undefined) continue
+    if (typeof value !== 'bigint' || value < 0n) throw new TypeError(`persist: bundle option ${field} must be a non-negative bigint`)
+    out[field] = value
+  }
+  if (options.revertingTxHashes !== undefined) {
+    if (!Array.isArray(options.revertingTxHashes) || options.revertingTxHashes.some((h) => typeof h !== 'string' || !HASH.test(h))) {
+      throw new TypeError('persist: bundle option revertingTxHashes must be 32-byte hex hashes')
+    }
+    out.revertingTxHashes = options.revertingTxHashes.map((h) => h.toLowerCase() as Hex)
+  }
+  if (options.replacementUuid !== undefined) {
+    if (typeof options.replacementUuid !== 'string' || options.replacementUuid === '') throw new TypeError('persist: bundle option replacementUuid must be a non-empty string')
+    out.replacementUuid = options.replacementUuid
+  }
+  return Object.keys(out).length === 0 ? undefined : out
+}
+
+function keccakHex(raw: Hex): Hex {
+  return `0x${Buffer.from(keccak_256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`
+}
+
+function positiveInt(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`OutboxStore: ${name} must be a positive integer, got ${value}`)
+  return value
+}
+
+function nonNegativeInt(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`OutboxStore: ${name} must be a non-negative integer, got ${value}`)
+  return value
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : ''
+    return `${error.message}${cause}`
+  }
+  return String(error)
+}

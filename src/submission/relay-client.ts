@@ -1,0 +1,318 @@
+/**
+ * One relay (or builder) endpoint that takes bundles over JSON-RPC, authenticated the Flashbots
+ * way: `X-Flashbots-Signature: <searcher address>:<signature>`, where the signature is the
+ * EIP-191 personal_sign, by the searcher key, of the hex string of keccak256(request body).
+ *
+ * Raw transactions are placed in the body as the exact hex received from the partner (the store
+ * keeps the bytes, lowercased); nothing is decoded or re-encoded on the way.
+ *
+ * Hash references: a notify submission's bundle names the partner's pending tx by its hash, which
+ * only some relays accept, each in its own dialect:
+ * - `eth_sendBundle` (MEV Blocker, Merkle): `txs[0]` is the 32-byte hash of the target tx
+ * - `mev_sendBundle` (Flashbots MEV-Share): `body: [{ hash }, { tx, canRevert: false }]`
+ * A relay configured without `hashReference` never receives such a bundle.
+ *
+ * Every HTTP attempt has a timeout. Failed attempts are retried (bounded) with exponential backoff
+ * and full jitter when the failure may be transient: timeout, network error, HTTP 408/425/429/5xx,
+ * JSON-RPC -32603 / -32005 (internal error, limit exceeded). A relay's retries never hold up
+ * another relay: the dispatcher runs one send per relay in parallel.
+ */
+import { keccak256, toBytes } from 'viem'
+
+import type { Hex } from '../chain/types.ts'
+import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
+import { RelayError } from './errors.ts'
+import type { SearcherKey } from './searcher-key.ts'
+
+export const FLASHBOTS_SIGNATURE_HEADER = 'X-Flashbots-Signature'
+
+/** How a relay accepts a bundle that references a pending tx by hash (see the module comment). */
+export type HashReferenceStyle = 'eth_sendBundle' | 'mev_sendBundle'
+
+export interface RelayEndpoint {
+  /** short unique name used in records and logs (e.g. 'flashbots') */
+  name: string
+  /** http(s) URL of the relay's JSON-RPC endpoint */
+  url: string
+  /** undefined: this relay is never sent bundles with hash references (notify backruns) */
+  hashReference?: HashReferenceStyle
+  /** per HTTP attempt, ms. Default 2 000. */
+  timeoutMs?: number
+  /** HTTP attempts per send, first one included. Default 4. */
+  maxAttempts?: number
+  /** Default { baseMs: 100, maxMs: 2 000 }. */
+  backoff?: BackoffPolicy
+}
+
+/** One bundle entry: a raw signed tx, or (first entry only, hash-accepting relays only) the hash of a pending tx. */
+export type RelayBundleEntry = { tx: Hex } | { hash: Hex }
+
+export interface RelayBundle {
+  entries: readonly RelayBundleEntry[]
+  /** the block the bundle is valid for */
+  blockNumber: bigint
+  /** unix seconds */
+  minTimestamp?: bigint
+  /** unix seconds */
+  maxTimestamp?: bigint
+  revertingTxHashes?: readonly Hex[]
+  replacementUuid?: string
+}
+
+export interface RelaySendResult {
+  relay: string
+  /** HTTP attempts made, the successful one included */
+  attempts: number
+  /** `result.bundleHash` of the relay's answer, when it gave one */
+  relayBundleHash?: string
+}
+
+export interface RelaySendOptions {
+  /** aborts the current attempt and any further retries (RelayError reason 'aborted') */
+  signal?: AbortSignal
+  /** called after each failed attempt that will be retried */
+  onRetry?: (info: { attempt: number; error: RelayError; delayMs: number }) => void
+}
+
+/** What the dispatcher needs from a relay; {@link RelayClient} is the HTTP implementation. */
+export interface BundleRelay {
+  readonly name: string
+  /** whether bundles that reference a pending tx by hash may be sent here */
+  readonly acceptsHashReference: boolean
+  /** @throws RelayError */
+  sendBundle(bundle: RelayBundle, options?: RelaySendOptions): Promise<RelaySendResult>
+}
+
+export interface RelayClientOptions {
+  /** Injected for tests. Default globalThis.fetch. */
+  fetch?: typeof fetch
+  /** Jitter source. Default Math.random. */
+  random?: () => number
+}
+
+const DEFAULT_TIMEOUT_MS = 2_000
+const DEFAULT_MAX_ATTEMPTS = 4
+const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 2_000 }
+const RETRYABLE_HTTP = new Set([408, 425, 429])
+const RETRYABLE_RPC = new Set([-32603, -32005])
+const MAX_ERROR_TEXT = 200
+
+export class RelayClient implements BundleRelay {
+  readonly name: string
+  readonly url: string
+  readonly hashReference: HashReferenceStyle | undefined
+  readonly acceptsHashReference: boolean
+  private readonly timeoutMs: number
+  private readonly maxAttempts: number
+  private readonly backoff: BackoffPolicy
+  private readonly signer: SearcherKey
+  private readonly fetchImpl: typeof fetch
+  private readonly random: () => number
+  private nextId = 1
+
+  /** @throws TypeError for an invalid endpoint (bad URL, empty name, non-positive limits) */
+  constructor(endpoint: RelayEndpoint, signer: SearcherKey, options: RelayClientOptions = {}) {
+    const problems = relayEndpointProblems(endpoint)
+    if (problems.length > 0) throw new TypeError(`relay ${endpoint.name ?? '?'}: ${problems.join('; ')}`)
+    this.name = endpoint.name
+    this.url = endpoint.url
+    this.hashReference = endpoint.hashReference
+    this.acceptsHashReference = endpoint.hashReference !== undefined
+    this.timeoutMs = endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    this.maxAttempts = endpoint.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
+    this.backoff = endpoint.backoff ?? DEFAULT_BACKOFF
+    this.signer = signer
+    this.fetchImpl = options.fetch ?? globalThis.fetch
+    this.random = options.random ?? Math.random
+  }
+
+  /**
+   * Send `bundle`, retrying transient failures.
+   * @throws RelayError after the last attempt, at the first non-retryable failure, or on abort
+   */
+  async sendBundle(bundle: RelayBundle, options: RelaySendOptions = {}): Promise<RelaySendResult> {
+    const body = encodeSendBundleRequest(bundle, this.nextId++, this.hashReference, this.name)
+    const signature = await flashbotsSignature(body, this.signer)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const relayBundleHash = await this.post(body, signature, attempt, options.signal)
+        return relayBundleHash === undefined ? { relay: this.name, attempts: attempt } : { relay: this.name, attempts: attempt, relayBundleHash }
+      } catch (error) {
+        const relayError = error instanceof RelayError ? error : new RelayError(`relay ${this.name}: ${String(error)}`, this.name, 'network', attempt, { retryable: true }, { cause: error })
+        if (relayError.details.retryable !== true || attempt >= this.maxAttempts || options.signal?.aborted === true) throw relayError
+        const delayMs = fullJitterDelay(attempt, this.backoff, this.random)
+        options.onRetry?.({ attempt, error: relayError, delayMs })
+        try {
+          await sleep(delayMs, options.signal)
+        } catch {
+          throw new RelayError(`relay ${this.name}: aborted while waiting to retry`, this.name, 'aborted', attempt, { retryable: false }, { cause: relayError })
+        }
+      }
+    }
+  }
+
+  private async post(body: string, signature: string, attempt: number, outer: AbortSignal | undefined): Promise<string | undefined> {
+    if (outer?.aborted === true) throw new RelayError(`relay ${this.name}: aborted`, this.name, 'aborted', attempt - 1, { retryable: false })
+    const timeout = AbortSignal.timeout(this.timeoutMs)
+    const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout])
+    let response: Response
+    let text: string
+    try {
+      response = await this.fetchImpl(this.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [FLASHBOTS_SIGNATURE_HEADER]: signature },
+        body,
+        signal,
+      })
+      text = await response.text()
+    } catch (cause) {
+      // (a function call, so TypeScript does not keep the narrowing from the check above)
+      if (isAborted(outer)) throw new RelayError(`relay ${this.name}: aborted`, this.name, 'aborted', attempt, { retryable: false }, { cause })
+      if (timeout.aborted) throw new RelayError(`relay ${this.name}: no answer within ${this.timeoutMs} ms`, this.name, 'timeout', attempt, { retryable: true }, { cause })
+      throw new RelayError(`relay ${this.name}: request failed: ${causeMessage(cause)}`, this.name, 'network', attempt, { retryable: true }, { cause })
+    }
+    if (!response.ok) {
+      const retryable = response.status >= 500 || RETRYABLE_HTTP.has(response.status)
+      throw new RelayError(`relay ${this.name}: HTTP ${response.status}: ${clip(text)}`, this.name, 'http', attempt, { status: response.status, retryable })
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      throw new RelayError(`relay ${this.name}: answer is not JSON: ${clip(text)}`, this.name, 'malformed', attempt, { status: response.status, retryable: false })
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new RelayError(`relay ${this.name}: answer is not a JSON-RPC response object`, this.name, 'malformed', attempt, { retryable: false })
+    }
+    const message = parsed as { error?: unknown; result?: unknown }
+    if (message.error !== undefined && message.error !== null) {
+      const err = message.error as { code?: unknown; message?: unknown }
+      const rpcCode = typeof err.code === 'number' ? err.code : undefined
+      const text = typeof err.message === 'string' ? err.message : JSON.stringify(message.error)
+      throw new RelayError(`relay ${this.name}: JSON-RPC error ${rpcCode ?? '?'}: ${clip(text)}`, this.name, 'rpc', attempt, { rpcCode, retryable: rpcCode !== undefined && RETRYABLE_RPC.has(rpcCode) })
+    }
+    if (!('result' in message)) {
+      throw new RelayError(`relay ${this.name}: answer has neither result nor error`, this.name, 'malformed', attempt, { retryable: false })
+    }
+    const result = message.result as { bundleHash?: unknown } | null
+    return result !== null && typeof result === 'object' && typeof result.bundleHash === 'string' ? result.bundleHash : undefined
+  }
+}
+
+/**
+ * `<address>:<signature>` for the X-Flashbots-Signature header: personal_sign (EIP-191) of the
+ * string keccak256(body) as 0x-prefixed hex, as the Flashbots relay verifies it.
+ */
+export async function flashbotsSignature(body: string, signer: SearcherKey): Promise<string> {
+  const digest = keccak256(toBytes(body))
+  return `${signer.address}:${await signer.signMessage(digest)}`
+}
+
+/**
+ * The JSON-RPC request body for `bundle`: `eth_sendBundle` (Flashbots params), or `mev_sendBundle`
+ * when the bundle starts with a hash reference and the relay speaks MEV-Share.
+ *
+ * @throws RelayError 'unsupported' when the bundle has a hash reference the relay does not accept,
+ *   or a hash reference that is not the first entry
+ */
+export function encodeSendBundleRequest(bundle: RelayBundle, id: number, hashReference: HashReferenceStyle | undefined, relayName = 'relay'): string {
+  if (bundle.entries.length === 0) throw new RelayError(`relay ${relayName}: a bundle needs at least one entry`, relayName, 'unsupported', 0, { retryable: false })
+  const hashAt = bundle.entries.findIndex((e) => 'hash' in e)
+  if (hashAt > 0 || bundle.entries.filter((e) => 'hash' in e).length > 1) {
+    throw new RelayError(`relay ${relayName}: only the first bundle entry may be a hash reference`, relayName, 'unsupported', 0, { retryable: false })
+  }
+  const blockNumber = `0x${bundle.blockNumber.toString(16)}`
+  if (hashAt === 0) {
+    if (hashReference === undefined) {
+      throw new RelayError(`relay ${relayName}: does not accept bundles that reference a transaction by hash`, relayName, 'unsupported', 0, { retryable: false })
+    }
+    if (hashReference === 'mev_sendBundle') {
+      // MEV-Share has no revertingTxHashes; the backrun behind a hash reference must not revert.
+      const body = bundle.entries.map((e) => ('hash' in e ? { hash: e.hash } : { tx: e.tx, canRevert: false }))
+      return JSON.stringify({ jsonrpc: '2.0', id, method: 'mev_sendBundle', params: [{ version: 'v0.1', inclusion: { block: blockNumber }, body }] })
+    }
+  }
+  const params: Record<string, unknown> = {
+    txs: bundle.entries.map((e) => ('hash' in e ? e.hash : e.tx)),
+    blockNumber,
+  }
+  // Flashbots documents the timestamps as JSON numbers (unix seconds; far below 2^53).
+  if (bundle.minTimestamp !== undefined) params.minTimestamp = Number(bundle.minTimestamp)
+  if (bundle.maxTimestamp !== undefined) params.maxTimestamp = Number(bundle.maxTimestamp)
+  if (bundle.revertingTxHashes !== undefined && bundle.revertingTxHashes.length > 0) params.revertingTxHashes = [...bundle.revertingTxHashes]
+  if (bundle.replacementUuid !== undefined) params.replacementUuid = bundle.replacementUuid
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_sendBundle', params: [params] })
+}
+
+/** Problems with a relay endpoint, empty when it is usable (for configuration validation). */
+export function relayEndpointProblems(endpoint: RelayEndpoint): string[] {
+  const problems: string[] = []
+  if (endpoint === null || typeof endpoint !== 'object') return ['must be an object']
+  if (typeof endpoint.name !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(endpoint.name)) problems.push('name must be 1-64 characters of A-Z a-z 0-9 . _ -')
+  try {
+    const url = new URL(endpoint.url)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('url must be http(s)')
+  } catch {
+    problems.push('url must be an http(s) URL')
+  }
+  if (endpoint.hashReference !== undefined && endpoint.hashReference !== 'eth_sendBundle' && endpoint.hashReference !== 'mev_sendBundle') {
+    problems.push("hashReference must be 'eth_sendBundle' or 'mev_sendBundle' when given")
+  }
+  for (const field of ['timeoutMs', 'maxAttempts'] as const) {
+    const v = endpoint[field]
+    if (v !== undefined && (!Number.isSafeInteger(v) || v <= 0)) problems.push(`${field} must be a positive integer`)
+  }
+  if (endpoint.backoff !== undefined && (!(endpoint.backoff.baseMs >= 0) || !(endpoint.backoff.maxMs >= endpoint.backoff.baseMs))) {
+    problems.push('backoff needs 0 <= baseMs <= maxMs')
+  }
+  return problems
+}
+
+/**
+ * Parse a relay list given as JSON (e.g. a RELAYS environment variable):
+ * `[{"name":"flashbots","url":"https://relay.flashbots.net","hashReference":"mev_sendBundle"}, …]`.
+ * Returns every problem at once, in the style of src/config.ts, and never throws.
+ */
+export function parseRelayEndpoints(json: string): { relays: RelayEndpoint[]; problems: string[] } {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch {
+    return { relays: [], problems: ['expected a JSON array of {"name","url","hashReference"?,"timeoutMs"?,"maxAttempts"?} objects'] }
+  }
+  if (!Array.isArray(parsed)) return { relays: [], problems: ['expected a JSON array of relay objects'] }
+  const relays: RelayEndpoint[] = []
+  const problems: string[] = []
+  const names = new Set<string>()
+  parsed.forEach((entry: unknown, i) => {
+    const found = relayEndpointProblems(entry as RelayEndpoint)
+    if (found.length > 0) {
+      problems.push(...found.map((p) => `relay ${i}: ${p}`))
+      return
+    }
+    const endpoint = entry as RelayEndpoint
+    if (names.has(endpoint.name)) {
+      problems.push(`relay ${i}: name ${endpoint.name} is used twice`)
+      return
+    }
+    names.add(endpoint.name)
+    relays.push(endpoint)
+  })
+  return { relays, problems }
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true
+}
+
+function clip(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim()
+  return oneLine.length <= MAX_ERROR_TEXT ? oneLine : `${oneLine.slice(0, MAX_ERROR_TEXT)}…`
+}
+
+function causeMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  if (cause !== undefined && typeof cause.code === 'string') return `${error.message} (${cause.code})`
+  return error.message
+}

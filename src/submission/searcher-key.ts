@@ -1,0 +1,56 @@
+/**
+ * The searcher key that signs relay requests (X-Flashbots-Signature) and identifies us to relays.
+ * It never leaves this object: the key is held only inside viem's account closure, and
+ * JSON.stringify, util.inspect, String() and template literals show the address, never the key.
+ * Error messages about a bad key never quote the value.
+ */
+import { inspect } from 'node:util'
+
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+
+import type { Address, Hex } from '../chain/types.ts'
+
+const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/
+
+export class SearcherKey {
+  readonly #account: PrivateKeyAccount
+  /** checksummed address of the key */
+  readonly address: Address
+
+  private constructor(account: PrivateKeyAccount) {
+    this.#account = account
+    this.address = account.address
+  }
+
+  /**
+   * @param privateKey 0x-prefixed 32-byte hex (for example from the SEARCHER_PRIVATE_KEY variable)
+   * @throws TypeError when it is not 32 bytes of hex or not a valid secp256k1 key (the message does not contain it)
+   */
+  static fromHex(privateKey: string): SearcherKey {
+    if (typeof privateKey !== 'string' || !PRIVATE_KEY.test(privateKey)) {
+      throw new TypeError('searcher private key must be 0x-prefixed 32-byte hex')
+    }
+    try {
+      return new SearcherKey(privateKeyToAccount(privateKey.toLowerCase() as Hex))
+    } catch {
+      throw new TypeError('searcher private key is not a valid secp256k1 private key')
+    }
+  }
+
+  /** EIP-191 personal_sign of `message` (a UTF-8 string). */
+  signMessage(message: string): Promise<Hex> {
+    return this.#account.signMessage({ message })
+  }
+
+  toJSON(): string {
+    return this.toString()
+  }
+
+  toString(): string {
+    return `SearcherKey(${this.address}, private key redacted)`
+  }
+
+  [inspect.custom](): string {
+    return this.toString()
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * The data of private submission: what a partner submitted (a {@link SubmissionRecord}, immutable
+ * once acknowledged) and what happened to it since (an append-only list of {@link LifecycleEvent}s).
+ *
+ * Lifecycle (spec section 3 leaves it open; this is ours):
+ *
+ * ```
+ * received ─► simulated (success, or revert reason / simulation error)
+ *          ─► backrun (raw tx, profit) | no-backrun (reason)
+ *          ─► targeting (first..last block, relays)
+ *          ─► per relay and block: relay-sending (attempt id) ─► relay-result (ok, attempts, last error)
+ *             ... repeated for every following block ...
+ *          ─► included (block N) | expired (last block) | dropped (reason)      <- terminal
+ * ```
+ *
+ * A 'notify' submission is never dispatched by us: if no backrun is found it ends as `dropped`.
+ * All amounts and block numbers are bigint; times (`at`, `receivedAt`) are milliseconds since the
+ * Unix epoch.
+ */
+import type { Address, Hex } from '../chain/types.ts'
+
+/**
+ * - `private-tx`: one raw signed tx we must deliver (eth_sendPrivateRawTransaction)
+ * - `bundle`: ordered raw signed txs we must deliver atomically (eth_sendBundle)
+ * - `notify`: a raw tx the partner dispatches itself; only our backrun bundle references it by
+ *   hash (eth_notifyRawTransaction). No delivery commitment.
+ */
+export type SubmissionKind = 'private-tx' | 'bundle' | 'notify'
+
+export const SUBMISSION_KINDS: readonly SubmissionKind[] = ['private-tx', 'bundle', 'notify']
+
+/**
+ * `<kind>:<hash>`. The kind is part of the identity: notifying a tx and later sending the same tx
+ * privately are two intents (the second carries a delivery commitment), so they are two records.
+ */
+export type SubmissionId = `${SubmissionKind}:${Hex}`
+
+/** Flashbots eth_sendBundle options a partner may give with a bundle (all optional). */
+export interface BundleOptions {
+  /** The only block the bundle is valid for. Without it we target every block until expiry. */
+  blockNumber?: bigint
+  /** Unix seconds. */
+  minTimestamp?: bigint
+  /** Unix seconds; the bundle expires once a head at or after this time is seen. */
+  maxTimestamp?: bigint
+  /** Hashes of the partner's txs that may revert without invalidating the bundle. */
+  revertingTxHashes?: Hex[]
+  /** Passed through to relays unchanged. */
+  replacementUuid?: string
+}
+
+/** What the RPC layer hands to the store. Raw txs must already have passed decodeSignedTransaction. */
+export type NewSubmission =
+  | { kind: 'private-tx'; partnerId: string; rawTx: Hex }
+  | { kind: 'notify'; partnerId: string; rawTx: Hex }
+  | { kind: 'bundle'; partnerId: string; rawTxs: readonly Hex[]; options?: BundleOptions }
+
+/** An acknowledged submission. Never changes after it is written. */
+export interface SubmissionRecord {
+  id: SubmissionId
+  kind: SubmissionKind
+  /** What the RPC method returns: the tx hash, or for a bundle the bundle hash (spec 4.2). */
+  hash: Hex
+  /** The partner that submitted it first; only this partner may read it. */
+  partnerId: string
+  /** ms since epoch */
+  receivedAt: number
+  /** Lowercase hex of the exact bytes received, in order. Forwarded as they are. */
+  rawTxs: Hex[]
+  /** keccak256 of each raw tx, same order. */
+  txHashes: Hex[]
+  /** Only for kind 'bundle'. */
+  bundleOptions?: BundleOptions
+}
+
+export interface ReceivedEvent {
+  type: 'received'
+  at: number
+}
+
+export interface SimulatedEvent {
+  type: 'simulated'
+  at: number
+  /** false when a user tx reverted, or when the simulation could not be run (`error`) */
+  success: boolean
+  revertReason?: string
+  /** index in rawTxs of the tx that reverted */
+  failedTxIndex?: number
+  gasUsed?: bigint
+  /** the block the simulation's state was pinned to */
+  blockNumber?: bigint
+  /** the simulation itself failed (timeout, upstream error); the submission is still forwarded */
+  error?: string
+}
+
+export interface BackrunEvent {
+  type: 'backrun'
+  at: number
+  rawTx: Hex
+  txHash: Hex
+  grossProfit: bigint
+  profitToken: Address
+  netProfitWei?: bigint
+  gasUsed?: bigint
+}
+
+export interface NoBackrunEvent {
+  type: 'no-backrun'
+  at: number
+  reason: string
+}
+
+/** Written once, with the first send: the block range the submission is sent for. */
+export interface TargetingEvent {
+  type: 'targeting'
+  at: number
+  firstBlock: bigint
+  lastBlock: bigint
+  /** relays the submission is eligible for */
+  relays: string[]
+}
+
+/** Written (fsynced) BEFORE the bundle for `block` is sent to `relay`. */
+export interface RelaySendingEvent {
+  type: 'relay-sending'
+  at: number
+  relay: string
+  block: bigint
+  attemptId: string
+}
+
+/** The outcome of the send announced by the `relay-sending` event with the same attempt id. */
+export interface RelayResultEvent {
+  type: 'relay-result'
+  at: number
+  relay: string
+  block: bigint
+  attemptId: string
+  ok: boolean
+  /** HTTP requests made, retries included */
+  attempts: number
+  lastError?: string
+  /** the bundle hash the relay answered with, if any */
+  relayBundleHash?: string
+}
+
+export interface IncludedEvent {
+  type: 'included'
+  at: number
+  block: bigint
+  /** whether our backrun landed too, when the inclusion checker knows */
+  backrunIncluded?: boolean
+}
+
+export interface ExpiredEvent {
+  type: 'expired'
+  at: number
+  lastBlock: bigint
+  reason: string
+}
+
+export interface DroppedEvent {
+  type: 'dropped'
+  at: number
+  reason: string
+}
+
+export type TerminalEvent = IncludedEvent | ExpiredEvent | DroppedEvent
+
+export type LifecycleEvent =
+  | ReceivedEvent
+  | SimulatedEvent
+  | BackrunEvent
+  | NoBackrunEvent
+  | TargetingEvent
+  | RelaySendingEvent
+  | RelayResultEvent
+  | TerminalEvent
+
+export function isTerminalEvent(event: LifecycleEvent): event is TerminalEvent {
+  return event.type === 'included' || event.type === 'expired' || event.type === 'dropped'
+}
+
+/** A submission with its lifecycle, oldest event first. */
+export interface StoredSubmission {
+  record: SubmissionRecord
+  events: LifecycleEvent[]
+}
+
+export function submissionId(kind: SubmissionKind, hash: Hex): SubmissionId {
+  return `${kind}:${hash.toLowerCase() as Hex}`
+}

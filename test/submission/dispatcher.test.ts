@@ -1,0 +1,464 @@
+import { join } from 'node:path'
+
+import { keccak256, toBytes, verifyMessage } from 'viem'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+
+import type { Address, Hex } from '../../src/chain/types.ts'
+import {
+  Dispatcher,
+  OutboxStore,
+  PersistenceError,
+  RelayClient,
+  SearcherKey,
+  summarizeLifecycle,
+  type BackoffPolicy,
+  type DispatcherOptions,
+  type HashReferenceStyle,
+  type LifecycleEvent,
+  type SubmissionId,
+} from '../../src/submission/index.ts'
+import {
+  CHAIN_ID,
+  FixedPlanner,
+  ManualHeads,
+  ManualInclusion,
+  SEARCHER_KEY_HEX,
+  sentTxs,
+  simulator,
+  startRelay,
+  tempDir,
+  until,
+  userTx,
+  type RecordingRelay,
+  type RelayBehaviour,
+} from './helpers.ts'
+
+const key = SearcherKey.fromHex(SEARCHER_KEY_HEX)
+
+interface RelaySpec {
+  name: string
+  behaviour?: RelayBehaviour
+  hashReference?: HashReferenceStyle
+  maxAttempts?: number
+  backoff?: BackoffPolicy
+}
+
+interface Harness {
+  store: OutboxStore
+  dispatcher: Dispatcher
+  heads: ManualHeads
+  inclusion: ManualInclusion
+  planner: FixedPlanner
+  relays: Record<string, RecordingRelay>
+  events(id: SubmissionId): Promise<LifecycleEvent[]>
+}
+
+let dir: { path: string; cleanup: () => Promise<void> }
+const cleanups: Array<() => Promise<void>> = []
+
+beforeEach(async () => {
+  dir = await tempDir('dispatch-')
+})
+
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined)
+  await dir.cleanup()
+})
+
+async function openStore(): Promise<OutboxStore> {
+  const store = new OutboxStore(join(dir.path, 'data'), { writeAttempts: 2, writeBackoff: { baseMs: 1, maxMs: 2 } })
+  await store.open()
+  cleanups.push(() => store.close())
+  return store
+}
+
+async function startRelays(specs: readonly RelaySpec[]): Promise<Record<string, RecordingRelay>> {
+  const out: Record<string, RecordingRelay> = {}
+  for (const spec of specs) {
+    const relay = await startRelay(spec.behaviour)
+    cleanups.push(() => relay.close())
+    out[spec.name] = relay
+  }
+  return out
+}
+
+async function harness(options: {
+  relays: readonly RelaySpec[]
+  recording?: Record<string, RecordingRelay>
+  store?: OutboxStore
+  planner?: FixedPlanner
+  head?: bigint
+  heads?: ManualHeads
+  inclusion?: ManualInclusion
+  dispatcher?: Partial<DispatcherOptions>
+}): Promise<Harness> {
+  const store = options.store ?? (await openStore())
+  const recording = options.recording ?? (await startRelays(options.relays))
+  const heads = options.heads ?? new ManualHeads(options.head ?? 100n)
+  const inclusion = options.inclusion ?? new ManualInclusion()
+  const planner = options.planner ?? new FixedPlanner('backrun')
+  const dispatcher = new Dispatcher({
+    store,
+    relays: options.relays.map(
+      (spec) =>
+        new RelayClient(
+          { name: spec.name, url: recording[spec.name].url, hashReference: spec.hashReference, maxAttempts: spec.maxAttempts ?? 4, backoff: spec.backoff ?? { baseMs: 5, maxMs: 20 } },
+          key,
+          { random: () => 1 },
+        ),
+    ),
+    heads,
+    inclusion,
+    planner,
+    simulate: simulator(),
+    decode: { chainId: CHAIN_ID },
+    ...options.dispatcher,
+  })
+  cleanups.push(() => dispatcher.stop())
+  await dispatcher.start()
+  return {
+    store,
+    dispatcher,
+    heads,
+    inclusion,
+    planner,
+    relays: recording,
+    events: async (id) => (await store.get(id))?.events ?? [],
+  }
+}
+
+async function verifySignature(body: string, header: string | string[] | undefined): Promise<boolean> {
+  const [address, signature] = String(header).split(':')
+  return verifyMessage({ address: address as Address, message: keccak256(toBytes(body)), signature: signature as Hex })
+}
+
+describe('Dispatcher: private transactions', () => {
+  it('sends [user tx, backrun] to every relay for the next block, signed, bytes unchanged, and records each relay', async () => {
+    const h = await harness({ relays: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] })
+    const raw = await userTx(0, '0x38ed1739')
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await h.dispatcher.whenIdle()
+
+    const events = await h.events(record.id)
+    const backrun = events.find((e) => e.type === 'backrun')
+    expect(backrun).toBeDefined()
+    for (const name of ['a', 'b', 'c']) {
+      const relay = h.relays[name]
+      expect(relay.requests).toHaveLength(1)
+      const [req] = relay.requests
+      expect(sentTxs(req)).toEqual([raw, backrun?.type === 'backrun' ? backrun.rawTx : ''])
+      expect(Buffer.from(sentTxs(req)[0].slice(2), 'hex')).toEqual(Buffer.from(raw.slice(2), 'hex'))
+      expect(req.params.blockNumber).toBe('0x65') // head 100 + 1
+      expect(req.params.revertingTxHashes).toEqual([backrun?.type === 'backrun' ? backrun.txHash : ''])
+      expect(await verifySignature(req.body, req.headers['x-flashbots-signature'])).toBe(true)
+    }
+
+    expect(events.map((e) => e.type)).toEqual([
+      'received',
+      'simulated',
+      'backrun',
+      'targeting',
+      'relay-sending',
+      'relay-sending',
+      'relay-sending',
+      'relay-result',
+      'relay-result',
+      'relay-result',
+    ])
+    const summary = summarizeLifecycle(events)
+    expect(summary.targeting).toMatchObject({ firstBlock: 101n, lastBlock: 125n, relays: ['a', 'b', 'c'] })
+    for (const name of ['a', 'b', 'c']) expect(summary.relays.get(name)).toMatchObject({ state: 'accepted', attempts: 1, blocks: [101n] })
+    expect(h.planner.calls[0].userTxs[0].hash).toBe(record.hash)
+  })
+
+  it('a relay that fails its first attempts is retried while the other relays get the bundle at once', async () => {
+    const retryDelay = 300
+    const h = await harness({
+      relays: [{ name: 'good1' }, { name: 'flaky', behaviour: { failFirst: 2, failStatus: 503 }, backoff: { baseMs: retryDelay, maxMs: retryDelay } }, { name: 'good2' }],
+    })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(1) })
+    await h.dispatcher.whenIdle()
+
+    const flaky = h.relays.flaky.requests
+    expect(flaky).toHaveLength(3)
+    expect(flaky.map((r) => r.failed)).toEqual([true, true, false])
+    const firstFlaky = flaky[0].at
+    for (const name of ['good1', 'good2']) {
+      expect(h.relays[name].requests).toHaveLength(1)
+      // not held back by the flaky relay's retries
+      expect(h.relays[name].requests[0].at).toBeLessThan(firstFlaky + retryDelay / 2)
+    }
+    expect(flaky[2].at - flaky[0].at).toBeGreaterThanOrEqual(2 * retryDelay - 10)
+
+    const events = await h.events(record.id)
+    const results = events.filter((e) => e.type === 'relay-result')
+    // the good relays' results are on disk before the flaky relay's
+    expect(results.map((e) => (e.type === 'relay-result' ? e.relay : '')).at(-1)).toBe('flaky')
+    const summary = summarizeLifecycle(events)
+    expect(summary.relays.get('flaky')).toMatchObject({ state: 'accepted', attempts: 3 })
+    expect(summary.relays.get('good1')).toMatchObject({ state: 'accepted', attempts: 1 })
+  })
+
+  it('records a relay that never accepts, with its attempts and last error, and still delivers elsewhere', async () => {
+    const h = await harness({ relays: [{ name: 'down', behaviour: { failFirst: 1_000, failStatus: 502 }, maxAttempts: 3 }, { name: 'up' }] })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(2) })
+    await h.dispatcher.whenIdle()
+    const summary = summarizeLifecycle(await h.events(record.id))
+    expect(summary.relays.get('down')).toMatchObject({ state: 'failed', attempts: 3 })
+    expect(summary.relays.get('down')?.lastError).toMatch(/HTTP 502/)
+    expect(summary.relays.get('up')).toMatchObject({ state: 'accepted', attempts: 1 })
+  })
+
+  it('re-sends for every new block until the inclusion checker reports it, then stops', async () => {
+    const h = await harness({ relays: [{ name: 'a' }] })
+    const raw = await userTx(3)
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await h.dispatcher.whenIdle()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    h.inclusion.include(record.hash, 102n)
+    h.heads.emit(102n)
+    await h.dispatcher.whenIdle()
+    h.heads.emit(103n)
+    await h.dispatcher.whenIdle()
+
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x66'])
+    // the same bytes every block (the stored backrun is reused, not re-planned)
+    expect(new Set(h.relays.a.requests.map((r) => JSON.stringify(sentTxs(r)))).size).toBe(1)
+    expect(h.planner.calls).toHaveLength(1)
+    const summary = summarizeLifecycle(await h.events(record.id))
+    expect(summary.outcome).toMatchObject({ type: 'included', block: 102n, backrunIncluded: false })
+    expect(await h.store.listUndelivered()).toEqual([])
+    expect(h.dispatcher.stats().active).toBe(0)
+  })
+
+  it('expires after the configured number of blocks', async () => {
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { expiryBlocks: 3 } })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(4) })
+    await h.dispatcher.whenIdle()
+    for (const n of [101n, 102n, 103n, 104n]) {
+      h.heads.emit(n)
+      await h.dispatcher.whenIdle()
+    }
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x66', '0x67'])
+    const summary = summarizeLifecycle(await h.events(record.id))
+    expect(summary.outcome).toMatchObject({ type: 'expired', lastBlock: 103n })
+    expect(await h.store.listUndelivered()).toEqual([])
+  })
+
+  it('finishes as dropped when the inclusion checker says it can never land', async () => {
+    const h = await harness({ relays: [{ name: 'a' }] })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(5) })
+    await h.dispatcher.whenIdle()
+    h.inclusion.dropped.set(record.hash, 'nonce already used')
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'dropped', reason: 'nonce already used' })
+    expect(h.relays.a.requests).toHaveLength(1)
+  })
+
+  it('forwards the user tx alone when the planner fails or finds nothing, and records why', async () => {
+    for (const mode of ['throw', 'none', 'slow'] as const) {
+      const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner(mode), dispatcher: { prepareTimeoutMs: 100 } })
+      const raw = await userTx(6)
+      const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+      await h.dispatcher.whenIdle()
+      expect(sentTxs(h.relays.a.requests[0])).toEqual([raw])
+      expect(h.relays.a.requests[0].params.revertingTxHashes).toBeUndefined()
+      const summary = summarizeLifecycle(await h.events(record.id))
+      expect(summary.backrun).toBeNull()
+      expect(summary.noBackrunReason).toMatch(mode === 'none' ? /no profitable/ : mode === 'slow' ? /longer than 100 ms/ : /planner exploded/)
+      await h.dispatcher.stop()
+      await h.store.close()
+      await dir.cleanup()
+      dir = await tempDir('dispatch-')
+    }
+  })
+
+  it('records the revert reason of the simulation and still forwards', async () => {
+    const h = await harness({
+      relays: [{ name: 'a' }],
+      dispatcher: { simulate: simulator({ success: false, revertReason: 'UniswapV2Router: EXPIRED', failedTxIndex: 0, gasUsed: 25_000n }) },
+    })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(7) })
+    await h.dispatcher.whenIdle()
+    const summary = summarizeLifecycle(await h.events(record.id))
+    expect(summary.simulation).toMatchObject({ success: false, revertReason: 'UniswapV2Router: EXPIRED', gasUsed: 25_000n })
+    expect(h.planner.calls[0].simulation?.revertReason).toBe('UniswapV2Router: EXPIRED')
+    expect(h.relays.a.requests).toHaveLength(1)
+  })
+
+  it('acknowledges nothing and sends nothing when the store cannot write', async () => {
+    const h = await harness({ relays: [{ name: 'a' }] })
+    await h.store.close()
+    await expect(h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(8) })).rejects.toBeInstanceOf(PersistenceError)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests).toHaveLength(0)
+    expect(h.dispatcher.stats()).toMatchObject({ active: 0, queued: 0 })
+  })
+
+  it('a duplicate submission is not dispatched twice', async () => {
+    const h = await harness({ relays: [{ name: 'a' }] })
+    const raw = await userTx(9)
+    const first = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    const again = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    expect(again.created).toBe(false)
+    expect(again.record.hash).toBe(first.record.hash)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests).toHaveLength(1)
+  })
+
+  it('delivers everything even when the in-memory queue overflows (re-read from the store)', async () => {
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { queueCapacity: 2, prepareConcurrency: 1 } })
+    const raws = await Promise.all([10, 11, 12, 13, 14, 15, 16].map((n) => userTx(n)))
+    for (const rawTx of raws) await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })
+    await until(() => h.relays.a.requests.length >= raws.length, 10_000, 'all submissions sent')
+    await h.dispatcher.whenIdle()
+    const sentUser = h.relays.a.requests.map((r) => sentTxs(r)[0]).sort()
+    expect(sentUser).toEqual([...raws].sort())
+  })
+})
+
+describe('Dispatcher: lifecycle of the dispatcher itself', () => {
+  it('submissions accepted before start() are sent once it starts; stop() unsubscribes from heads', async () => {
+    const store = await openStore()
+    const recording = await startRelays([{ name: 'a' }])
+    const heads = new ManualHeads(100n)
+    const dispatcher = new Dispatcher({
+      store,
+      relays: [new RelayClient({ name: 'a', url: recording.a.url }, key)],
+      heads,
+      inclusion: new ManualInclusion(),
+      planner: new FixedPlanner('none'),
+      simulate: simulator(),
+      decode: { chainId: CHAIN_ID },
+    })
+    cleanups.push(() => dispatcher.stop())
+    const raw = await userTx(50)
+    await dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await dispatcher.whenIdle()
+    expect(recording.a.requests).toHaveLength(0) // no head known yet
+    await dispatcher.start()
+    await dispatcher.whenIdle()
+    expect(recording.a.requests.map((r) => sentTxs(r))).toEqual([[raw]])
+    expect(heads.listenerCount()).toBe(1)
+    await dispatcher.stop()
+    expect(heads.listenerCount()).toBe(0)
+    heads.emit(101n)
+    await dispatcher.whenIdle()
+    expect(recording.a.requests).toHaveLength(1)
+  })
+})
+
+describe('Dispatcher: bundles', () => {
+  it('sends the partner txs in order, then the backrun, with the Flashbots options passed through', async () => {
+    const h = await harness({ relays: [{ name: 'a' }, { name: 'b' }] })
+    const approve = await userTx(20, '0x095ea7b3')
+    const swap = await userTx(21, '0x38ed1739')
+    const uuid = '2f1b1c57-6a5f-4cf0-9f53-0f2f1f7d2c11'
+    const { record } = await h.dispatcher.accept({
+      kind: 'bundle',
+      partnerId: 'alpha',
+      rawTxs: [approve, swap],
+      options: { minTimestamp: 1_700_000_000n, maxTimestamp: 1_800_000_000n, revertingTxHashes: [keccak256(approve)], replacementUuid: uuid },
+    })
+    await h.dispatcher.whenIdle()
+    const backrun = summarizeLifecycle(await h.events(record.id)).backrun
+    expect(backrun).toBeTruthy()
+    expect(h.planner.calls[0].userTxs.map((t) => t.hash)).toEqual([keccak256(approve), keccak256(swap)])
+    for (const name of ['a', 'b']) {
+      const [req] = h.relays[name].requests
+      expect(sentTxs(req)).toEqual([approve, swap, backrun?.rawTx])
+      expect(req.params).toMatchObject({
+        blockNumber: '0x65',
+        minTimestamp: 1_700_000_000,
+        maxTimestamp: 1_800_000_000,
+        revertingTxHashes: [keccak256(approve), backrun?.txHash],
+        replacementUuid: uuid,
+      })
+    }
+  })
+
+  it('a bundle with a blockNumber is sent for that block only', async () => {
+    const h = await harness({ relays: [{ name: 'a' }] })
+    const { record } = await h.dispatcher.accept({ kind: 'bundle', partnerId: 'alpha', rawTxs: [await userTx(22)], options: { blockNumber: 102n } })
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests).toHaveLength(0) // head 100: block 101 is not its block
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    h.heads.emit(102n)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber)).toEqual(['0x66'])
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'expired', lastBlock: 102n })
+  })
+})
+
+describe('Dispatcher: notify', () => {
+  it('sends [hash, backrun] only to relays that accept hash references, never the notified tx itself', async () => {
+    const h = await harness({ relays: [{ name: 'plain' }, { name: 'merkle', hashReference: 'eth_sendBundle' }, { name: 'share', hashReference: 'mev_sendBundle' }] })
+    const raw = await userTx(30)
+    const { record } = await h.dispatcher.accept({ kind: 'notify', partnerId: 'alpha', rawTx: raw })
+    await h.dispatcher.whenIdle()
+    const backrun = summarizeLifecycle(await h.events(record.id)).backrun
+    expect(backrun).toBeTruthy()
+
+    expect(h.relays.plain.requests).toHaveLength(0)
+    expect(sentTxs(h.relays.merkle.requests[0])).toEqual([record.hash, backrun?.rawTx])
+    expect(h.relays.share.requests[0].params.body).toEqual([{ hash: record.hash }, { tx: backrun?.rawTx, canRevert: false }])
+    for (const relay of Object.values(h.relays)) for (const req of relay.requests) expect(req.body).not.toContain(raw.slice(2))
+    expect(summarizeLifecycle(await h.events(record.id)).targeting?.relays).toEqual(['merkle', 'share'])
+  })
+
+  it('without a backrun a notification is dropped and nothing is sent', async () => {
+    const h = await harness({ relays: [{ name: 'merkle', hashReference: 'eth_sendBundle' }], planner: new FixedPlanner('none') })
+    const { record } = await h.dispatcher.accept({ kind: 'notify', partnerId: 'alpha', rawTx: await userTx(31) })
+    await h.dispatcher.whenIdle()
+    expect(h.relays.merkle.requests).toHaveLength(0)
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'dropped' })
+    expect(await h.store.listUndelivered()).toEqual([])
+  })
+
+  it('is dropped at once when no relay accepts hash references', async () => {
+    const h = await harness({ relays: [{ name: 'plain' }] })
+    const { record } = await h.dispatcher.accept({ kind: 'notify', partnerId: 'alpha', rawTx: await userTx(32) })
+    await h.dispatcher.whenIdle()
+    expect(h.relays.plain.requests).toHaveLength(0)
+    expect(h.planner.calls).toHaveLength(0)
+    expect(summarizeLifecycle(await h.events(record.id)).outcome?.type).toBe('dropped')
+  })
+})
+
+describe('Dispatcher: restart', () => {
+  it('does not send a block again after a restart, reuses the stored backrun, and goes on with the next block', async () => {
+    const specs: RelaySpec[] = [{ name: 'a' }, { name: 'b' }]
+    const recording = await startRelays(specs)
+    const heads = new ManualHeads(100n)
+    const store1 = new OutboxStore(join(dir.path, 'data'))
+    await store1.open()
+    const first = await harness({ relays: specs, recording, store: store1, heads })
+    const raw = await userTx(40)
+    const { record } = await first.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await first.dispatcher.whenIdle()
+    await first.dispatcher.stop()
+    await store1.close()
+    expect(recording.a.requests).toHaveLength(1)
+
+    const store2 = await openStore()
+    const planner2 = new FixedPlanner('backrun')
+    const second = await harness({ relays: specs, recording, store: store2, heads: new ManualHeads(100n), planner: planner2 })
+    await second.dispatcher.whenIdle()
+    // same head: block 101 was sent already
+    expect(recording.a.requests).toHaveLength(1)
+    expect(recording.b.requests).toHaveLength(1)
+    expect(planner2.calls).toHaveLength(0)
+
+    second.heads.emit(101n)
+    await second.dispatcher.whenIdle()
+    for (const relay of [recording.a, recording.b]) {
+      expect(relay.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x66'])
+      expect(sentTxs(relay.requests[1])).toEqual(sentTxs(relay.requests[0]))
+    }
+    const summary = summarizeLifecycle(await second.events(record.id))
+    expect(summary.relays.get('a')?.blocks).toEqual([101n, 102n])
+  })
+})

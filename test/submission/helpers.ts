@@ -1,0 +1,251 @@
+/** Real HTTP relays, signed transactions and fake chain collaborators for the submission tests. */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { privateKeyToAccount } from 'viem/accounts'
+
+import type { Hex } from '../../src/chain/types.ts'
+import type {
+  BackrunPlan,
+  BackrunPlanInput,
+  BackrunPlanner,
+  HeadInfo,
+  HeadSource,
+  InclusionChecker,
+  InclusionQuery,
+  InclusionStatus,
+  SimulationReport,
+  SubmissionSimulator,
+} from '../../src/submission/index.ts'
+
+export const CHAIN_ID = 1n
+/** anvil's well-known dev keys: public test keys, not secrets */
+export const USER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+export const SEARCHER_KEY_HEX = '0x59c6995e998f97a5a0044966f0945389dc9eabae3cc8fe0c0b08b3f7fbe5a8f1'
+export const BACKRUN_KEY = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'
+export const PROFIT_TOKEN = '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2'
+
+const userAccount = privateKeyToAccount(USER_KEY)
+const backrunAccount = privateKeyToAccount(BACKRUN_KEY)
+
+/** A valid signed EIP-1559 transfer for chain 1; distinct per nonce. */
+export async function userTx(nonce: number, data: Hex = '0x'): Promise<Hex> {
+  return (await userAccount.signTransaction({
+    chainId: Number(CHAIN_ID),
+    type: 'eip1559',
+    nonce,
+    to: '0x000000000000000000000000000000000000dEaD',
+    value: 1n,
+    data,
+    gas: 60_000n,
+    maxFeePerGas: 30_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  })) as Hex
+}
+
+export async function backrunTx(nonce: number): Promise<Hex> {
+  return (await backrunAccount.signTransaction({
+    chainId: Number(CHAIN_ID),
+    type: 'eip1559',
+    nonce,
+    to: '0x1111111111111111111111111111111111111111',
+    value: 0n,
+    data: '0xdeadbeef',
+    gas: 300_000n,
+    maxFeePerGas: 30_000_000_000n,
+    maxPriorityFeePerGas: 2_000_000_000n,
+  })) as Hex
+}
+
+export async function tempDir(prefix = 'outbox-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix))
+  return { path, cleanup: () => rm(path, { recursive: true, force: true }) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording relay
+
+export interface RecordedRequest {
+  body: string
+  method: string | undefined
+  params: Record<string, unknown>
+  headers: IncomingHttpHeaders
+  /** ms, performance.now() */
+  at: number
+  /** which request this was at this relay, 1-based */
+  n: number
+  /** true when the relay answered with a failure */
+  failed: boolean
+}
+
+export interface RelayBehaviour {
+  /** answer the first N requests with failStatus (default 500) */
+  failFirst?: number
+  failStatus?: number
+  /** delay before answering, ms */
+  delayMs?: number
+  /** answer with this JSON-RPC error instead of a result */
+  rpcError?: { code: number; message: string }
+}
+
+export interface RecordingRelay {
+  url: string
+  requests: RecordedRequest[]
+  /** requests answered with a result */
+  accepted(): RecordedRequest[]
+  waitFor(count: number, timeoutMs?: number): Promise<void>
+  close(): Promise<void>
+}
+
+export async function startRelay(behaviour: RelayBehaviour = {}): Promise<RecordingRelay> {
+  const requests: RecordedRequest[] = []
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8')
+      const n = requests.length + 1
+      let json: { id?: unknown; method?: string; params?: unknown[] } = {}
+      try {
+        json = JSON.parse(body) as typeof json
+      } catch {
+        // recorded as is
+      }
+      const failed = n <= (behaviour.failFirst ?? 0)
+      requests.push({
+        body,
+        method: json.method,
+        params: (Array.isArray(json.params) ? json.params[0] : {}) as Record<string, unknown>,
+        headers: req.headers,
+        at: performance.now(),
+        n,
+        failed: failed || behaviour.rpcError !== undefined,
+      })
+      const answer = (): void => {
+        if (failed) {
+          res.writeHead(behaviour.failStatus ?? 500, { 'content-type': 'text/plain' }).end('relay overloaded')
+          return
+        }
+        const payload = behaviour.rpcError !== undefined
+          ? { jsonrpc: '2.0', id: json.id ?? null, error: behaviour.rpcError }
+          : { jsonrpc: '2.0', id: json.id ?? null, result: { bundleHash: `0x${n.toString(16).padStart(64, '0')}` } }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload))
+      }
+      if (behaviour.delayMs !== undefined) setTimeout(answer, behaviour.delayMs)
+      else answer()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    requests,
+    accepted: () => requests.filter((r) => !r.failed),
+    async waitFor(count, timeoutMs = 10_000) {
+      const until = Date.now() + timeoutMs
+      while (requests.length < count) {
+        if (Date.now() > until) throw new Error(`relay got ${requests.length} requests, expected ${count}`)
+        await new Promise((r) => setTimeout(r, 5))
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** The tx strings of an eth_sendBundle request. */
+export function sentTxs(request: RecordedRequest): string[] {
+  return request.params.txs as string[]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fake chain collaborators
+
+export class ManualHeads implements HeadSource {
+  private readonly listeners = new Set<(head: HeadInfo) => void>()
+  current: HeadInfo | undefined
+
+  constructor(start?: bigint, private timestampOf: (n: bigint) => bigint = (n) => 1_700_000_000n + n * 12n) {
+    if (start !== undefined) this.current = { number: start, timestamp: this.timestampOf(start) }
+  }
+
+  onNewHead(listener: (head: HeadInfo) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  currentHead(): HeadInfo | undefined {
+    return this.current
+  }
+
+  emit(number: bigint): void {
+    this.current = { number, timestamp: this.timestampOf(number) }
+    for (const l of this.listeners) l(this.current)
+  }
+
+  listenerCount(): number {
+    return this.listeners.size
+  }
+}
+
+/** Reports inclusion for hashes marked with include(); records every query. */
+export class ManualInclusion implements InclusionChecker {
+  readonly included = new Map<string, bigint>()
+  readonly dropped = new Map<string, string>()
+  readonly queries: InclusionQuery[] = []
+
+  include(hash: Hex, block: bigint): void {
+    this.included.set(hash, block)
+  }
+
+  async check(query: InclusionQuery): Promise<InclusionStatus> {
+    this.queries.push(query)
+    const last = query.txHashes[query.txHashes.length - 1]
+    const reason = this.dropped.get(last)
+    if (reason !== undefined) return { status: 'dropped', reason }
+    const block = this.included.get(last)
+    if (block === undefined) return { status: 'pending' }
+    return { status: 'included', blockNumber: block, backrunIncluded: query.backrunTxHash !== undefined && this.included.has(query.backrunTxHash) }
+  }
+}
+
+/** A planner that returns a fixed backrun (signed from nonce 0 upwards) or null, and records its inputs. */
+export class FixedPlanner implements BackrunPlanner {
+  readonly calls: BackrunPlanInput[] = []
+  private nonce = 0
+
+  constructor(private readonly mode: 'backrun' | 'none' | 'throw' | 'slow' = 'backrun', readonly profit = 123_456_789_000_000_000n) {}
+
+  async plan(input: BackrunPlanInput): Promise<BackrunPlan | null> {
+    this.calls.push(input)
+    if (this.mode === 'none') return null
+    if (this.mode === 'throw') throw new Error('planner exploded')
+    if (this.mode === 'slow') await new Promise((resolve, reject) => input.signal.addEventListener('abort', () => reject(input.signal.reason)))
+    return { rawBackrunTx: await backrunTx(this.nonce++), grossProfit: this.profit, profitToken: PROFIT_TOKEN, netProfitWei: 1_000n }
+  }
+}
+
+export function simulator(report: SimulationReport = { success: true, gasUsed: 21_000n }): SubmissionSimulator & { calls: number } {
+  const fn = Object.assign(
+    async () => {
+      fn.calls++
+      return report
+    },
+    { calls: 0 },
+  )
+  return fn
+}
+
+export async function until(condition: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}

@@ -1,0 +1,281 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+import { keccak256 } from 'viem'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+
+import type { Hex } from '../../src/chain/types.ts'
+import { bundleHash } from '../../src/tx/bundle-hash.ts'
+import {
+  OutboxFullError,
+  OutboxStore,
+  PersistenceError,
+  submissionId,
+  summarizeLifecycle,
+  type LifecycleEvent,
+  type SubmissionId,
+} from '../../src/submission/index.ts'
+import { tempDir, userTx } from './helpers.ts'
+
+let dir: { path: string; cleanup: () => Promise<void> }
+const stores: OutboxStore[] = []
+
+function newStore(options: ConstructorParameters<typeof OutboxStore>[1] = {}, path = join(dir.path, 'data')): OutboxStore {
+  const store = new OutboxStore(path, { writeBackoff: { baseMs: 1, maxMs: 5 }, ...options })
+  stores.push(store)
+  return store
+}
+
+beforeEach(async () => {
+  dir = await tempDir()
+})
+
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close().catch(() => undefined)
+  await dir.cleanup()
+})
+
+describe('OutboxStore.persist', () => {
+  it('stores a private tx under its tx hash with a received event, and survives a reopen', async () => {
+    const store = newStore()
+    await store.open()
+    const raw = await userTx(0)
+    const { record, created } = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    expect(created).toBe(true)
+    expect(record.hash).toBe(keccak256(raw))
+    expect(record.id).toBe(`private-tx:${keccak256(raw)}`)
+    expect(record.rawTxs).toEqual([raw.toLowerCase()])
+    await store.close()
+
+    const reopened = newStore()
+    await reopened.open()
+    const stored = await reopened.get(record.id)
+    expect(stored?.record).toEqual(record)
+    expect(stored?.events.map((e) => e.type)).toEqual(['received'])
+    expect((await reopened.listUndelivered()).map((s) => s.record.id)).toEqual([record.id])
+  })
+
+  it('is idempotent by hash: the same tx again returns the stored record and writes nothing', async () => {
+    const store = newStore()
+    await store.open()
+    const raw = await userTx(1)
+    const first = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    // uppercase hex digits are the same bytes, so the same submission
+    const again = await store.persist({ kind: 'private-tx', partnerId: 'beta', rawTx: `0x${raw.slice(2).toUpperCase()}` as Hex })
+    expect(again.created).toBe(false)
+    expect(again.record).toEqual(first.record)
+    expect(again.record.partnerId).toBe('alpha')
+    expect((await store.get(first.record.id))?.events).toHaveLength(1)
+    expect(store.stats().open).toBe(1)
+  })
+
+  it('concurrent persists of one tx create exactly one record', async () => {
+    const store = newStore()
+    await store.open()
+    const raw = await userTx(2)
+    const results = await Promise.all(Array.from({ length: 10 }, () => store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })))
+    expect(results.filter((r) => r.created)).toHaveLength(1)
+    expect(new Set(results.map((r) => r.record.id)).size).toBe(1)
+    expect((await store.listUndelivered())).toHaveLength(1)
+    expect((await store.get(results[0].record.id))?.events).toHaveLength(1)
+  })
+
+  it('stores a bundle under the bundle hash with its options, bigint intact', async () => {
+    const store = newStore()
+    await store.open()
+    const txs = [await userTx(3), await userTx(4)]
+    const options = { blockNumber: 18_000_001n, maxTimestamp: 1_700_000_999n, revertingTxHashes: [keccak256(txs[0])], replacementUuid: 'c0ffee00-0000-4000-8000-000000000001' }
+    const { record } = await store.persist({ kind: 'bundle', partnerId: 'alpha', rawTxs: txs, options })
+    expect(record.hash).toBe(bundleHash(txs.map((t) => keccak256(t))))
+    expect(record.txHashes).toEqual(txs.map((t) => keccak256(t)))
+    await store.close()
+    const reopened = newStore()
+    await reopened.open()
+    const stored = await reopened.get(record.id)
+    expect(stored?.record.bundleOptions).toEqual(options)
+    expect(typeof stored?.record.bundleOptions?.blockNumber).toBe('bigint')
+  })
+
+  it('keeps a notify and a private submission of the same tx apart (different intents)', async () => {
+    const store = newStore()
+    await store.open()
+    const raw = await userTx(5)
+    const notify = await store.persist({ kind: 'notify', partnerId: 'alpha', rawTx: raw })
+    const priv = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    expect(notify.created && priv.created).toBe(true)
+    expect(notify.record.hash).toBe(priv.record.hash)
+    expect(notify.record.id).not.toBe(priv.record.id)
+  })
+
+  it('rejects malformed input as a programming error', async () => {
+    const store = newStore()
+    await store.open()
+    await expect(store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: '0x123' as Hex })).rejects.toThrow(TypeError)
+    await expect(store.persist({ kind: 'bundle', partnerId: 'alpha', rawTxs: [] })).rejects.toThrow(TypeError)
+    await expect(store.persist({ kind: 'private-tx', partnerId: '', rawTx: await userTx(0) })).rejects.toThrow(TypeError)
+    expect(store.stats().open).toBe(0)
+  })
+
+  it('refuses with OutboxFullError at maxOpen, and accepts again once one finishes', async () => {
+    const store = newStore({ maxOpen: 2 })
+    await store.open()
+    const a = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(10) })
+    await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(11) })
+    await expect(store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(12) })).rejects.toBeInstanceOf(OutboxFullError)
+    // a duplicate is not refused: it creates nothing
+    expect((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(10) })).created).toBe(false)
+    await store.append(a.record.id, [{ type: 'included', at: Date.now(), block: 5n }])
+    expect((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(12) })).created).toBe(true)
+  })
+})
+
+describe('OutboxStore lifecycle', () => {
+  it('appends events in order; a terminal event moves the submission out of the undelivered list', async () => {
+    const store = newStore()
+    await store.open()
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(0) })
+    const events: LifecycleEvent[] = [
+      { type: 'simulated', at: 1, success: false, revertReason: 'UniswapV2: K', failedTxIndex: 0 },
+      { type: 'backrun', at: 2, rawTx: '0x01', txHash: `0x${'ab'.repeat(32)}`, grossProfit: 2n ** 200n + 1n, profitToken: `0x${'cd'.repeat(20)}` },
+      { type: 'targeting', at: 3, firstBlock: 101n, lastBlock: 125n, relays: ['r1', 'r2'] },
+      { type: 'relay-sending', at: 4, relay: 'r1', block: 101n, attemptId: 'a1' },
+      { type: 'relay-sending', at: 4, relay: 'r2', block: 101n, attemptId: 'a2' },
+      { type: 'relay-result', at: 5, relay: 'r1', block: 101n, attemptId: 'a1', ok: true, attempts: 1 },
+      { type: 'relay-result', at: 6, relay: 'r2', block: 101n, attemptId: 'a2', ok: false, attempts: 4, lastError: 'HTTP 503' },
+    ]
+    for (const e of events) await store.append(record.id, [e])
+    await store.close()
+
+    const reopened = newStore()
+    await reopened.open()
+    const stored = await reopened.get(record.id)
+    expect(stored?.events).toEqual([{ type: 'received', at: record.receivedAt }, ...events])
+    const summary = summarizeLifecycle(stored?.events ?? [])
+    expect(summary.stage).toBe('dispatching')
+    expect(summary.simulation?.revertReason).toBe('UniswapV2: K')
+    expect(summary.backrun?.grossProfit).toBe(2n ** 200n + 1n)
+    expect(summary.relays.get('r1')).toMatchObject({ state: 'accepted', attempts: 1, lastBlock: 101n })
+    expect(summary.relays.get('r2')).toMatchObject({ state: 'failed', attempts: 4, lastError: 'HTTP 503' })
+
+    await reopened.append(record.id, [{ type: 'included', at: 7, block: 102n, backrunIncluded: true }])
+    expect(await reopened.listUndelivered()).toEqual([])
+    expect(reopened.stats()).toEqual({ open: 0, finished: 1 })
+    await expect(reopened.append(record.id, [{ type: 'dropped', at: 8, reason: 'x' }])).rejects.toThrow(/not open/)
+    expect(summarizeLifecycle((await reopened.get(record.id))?.events ?? []).outcome).toEqual({ type: 'included', at: 7, block: 102n, backrunIncluded: true })
+  })
+
+  it('lets only the submitting partner read a record', async () => {
+    const store = newStore()
+    await store.open()
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(0) })
+    expect((await store.getForPartner(record.id, 'alpha'))?.record.id).toBe(record.id)
+    expect(await store.getForPartner(record.id, 'beta')).toBeUndefined()
+    expect(await store.findForPartner(record.hash, 'beta')).toEqual([])
+    expect((await store.findForPartner(record.hash, 'alpha')).map((s) => s.record.kind)).toEqual(['private-tx'])
+  })
+
+  it('prunes finished records beyond maxFinished and past the TTL, never undelivered ones', async () => {
+    let now = 1_000_000
+    const store = newStore({ retention: { maxFinished: 2, finishedTtlMs: 10_000 }, now: () => now })
+    await store.open()
+    const ids: SubmissionId[] = []
+    for (let i = 0; i < 6; i++) ids.push((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(i) })).record.id)
+    for (let i = 0; i < 5; i++) {
+      now += 1
+      await store.append(ids[i], [{ type: 'expired', at: now, lastBlock: 10n, reason: 'test' }])
+    }
+    expect(await store.pruneFinished()).toBe(3)
+    expect(store.stats()).toEqual({ open: 1, finished: 2 })
+    for (const id of ids.slice(0, 3)) expect(await store.get(id)).toBeUndefined()
+    for (const id of ids.slice(3)) expect(await store.get(id)).toBeDefined()
+
+    now += 20_000 // past the TTL of the two remaining finished ones
+    expect(await store.pruneFinished()).toBe(2)
+    expect(store.stats()).toEqual({ open: 1, finished: 0 })
+    expect((await store.get(ids[5]))?.events).toHaveLength(1)
+    // the counts survive a reopen
+    await store.close()
+    const reopened = newStore({ retention: { maxFinished: 2, finishedTtlMs: 10_000 } })
+    await reopened.open()
+    expect(reopened.stats()).toEqual({ open: 1, finished: 0 })
+  })
+})
+
+describe('OutboxStore failures', () => {
+  it('open() throws PersistenceError when DATA_DIR is a file, and persist acknowledges nothing', async () => {
+    const file = join(dir.path, 'not-a-dir')
+    await writeFile(file, 'x')
+    const store = newStore({}, file)
+    const opening = store.open()
+    await expect(opening).rejects.toBeInstanceOf(PersistenceError)
+    await expect(opening).rejects.toMatchObject({ operation: 'open' })
+    await expect(store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(0) })).rejects.toBeInstanceOf(PersistenceError)
+  })
+
+  it('a second opener of the same DATA_DIR gets PersistenceError (LevelDB lock)', async () => {
+    const first = newStore()
+    await first.open()
+    await expect(newStore().open()).rejects.toBeInstanceOf(PersistenceError)
+  })
+
+  it('a closed database: persist retries a bounded number of times, then PersistenceError; nothing is stored', async () => {
+    const retries: number[] = []
+    const store = newStore({ writeAttempts: 3, onRetry: ({ attempt }) => retries.push(attempt) })
+    await store.open()
+    await store.close()
+    const raw = await userTx(7)
+    const err = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: raw }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(PersistenceError)
+    expect((err as PersistenceError).attempts).toBe(3)
+    expect(retries).toEqual([1, 2])
+
+    const reopened = newStore()
+    await reopened.open()
+    expect(await reopened.listUndelivered()).toEqual([])
+    expect(await reopened.get(submissionId('private-tx', keccak256(raw)))).toBeUndefined()
+  })
+
+  it('a write that fails transiently is retried and succeeds', async () => {
+    let reopening: Promise<void> | undefined
+    const store = newStore({
+      // generous, so the reopen started at the first retry completes within the retries
+      writeAttempts: 30,
+      writeBackoff: { baseMs: 40, maxMs: 80 },
+      onRetry: () => {
+        reopening ??= store.open()
+      },
+    })
+    await store.open()
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(8) })
+    await store.close()
+    // the duplicate check (a read) fails first, the store comes back during the backoff
+    const again = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(9) })
+    expect(reopening).toBeDefined()
+    expect(again.created).toBe(true)
+    expect((await store.listUndelivered()).map((s) => s.record.id).sort()).toEqual([record.id, again.record.id].sort())
+  })
+
+  it('append to a closed database throws PersistenceError', async () => {
+    const store = newStore({ writeAttempts: 2 })
+    await store.open()
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(0) })
+    await store.close()
+    await expect(store.append(record.id, [{ type: 'dropped', at: 1, reason: 'x' }])).rejects.toBeInstanceOf(PersistenceError)
+  })
+})
+
+describe('OutboxStore group commit', () => {
+  it('many concurrent persists are all durable when their promises resolve', async () => {
+    const store = newStore()
+    await store.open()
+    const raws = await Promise.all(Array.from({ length: 200 }, (_, i) => userTx(100 + i)))
+    const results = await Promise.all(raws.map((rawTx) => store.persist({ kind: 'private-tx', partnerId: 'p', rawTx })))
+    expect(results.every((r) => r.created)).toBe(true)
+    await store.close()
+    const reopened = newStore()
+    await reopened.open()
+    const ids = new Set((await reopened.listUndelivered()).map((s) => s.record.id))
+    expect(ids.size).toBe(200)
+    for (const r of results) expect(ids.has(r.record.id)).toBe(true)
+  })
+})
