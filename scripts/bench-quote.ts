@@ -23,7 +23,7 @@
 import autocannon from 'autocannon'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './lib/net.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 
@@ -49,15 +49,6 @@ const MIX: Array<{ tokenIn: string; tokenOut: string; amountIn: bigint }> = [
   { tokenIn: token('UNI'), tokenOut: token('LINK'), amountIn: units('UNI', 1_000) },
   { tokenIn: token('USDT'), tokenOut: token('WBTC'), amountIn: units('USDT', 20_000) },
 ]
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (address === null || typeof address !== 'object') throw new Error('no port')
-  return address.port
-}
 
 async function startProcess(script: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] })

@@ -39,6 +39,37 @@ export interface ServiceConfig {
   v2Factory?: string
   v3Factory?: string
   baseTokens?: string[]
+  /** partner tokens of the JSON-RPC endpoints: `partnerId:token` pairs, comma-separated; never logged */
+  partnerTokens?: string
+  /** file of `partnerId:token` lines */
+  partnerTokensFile?: string
+  /** most entries in one JSON-RPC batch */
+  rpcMaxBatchSize: number
+  /** fork mode: the deployed backrun contract (devnet mode reads it from the registry) */
+  backrunContract?: string
+  /** fork mode: Chainlink-style ETH/USD feed (devnet mode reads it from the registry) */
+  ethUsdFeed?: string
+  /** a backrun is answered only when its net profit exceeds this, wei */
+  backrunMinNetProfitWei: bigint
+  /** priority fee assumed for the backrun's gas on top of the next base fee, wei per gas */
+  backrunPriorityFeeWei: bigint
+  /** share of a backrun's gross profit paid back to the user (tx.origin), basis points */
+  backrunRefundBps: number
+  /** directory of the durable submission outbox (LevelDB) */
+  dataDir: string
+  /** signs backrun transactions and relay requests (X-Flashbots-Signature); never logged */
+  searcherPrivateKey?: string
+  /** RELAYS: JSON array of relay endpoints; devnet default: the local builder */
+  relaysJson?: string
+  /** blocks a submission is re-sent for before it expires */
+  submissionExpiryBlocks: number
+  maxBundleTxs: number
+  maxRawTxBytes: number
+  maxBundleBytes: number
+  /** devnet mode: port of the local block builder (0 = any free port) */
+  localBuilderPort: number
+  /** devnet mode: the local builder seals a block this often, ms */
+  localBuilderBlockTimeMs: number
 }
 
 export class ConfigError extends Error {
@@ -70,6 +101,17 @@ export const DEFAULTS = {
   RATE_LIMIT_WINDOW_MS: 1_000,
   DEFAULT_SLIPPAGE_BPS: 50,
   QUOTE_CACHE_MAX_ENTRIES: 10_000,
+  RPC_MAX_BATCH_SIZE: 100,
+  BACKRUN_MIN_NET_PROFIT_WEI: '0',
+  BACKRUN_PRIORITY_FEE_WEI: '1000000000',
+  BACKRUN_REFUND_BPS: 0,
+  DATA_DIR: 'data',
+  SUBMISSION_EXPIRY_BLOCKS: 25,
+  MAX_BUNDLE_TXS: 16,
+  MAX_RAW_TX_BYTES: 131_072,
+  MAX_BUNDLE_BYTES: 300_000,
+  LOCAL_BUILDER_PORT: 8546,
+  LOCAL_BUILDER_BLOCK_TIME_MS: 2_000,
 } as const
 
 export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
@@ -131,6 +173,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     if (baseTokens.some((t) => !/^0x[0-9a-f]{40}$/.test(t))) problems.push('BASE_TOKENS: expected comma-separated 0x-prefixed 20-byte addresses')
   }
 
+  const wei = (name: keyof typeof DEFAULTS): bigint => {
+    const raw = str(name)
+    if (!/^\d{1,78}$/.test(raw) || BigInt(raw) >= 1n << 256n) {
+      problems.push(`${name}=${JSON.stringify(raw)}: expected a whole number of wei (uint256, decimal)`)
+      return BigInt(DEFAULTS[name])
+    }
+    return BigInt(raw)
+  }
+
   const config: ServiceConfig = {
     host,
     port: int('PORT', 0, 65_535),
@@ -158,9 +209,43 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     v2Factory: optionalAddress('V2_FACTORY'),
     v3Factory: optionalAddress('V3_FACTORY'),
     baseTokens,
+    partnerTokens: env.PARTNER_TOKENS === '' ? undefined : env.PARTNER_TOKENS,
+    partnerTokensFile: env.PARTNER_TOKENS_FILE === '' ? undefined : env.PARTNER_TOKENS_FILE,
+    rpcMaxBatchSize: int('RPC_MAX_BATCH_SIZE', 1, 10_000),
+    backrunContract: optionalAddress('BACKRUN_CONTRACT'),
+    ethUsdFeed: optionalAddress('ETH_USD_FEED'),
+    backrunMinNetProfitWei: wei('BACKRUN_MIN_NET_PROFIT_WEI'),
+    backrunPriorityFeeWei: wei('BACKRUN_PRIORITY_FEE_WEI'),
+    backrunRefundBps: int('BACKRUN_REFUND_BPS', 0, 10_000),
+    dataDir: str('DATA_DIR'),
+    searcherPrivateKey: env.SEARCHER_PRIVATE_KEY === '' ? undefined : env.SEARCHER_PRIVATE_KEY,
+    relaysJson: env.RELAYS === '' ? undefined : env.RELAYS,
+    submissionExpiryBlocks: int('SUBMISSION_EXPIRY_BLOCKS', 1, 10_000),
+    maxBundleTxs: int('MAX_BUNDLE_TXS', 1, 1_000),
+    maxRawTxBytes: int('MAX_RAW_TX_BYTES', 100, 1_048_576),
+    maxBundleBytes: int('MAX_BUNDLE_BYTES', 100, 16_777_216),
+    localBuilderPort: int('LOCAL_BUILDER_PORT', 0, 65_535),
+    localBuilderBlockTimeMs: int('LOCAL_BUILDER_BLOCK_TIME_MS', 50, 600_000),
+  }
+  if (config.searcherPrivateKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(config.searcherPrivateKey)) {
+    // the value itself is never echoed
+    problems.push('SEARCHER_PRIVATE_KEY: expected a 0x-prefixed 32-byte hex private key')
+  }
+  if (config.maxBundleBytes < config.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')
+  if (config.bodyLimitBytes < 2 * config.maxBundleBytes + 1_024) {
+    problems.push(`BODY_LIMIT_BYTES: must exceed 2 x MAX_BUNDLE_BYTES + 1024 (hex doubles the bytes), ${2 * config.maxBundleBytes + 1_024}`)
   }
   if (config.upstreamRpcUrl !== undefined) {
-    for (const [name, value] of [['ROUTER_ADDRESS', config.routerAddress], ['WETH_ADDRESS', config.wethAddress], ['V2_FACTORY', config.v2Factory], ['V3_FACTORY', config.v3Factory]] as const) {
+    for (const [name, value] of [
+      ['ROUTER_ADDRESS', config.routerAddress],
+      ['WETH_ADDRESS', config.wethAddress],
+      ['V2_FACTORY', config.v2Factory],
+      ['V3_FACTORY', config.v3Factory],
+      ['BACKRUN_CONTRACT', config.backrunContract],
+      ['ETH_USD_FEED', config.ethUsdFeed],
+      ['SEARCHER_PRIVATE_KEY', config.searcherPrivateKey],
+      ['RELAYS', config.relaysJson],
+    ] as const) {
       if (value === undefined) problems.push(`${name}: required in fork mode (UPSTREAM_RPC_URL is set)`)
     }
   }

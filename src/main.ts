@@ -3,23 +3,18 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { ConfigError, loadConfig } from './config.ts'
-import { resolveApiKeys } from './server/auth/api-keys.ts'
+import { resolveAccess } from './server/access.ts'
 import { buildApp } from './server/app.ts'
 import { openDomainServices } from './service.ts'
 
 async function main() {
   let config
   const startupWarnings: string[] = []
-  let apiKeys
+  let access
   try {
     config = loadConfig(process.env)
-    // before anything is opened: fork mode without keys must not start
-    apiKeys = resolveApiKeys({
-      mode: config.upstreamRpcUrl === undefined ? 'devnet' : 'fork',
-      apiKeys: config.apiKeys,
-      apiKeysFile: config.apiKeysFile,
-      log: { warn: (message) => startupWarnings.push(message) },
-    })
+    // before anything is opened: fork mode without keys and partner tokens must not start
+    access = resolveAccess(config, { warn: (message) => startupWarnings.push(message) })
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message)
@@ -30,7 +25,7 @@ async function main() {
   let app: FastifyInstance | undefined
   // the domain logs through the app's logger once it exists (polling failures have no caller to reject)
   const services = await openDomainServices(config, { log: { warn: (obj, msg) => app?.log.warn(obj, msg) } })
-  app = await buildApp(config, { chain: services.chain, quote: services.quote, apiKeys })
+  app = await buildApp(config, { ...services, ...access })
   for (const warning of startupWarnings) app.log.warn(warning)
   const shutdown = async (signal: string) => {
     app?.log.info({ signal }, 'shutting down')

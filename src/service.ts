@@ -9,6 +9,7 @@ import type { ChainStateSource } from './chain/types.ts'
 import { commonForChain } from './evm/chain-config.ts'
 import { Erc20StateWriter } from './evm/erc20-slots.ts'
 import { Simulator } from './evm/simulator.ts'
+import { BackrunEngine } from './backrun/backrun-engine.ts'
 import { EvmQuoteService, type QuoteServiceLogger } from './quote/evm-quote-service.ts'
 import { RoutingEngine } from './routing/routing-engine.ts'
 
@@ -18,6 +19,7 @@ export interface DomainServices {
   simulator: Simulator
   routing: RoutingEngine
   quote: EvmQuoteService
+  backrun: BackrunEngine
   close(): Promise<void>
 }
 
@@ -34,15 +36,30 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
   const routing = new RoutingEngine(simulator, {
     dex: { weth: contracts.weth, baseTokens: contracts.baseTokens, v2Factory: contracts.v2Factory, v3Factory: contracts.v3Factory },
   })
+  const erc20 = new Erc20StateWriter(simulator)
   const quote = new EvmQuoteService({
     chain,
     simulator,
-    erc20: new Erc20StateWriter(simulator),
+    erc20,
     planner: routing,
     router: contracts.router,
     defaultSlippageBps: config.defaultSlippageBps,
     maxCachedQuotes: config.quoteCacheMaxEntries,
     log: options.log,
   })
-  return { chain, contracts, simulator, routing, quote, close: () => chain.close() }
+  const backrun = new BackrunEngine({
+    chain,
+    simulator,
+    erc20,
+    routing,
+    weth: contracts.weth,
+    baseTokens: contracts.baseTokens,
+    executor: contracts.backrunExecutor,
+    ethUsdFeed: contracts.ethUsdFeed,
+    minNetProfitWei: config.backrunMinNetProfitWei,
+    priorityFeeWei: config.backrunPriorityFeeWei,
+    refundBps: config.backrunRefundBps,
+    log: options.log,
+  })
+  return { chain, contracts, simulator, routing, quote, backrun, close: () => chain.close() }
 }

@@ -12,7 +12,8 @@ import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, startAnvil, type AnvilInstance } from '../scripts/lib/anvil.ts'
 import { loadConfig, type ServiceConfig } from '../src/config.ts'
-import { DEV_API_KEY, resolveApiKeys } from '../src/server/auth/api-keys.ts'
+import { resolveAccess } from '../src/server/access.ts'
+import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 import { buildApp } from '../src/server/app.ts'
 import { openDomainServices, type DomainServices } from '../src/service.ts'
 import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from './support/devnet.ts'
@@ -26,6 +27,8 @@ const full = JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as {
   v2: { factory: string }
   v3: { factory: string }
   extensions: Record<string, string>
+  ethUsdFeed: { address: string }
+  backrun: { executor: string; beneficiary: string }
 }
 const ROUTER = lower(full.extensions['swap-plan-router'])
 const SENDER = lower(registry.devAccounts.accounts[1].address)
@@ -38,9 +41,9 @@ interface Running {
   url: string
 }
 
-async function startService(config: ServiceConfig, apiKeys = resolveApiKeys({ mode: config.upstreamRpcUrl ? 'fork' : 'devnet', apiKeys: config.apiKeys, log: { warn: () => {} } })): Promise<Running> {
+async function startService(config: ServiceConfig): Promise<Running> {
   const services = await openDomainServices(config, { log: { warn: () => {} } })
-  const app = await buildApp(config, { chain: services.chain, quote: services.quote, apiKeys })
+  const app = await buildApp(config, { ...services, ...resolveAccess(config, { warn: () => {} }) })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address !== 'object') throw new Error('no address')
@@ -257,6 +260,54 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
   })
 })
 
+async function rpc(url: string, token: string, endpoint: 'backrun' | 'submit', body: unknown) {
+  const res = await fetch(`${url}/rpc/${token}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) })
+  return { status: res.status, body: (await res.json()) as { id: unknown; result?: Record<string, unknown> | null; error?: { code: number; message: string } } }
+}
+
+describe('eth_backrun over JSON-RPC on the embedded devnet', () => {
+  let svc: Running
+  const TOKEN = 'dev-partner-token-insecure'
+  beforeAll(async () => {
+    svc = await startService({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 })
+  })
+  afterAll(() => stopService(svc))
+
+  it('answers a backrun for a swap that leaves arbitrage, null for one that does not', async () => {
+    const weth = tokenAddress(registry, 'WETH')
+    const usdc = tokenAddress(registry, 'USDC')
+    const big = (await postQuote(svc.url, { tokenIn: weth, tokenOut: usdc, amountIn: (66n * E18).toString() })).body as unknown as WireQuote
+    const r = await rpc(svc.url, TOKEN, 'backrun', { jsonrpc: '2.0', id: 7, method: 'eth_backrun', params: [{ to: big.router, calldata: big.calldata, tokenIn: weth, amountIn: (66n * E18).toString() }] })
+    expect(r.status).toBe(200)
+    expect(r.body.id).toBe(7)
+    const result = r.body.result!
+    expect(result).toMatchObject({ contract: lower(full.backrun.executor), profitToken: expect.stringMatching(/^0x[0-9a-f]{40}$/) })
+    expect(result.calldata).toMatch(/^0x[0-9a-f]+$/)
+    expect(Number.isSafeInteger(result.gas)).toBe(true)
+    expect(result.grossProfit).toMatch(/^[1-9]\d*$/)
+    expect(result.netProfitEth).toMatch(/^\d+(\.\d{1,18})?$/)
+    expect(result.netProfitUsd).toMatch(/^\d+(\.\d{1,6})?$/)
+
+    const small = (await postQuote(svc.url, { tokenIn: weth, tokenOut: usdc, amountIn: E18.toString() })).body as unknown as WireQuote
+    const none = await rpc(svc.url, TOKEN, 'backrun', { jsonrpc: '2.0', id: 'x', method: 'eth_backrun', params: [{ to: small.router, calldata: small.calldata, tokenIn: weth, amountIn: E18.toString(), value: '0' }] })
+    expect(none.body).toEqual({ jsonrpc: '2.0', id: 'x', result: null })
+  })
+
+  it('gives -32000 naming a malformed field, -32601 on the wrong endpoint, 401 for an unknown token', async () => {
+    const bad = await rpc(svc.url, TOKEN, 'backrun', { jsonrpc: '2.0', id: 1, method: 'eth_backrun', params: [{ to: ROUTER, calldata: '0x12', tokenIn: ROUTER, amountIn: '-5' }] })
+    expect(bad.body.error).toMatchObject({ code: -32000, message: expect.stringContaining('amountIn') })
+    const missing = await rpc(svc.url, TOKEN, 'backrun', { jsonrpc: '2.0', id: 2, method: 'eth_backrun', params: [{ calldata: '0x12', tokenIn: ROUTER, amountIn: '5' }] })
+    expect(missing.body.error).toMatchObject({ code: -32000, message: expect.stringContaining('to') })
+    const wrong = await rpc(svc.url, TOKEN, 'submit', { jsonrpc: '2.0', id: 3, method: 'eth_backrun', params: [{}] })
+    expect(wrong.body.error?.code).toBe(-32601)
+    const wrong2 = await rpc(svc.url, TOKEN, 'backrun', { jsonrpc: '2.0', id: 4, method: 'eth_sendBundle', params: [{ txs: [] }] })
+    expect(wrong2.body.error?.code).toBe(-32601)
+    const unknown = await rpc(svc.url, 'nobody-token-0123456789', 'backrun', { jsonrpc: '2.0', id: 5, method: 'eth_backrun', params: [{}] })
+    expect(unknown.status).toBe(401)
+    expect(unknown.body.error?.code).toBe(-32001)
+  })
+})
+
 describe('POST /v1/quote with a pool-less token', () => {
   let svc: Running
   let dir: string
@@ -300,6 +351,11 @@ describe('POST /v1/quote in fork mode (anvil as the upstream)', () => {
       V2_FACTORY: full.v2.factory,
       V3_FACTORY: full.v3.factory,
       BASE_TOKENS: full.baseTokens.map((t) => t.address).join(','),
+      BACKRUN_CONTRACT: full.backrun.executor,
+      ETH_USD_FEED: full.ethUsdFeed.address,
+      PARTNER_TOKENS: 'fork-partner:fork-partner-token-0123456789',
+      SEARCHER_PRIVATE_KEY: registry.devAccounts.accounts[8].privateKey,
+      RELAYS: '[{"name":"unused","url":"http://127.0.0.1:9"}]',
     })
     svc = await startService({ ...config, port: 0 })
   })

@@ -14,8 +14,10 @@ export interface ChainContracts {
   v3Factory: Address
   /** tokens routes may pass through */
   baseTokens: Address[]
-  /** Chainlink-style ETH/USD feed, when known */
-  ethUsdFeed?: Address
+  /** Chainlink-style ETH/USD feed (AggregatorV3Interface) */
+  ethUsdFeed: Address
+  /** the deployed BackrunExecutor (src/contracts/BackrunExecutor.sol) */
+  backrunExecutor: Address
 }
 
 interface DevnetRegistryFile {
@@ -23,11 +25,17 @@ interface DevnetRegistryFile {
   baseTokens: Array<{ address: string }>
   v2: { factory: string }
   v3: { factory: string }
-  ethUsdFeed?: { address: string }
+  ethUsdFeed: { address: string }
   extensions?: Record<string, string | { address: string }>
+  backrun?: { executor: string; beneficiary: string }
 }
 
 export const ROUTER_EXTENSION_LABEL = 'swap-plan-router'
+
+function requireEntry(value: string | undefined, name: string, registryPath: string): string {
+  if (value === undefined) throw new Error(`the devnet registry ${registryPath} has no ${name} (run npm run build:devnet)`)
+  return value
+}
 
 export function devnetContracts(registryPath: string): ChainContracts {
   const registry = JSON.parse(readFileSync(registryPath, 'utf8')) as DevnetRegistryFile
@@ -39,7 +47,8 @@ export function devnetContracts(registryPath: string): ChainContracts {
     v2Factory: normalizeAddress(registry.v2.factory),
     v3Factory: normalizeAddress(registry.v3.factory),
     baseTokens: registry.baseTokens.map((t) => normalizeAddress(t.address)),
-    ethUsdFeed: registry.ethUsdFeed ? normalizeAddress(registry.ethUsdFeed.address) : undefined,
+    ethUsdFeed: normalizeAddress(registry.ethUsdFeed.address),
+    backrunExecutor: normalizeAddress(requireEntry(registry.backrun?.executor, 'backrun.executor', registryPath)),
   }
 }
 
@@ -57,5 +66,7 @@ export function resolveChainContracts(config: ServiceConfig): ChainContracts {
     v2Factory: required(config.v2Factory, 'V2_FACTORY'),
     v3Factory: required(config.v3Factory, 'V3_FACTORY'),
     baseTokens: config.baseTokens?.map((t) => normalizeAddress(t, 'BASE_TOKENS')) ?? [weth],
+    ethUsdFeed: required(config.ethUsdFeed, 'ETH_USD_FEED'),
+    backrunExecutor: required(config.backrunContract, 'BACKRUN_CONTRACT'),
   }
 }

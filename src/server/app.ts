@@ -5,20 +5,35 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { ServiceConfig } from '../config.ts'
 import type { ChainStateSource } from '../chain/types.ts'
+import type { BackrunService } from '../backrun/types.ts'
 import type { QuoteService } from '../quote/types.ts'
 import type { ApiKeyRegistry } from './auth/api-keys.ts'
 import { registerHealthRoutes } from './health-routes.ts'
-import { jsonRpcLogSerializers, redactingNotFoundHandler } from './jsonrpc/index.ts'
+import { jsonRpcLogSerializers, redactingNotFoundHandler, registerJsonRpcRoutes, type PartnerRegistry } from './jsonrpc/index.ts'
 import { registerMetrics } from './metrics/http-metrics.ts'
 import { MetricsRegistry } from './metrics/registry.ts'
 import { registerServiceMetrics } from './metrics/service-metrics.ts'
 import { registerOpenApi } from './openapi/openapi.ts'
 import { registerQuoteRoutes } from './quote/quote-routes.ts'
+import { backrunMethod } from './rpc/backrun-method.ts'
+import { submissionMethods, type SubmissionAcceptor, type SubmissionLimits, type SubmissionMethodsDeps } from './rpc/submission-methods.ts'
+import { registerSubmissionStatusRoute, type SubmissionStatusStore } from './rpc/submission-status-route.ts'
 
 export interface AppServices {
   chain: ChainStateSource
   quote: QuoteService
   apiKeys: ApiKeyRegistry
+  backrun: BackrunService
+  /** partner tokens of the JSON-RPC endpoints */
+  partners: PartnerRegistry
+  /** private submission; without it the submission methods are not served */
+  submission?: {
+    acceptor: SubmissionAcceptor
+    store: SubmissionStatusStore
+    /** how submitted transactions are decoded and checked */
+    decode: SubmissionMethodsDeps['decode']
+    limits: SubmissionLimits
+  }
   /** default: a fresh registry */
   metrics?: MetricsRegistry
 }
@@ -55,5 +70,18 @@ export async function buildApp(config: ServiceConfig, services: AppServices): Pr
     rateLimit: { max: config.rateLimitMax, timeWindowMs: config.rateLimitWindowMs },
     metrics,
   })
+  const submission = services.submission
+  await registerJsonRpcRoutes(app, {
+    partners: services.partners,
+    endpoints: {
+      backrun: { eth_backrun: backrunMethod(services.backrun) },
+      submit:
+        submission === undefined
+          ? {}
+          : submissionMethods({ submissions: submission.acceptor, decode: submission.decode, limits: submission.limits, currentBlock: () => services.chain.latest().block.number }),
+    },
+    maxBatchSize: config.rpcMaxBatchSize,
+  })
+  if (submission !== undefined) registerSubmissionStatusRoute(app, { store: submission.store, partners: services.partners })
   return app
 }

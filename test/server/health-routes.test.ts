@@ -5,6 +5,7 @@ import { parseGenesis } from '../../src/chain/memory/genesis.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { buildApp } from '../../src/server/app.ts'
 import { ApiKeyRegistry } from '../../src/server/auth/api-keys.ts'
+import { createPartnerRegistry } from '../../src/server/jsonrpc/index.ts'
 
 describe('health routes', () => {
   let app: FastifyInstance
@@ -12,7 +13,9 @@ describe('health routes', () => {
     const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
     // health routes never reach the quote engine
     const quote = { quote: () => Promise.reject(new Error('not used by health routes')) }
-    app = await buildApp({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 }, { chain, quote, apiKeys: ApiKeyRegistry.fromKeys(['k']) })
+    const backrun = { backrun: () => Promise.reject(new Error('not used by health routes')) }
+    const partners = createPartnerRegistry([{ partnerId: 'p', token: 'partner-token-0123456789' }])
+    app = await buildApp({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 }, { chain, quote, backrun, partners, apiKeys: ApiKeyRegistry.fromKeys(['k']) })
     await app.listen({ host: '127.0.0.1', port: 0 })
   })
   afterAll(() => app.close())

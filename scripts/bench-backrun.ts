@@ -1,0 +1,225 @@
+/**
+ * npm run bench:backrun
+ *
+ * eth_backrun over the fixture swaps (fixtures/txs, every successful swap, with or without
+ * arbitrage), served by the service started as `npm start` starts it (its own process, embedded
+ * devnet), warm, over JSON-RPC on loopback; against a baseline searcher in the same run that uses
+ * only anvil's RPC (anvil loaded with the same genesis):
+ *
+ *   evm_snapshot; eth_sendRawTransaction(user tx); for every candidate cycle through a pool the
+ *   user moved (same enumeration as ours): a bracket then a ternary search on the input, each
+ *   step an eth_call of BackrunExecutor.backrun on the post-swap state; evm_revert.
+ *
+ * It reports both latencies (p50/p99 per request), the ratio, and compares the profit found per
+ * fixture (valued in wei through the pools): ours must be at least as large, to 0.1%.
+ * Prints one JSON object on its last line.
+ *
+ * Options (environment): BENCH_ROUNDS (default 10: requests per fixture for ours).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { encodeFunctionData, parseAbi, type Hex } from 'viem'
+import { anvilRpc, startAnvil } from './lib/anvil.ts'
+import { freePort } from './lib/net.ts'
+import { summarize } from './lib/stats.ts'
+import { encodeBackrunCall } from '../src/backrun/backrun-calldata.ts'
+import { enumerateBackrunCycles } from '../src/backrun/cycle-search.ts'
+import { readPoolMoves } from '../src/backrun/pool-moves.ts'
+import { bytesToHexString } from '../src/chain/quantity.ts'
+import type { Address } from '../src/chain/types.ts'
+import { loadConfig } from '../src/config.ts'
+import { buildPoolGraph, deriveTokenOutPerEth, type PoolSnapshot } from '../src/routing/index.ts'
+import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
+import { openDomainServices } from '../src/service.ts'
+import { decodeSignedTransaction } from '../src/tx/index.ts'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
+const GENESIS = 'fixtures/devnet/genesis.json'
+
+interface FixtureTx {
+  name: string
+  raw: Hex
+  from: string
+  to: string
+  value?: string
+  createsArbitrage: boolean
+  expected: { status: number; balanceChanges: Array<{ address: string; deltas: Record<string, string> }> }
+}
+const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
+  chainId: number
+  genesisTimestamp: string
+  tokens: Array<{ symbol: string; address: string }>
+  backrun: { executor: string }
+}
+const fixtures = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions.filter(
+  (f) => f.expected.status === 1 && f.name !== 'eth-transfer',
+)
+const lower = (a: string) => a.toLowerCase() as Address
+const token = (symbol: string) => lower(registry.tokens.find((t) => t.symbol === symbol)!.address)
+const EXECUTOR = lower(registry.backrun.executor)
+const BLOCK_1_TIMESTAMP = Number(registry.genesisTimestamp) + 12
+
+/** what a partner would send for the fixture: tokenIn and amountIn are what its sender spent */
+function request(fx: FixtureTx, calldata: Hex) {
+  const sender = fx.expected.balanceChanges.find((c) => lower(c.address) === lower(fx.from))!
+  const spent = Object.entries(sender.deltas).find(([symbol, delta]) => symbol !== 'ETH' && BigInt(delta) < 0n)
+  const value = BigInt(fx.value ?? '0')
+  return spent === undefined
+    ? { to: lower(fx.to), calldata, value: value.toString(), tokenIn: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', amountIn: value.toString() }
+    : { to: lower(fx.to), calldata, value: value.toString(), tokenIn: token(spent[0]), amountIn: (-BigInt(spent[1])).toString() }
+}
+
+async function startService(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] })
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`)
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)
+    if (ok) return child
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  child.kill('SIGKILL')
+  throw new Error('service did not become ready')
+}
+
+interface Found {
+  profitToken: Address
+  grossProfit: bigint
+}
+
+async function ours(url: string, params: object): Promise<{ ms: number; found: Found | null }> {
+  const t = performance.now()
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_backrun', params: [params] }) })
+  const body = (await res.json()) as { result?: { profitToken: Address; grossProfit: string } | null; error?: unknown }
+  const ms = performance.now() - t
+  if (body.error !== undefined) throw new Error(`eth_backrun: ${JSON.stringify(body.error)}`)
+  return { ms, found: body.result ? { profitToken: body.result.profitToken, grossProfit: BigInt(body.result.grossProfit) } : null }
+}
+
+/** the baseline: anvil RPC only; every cycle searched by eth_call on the post-swap state */
+async function baseline(anvilUrl: string, fx: FixtureTx, pools: PoolSnapshot[], weth: Address, baseTokens: Address[]): Promise<{ ms: number; calls: number; found: Found | null; valueWei: bigint }> {
+  const t = performance.now()
+  let calls = 0
+  const snapshot = await anvilRpc<string>(anvilUrl, 'evm_snapshot')
+  try {
+    await anvilRpc(anvilUrl, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
+    const hash = await anvilRpc<string>(anvilUrl, 'eth_sendRawTransaction', [fx.raw])
+    let receipt: { logs: Array<{ address: string; topics: string[]; data: string }> } | null = null
+    while (receipt === null) receipt = await anvilRpc(anvilUrl, 'eth_getTransactionReceipt', [hash])
+    const moved = [...readPoolMoves(receipt.logs.map((l) => ({ address: lower(l.address), topics: l.topics.map((x) => x.toLowerCase() as Hex), data: l.data as Hex }))).keys()]
+    const cycles = enumerateBackrunCycles(pools, moved, weth, baseTokens)
+    const graph = buildPoolGraph(pools)
+    let best: { found: Found; valueWei: bigint } | undefined
+    for (const cycle of cycles) {
+      const hops = cycle.hops.map((h) => ({ protocol: h.pool.protocol, pool: h.pool.address, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.pool.fee, zeroForOne: h.zeroForOne }))
+      const profit = async (amountIn: bigint): Promise<bigint> => {
+        calls++
+        const data = encodeBackrunCall({ startToken: cycle.startToken, amountIn, hops, minProfit: 1n, refundBps: 0 })
+        try {
+          return BigInt(await anvilRpc<Hex>(anvilUrl, 'eth_call', [{ from: lower(fx.from), to: EXECUTOR, data }, 'latest']))
+        } catch {
+          return 0n
+        }
+      }
+      // bracket: double from a small amount while the profit grows
+      let lo = 0n
+      let x = 10n ** 6n
+      let px = await profit(x)
+      let prev = 0n
+      while (x < 1n << 200n) {
+        const next = x * 2n
+        const pn = await profit(next)
+        if (pn < px) break
+        lo = prev
+        prev = x
+        x = next
+        px = pn
+      }
+      let hi = x * 2n
+      // ternary search on the concave profit
+      while (hi - lo > 2n && hi - lo > hi / 100_000n) {
+        const m1 = lo + (hi - lo) / 3n
+        const m2 = hi - (hi - lo) / 3n
+        if ((await profit(m1)) < (await profit(m2))) lo = m1
+        else hi = m2
+      }
+      const amount = (lo + hi) / 2n
+      const p = await profit(amount)
+      if (p <= 0n) continue
+      const perEth = deriveTokenOutPerEth(graph, weth, cycle.startToken)
+      const valueWei = perEth === undefined ? 0n : (p * perEth.den) / perEth.num
+      if (best === undefined || valueWei > best.valueWei) best = { found: { profitToken: cycle.startToken, grossProfit: p }, valueWei }
+    }
+    return { ms: performance.now() - t, calls, found: best?.found ?? null, valueWei: best?.valueWei ?? 0n }
+  } finally {
+    await anvilRpc(anvilUrl, 'evm_revert', [snapshot])
+  }
+}
+
+async function main() {
+  const port = await freePort()
+  const service = await startService(port)
+  const anvil = await startAnvil({ genesisPath: GENESIS })
+  // the baseline's knowledge of the pools (a real searcher indexes them): the devnet's, pre-swap
+  const local = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  try {
+    const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/backrun`
+    const weth = local.contracts.weth
+    const baseTokens = [...local.contracts.baseTokens]
+    const poolMap = new Map<Address, PoolSnapshot>()
+    for (const a of registry.tokens) for (const b of registry.tokens) {
+      if (a.address >= b.address) continue
+      for (const p of (await local.routing.loadPools(local.chain.latest(), lower(a.address), lower(b.address))).pools) poolMap.set(p.address, p)
+    }
+    const pools = [...poolMap.values()]
+
+    const oursSamples: number[] = []
+    const baseSamples: number[] = []
+    const rows = []
+    let worse = 0
+    for (const fx of fixtures) {
+      const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: local.simulator.common })
+      const params = request(fx, bytesToHexString(tx.tx.data))
+      await ours(url, params) // warm-up
+      let mine: Found | null = null
+      for (let i = 0; i < ROUNDS; i++) {
+        const r = await ours(url, params)
+        oursSamples.push(r.ms)
+        mine = r.found
+      }
+      const base = await baseline(anvil.url, fx, pools, weth, baseTokens)
+      baseSamples.push(base.ms)
+      const graph = buildPoolGraph(pools)
+      const perEth = mine === null ? undefined : deriveTokenOutPerEth(graph, weth, mine.profitToken)
+      const mineWei = mine === null || perEth === undefined ? 0n : (mine.grossProfit * perEth.den) / perEth.num
+      if (mineWei * 1000n < base.valueWei * 999n) worse++
+      rows.push({ fixture: fx.name, arb: fx.createsArbitrage, ours_wei: mineWei.toString(), baseline_wei: base.valueWei.toString(), baseline_ms: Math.round(base.ms), baseline_calls: base.calls })
+    }
+    console.table(rows)
+    const o = summarize(oursSamples)
+    const b = summarize(baseSamples)
+    console.log(`ours p50 ${o.p50.toFixed(2)} ms p99 ${o.p99.toFixed(2)} ms | baseline p50 ${b.p50.toFixed(1)} ms p99 ${b.p99.toFixed(1)} ms | fixtures where ours found less: ${worse}`)
+    console.log(
+      JSON.stringify({
+        name: 'bench:backrun',
+        p50_ms: round(o.p50),
+        p99_ms: round(o.p99),
+        peer: { name: 'anvil-RPC searcher (snapshot, user tx, ternary search by eth_call per cycle)', p50_ms: round(b.p50), p99_ms: round(b.p99) },
+        ratio_p50: round(b.p50 / o.p50),
+        fixtures: fixtures.length,
+        requests: oursSamples.length,
+        profit_below_baseline: worse,
+      }),
+    )
+  } finally {
+    service.kill('SIGKILL')
+    await anvil.stop()
+    await local.close()
+  }
+}
+
+const round = (x: number) => Math.round(x * 100) / 100
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,245 @@
+/**
+ * The eth_backrun engine: simulate the user's call, find the pools it moved, search the cycles
+ * through them with native math, and verify the best candidates by executing the backrun in the
+ * EVM right after the user's call. `grossProfit` and `gas` in the answer are the EVM's.
+ *
+ *   user call (synthetic sender funded with tokenIn / value, approval to `to`)
+ *     -> Sync / Swap logs -> moved pools (only those the factories name: look-alike events are ignored)
+ *     -> pools around them (discovery among their tokens and the base tokens), post-swap states
+ *     -> findBackrunCandidates (closed form for V2 pairs, bracketed search elsewhere)
+ *     -> each of the best few: BackrunExecutor.backrun executed on the post-swap state
+ *     -> the most net profit, if above the configured minimum
+ */
+import { decodeAbiParameters, encodeFunctionData, parseAbi } from 'viem'
+import { bytesToHexString } from '../chain/quantity.ts'
+import type { Address, ChainStateSource } from '../chain/types.ts'
+import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
+import type { SimulationLog, SimulationState, Simulator } from '../evm/simulator.ts'
+import { applyAccountOverrides } from '../evm/state-overrides.ts'
+import { deriveTokenOutPerEth, type Rational } from '../routing/gas-price.ts'
+import { buildPoolGraph } from '../routing/paths.ts'
+import type { PoolSnapshot } from '../routing/pools.ts'
+import type { RoutingEngine } from '../routing/routing-engine.ts'
+import { ViewCaller, ViewCallError } from '../routing/view-calls.ts'
+import { encodeBackrunCall } from './backrun-calldata.ts'
+import { findBackrunCandidates, type BackrunCandidate } from './cycle-search.ts'
+import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
+import { USD_DECIMALS, type BackrunFound, type BackrunRequest, type BackrunService } from './types.ts'
+
+/** The user the call is simulated for: holds exactly what the request says it spends. */
+export const SYNTHETIC_USER: Address = '0x00000000000000000000000000000000000ba5e0'
+/** a transaction's base cost, paid once by the user's transaction, not by the backrun in it */
+const TX_BASE_GAS = 21_000n
+const NATIVE_TOKENS = new Set<string>(['0x0000000000000000000000000000000000000000', '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'])
+const MAX_UINT256 = (1n << 256n) - 1n
+
+const POOL_TOKENS_ABI = parseAbi(['function token0() view returns (address)', 'function token1() view returns (address)'])
+const FEED_ABI = parseAbi([
+  'function decimals() view returns (uint8)',
+  'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+])
+
+export interface BackrunEngineOptions {
+  chain: ChainStateSource
+  simulator: Simulator
+  erc20: Erc20StateWriter
+  routing: RoutingEngine
+  weth: Address
+  baseTokens: readonly Address[]
+  /** the deployed BackrunExecutor */
+  executor: Address
+  ethUsdFeed: Address
+  /** answered only when the net profit exceeds this, wei */
+  minNetProfitWei: bigint
+  /** tip assumed on top of the next base fee, wei per gas */
+  priorityFeeWei: bigint
+  /** share of the gross profit paid back to the user (tx.origin), basis points */
+  refundBps: number
+  /** candidates executed in the EVM per request, best by native math first; default 3 */
+  maxVerified?: number
+  log: { warn(obj: object, msg: string): void }
+}
+
+export interface BackrunEngineStats {
+  requests: number
+  userCallReverted: number
+  found: number
+  /** candidates the math found profitable whose backrun reverted in the EVM */
+  verificationMisses: number
+}
+
+interface Probed {
+  candidate: BackrunCandidate
+  /** profit token per wei */
+  perEth: Rational
+  gasCostWei: bigint
+  netProfitWei: bigint
+}
+
+export class BackrunEngine implements BackrunService {
+  private readonly counters: BackrunEngineStats = { requests: 0, userCallReverted: 0, found: 0, verificationMisses: 0 }
+
+  constructor(private readonly options: BackrunEngineOptions) {}
+
+  stats(): BackrunEngineStats {
+    return { ...this.counters }
+  }
+
+  async backrun(request: BackrunRequest): Promise<BackrunFound | null> {
+    this.counters.requests++
+    const { simulator, chain } = this.options
+    const reader = chain.latest()
+    const base = simulator.openState(reader)
+
+    const funded = await this.fundUser(base, request)
+    const user = await simulator.call(funded, { from: SYNTHETIC_USER, to: request.to, data: request.calldata, value: request.value })
+    if (user.status !== 'success') {
+      this.counters.userCallReverted++
+      return null
+    }
+    return this.searchAfter(base, user.state, user.logs, { origin: SYNTHETIC_USER, refundBps: this.options.refundBps })
+  }
+
+  /**
+   * The best backrun behind transactions already executed on `base`: `after` is the state they
+   * left, `logs` their logs. The backrun is executed from `origin` (its tx.origin, which receives
+   * the refund share). Used by eth_backrun (the user's call) and by private submission (the
+   * user's signed transactions, then a backrun transaction of the searcher).
+   */
+  async searchAfter(base: SimulationState, after: SimulationState, logs: readonly SimulationLog[], how: { origin: Address; refundBps: number }): Promise<BackrunFound | null> {
+    const reader = base.reader
+    const moves = readPoolMoves(logs)
+    if (moves.size === 0) return null
+
+    const { pools, moved } = await this.poolsAfter(base, after, moves)
+    if (moved.length === 0) return null
+    const candidates = findBackrunCandidates({ pools, movedPools: moved, weth: this.options.weth, baseTokens: this.options.baseTokens })
+    if (candidates.length === 0) return null
+
+    const gasPriceWei = (base.block.baseFeePerGas ?? 0n) + this.options.priorityFeeWei
+    const graph = buildPoolGraph(pools)
+    // 1. the best few by native math, executed in the EVM with a minimum profit of 1
+    let best: Probed | undefined
+    for (const candidate of candidates.slice(0, this.options.maxVerified ?? 3)) {
+      const perEth = deriveTokenOutPerEth(graph, this.options.weth, candidate.startToken)
+      // a profit that cannot be valued in ETH cannot be weighed against its gas
+      if (perEth === undefined) continue
+      const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how.refundBps))
+      if (probe === undefined) {
+        this.counters.verificationMisses++
+        continue
+      }
+      const gasCostWei = portion(probe.gasUsed) * gasPriceWei
+      const netProfitWei = (probe.grossProfit * perEth.den) / perEth.num - gasCostWei
+      if (best === undefined || netProfitWei > best.netProfitWei) best = { candidate, perEth, gasCostWei, netProfitWei }
+    }
+    if (best === undefined || best.netProfitWei <= this.options.minNetProfitWei) return null
+    // 2. the winner's final calldata: its minimum profit is its gas cost in the profit token (it
+    // reverts rather than run at a loss once the state has moved); executed again so that the
+    // answer's gas and profit are those of the exact bytes returned
+    const minProfit = ceilDiv(best.gasCostWei * best.perEth.num, best.perEth.den)
+    const calldata = this.encode(best.candidate, minProfit < 1n ? 1n : minProfit, how.refundBps)
+    const final = await this.execute(after, how.origin, calldata)
+    if (final === undefined) {
+      this.counters.verificationMisses++
+      return null
+    }
+    const gas = portion(final.gasUsed)
+    const netProfitWei = (final.grossProfit * best.perEth.den) / best.perEth.num - gas * gasPriceWei
+    if (netProfitWei <= this.options.minNetProfitWei) return null
+
+    this.counters.found++
+    return {
+      calldata,
+      contract: this.options.executor,
+      gas,
+      profitToken: best.candidate.startToken,
+      grossProfit: final.grossProfit,
+      netProfitWei,
+      netProfitUsd: await this.toUsd(base, netProfitWei),
+      hops: best.candidate.hops.map((h) => ({ protocol: h.protocol, pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee })),
+      amountIn: best.candidate.amountIn,
+      blockNumber: reader.block.number,
+    }
+  }
+
+  /** A child of base where the synthetic user holds what the call spends and has approved `to`. */
+  private async fundUser(base: SimulationState, request: BackrunRequest): Promise<SimulationState> {
+    const funded = base.fork()
+    if (request.value > 0n) await applyAccountOverrides(funded, new Map([[SYNTHETIC_USER, { balance: request.value }]]))
+    if (!NATIVE_TOKENS.has(request.tokenIn)) {
+      await this.options.erc20.setBalance(funded, request.tokenIn, SYNTHETIC_USER, request.amountIn)
+      await this.options.erc20.setAllowance(funded, request.tokenIn, SYNTHETIC_USER, request.to, MAX_UINT256)
+    }
+    return funded
+  }
+
+  /**
+   * The pools around the moved ones, as they are after the user's call: the block's snapshots with
+   * the moves applied (or read afresh from the post-swap state where a move cannot be applied).
+   * A moved address counts only if discovery through the factories finds it.
+   */
+  private async poolsAfter(base: SimulationState, after: SimulationState, moves: Map<Address, PoolMove>): Promise<{ pools: PoolSnapshot[]; moved: Address[] }> {
+    const { routing, simulator } = this.options
+    const caller = new ViewCaller(simulator, base)
+    const byAddress = new Map<Address, PoolSnapshot>()
+    const moved: Address[] = []
+    for (const address of moves.keys()) {
+      let tokens: [Address, Address]
+      try {
+        const [t0, t1] = await Promise.all([caller.read(address, POOL_TOKENS_ABI, 'token0', []), caller.read(address, POOL_TOKENS_ABI, 'token1', [])])
+        tokens = [t0.toLowerCase() as Address, t1.toLowerCase() as Address]
+      } catch (err) {
+        if (err instanceof ViewCallError) continue // not a pool
+        throw err
+      }
+      const { pools } = await routing.loadPools(base.reader, tokens[0], tokens[1])
+      for (const p of pools) byAddress.set(p.address, p)
+      if (pools.some((p) => p.address === address)) moved.push(address)
+    }
+    const pools: PoolSnapshot[] = []
+    for (const pool of byAddress.values()) {
+      const move = moves.get(pool.address)
+      pools.push(move === undefined || !moved.includes(pool.address) ? pool : (applyPoolMove(pool, move) ?? (await routing.poolStates.loadAt(after, pool))))
+    }
+    return { pools, moved }
+  }
+
+  private encode(candidate: BackrunCandidate, minProfit: bigint, refundBps: number): `0x${string}` {
+    return encodeBackrunCall({ startToken: candidate.startToken, amountIn: candidate.amountIn, hops: candidate.hops, minProfit, refundBps })
+  }
+
+  private async execute(after: SimulationState, origin: Address, calldata: `0x${string}`): Promise<{ grossProfit: bigint; gasUsed: bigint } | undefined> {
+    // from the transaction's origin: it receives the refund share, as in the composed transaction
+    const r = await this.options.simulator.call(after, { from: origin, to: this.options.executor, data: calldata })
+    if (r.status !== 'success' || r.returnData.length < 32) return undefined
+    const [grossProfit] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(r.returnData))
+    return { grossProfit, gasUsed: r.gasUsed }
+  }
+
+  /** wei in USD at the feed's latest answer, USD_DECIMALS decimals, truncated toward zero */
+  private async toUsd(state: SimulationState, wei: bigint): Promise<bigint> {
+    const feed = this.options.ethUsdFeed
+    const call = async (data: `0x${string}`) => {
+      const r = await this.options.simulator.call(state, { from: SYNTHETIC_USER, to: feed, data, gasLimit: 200_000n })
+      if (r.status !== 'success') throw new Error(`ETH/USD feed ${feed} reverted: ${r.revertReason ?? r.error ?? ''}`)
+      return bytesToHexString(r.returnData)
+    }
+    const [decimals] = decodeAbiParameters([{ type: 'uint8' }], await call(encodeFunctionData({ abi: FEED_ABI, functionName: 'decimals' })))
+    const [, answer] = decodeAbiParameters(
+      [{ type: 'uint80' }, { type: 'int256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint80' }],
+      await call(encodeFunctionData({ abi: FEED_ABI, functionName: 'latestRoundData' })),
+    )
+    if (answer <= 0n) throw new Error(`ETH/USD feed ${feed} answered ${answer}`)
+    return (wei * answer * 10n ** BigInt(USD_DECIMALS)) / (10n ** 18n * 10n ** BigInt(decimals))
+  }
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b
+}
+
+/** the backrun's share of a transaction's gas: what it costs beyond the transaction base */
+function portion(gasUsed: bigint): bigint {
+  return gasUsed > TX_BASE_GAS ? gasUsed - TX_BASE_GAS : 0n
+}

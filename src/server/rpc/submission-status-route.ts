@@ -1,0 +1,254 @@
+/**
+ * `GET /v1/submissions/:hash`: what happened to a partner's submission ("why did it not land?").
+ * Not part of the spec (section 3 leaves the lifecycle open); the lifecycle is ours
+ * (src/submission/types.ts).
+ *
+ * - Authentication: `Authorization: Bearer <partner token>`, the same token as in the partner's
+ *   RPC URLs, resolved by the PartnerRegistry (constant-time). Without it, or with an unknown
+ *   token: 401 `{ code: 'UNAUTHORIZED', message }` and `WWW-Authenticate: Bearer`. Checked before
+ *   anything else, so an unauthenticated caller learns nothing about hashes.
+ * - `:hash` is the hash the RPC method returned (tx hash or bundle hash), 32 bytes of 0x-hex;
+ *   anything else is 400 `{ code: 'VALIDATION_ERROR', message, details }`.
+ * - 404 `{ code: 'NOT_FOUND', message }` when no submission of this partner has that hash, also
+ *   when another partner submitted it: whether it exists is never revealed across partners.
+ * - 200 `{ hash, submissions: [...] }`: one entry per kind this partner submitted under the hash
+ *   (a tx may be notified and later sent privately), oldest first; see {@link SubmissionStatusView}.
+ *   Amounts and block numbers are decimal strings; times are ms since the epoch (plus ISO 8601 for
+ *   the receipt time). The signed backrun transaction itself is not shown, only its hash.
+ *
+ * The token is never logged here; the app's logger redacts the authorization header.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+
+import type { Address, Hex } from '../../chain/types.ts'
+import { summarizeLifecycle, type LifecycleStage } from '../../submission/lifecycle.ts'
+import type { LifecycleEvent, StoredSubmission, SubmissionKind } from '../../submission/types.ts'
+import type { PartnerRegistry } from '../jsonrpc/partners.ts'
+
+export const SUBMISSION_STATUS_PATH = '/v1/submissions/:hash'
+
+/** The store reads the route needs; OutboxStore implements it. */
+export interface SubmissionStatusStore {
+  /** Every kind stored under `hash` that `partnerId` submitted; empty when none (or another partner's). */
+  findForPartner(hash: Hex, partnerId: string): Promise<StoredSubmission[]>
+}
+
+export interface SubmissionStatusRouteOptions {
+  store: SubmissionStatusStore
+  partners: PartnerRegistry
+}
+
+export type SimulationView =
+  | null
+  | {
+      at: number
+      success: boolean
+      revertReason?: string
+      failedTxIndex?: number
+      gasUsed?: string
+      blockNumber?: string
+      /** the simulation itself could not be run */
+      error?: string
+    }
+
+export type BackrunView =
+  /** not decided yet */
+  | { status: 'pending' }
+  | { status: 'appended'; txHash: Hex; grossProfit: string; profitToken: Address; netProfitWei?: string; gasUsed?: string }
+  | { status: 'none'; reason: string }
+
+export interface RelayView {
+  relay: string
+  /** of the newest block sent for */
+  state: 'sending' | 'accepted' | 'failed'
+  /** HTTP attempts for the newest block */
+  attempts: number
+  totalAttempts: number
+  acceptedBlocks: number
+  /** blocks the submission was sent to this relay for, ascending */
+  blocksSent: string[]
+  lastError?: string
+}
+
+export type FinalStateView =
+  | null
+  | { state: 'included'; block: string; backrunIncluded?: boolean; at: number }
+  | { state: 'expired'; lastBlock: string; reason: string; at: number }
+  | { state: 'dropped'; reason: string; at: number }
+
+/** One stored event, bigint fields as decimal strings, a backrun's raw tx left out. */
+export interface EventView {
+  type: LifecycleEvent['type']
+  at: number
+  [field: string]: string | number | boolean | readonly string[]
+}
+
+export interface SubmissionStatusView {
+  kind: SubmissionKind
+  hash: Hex
+  /** ISO 8601 */
+  receivedAt: string
+  receivedAtMs: number
+  txHashes: Hex[]
+  bundleOptions?: { blockNumber?: string; minTimestamp?: string; maxTimestamp?: string; revertingTxHashes?: Hex[]; replacementUuid?: string }
+  stage: LifecycleStage
+  simulation: SimulationView
+  backrun: BackrunView
+  targeting: null | { firstBlock: string; lastBlock: string; relays: string[] }
+  relays: RelayView[]
+  final: FinalStateView
+  events: EventView[]
+}
+
+export interface SubmissionStatusResponse {
+  hash: Hex
+  submissions: SubmissionStatusView[]
+}
+
+const HASH = /^0x[0-9a-fA-F]{64}$/
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+export function registerSubmissionStatusRoute(app: FastifyInstance, options: SubmissionStatusRouteOptions): void {
+  if (typeof options.store?.findForPartner !== 'function') throw new TypeError('registerSubmissionStatusRoute: store must have findForPartner')
+  if (typeof options.partners?.resolve !== 'function') throw new TypeError('registerSubmissionStatusRoute: partners must be a PartnerRegistry')
+  app.get<{ Params: { hash: string } }>(SUBMISSION_STATUS_PATH, (req, reply) => handle(options, req, reply))
+}
+
+async function handle(options: SubmissionStatusRouteOptions, req: FastifyRequest<{ Params: { hash: string } }>, reply: FastifyReply): Promise<FastifyReply> {
+  reply.header('cache-control', 'no-store')
+  const header = req.headers.authorization
+  if (typeof header !== 'string' || header === '') {
+    return unauthorized(reply, 'missing Authorization header: send "Authorization: Bearer <partner token>"')
+  }
+  const match = BEARER.exec(header)
+  const partnerId = match === null ? undefined : options.partners.resolve(match[1])
+  if (partnerId === undefined) {
+    req.log.info('submission status request with an invalid partner token refused')
+    return unauthorized(reply, match === null ? 'the Authorization header must use the Bearer scheme' : 'invalid partner token')
+  }
+
+  const raw = req.params.hash
+  if (!HASH.test(raw)) {
+    const message = 'hash must be the 32-byte 0x-prefixed hex hash returned by the RPC method'
+    return send(reply, 400, { code: 'VALIDATION_ERROR', message, details: [{ field: 'hash', message }] })
+  }
+  const hash = raw.toLowerCase() as Hex
+
+  let found: StoredSubmission[]
+  try {
+    found = await options.store.findForPartner(hash, partnerId)
+  } catch (err) {
+    req.log.error({ err, hash }, 'reading a submission status failed')
+    return send(reply, 500, { code: 'INTERNAL_ERROR', message: 'internal error: the submission status could not be read; retry' })
+  }
+  if (found.length === 0) return send(reply, 404, { code: 'NOT_FOUND', message: `no submission with hash ${hash} for this partner` })
+  const submissions = found.map(submissionStatusView).sort((a, b) => a.receivedAtMs - b.receivedAtMs)
+  const body: SubmissionStatusResponse = { hash, submissions }
+  return send(reply, 200, body)
+}
+
+function unauthorized(reply: FastifyReply, message: string): FastifyReply {
+  reply.header('www-authenticate', 'Bearer realm="submissions"')
+  return send(reply, 401, { code: 'UNAUTHORIZED', message })
+}
+
+function send(reply: FastifyReply, status: number, body: object): FastifyReply {
+  return reply.code(status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(body))
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** The public view of one stored submission. */
+export function submissionStatusView(stored: StoredSubmission): SubmissionStatusView {
+  const { record, events } = stored
+  const summary = summarizeLifecycle(events)
+  const view: SubmissionStatusView = {
+    kind: record.kind,
+    hash: record.hash,
+    receivedAt: new Date(record.receivedAt).toISOString(),
+    receivedAtMs: record.receivedAt,
+    txHashes: [...record.txHashes],
+    stage: summary.stage,
+    simulation: null,
+    backrun: { status: 'pending' },
+    targeting: null,
+    relays: [],
+    final: null,
+    events: events.map(eventView),
+  }
+  const o = record.bundleOptions
+  if (o !== undefined) {
+    view.bundleOptions = {
+      ...(o.blockNumber === undefined ? {} : { blockNumber: o.blockNumber.toString() }),
+      ...(o.minTimestamp === undefined ? {} : { minTimestamp: o.minTimestamp.toString() }),
+      ...(o.maxTimestamp === undefined ? {} : { maxTimestamp: o.maxTimestamp.toString() }),
+      ...(o.revertingTxHashes === undefined ? {} : { revertingTxHashes: [...o.revertingTxHashes] }),
+      ...(o.replacementUuid === undefined ? {} : { replacementUuid: o.replacementUuid }),
+    }
+  }
+  const sim = summary.simulation
+  if (sim !== undefined) {
+    view.simulation = {
+      at: sim.at,
+      success: sim.success,
+      ...(sim.revertReason === undefined ? {} : { revertReason: sim.revertReason }),
+      ...(sim.failedTxIndex === undefined ? {} : { failedTxIndex: sim.failedTxIndex }),
+      ...(sim.gasUsed === undefined ? {} : { gasUsed: sim.gasUsed.toString() }),
+      ...(sim.blockNumber === undefined ? {} : { blockNumber: sim.blockNumber.toString() }),
+      ...(sim.error === undefined ? {} : { error: sim.error }),
+    }
+  }
+  if (summary.backrun === null) {
+    view.backrun = { status: 'none', reason: summary.noBackrunReason ?? 'no backrun' }
+  } else if (summary.backrun !== undefined) {
+    const b = summary.backrun
+    view.backrun = {
+      status: 'appended',
+      txHash: b.txHash,
+      grossProfit: b.grossProfit.toString(),
+      profitToken: b.profitToken,
+      ...(b.netProfitWei === undefined ? {} : { netProfitWei: b.netProfitWei.toString() }),
+      ...(b.gasUsed === undefined ? {} : { gasUsed: b.gasUsed.toString() }),
+    }
+  }
+  if (summary.targeting !== undefined) {
+    const t = summary.targeting
+    view.targeting = { firstBlock: t.firstBlock.toString(), lastBlock: t.lastBlock.toString(), relays: [...t.relays] }
+  }
+  view.relays = [...summary.relays.values()].map((r) => ({
+    relay: r.relay,
+    state: r.state,
+    attempts: r.attempts,
+    totalAttempts: r.totalAttempts,
+    acceptedBlocks: r.acceptedBlocks,
+    blocksSent: r.blocks.map((b) => b.toString()),
+    ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
+  }))
+  const outcome = summary.outcome
+  if (outcome !== undefined) {
+    switch (outcome.type) {
+      case 'included':
+        view.final = { state: 'included', block: outcome.block.toString(), ...(outcome.backrunIncluded === undefined ? {} : { backrunIncluded: outcome.backrunIncluded }), at: outcome.at }
+        break
+      case 'expired':
+        view.final = { state: 'expired', lastBlock: outcome.lastBlock.toString(), reason: outcome.reason, at: outcome.at }
+        break
+      case 'dropped':
+        view.final = { state: 'dropped', reason: outcome.reason, at: outcome.at }
+        break
+    }
+  }
+  return view
+}
+
+function eventView(event: LifecycleEvent): EventView {
+  const out: EventView = { type: event.type, at: event.at }
+  for (const [key, value] of Object.entries(event) as Array<[string, unknown]>) {
+    if (key === 'type' || key === 'at' || key === 'rawTx' || value === undefined) continue
+    if (typeof value === 'bigint') out[key] = value.toString()
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') out[key] = value
+    else if (Array.isArray(value)) out[key] = value.map(String)
+  }
+  return out
+}

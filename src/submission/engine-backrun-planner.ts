@@ -1,0 +1,232 @@
+/**
+ * The Dispatcher's {@link BackrunPlanner} on the eth_backrun engine: a signed backrun transaction
+ * of the searcher account, to be placed right behind the user's transactions in the bundle.
+ *
+ *   current head (next-block context)
+ *     -> the user's signed txs executed in order (a notify: the notified tx alone), every inclusion rule
+ *     -> BackrunEngine.searchAfter(base, after, their logs, { origin: searcher, refundBps: 0 })
+ *        (the executor refunds tx.origin, which is the searcher here: no refund in this mode)
+ *     -> an EIP-1559 tx from the searcher: to = executor, data = the engine's calldata,
+ *        nonce = the searcher's nonce after the user txs, maxPriorityFeePerGas from config,
+ *        maxFeePerGas = 2 x next base fee + priority fee, gas limit = (measured gas + 21 000) + margin
+ *     -> signed, decoded again (sender must be the searcher), and executed on the post-user state:
+ *        it must succeed; its return value is the gross profit reported
+ *
+ * `null`: the user txs revert, or no backrun is profitable (the engine's minimum, and a positive
+ * net once the transaction's own 21 000 base gas is paid). Throws {@link BackrunPlanError} when a
+ * plan cannot be made for a reason worth seeing in the submission's lifecycle ("why no backrun").
+ */
+import { decodeAbiParameters } from 'viem'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { inspect } from 'node:util'
+
+import type { BackrunEngine } from '../backrun/backrun-engine.ts'
+import { bytesToHexString } from '../chain/quantity.ts'
+import type { Address, ChainStateSource, Hex } from '../chain/types.ts'
+import { TransactionRejectedError, type BundleResult, type Simulator, type TransactionResult } from '../evm/simulator.ts'
+import { decodeSignedTransaction } from '../tx/decode-transaction.ts'
+import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher.ts'
+import { executable, throwIfAborted } from './engine-simulator.ts'
+
+/** What the planner asks the signer to sign: an EIP-1559 call with value 0 and an empty access list. */
+export interface BackrunTransactionRequest {
+  chainId: bigint
+  nonce: bigint
+  to: Address
+  data: Hex
+  gasLimit: bigint
+  maxFeePerGas: bigint
+  maxPriorityFeePerGas: bigint
+}
+
+/** The searcher account that signs backrun transactions. */
+export interface BackrunTransactionSigner {
+  /** the searcher address (any case) */
+  readonly address: Address
+  /** @returns the raw signed EIP-1559 transaction, 0x-hex */
+  signTransaction(request: BackrunTransactionRequest): Promise<Hex>
+}
+
+export interface EngineBackrunPlannerOptions {
+  /** the newest head, and the chain id the backrun is signed for */
+  chain: Pick<ChainStateSource, 'chainId' | 'latest'>
+  simulator: Pick<Simulator, 'openState' | 'bundle' | 'transaction' | 'common'>
+  engine: Pick<BackrunEngine, 'searchAfter'>
+  signer: BackrunTransactionSigner
+  /** tip of the backrun transaction, wei per gas */
+  maxPriorityFeePerGas: bigint
+  /** added to the measured gas (the backrun's execution + 21 000), basis points. Default 3 000 (+30%). */
+  gasLimitMarginBps?: number
+}
+
+/**
+ * - `user-txs-not-includable`: the user's txs cannot be executed on the current head (nonce, funds)
+ * - `signer-mismatch`: the signed tx does not recover to the signer's address
+ * - `backrun-not-includable`: the signed backrun cannot be included (e.g. the searcher cannot pay its gas)
+ * - `backrun-failed`: the signed backrun reverts or halts on the post-user state
+ */
+export type BackrunPlanErrorReason = 'user-txs-not-includable' | 'signer-mismatch' | 'backrun-not-includable' | 'backrun-failed'
+
+export class BackrunPlanError extends Error {
+  override readonly name = 'BackrunPlanError'
+
+  constructor(
+    readonly reason: BackrunPlanErrorReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+  }
+}
+
+const TX_BASE_GAS = 21_000n
+const DEFAULT_GAS_MARGIN_BPS = 3_000
+
+export class EngineBackrunPlanner implements BackrunPlanner {
+  private readonly chain: EngineBackrunPlannerOptions['chain']
+  private readonly simulator: EngineBackrunPlannerOptions['simulator']
+  private readonly engine: EngineBackrunPlannerOptions['engine']
+  private readonly signer: BackrunTransactionSigner
+  private readonly searcher: Address
+  private readonly maxPriorityFeePerGas: bigint
+  private readonly marginBps: bigint
+
+  /** @throws TypeError / RangeError for a bad option */
+  constructor(options: EngineBackrunPlannerOptions) {
+    if (typeof options.signer?.signTransaction !== 'function' || !/^0x[0-9a-fA-F]{40}$/.test(options.signer.address)) {
+      throw new TypeError('EngineBackrunPlanner: signer must have an address and signTransaction')
+    }
+    if (typeof options.maxPriorityFeePerGas !== 'bigint' || options.maxPriorityFeePerGas < 0n) {
+      throw new RangeError('EngineBackrunPlanner: maxPriorityFeePerGas must be a non-negative bigint (wei)')
+    }
+    const margin = options.gasLimitMarginBps ?? DEFAULT_GAS_MARGIN_BPS
+    if (!Number.isSafeInteger(margin) || margin < 0) throw new RangeError(`EngineBackrunPlanner: gasLimitMarginBps must be a non-negative integer, got ${margin}`)
+    this.chain = options.chain
+    this.simulator = options.simulator
+    this.engine = options.engine
+    this.signer = options.signer
+    this.searcher = options.signer.address.toLowerCase() as Address
+    this.maxPriorityFeePerGas = options.maxPriorityFeePerGas
+    this.marginBps = BigInt(margin)
+  }
+
+  async plan(input: BackrunPlanInput): Promise<BackrunPlan | null> {
+    throwIfAborted(input.signal)
+    // the user's txs revert: their effects are undone, nothing to backrun
+    if (input.simulation !== undefined && !input.simulation.success) return null
+    if (input.userTxs.length === 0) return null
+    const { simulator } = this
+    const userTxs = input.kind === 'notify' ? input.userTxs.slice(-1) : input.userTxs
+
+    const reader = this.chain.latest()
+    const base = simulator.openState(reader)
+    let users: BundleResult
+    try {
+      users = await simulator.bundle(base, userTxs.map((t) => executable(t, simulator)))
+    } catch (err) {
+      if (err instanceof TransactionRejectedError) {
+        throw new BackrunPlanError('user-txs-not-includable', `the user transactions cannot be executed on block ${reader.block.number + 1n}: ${err.message}`, { cause: err })
+      }
+      throw err
+    }
+    if (!users.success) return null
+    throwIfAborted(input.signal)
+
+    const logs = users.results.flatMap((r) => r.logs)
+    const found = await this.engine.searchAfter(base, users.state, logs, { origin: this.searcher, refundBps: 0 })
+    if (found === null) return null
+    throwIfAborted(input.signal)
+
+    const nonce = (await users.state.overlay.readAccount(this.searcher))?.nonce ?? 0n
+    const baseFee = base.block.baseFeePerGas ?? 0n
+    const maxFeePerGas = 2n * baseFee + this.maxPriorityFeePerGas
+    const measured = found.gas + TX_BASE_GAS
+    const gasLimit = (measured * (10_000n + this.marginBps) + 9_999n) / 10_000n
+    const raw = await this.signer.signTransaction({
+      chainId: this.chain.chainId,
+      nonce,
+      to: found.contract,
+      data: found.calldata,
+      gasLimit,
+      maxFeePerGas,
+      maxPriorityFeePerGas: this.maxPriorityFeePerGas,
+    })
+
+    const signed = decodeSignedTransaction(raw, { chainId: this.chain.chainId, common: simulator.common })
+    if (signed.sender !== this.searcher) {
+      throw new BackrunPlanError('signer-mismatch', `the signed backrun recovers to ${signed.sender}, not the searcher ${this.searcher}`)
+    }
+    let executed: TransactionResult
+    try {
+      executed = await simulator.transaction(users.state, signed.tx)
+    } catch (err) {
+      if (err instanceof TransactionRejectedError) {
+        throw new BackrunPlanError('backrun-not-includable', `the signed backrun cannot be included: ${err.message}`, { cause: err })
+      }
+      throw err
+    }
+    if (executed.status !== 'success') {
+      const why = executed.status === 'halted' ? `halted (${executed.error ?? 'EVM error'})` : `reverted (${executed.revertReason ?? 'no reason'})`
+      throw new BackrunPlanError('backrun-failed', `the signed backrun ${why} right after the user transactions`)
+    }
+    const grossProfit = returnedProfit(executed) ?? found.grossProfit
+    // the engine's net counts the backrun's execution gas only (as inside a user transaction);
+    // a transaction of its own also pays the base 21 000 and whatever else its receipt shows
+    const netProfitWei = found.netProfitWei - (executed.gasUsed > found.gas ? executed.gasUsed - found.gas : 0n) * (baseFee + this.maxPriorityFeePerGas)
+    if (grossProfit <= 0n || netProfitWei <= 0n) return null
+
+    return { rawBackrunTx: signed.rawHex, grossProfit, profitToken: found.profitToken, netProfitWei, gasUsed: executed.gasUsed }
+  }
+}
+
+/** BackrunExecutor.backrun returns its gross profit (uint256). */
+function returnedProfit(result: TransactionResult): bigint | undefined {
+  if (result.returnData.length < 32) return undefined
+  const [profit] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(result.returnData.subarray(0, 32)))
+  return profit
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/
+
+/**
+ * A {@link BackrunTransactionSigner} over a private key (e.g. SEARCHER_PRIVATE_KEY), with viem.
+ * The key stays inside the returned object's closure: String(), JSON.stringify and util.inspect
+ * show the address only, and error messages never quote the key.
+ * @throws TypeError when the key is not 32 bytes of 0x-hex or not a valid secp256k1 key
+ */
+export function privateKeyBackrunSigner(privateKey: string): BackrunTransactionSigner {
+  if (typeof privateKey !== 'string' || !PRIVATE_KEY.test(privateKey)) throw new TypeError('searcher private key must be 0x-prefixed 32-byte hex')
+  let account: PrivateKeyAccount
+  try {
+    account = privateKeyToAccount(privateKey.toLowerCase() as Hex)
+  } catch {
+    throw new TypeError('searcher private key is not a valid secp256k1 private key')
+  }
+  const address = account.address
+  const describe = (): string => `BackrunTransactionSigner(${address}, private key redacted)`
+  return {
+    address,
+    async signTransaction(request: BackrunTransactionRequest): Promise<Hex> {
+      if (request.chainId > BigInt(Number.MAX_SAFE_INTEGER) || request.nonce > BigInt(Number.MAX_SAFE_INTEGER)) {
+        throw new RangeError('backrun transaction: chainId and nonce must be below 2^53')
+      }
+      return account.signTransaction({
+        type: 'eip1559',
+        chainId: Number(request.chainId),
+        nonce: Number(request.nonce),
+        to: request.to,
+        data: request.data,
+        value: 0n,
+        gas: request.gasLimit,
+        maxFeePerGas: request.maxFeePerGas,
+        maxPriorityFeePerGas: request.maxPriorityFeePerGas,
+        accessList: [],
+      })
+    },
+    toString: describe,
+    toJSON: describe,
+    [inspect.custom]: describe,
+  } as BackrunTransactionSigner
+}

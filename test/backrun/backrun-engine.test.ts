@@ -1,0 +1,199 @@
+/**
+ * The eth_backrun engine on the devnet fixtures, checked against the EVM and against anvil:
+ * - every fixture swap that creates arbitrage gives a backrun; every other one gives null;
+ * - no false positive: each backrun, executed on anvil right after the user's own signed
+ *   transaction, pays the beneficiary exactly the reported gross profit;
+ * - the profit is at least 99.9% of a brute-force grid over the input executed in the EVM;
+ * - composed into one transaction (a swap through our router with the backrun as its post-swap
+ *   call), it is atomic, leaves the user's output unchanged and pays exactly grossProfit.
+ */
+import { readFileSync } from 'node:fs'
+import { decodeFunctionData, encodeFunctionData, parseAbi, type Hex } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
+import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
+import { bytesToHexString } from '../../src/chain/quantity.ts'
+import type { Address } from '../../src/chain/types.ts'
+import { loadConfig } from '../../src/config.ts'
+import { SWAP_PLAN_ROUTER_ABI } from '../../src/quote/router-calldata.ts'
+import { openDomainServices, type DomainServices } from '../../src/service.ts'
+import { decodeSignedTransaction } from '../../src/tx/index.ts'
+import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
+
+const registry = loadRegistry()
+const full = JSON.parse(readFileSync(new URL('../../fixtures/devnet/registry.json', import.meta.url), 'utf8')) as {
+  genesisTimestamp: string | number
+  backrun: { executor: string; beneficiary: string }
+}
+const EXECUTOR = lower(full.backrun.executor)
+const BENEFICIARY = lower(full.backrun.beneficiary)
+const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' as Address
+const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
+const VIEWER = '0x0000000000000000000000000000000000000b0b' as Address
+const BLOCK_1_TIMESTAMP = Number(full.genesisTimestamp) + 12
+
+/** the fixture as a partner would describe it: tokenIn and amountIn are what its sender spent */
+function asRequest(fx: FixtureTx & { value?: string }, data: Hex): BackrunRequest {
+  const sender = fx.expected.balanceChanges.find((c) => lower(c.address) === lower(fx.from))!
+  const spent = Object.entries(sender.deltas).find(([symbol, delta]) => symbol !== 'ETH' && BigInt(delta) < 0n)
+  const value = BigInt(fx.value ?? '0')
+  return spent === undefined
+    ? { to: lower(fx.to), calldata: data, value, tokenIn: NATIVE, amountIn: value }
+    : { to: lower(fx.to), calldata: data, value, tokenIn: tokenAddress(registry, spent[0]), amountIn: -BigInt(spent[1]) }
+}
+
+const swaps = loadFixtureTxs().filter((f) => f.expected.status === 1 && f.name !== 'eth-transfer')
+
+let services: DomainServices
+const found = new Map<string, { fx: FixtureTx; result: BackrunFound }>()
+
+beforeAll(async () => {
+  services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  for (const fx of swaps) {
+    const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: services.simulator.common })
+    const result = await services.backrun.backrun(asRequest(fx, bytesToHexString(tx.tx.data)))
+    if (result !== null) found.set(fx.name, { fx, result })
+  }
+})
+afterAll(() => services?.close())
+
+describe('eth_backrun engine on the devnet fixtures', () => {
+  it.each(swaps.map((f) => [f.name, f] as const))('%s: a backrun exactly when the swap creates arbitrage', (_name, fx) => {
+    const r = found.get(fx.name)?.result
+    if (!fx.createsArbitrage) {
+      expect(r).toBeUndefined()
+      return
+    }
+    expect(r).toBeDefined()
+    expect(r!.contract).toBe(EXECUTOR)
+    expect(r!.grossProfit).toBeGreaterThan(0n)
+    expect(r!.netProfitWei).toBeGreaterThan(0n)
+    expect(r!.netProfitUsd).toBeGreaterThan(0n)
+    expect(r!.hops.length === 2 || r!.hops.length === 3).toBe(true)
+    // the cycle goes through a pool the user moved
+    expect(r!.hops.some((h) => fx.pools.map(lower).includes(h.pool))).toBe(true)
+  })
+
+  it('gives null when the user call reverts, and counts it', async () => {
+    const fx = loadFixtureTxs().find((f) => f.name === 'revert-v2-expired-deadline')!
+    const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: services.simulator.common })
+    const before = services.backrun.stats().userCallReverted
+    const request: BackrunRequest = { to: lower(fx.to), calldata: bytesToHexString(tx.tx.data), value: 0n, tokenIn: tokenAddress(registry, 'USDC'), amountIn: 10n ** 12n }
+    expect(await services.backrun.backrun(request)).toBeNull()
+    expect(services.backrun.stats().userCallReverted).toBe(before + 1)
+  })
+
+  it('finds at least 99.9% of the best gross profit of a grid over the input, executed in the EVM', async () => {
+    expect(found.size).toBeGreaterThan(0)
+    const { simulator, chain } = services
+    for (const { fx, result } of found.values()) {
+      const base = simulator.openState(chain.latest())
+      const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: simulator.common })
+      const after = (await simulator.transaction(base, tx.tx)).state
+      const profitAt = async (amountIn: bigint): Promise<bigint> => {
+        const data = encodeBackrunCall({ startToken: result.profitToken, amountIn, hops: result.hops.map((h, i) => ({ ...h, zeroForOne: h.tokenIn < h.tokenOut, tokenIn: i === 0 ? result.profitToken : h.tokenIn })), minProfit: 1n, refundBps: 0 })
+        const r = await simulator.call(after, { from: lower(fx.from), to: EXECUTOR, data })
+        return r.status === 'success' ? BigInt(bytesToHexString(r.returnData.subarray(0, 32))) : 0n
+      }
+      let gridBest = 0n
+      // 80 points from 1% to 400% of the engine's input
+      for (let i = 1; i <= 80; i++) {
+        const p = await profitAt((result.amountIn * BigInt(i * 5)) / 100n)
+        if (p > gridBest) gridBest = p
+      }
+      expect(result.grossProfit * 1000n, fx.name).toBeGreaterThanOrEqual(gridBest * 999n)
+    }
+  })
+})
+
+describe('backruns executed on anvil', () => {
+  let anvil: AnvilInstance
+  beforeAll(async () => {
+    anvil = await startAnvil({ genesisPath: GENESIS_PATH })
+  })
+  afterAll(() => anvil?.stop())
+
+  async function balanceOn(token: Address, holder: Address): Promise<bigint> {
+    const out = await anvilRpc<Hex>(anvil.url, 'eth_call', [{ from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) }, 'latest'])
+    return BigInt(out)
+  }
+
+  async function receipt(hash: string): Promise<{ status: string; blockNumber: string; gasUsed: string }> {
+    for (let i = 0; i < 200; i++) {
+      const r = await anvilRpc<{ status: string; blockNumber: string; gasUsed: string } | null>(anvil.url, 'eth_getTransactionReceipt', [hash])
+      if (r !== null) return r
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    throw new Error(`no receipt for ${hash}`)
+  }
+
+  it('every backrun, sent right after the user\'s own transaction, pays exactly grossProfit', async () => {
+    expect(found.size).toBeGreaterThan(0)
+    const backrunner = lower(registry.devAccounts.accounts[9].address)
+    for (const { fx, result } of found.values()) {
+      const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
+      try {
+        const before = await balanceOn(result.profitToken, BENEFICIARY)
+        // the user's transaction in block 1 (the block the engine simulated), the backrun right
+        // behind it in block 2: two fee-equal transactions in one block have no guaranteed order
+        await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
+        const u = await receipt(await anvilRpc<string>(anvil.url, 'eth_sendRawTransaction', [fx.raw]))
+        const b = await receipt(await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: backrunner, to: EXECUTOR, data: result.calldata, gas: '0x1e8480' }]))
+        expect(`${fx.name} user ${u.status} backrun ${b.status}`).toBe(`${fx.name} user 0x1 backrun 0x1`)
+        expect(BigInt(u.blockNumber)).toBe(1n)
+        expect(BigInt(b.blockNumber)).toBe(2n)
+        expect((await balanceOn(result.profitToken, BENEFICIARY)) - before, fx.name).toBe(result.grossProfit)
+      } finally {
+        await anvilRpc(anvil.url, 'evm_revert', [snapshot])
+      }
+    }
+  })
+
+  it('composed into the user\'s swap through our router, the single transaction is atomic, keeps the user\'s output and pays exactly grossProfit', async () => {
+    const user = lower(registry.devAccounts.accounts[2].address)
+    const weth = tokenAddress(registry, 'WETH')
+    const usdc = tokenAddress(registry, 'USDC')
+    const amountIn = 66n * 10n ** 18n
+    const quote = await services.quote.quote({ tokenIn: weth, tokenOut: usdc, amountIn, sender: user })
+    const backrun = await services.backrun.backrun({ to: quote.router, calldata: quote.calldata, value: 0n, tokenIn: weth, amountIn })
+    expect(backrun).not.toBeNull()
+    // the same swap with the backrun plugged in as the router's post-swap call, calldata as is
+    const decoded = decodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, data: quote.calldata })
+    const args = [...(decoded.args as readonly unknown[])]
+    args[4] = backrun!.contract
+    args[5] = backrun!.calldata
+    const composed = encodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, functionName: 'swap', args })
+
+    const send = async (data: Hex) => {
+      const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
+      try {
+        const [outBefore, profitBefore] = [await balanceOn(usdc, user), await balanceOn(backrun!.profitToken, BENEFICIARY)]
+        await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
+        const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: user, to: quote.router, data, gas: '0x2dc6c0' }])
+        const r = await receipt(hash)
+        return { status: r.status, received: (await balanceOn(usdc, user)) - outBefore, profit: (await balanceOn(backrun!.profitToken, BENEFICIARY)) - profitBefore }
+      } finally {
+        await anvilRpc(anvil.url, 'evm_revert', [snapshot])
+      }
+    }
+    const ok = await send(composed)
+    expect(ok.status).toBe('0x1')
+    expect(ok.received).toBe(quote.amountOut)
+    expect(ok.profit).toBe(backrun!.grossProfit)
+
+    // atomic: a backrun that cannot reach its minimum reverts the whole transaction, swap included
+    const greedy = encodeBackrunCall({
+      startToken: backrun!.profitToken,
+      amountIn: backrun!.amountIn,
+      hops: backrun!.hops.map((h) => ({ ...h, zeroForOne: h.tokenIn < h.tokenOut })),
+      minProfit: backrun!.grossProfit + 1n,
+      refundBps: 0,
+    })
+    args[5] = greedy
+    const failed = await send(encodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, functionName: 'swap', args }))
+    expect(failed.status).toBe('0x0')
+    expect(failed.received).toBe(0n)
+    expect(failed.profit).toBe(0n)
+  })
+})
