@@ -16,11 +16,11 @@
  *
  * Options (environment): BENCH_ROUNDS (default 10: requests per fixture for ours).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { anvilRpc, startAnvil } from './lib/anvil.ts'
 import { freePort } from './lib/net.ts'
+import { startServiceProcess } from './lib/service-process.ts'
 import { summarize } from './lib/stats.ts'
 import { encodeBackrunCall } from '../src/backrun/backrun-calldata.ts'
 import { enumerateBackrunCycles } from '../src/backrun/cycle-search.ts'
@@ -67,18 +67,6 @@ function request(fx: FixtureTx, calldata: Hex) {
   return spent === undefined
     ? { to: lower(fx.to), calldata, value: value.toString(), tokenIn: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', amountIn: value.toString() }
     : { to: lower(fx.to), calldata, value: value.toString(), tokenIn: token(spent[0]), amountIn: (-BigInt(spent[1])).toString() }
-}
-
-async function startService(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] })
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`)
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)
-    if (ok) return child
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  child.kill('SIGKILL')
-  throw new Error('service did not become ready')
 }
 
 interface Found {
@@ -157,7 +145,7 @@ async function baseline(anvilUrl: string, fx: FixtureTx, pools: PoolSnapshot[], 
 
 async function main() {
   const port = await freePort()
-  const service = await startService(port)
+  const service = await startServiceProcess(port)
   const anvil = await startAnvil({ genesisPath: GENESIS })
   // the baseline's knowledge of the pools (a real searcher indexes them): the devnet's, pre-swap
   const local = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })

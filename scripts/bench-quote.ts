@@ -21,9 +21,9 @@
  * BENCH_CONNECTIONS (default 8).
  */
 import autocannon from 'autocannon'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { freePort } from './lib/net.ts'
+import { startServiceProcess } from './lib/service-process.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 
@@ -49,22 +49,6 @@ const MIX: Array<{ tokenIn: string; tokenOut: string; amountIn: bigint }> = [
   { tokenIn: token('UNI'), tokenOut: token('LINK'), amountIn: units('UNI', 1_000) },
   { tokenIn: token('USDT'), tokenOut: token('WBTC'), amountIn: units('USDT', 20_000) },
 ]
-
-async function startProcess(script: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] })
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`)
-    try {
-      const res = await fetch(readyUrl, { method: readyUrl.endsWith('/readyz') ? 'GET' : 'POST', headers: { 'content-type': 'application/json' }, body: readyUrl.endsWith('/readyz') ? undefined : body(0, false) })
-      if (res.ok) return child
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  child.kill('SIGKILL')
-  throw new Error(`${script} did not become ready`)
-}
 
 function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -120,8 +104,8 @@ async function main() {
   const ours = `http://127.0.0.1:${ourPort}/v1/quote`
   const peer = `http://127.0.0.1:${peerPort}/v1/quote`
   // the rate limit is raised so the benchmark measures the quote path, not 429s
-  const service = await startProcess('src/main.ts', { PORT: String(ourPort), LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000' }, `http://127.0.0.1:${ourPort}/readyz`)
-  const naive = await startProcess('scripts/lib/naive-quoter.ts', { PORT: String(peerPort) }, peer)
+  const service = await startServiceProcess(ourPort, { RATE_LIMIT_MAX: '1000000' })
+  const naive = await startServiceProcess(peerPort, {}, 'scripts/lib/naive-quoter.ts')
   try {
     // both answer, and ours is never worse than the best single path
     const comparison = []

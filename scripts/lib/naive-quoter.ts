@@ -72,6 +72,7 @@ async function main() {
   const services = await openDomainServices(config, { log: { warn: () => {} } })
   const naive = new NaiveEvmQuoter(services, registry.v3.quoterV2.toLowerCase() as Address, registry.v2.router02.toLowerCase() as Address)
   const app = Fastify({ logger: false })
+  app.get('/healthz', async () => ({ status: 'ok' }))
   app.post<{ Body: { tokenIn: string; tokenOut: string; amountIn: string } }>('/v1/quote', async (req) => {
     const q = await naive.quote(req.body.tokenIn.toLowerCase() as Address, req.body.tokenOut.toLowerCase() as Address, BigInt(req.body.amountIn))
     return { amountOut: q.amountOut.toString(), paths: q.paths, evmCalls: q.evmCalls }

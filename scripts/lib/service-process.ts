@@ -1,0 +1,27 @@
+/**
+ * Starts the service the way `npm start` does (the node arguments of package.json's start script),
+ * as a child process on 127.0.0.1, and waits until /readyz answers. Benchmarks measure that process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+
+/** `node <args...>` of the start script */
+export function startScriptNodeArgs(): string[] {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+  const words = pkg.scripts.start.trim().split(/\s+/)
+  if (words[0] !== 'node') throw new Error(`package.json start script does not start with node: ${pkg.scripts.start}`)
+  return words.slice(1)
+}
+
+export async function startServiceProcess(port: number, env: Record<string, string> = {}, script?: string): Promise<ChildProcess> {
+  const args = script === undefined ? startScriptNodeArgs() : [...startScriptNodeArgs().filter((a) => !a.endsWith('.ts')), script]
+  const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const ready = script === undefined ? `http://127.0.0.1:${port}/readyz` : `http://127.0.0.1:${port}/healthz`
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with code ${child.exitCode}`)
+    if (await fetch(ready).then((r) => r.ok, () => false)) return child
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  child.kill('SIGKILL')
+  throw new Error(`${args.join(' ')} did not become ready`)
+}
