@@ -250,6 +250,44 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     return { accounts: new Map(this.accounts), code: new Map(this.code), storage, cleared: new Set(this.cleared) }
   }
 
+  /**
+   * Everything this overlay and the frozen overlays below it changed relative to the base reader,
+   * merged into one diff (what committing the chain as a block must apply to the reader): the
+   * newest write of each account, code and slot wins; an account in `cleared` had its storage
+   * wiped (create over an address, selfdestruct, EIP-161 cleanup) after the reader's state, so
+   * only the slots in `storage` remain; `accounts` maps a deleted account to null. Read-only:
+   * fresh maps, nothing in the overlays changes. Costs the number of writes in the chain, never
+   * the size of the state.
+   *
+   * @throws when a checkpoint is open (its writes may still be reverted)
+   */
+  changesSinceReader(): StateDiff {
+    if (this.checkpoints.length > 0) throw new Error('cannot list the changes of a state overlay inside an open checkpoint')
+    const layers: JournaledState[] = []
+    for (let layer: StateLayer = this; layer instanceof JournaledState; layer = layer.base) layers.push(layer)
+    const out: StateDiff = { accounts: new Map(), code: new Map(), storage: new Map(), cleared: new Set() }
+    // oldest first: within one layer a clear dropped the slots written before it, so it applies
+    // before that layer's slots
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const layer = layers[i]
+      for (const address of layer.cleared) {
+        out.storage.delete(address)
+        out.cleared.add(address)
+      }
+      for (const [address, entry] of layer.accounts) out.accounts.set(address, entry)
+      for (const [address, code] of layer.code) out.code.set(address, code)
+      for (const [address, slots] of layer.storage) {
+        let merged = out.storage.get(address)
+        if (merged === undefined) {
+          merged = new Map()
+          out.storage.set(address, merged)
+        }
+        for (const [slot, value] of slots) merged.set(slot, value)
+      }
+    }
+    return out
+  }
+
   // ---- writes with undo records ----
 
   private assertWritable() {
