@@ -111,7 +111,7 @@ export const DEFAULTS = {
   MAX_RAW_TX_BYTES: 131_072,
   MAX_BUNDLE_BYTES: 300_000,
   LOCAL_BUILDER_PORT: 8546,
-  LOCAL_BUILDER_BLOCK_TIME_MS: 2_000,
+  LOCAL_BUILDER_BLOCK_TIME_MS: 12_000,
 } as const
 
 export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {

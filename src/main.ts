@@ -5,7 +5,9 @@ import type { FastifyInstance } from 'fastify'
 import { ConfigError, loadConfig } from './config.ts'
 import { resolveAccess } from './server/access.ts'
 import { buildApp } from './server/app.ts'
+import { openDevnetBuilder } from './devnet-builder-service.ts'
 import { openDomainServices } from './service.ts'
+import { openSubmissionServices } from './submission-service.ts'
 
 async function main() {
   let config
@@ -24,12 +26,30 @@ async function main() {
   }
   let app: FastifyInstance | undefined
   // the domain logs through the app's logger once it exists (polling failures have no caller to reject)
-  const services = await openDomainServices(config, { log: { warn: (obj, msg) => app?.log.warn(obj, msg) } })
-  app = await buildApp(config, { ...services, ...access })
+  const log = {
+    info: (obj: object, msg: string) => app?.log.info(obj, msg),
+    warn: (obj: object, msg: string) => app?.log.warn(obj, msg),
+    error: (obj: object, msg: string) => app?.log.error(obj, msg),
+  }
+  const services = await openDomainServices(config, { log })
+  const builder = await openDevnetBuilder(config, services.chain, services.simulator, log)
+  const submission = await openSubmissionServices({ config, chain: services.chain, simulator: services.simulator, backrun: services.backrun, localBuilderUrl: builder?.url, log })
+  app = await buildApp(config, {
+    ...services,
+    ...access,
+    submission: {
+      acceptor: submission.dispatcher,
+      store: submission.store,
+      decode: { chainId: services.chain.chainId, common: services.simulator.common },
+      limits: { maxBundleTxs: config.maxBundleTxs, maxRawTxBytes: config.maxRawTxBytes, maxBundleBytes: config.maxBundleBytes },
+    },
+  })
   for (const warning of startupWarnings) app.log.warn(warning)
   const shutdown = async (signal: string) => {
     app?.log.info({ signal }, 'shutting down')
     await app?.close()
+    await submission.close()
+    await builder?.close()
     await services.close()
     process.exit(0)
   }
@@ -37,7 +57,10 @@ async function main() {
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   await app.listen({ host: config.host, port: config.port })
   const chain = services.chain
-  app.log.info({ mode: chain.kind, chainId: chain.chainId.toString(), block: chain.latest().block.number.toString(), router: services.contracts.router }, 'state source ready')
+  app.log.info(
+    { mode: chain.kind, chainId: chain.chainId.toString(), block: chain.latest().block.number.toString(), router: services.contracts.router, localBuilder: builder?.url, searcher: submission.searcherAddress },
+    'state source ready',
+  )
 }
 
 main().catch((err: unknown) => {

@@ -32,7 +32,7 @@ export interface AppServices {
     store: SubmissionStatusStore
     /** how submitted transactions are decoded and checked */
     decode: SubmissionMethodsDeps['decode']
-    limits: SubmissionLimits
+    limits: Partial<SubmissionLimits>
   }
   /** default: a fresh registry */
   metrics?: MetricsRegistry

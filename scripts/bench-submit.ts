@@ -1,0 +1,162 @@
+/**
+ * npm run bench:submit
+ *
+ * Acknowledgement latency of eth_sendPrivateRawTransaction with durability on (each submission is
+ * written and fsynced to the LevelDB outbox before its hash is returned), from the service started
+ * as `npm start` starts it (its own process, embedded devnet, a fresh DATA_DIR), forwarding to a
+ * recording relay (a real HTTP server in this process). Every submission is a distinct signed
+ * transaction, so none is answered from the outbox's idempotency path.
+ *
+ * 1. Open loop at BENCH_RATE submissions/s for BENCH_SECONDS s: p50/p99 of the acknowledgement.
+ * 2. Closed loop, BENCH_CONNECTIONS at once for BENCH_SECONDS s: sustained acknowledgements/s.
+ * Peer in the same run: anvil's eth_sendRawTransaction (in-memory pool, no durability, mining off)
+ * under the same open-loop rate.
+ * Prints one JSON object on its last line.
+ *
+ * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 16).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { anvilRpc, startAnvil } from './lib/anvil.ts'
+import { freePort } from './lib/net.ts'
+import { startServiceProcess } from './lib/service-process.ts'
+import { summarize } from './lib/stats.ts'
+import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
+
+const RATE = Number(process.env.BENCH_RATE ?? 200)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
+const GENESIS = 'fixtures/devnet/genesis.json'
+
+const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
+  chainId: number
+  devAccounts: { accounts: Array<{ address: string; privateKey: Hex }> }
+}
+
+/** distinct signed ETH transfers from one devnet account, nonces 0.. */
+async function signTransfers(count: number, accountIndex: number): Promise<Hex[]> {
+  const account = privateKeyToAccount(registry.devAccounts.accounts[accountIndex].privateKey)
+  const out: Hex[] = []
+  for (let nonce = 0; nonce < count; nonce++) {
+    out.push(
+      await account.signTransaction({
+        chainId: registry.chainId,
+        type: 'eip1559',
+        nonce,
+        to: '0x000000000000000000000000000000000000dEaD',
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+      }),
+    )
+  }
+  return out
+}
+
+/** a relay that answers every eth_sendBundle and counts what it got */
+async function recordingRelay(): Promise<{ url: string; server: Server; received: () => number }> {
+  let received = 0
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      received++
+      const id = (JSON.parse(body) as { id?: unknown }).id ?? null
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { bundleHash: `0x${'00'.repeat(32)}` } }))
+    })
+  })
+  const port = await freePort()
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${port}`, server, received: () => received }
+}
+
+async function send(url: string, method: string, raw: Hex): Promise<number> {
+  const t = performance.now()
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: method === 'eth_sendRawTransaction' ? [raw] : [{ tx: raw }] }) })
+  const body = (await res.json()) as { result?: string; error?: { message: string } }
+  if (body.error !== undefined || typeof body.result !== 'string') throw new Error(`${method}: ${JSON.stringify(body.error)}`)
+  return performance.now() - t
+}
+
+/** BENCH_RATE requests per second for BENCH_SECONDS, whatever the answers' speed (open loop) */
+async function openLoop(url: string, method: string, txs: Hex[]): Promise<ReturnType<typeof summarize>> {
+  const samples: number[] = []
+  const pending: Array<Promise<void>> = []
+  const start = performance.now()
+  for (let i = 0; i < txs.length; i++) {
+    const due = start + (i * 1000) / RATE
+    const wait = due - performance.now()
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    pending.push(send(url, method, txs[i]).then((ms) => void samples.push(ms)))
+  }
+  await Promise.all(pending)
+  return summarize(samples)
+}
+
+async function closedLoop(url: string, txs: Hex[]): Promise<{ perSecond: number; count: number }> {
+  let next = 0
+  let done = 0
+  const deadline = performance.now() + SECONDS * 1000
+  const worker = async () => {
+    while (performance.now() < deadline && next < txs.length) {
+      await send(url, 'eth_sendPrivateRawTransaction', txs[next++])
+      done++
+    }
+  }
+  const start = performance.now()
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker))
+  return { perSecond: (done * 1000) / (performance.now() - start), count: done }
+}
+
+async function main() {
+  const openCount = RATE * SECONDS
+  console.log(`signing ${openCount * 2 + 20_000} transactions...`)
+  const openTxs = await signTransfers(openCount, 5)
+  const closedTxs = await signTransfers(20_000, 6)
+  const peerTxs = await signTransfers(openCount, 7)
+  const relay = await recordingRelay()
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-'))
+  const port = await freePort()
+  const service = await startServiceProcess(port, { DATA_DIR: dataDir, RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]), LOCAL_BUILDER_PORT: '0' })
+  const anvil = await startAnvil({ genesisPath: GENESIS, extraArgs: ['--no-mining'] })
+  try {
+    const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`
+    for (const tx of (await signTransfers(20, 4))) await send(url, 'eth_sendPrivateRawTransaction', tx) // warm-up
+    const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs)
+    console.log(`open loop ${RATE}/s: ours p50 ${ours.p50.toFixed(2)} ms p99 ${ours.p99.toFixed(2)} ms (${ours.count} acks)`)
+    const peer = await openLoop(anvil.url, 'eth_sendRawTransaction', peerTxs)
+    console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
+    const sustained = await closedLoop(url, closedTxs)
+    console.log(`closed loop (${CONNECTIONS} at once): ${sustained.perSecond.toFixed(0)} acks/s over ${sustained.count}; relay received ${relay.received()} bundles so far`)
+    console.log(
+      JSON.stringify({
+        name: 'bench:submit',
+        rate_per_s: RATE,
+        p50_ms: round(ours.p50),
+        p99_ms: round(ours.p99),
+        sustained_acks_per_s: Math.round(sustained.perSecond),
+        peer: { name: 'anvil eth_sendRawTransaction (in-memory pool, no fsync)', p50_ms: round(peer.p50), p99_ms: round(peer.p99) },
+        ratio_p50: round(ours.p50 / peer.p50),
+        acks: ours.count + sustained.count,
+      }),
+    )
+  } finally {
+    service.kill('SIGKILL')
+    await anvil.stop()
+    relay.server.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+const round = (x: number) => Math.round(x * 100) / 100
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})

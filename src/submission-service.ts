@@ -1,0 +1,100 @@
+/**
+ * Composition of private submission (issue: committed delivery): the durable outbox, the relays,
+ * the dispatcher and what it is injected with (simulation, backrun planning with the backrun
+ * engine, inclusion checks against a JSON-RPC node). Part of the composition root, beside
+ * service.ts.
+ */
+import { readFileSync } from 'node:fs'
+import type { ServiceConfig } from './config.ts'
+import { ConfigError } from './config.ts'
+import type { BackrunEngine } from './backrun/backrun-engine.ts'
+import type { ChainStateSource } from './chain/types.ts'
+import type { Simulator } from './evm/simulator.ts'
+import {
+  Dispatcher,
+  OutboxStore,
+  parseRelayEndpoints,
+  RelayClient,
+  SearcherKey,
+  type DispatcherLogger,
+  type RelayEndpoint,
+} from './submission/index.ts'
+import { EngineBackrunPlanner, privateKeyBackrunSigner } from './submission/engine-backrun-planner.ts'
+import { engineSubmissionSimulator } from './submission/engine-simulator.ts'
+import { RpcInclusionChecker } from './submission/rpc-inclusion-checker.ts'
+
+/**
+ * The searcher account of the devnet when no key is configured: the well-known anvil development
+ * account of this index in the devnet registry. Its key is public: devnet only.
+ */
+export const DEVNET_SEARCHER_ACCOUNT_INDEX = 8
+
+function devnetSearcherKey(registryPath: string): string {
+  const registry = JSON.parse(readFileSync(registryPath, 'utf8')) as { devAccounts: { accounts: Array<{ index: number; privateKey: string }> } }
+  const account = registry.devAccounts.accounts.find((a) => a.index === DEVNET_SEARCHER_ACCOUNT_INDEX)
+  if (account === undefined) throw new ConfigError([`the devnet registry ${registryPath} has no dev account ${DEVNET_SEARCHER_ACCOUNT_INDEX}`])
+  return account.privateKey
+}
+
+export interface SubmissionServices {
+  store: OutboxStore
+  dispatcher: Dispatcher
+  searcherAddress: string
+  close(): Promise<void>
+}
+
+export interface SubmissionServicesOptions {
+  config: ServiceConfig
+  chain: ChainStateSource
+  simulator: Simulator
+  backrun: BackrunEngine
+  /** devnet mode: the local builder's JSON-RPC URL (the relay, and where inclusion is read) */
+  localBuilderUrl?: string
+  log: DispatcherLogger & { warn(obj: object, msg: string): void }
+}
+
+export async function openSubmissionServices(options: SubmissionServicesOptions): Promise<SubmissionServices> {
+  const { config, chain, simulator } = options
+  const fork = config.upstreamRpcUrl !== undefined
+  let relays: RelayEndpoint[]
+  if (config.relaysJson !== undefined) {
+    const parsed = parseRelayEndpoints(config.relaysJson)
+    if (parsed.problems.length > 0) throw new ConfigError(parsed.problems.map((p) => `RELAYS: ${p}`))
+    relays = parsed.relays
+  } else if (!fork && options.localBuilderUrl !== undefined) {
+    relays = [{ name: 'local-builder', url: options.localBuilderUrl, hashReference: 'eth_sendBundle' }]
+  } else {
+    throw new ConfigError(['RELAYS: required (a JSON array of relay endpoints)'])
+  }
+  const inclusionUrl = fork ? config.upstreamRpcUrl : options.localBuilderUrl
+  if (inclusionUrl === undefined) throw new ConfigError(['no node to read inclusion from: set UPSTREAM_RPC_URL, or run the devnet with its local builder'])
+
+  if (config.searcherPrivateKey === undefined && !fork) {
+    options.log.warn({ account: DEVNET_SEARCHER_ACCOUNT_INDEX }, 'no SEARCHER_PRIVATE_KEY: backruns are signed with a public devnet development key (devnet only)')
+  }
+  const rawKey = config.searcherPrivateKey ?? devnetSearcherKey(config.devnetRegistryPath)
+  const key = SearcherKey.fromHex(rawKey)
+  const store = new OutboxStore(config.dataDir)
+  await store.open()
+  const dispatcher = new Dispatcher({
+    store,
+    relays: relays.map((r) => new RelayClient(r, key)),
+    heads: { onNewHead: (listener) => chain.onNewHead(listener), currentHead: () => chain.latest().block },
+    inclusion: new RpcInclusionChecker({ url: inclusionUrl }),
+    planner: new EngineBackrunPlanner({ chain, simulator, engine: options.backrun, signer: privateKeyBackrunSigner(rawKey), maxPriorityFeePerGas: config.backrunPriorityFeeWei }),
+    simulate: engineSubmissionSimulator({ chain, simulator }),
+    decode: { chainId: chain.chainId, common: simulator.common },
+    expiryBlocks: config.submissionExpiryBlocks,
+    log: options.log,
+  })
+  await dispatcher.start()
+  return {
+    store,
+    dispatcher,
+    searcherAddress: key.address,
+    close: async () => {
+      await dispatcher.stop()
+      await store.close()
+    },
+  }
+}
