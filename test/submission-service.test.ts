@@ -1,0 +1,231 @@
+/**
+ * Private submission end to end, composed as `npm start` composes it:
+ * - fork mode against anvil, through a relay that executes bundles on anvil (a real HTTP server):
+ *   the bundle [user tx, backrun] lands atomically in one block and the beneficiary's balance
+ *   grows by exactly the simulated gross profit; the lifecycle says so;
+ * - the service process killed with SIGKILL after N acknowledged submissions and started again on
+ *   the same DATA_DIR: all N reach the relay, with the user's bytes unchanged, and none is sent
+ *   twice for the same block.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { encodeFunctionData, keccak256, parseAbi, type Hex } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../scripts/lib/anvil.ts'
+import { freePort } from '../scripts/lib/net.ts'
+import { startServiceProcess } from '../scripts/lib/service-process.ts'
+import { loadConfig } from '../src/config.ts'
+import { resolveAccess } from '../src/server/access.ts'
+import { buildApp } from '../src/server/app.ts'
+import { openDomainServices, type DomainServices } from '../src/service.ts'
+import { openSubmissionServices, type SubmissionServices } from '../src/submission-service.ts'
+import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower } from './support/devnet.ts'
+
+const registry = loadRegistry()
+const full = JSON.parse(readFileSync(new URL('../fixtures/devnet/registry.json', import.meta.url), 'utf8')) as {
+  weth: string
+  baseTokens: Array<{ address: string }>
+  v2: { factory: string }
+  v3: { factory: string }
+  extensions: Record<string, string>
+  ethUsdFeed: { address: string }
+  backrun: { executor: string; beneficiary: string }
+}
+const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
+const PARTNER = 'partner-a'
+const TOKEN = 'partner-a-token-0123456789'
+const quiet = { info: () => {}, warn: () => {}, error: () => {} }
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const v = await probe()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+async function rpc(url: string, method: string, params: unknown[]): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+  return (await res.json()) as { result?: unknown; error?: { code: number; message: string } }
+}
+
+function readBody(req: import('node:http').IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => resolve(body))
+  })
+}
+
+describe('private submission in fork mode, through a relay that executes bundles on anvil', () => {
+  let anvil: AnvilInstance
+  let relay: Server
+  let domain: DomainServices
+  let submission: SubmissionServices
+  let app: FastifyInstance
+  let url: string
+  let dataDir: string
+  const bundles: Array<{ txs: Hex[]; blockNumber: string; block?: bigint }> = []
+
+  beforeAll(async () => {
+    // fifo: a block keeps the bundle's order; no automine: the relay mines the bundle as one block
+    anvil = await startAnvil({ genesisPath: GENESIS_PATH, extraArgs: ['--order', 'fifo', '--no-mining'] })
+    relay = createServer(async (req, res) => {
+      const body = JSON.parse(await readBody(req)) as { id: unknown; params: Array<{ txs: Hex[]; blockNumber: string }> }
+      const bundle = body.params[0]
+      const head = await anvilRpc<{ number: string; timestamp: string }>(anvil.url, 'eth_getBlockByNumber', ['latest', false])
+      const entry: (typeof bundles)[number] = { txs: bundle.txs, blockNumber: bundle.blockNumber }
+      bundles.push(entry)
+      if (BigInt(bundle.blockNumber) === BigInt(head.number) + 1n) {
+        await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [Number(BigInt(head.timestamp) + 12n)])
+        for (const tx of bundle.txs) await anvilRpc(anvil.url, 'eth_sendRawTransaction', [tx])
+        await anvilRpc(anvil.url, 'evm_mine')
+        entry.block = BigInt(head.number) + 1n
+      }
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { bundleHash: keccak256(bundle.txs[0]) } }))
+    })
+    const relayPort = await freePort()
+    await new Promise<void>((resolve) => relay.listen(relayPort, '127.0.0.1', resolve))
+    dataDir = mkdtempSync(join(tmpdir(), 'submit-fork-'))
+    const config = {
+      ...loadConfig({
+        LOG_LEVEL: 'silent',
+        UPSTREAM_RPC_URL: anvil.url,
+        HEAD_POLL_INTERVAL_MS: '100',
+        API_KEYS: 'fork-test-key-0123456789',
+        PARTNER_TOKENS: `${PARTNER}:${TOKEN}`,
+        ROUTER_ADDRESS: full.extensions['swap-plan-router'],
+        WETH_ADDRESS: full.weth,
+        V2_FACTORY: full.v2.factory,
+        V3_FACTORY: full.v3.factory,
+        BASE_TOKENS: full.baseTokens.map((t) => t.address).join(','),
+        BACKRUN_CONTRACT: full.backrun.executor,
+        ETH_USD_FEED: full.ethUsdFeed.address,
+        SEARCHER_PRIVATE_KEY: registry.devAccounts.accounts[8].privateKey,
+        RELAYS: JSON.stringify([{ name: 'anvil-relay', url: `http://127.0.0.1:${relayPort}` }]),
+        DATA_DIR: dataDir,
+      }),
+      port: 0,
+    }
+    domain = await openDomainServices(config, { log: quiet })
+    submission = await openSubmissionServices({ config, chain: domain.chain, simulator: domain.simulator, backrun: domain.backrun, log: quiet })
+    app = await buildApp(config, {
+      ...domain,
+      ...resolveAccess(config, quiet),
+      submission: { acceptor: submission.dispatcher, store: submission.store, decode: { chainId: domain.chain.chainId, common: domain.simulator.common }, limits: {} },
+    })
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const address = app.server.address()
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  })
+  afterAll(async () => {
+    await app?.close()
+    await submission?.close()
+    await domain?.close()
+    relay?.close()
+    await anvil?.stop()
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('the bundle [user tx, backrun] lands in one block and the beneficiary gains exactly the simulated gross profit', async () => {
+    const fx = loadFixtureTxs().find((f) => f.name === 'v2-swapExactTokensForETH-large')!
+    const beneficiary = lower(full.backrun.beneficiary)
+    const weth = lower(full.weth)
+    const balance = async () => BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ to: weth, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [beneficiary] }) }, 'latest']))
+    const before = await balance()
+
+    const ack = await rpc(`${url}/rpc/${TOKEN}/submit`, 'eth_sendPrivateRawTransaction', [{ tx: fx.raw }])
+    expect(ack.result).toBe(fx.hash)
+    // the same transaction again: the same hash, nothing new
+    expect((await rpc(`${url}/rpc/${TOKEN}/submit`, 'eth_sendPrivateRawTransaction', [{ tx: fx.raw }])).result).toBe(fx.hash)
+
+    const status = await until('inclusion', async () => {
+      const res = await fetch(`${url}/v1/submissions/${fx.hash}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      const body = (await res.json()) as { submissions: Array<{ final?: { state: string; block?: string; backrunIncluded?: boolean }; backrun: { status: string; grossProfit?: string; profitToken?: string; txHash?: string } }> }
+      const s = body.submissions[0]
+      return s.final?.state === 'included' ? s : undefined
+    })
+    expect(status.backrun.status).toBe('appended')
+    expect(status.backrun.profitToken).toBe(weth)
+    expect(status.final!.backrunIncluded).toBe(true)
+
+    // one bundle landed: the user's bytes unchanged, first; the backrun behind it, same block
+    const landed = bundles.filter((b) => b.block !== undefined)
+    expect(landed).toHaveLength(1)
+    expect(landed[0].txs[0]).toBe(fx.raw.toLowerCase())
+    expect(landed[0].txs).toHaveLength(2)
+    const receipts = await Promise.all(landed[0].txs.map((tx) => anvilRpc<{ status: string; blockNumber: string }>(anvil.url, 'eth_getTransactionReceipt', [keccak256(tx)])))
+    expect(receipts.map((r) => r.status)).toEqual(['0x1', '0x1'])
+    expect(receipts[1].blockNumber).toBe(receipts[0].blockNumber)
+    expect((await balance()) - before).toBe(BigInt(status.backrun.grossProfit!))
+
+    // another partner sees nothing
+    const other = await fetch(`${url}/v1/submissions/${fx.hash}`, { headers: { authorization: 'Bearer nobody-token-0123456789' } })
+    expect(other.status).toBe(401)
+  })
+})
+
+describe('the service process killed with SIGKILL after N acknowledgements', () => {
+  it('delivers all N after a restart, each user transaction unchanged, none twice for one block', async () => {
+    const received: Array<{ txs: Hex[]; blockNumber: string }> = []
+    const relay = createServer(async (req, res) => {
+      const body = JSON.parse(await readBody(req)) as { id: unknown; params: Array<{ txs: Hex[]; blockNumber: string }> }
+      received.push(body.params[0])
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { bundleHash: `0x${'00'.repeat(32)}` } }))
+    })
+    const relayPort = await freePort()
+    await new Promise<void>((resolve) => relay.listen(relayPort, '127.0.0.1', resolve))
+    const dataDir = mkdtempSync(join(tmpdir(), 'submit-crash-'))
+    const env = {
+      DATA_DIR: dataDir,
+      RELAYS: JSON.stringify([{ name: 'recorder', url: `http://127.0.0.1:${relayPort}` }]),
+      LOCAL_BUILDER_PORT: '0',
+    }
+    const fixtures = loadFixtureTxs().filter((f) => f.expected.status === 1).slice(0, 8)
+    try {
+      // 1: no block is built while the submissions arrive, so nothing is sent before the kill
+      const port1 = await freePort()
+      const first = await startServiceProcess(port1, { ...env, LOCAL_BUILDER_BLOCK_TIME_MS: '600000' })
+      const acked: Hex[] = []
+      try {
+        for (const fx of fixtures) {
+          const r = await rpc(`http://127.0.0.1:${port1}/rpc/dev-partner-token-insecure/submit`, 'eth_sendPrivateRawTransaction', [{ tx: fx.raw }])
+          expect(r.result).toBe(fx.hash)
+          acked.push(fx.hash)
+        }
+      } finally {
+        first.kill('SIGKILL')
+        await new Promise((r) => first.once('exit', r))
+      }
+      expect(acked).toHaveLength(fixtures.length)
+
+      // 2: the same DATA_DIR, blocks every 300 ms
+      const port2 = await freePort()
+      const second = await startServiceProcess(port2, { ...env, LOCAL_BUILDER_BLOCK_TIME_MS: '300' })
+      try {
+        await until('every acknowledged transaction at the relay', async () => {
+          const seen = new Set(received.flatMap((b) => b.txs.map((tx) => keccak256(tx))))
+          return acked.every((h) => seen.has(h)) ? true : undefined
+        }, 60_000)
+      } finally {
+        second.kill('SIGKILL')
+      }
+      // the user's bytes, unchanged
+      const raws = new Set(fixtures.map((f) => f.raw.toLowerCase()))
+      for (const b of received) expect(raws.has(b.txs[0])).toBe(true)
+      // never two sends of one submission for one block
+      const perBlock = received.map((b) => `${keccak256(b.txs[0])}@${BigInt(b.blockNumber)}`)
+      expect(new Set(perBlock).size).toBe(perBlock.length)
+    } finally {
+      relay.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
