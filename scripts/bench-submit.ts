@@ -147,6 +147,9 @@ async function main() {
       }),
     )
   } finally {
+    // SIGTERM: the service shuts down cleanly (and writes its CPU profile when asked to)
+    service.kill('SIGTERM')
+    await new Promise((r) => setTimeout(r, 1500))
     service.kill('SIGKILL')
     await anvil.stop()
     relay.server.close()

@@ -4,12 +4,13 @@
  */
 import type { KZG } from '@ethereumjs/util'
 import { Common, Mainnet, createCommonFromGethGenesis, createCustomCommon, type GethGenesis } from '@ethereumjs/common'
+import { CUSTOM_CRYPTO } from '../crypto/ecrecover.ts'
 
 export const DEFAULT_HARDFORK = 'prague'
 
 export function commonForChain(chainId: bigint, hardfork: string = DEFAULT_HARDFORK): Common {
-  if (chainId === 1n) return new Common({ chain: Mainnet, hardfork })
-  return createCustomCommon({ chainId: Number(chainId), name: `chain-${chainId}` }, Mainnet, { hardfork })
+  if (chainId === 1n) return new Common({ chain: Mainnet, hardfork, customCrypto: CUSTOM_CRYPTO })
+  return createCustomCommon({ chainId: Number(chainId), name: `chain-${chainId}` }, Mainnet, { hardfork, customCrypto: CUSTOM_CRYPTO })
 }
 
 /**
@@ -17,7 +18,7 @@ export function commonForChain(chainId: bigint, hardfork: string = DEFAULT_HARDF
  * (fork blocks and fork timestamps both honoured).
  */
 export function commonFromGethGenesis(genesis: GethGenesis, block: { number: bigint; timestamp: bigint }): Common {
-  const common = createCommonFromGethGenesis(genesis, { chain: 'custom', customCrypto: { kzg: BLOB_PROOFS_UNSUPPORTED } })
+  const common = createCommonFromGethGenesis(genesis, { chain: 'custom', customCrypto: { ...CUSTOM_CRYPTO, kzg: BLOB_PROOFS_UNSUPPORTED } })
   common.setHardforkBy({ blockNumber: block.number, timestamp: block.timestamp })
   return common
 }

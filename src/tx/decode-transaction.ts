@@ -35,8 +35,10 @@ import {
 } from '@ethereumjs/tx'
 import { eoaCode7702RecoverAuthority } from '@ethereumjs/util'
 import { keccak_256 } from '@noble/hashes/sha3.js'
+import { LRUCache } from 'lru-cache'
 
 import type { Address, Hex } from '../chain/types.ts'
+import { CUSTOM_CRYPTO } from '../crypto/ecrecover.ts'
 import { TxDecodeError, type TxDecodeErrorReason } from './errors.ts'
 
 /** geth's txpool limit for non-blob transactions (4 slots of 32 KiB). */
@@ -172,7 +174,8 @@ export type DecodedTransaction =
   | DecodedSetCodeTransaction
 
 /**
- * Decode, validate and recover the sender of one raw signed transaction.
+ * Decode, validate and recover the sender of one raw signed transaction. Answers are remembered
+ * (bounded), so the result may be shared with other callers: treat it as immutable.
  *
  * @throws TxDecodeError for every input the service must refuse (reason says why)
  * @throws RangeError for invalid options (programming errors, not partner input)
@@ -187,6 +190,27 @@ export function decodeSignedTransaction(
   }
   const common = resolveCommon(options)
   const bytes = inputBytes(raw, maxBytes)
+  // Sender recovery (secp256k1 in JavaScript) costs ~1 ms; one transaction is decoded at its
+  // acknowledgement, again by the dispatcher, the planner and a builder. The result is a pure
+  // function of the bytes, the chain id, the Common and the legacy rule, so it is remembered.
+  let cache = decodedCache.get(common)
+  if (cache === undefined) {
+    cache = new LRUCache({ max: DECODED_CACHE_ENTRIES })
+    decodedCache.set(common, cache)
+  }
+  const cacheKey = `${options.chainId}:${options.allowUnprotectedLegacy ?? true}:${toHex(bytes)}`
+  const cached = cache.get(cacheKey)
+  if (cached !== undefined) return cached
+  const decoded = decodeUncached(bytes, common, options)
+  cache.set(cacheKey, decoded)
+  return decoded
+}
+
+/** decoded transactions remembered per Common; each entry holds ~2-3 KB */
+const DECODED_CACHE_ENTRIES = 4_096
+const decodedCache = new WeakMap<Common, LRUCache<string, DecodedTransaction>>()
+
+function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransactionOptions): DecodedTransaction {
 
   const first = bytes[0]
   let type: SupportedTransactionType
@@ -654,8 +678,8 @@ function resolveCommon(options: DecodeTransactionOptions): Common {
     // ethereumjs copies the Common into every transaction, so one cached instance is never mutated.
     common =
       options.chainId === 1n
-        ? new Common({ chain: Mainnet, hardfork })
-        : createCustomCommon({ chainId: options.chainId.toString(), name: `chain-${options.chainId}` }, Mainnet, { hardfork })
+        ? new Common({ chain: Mainnet, hardfork, customCrypto: CUSTOM_CRYPTO })
+        : createCustomCommon({ chainId: options.chainId.toString(), name: `chain-${options.chainId}` }, Mainnet, { hardfork, customCrypto: CUSTOM_CRYPTO })
     commonCache.set(key, common)
   }
   return common

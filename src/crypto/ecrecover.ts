@@ -1,0 +1,56 @@
+/**
+ * Public-key recovery for ethereumjs (`Common.customCrypto.ecrecover`) with libsecp256k1, from the
+ * `secp256k1` npm package's prebuilt native binding: ~0.08 ms per recovery against ~1.3 ms for
+ * the JavaScript implementation ethereumjs uses by default (measured on this machine). Every
+ * submitted transaction is recovered before it is acknowledged, so this bounds submission
+ * throughput. The semantics are ethereumjs' own `ecrecover` (@ethereumjs/util signature.ts): the
+ * recovery id from v (0/1, 27/28, or EIP-155 with the chain id), r and s left-padded to 32 bytes,
+ * the 64-byte uncompressed key without its prefix. When the binding cannot be loaded, undefined:
+ * ethereumjs then uses its JavaScript implementation.
+ */
+import { createRequire } from 'node:module'
+
+type Ecrecover = (msgHash: Uint8Array, v: bigint, r: Uint8Array, s: Uint8Array, chainId?: bigint) => Uint8Array
+
+interface NativeSecp256k1 {
+  ecdsaRecover(signature: Uint8Array, recid: number, message: Uint8Array, compressed: boolean): Uint8Array
+}
+
+function loadNative(): NativeSecp256k1 | undefined {
+  try {
+    // the binding itself, not the package's fallback to the pure-JS `elliptic`
+    return createRequire(import.meta.url)('secp256k1/bindings.js') as NativeSecp256k1
+  } catch {
+    return undefined
+  }
+}
+
+const native = loadNative()
+
+function recoveryId(v: bigint, chainId: bigint | undefined): bigint {
+  if (v === 0n || v === 1n) return v
+  return chainId === undefined ? v - 27n : v - (2n * chainId + 35n)
+}
+
+function pad32(bytes: Uint8Array): Uint8Array {
+  if (bytes.length > 32) throw new Error('Invalid signature: r or s is longer than 32 bytes')
+  const out = new Uint8Array(32)
+  out.set(bytes, 32 - bytes.length)
+  return out
+}
+
+export const nativeEcrecover: Ecrecover | undefined =
+  native === undefined
+    ? undefined
+    : (msgHash, v, r, s, chainId) => {
+        const recid = recoveryId(v, chainId)
+        if (recid !== 0n && recid !== 1n) throw new Error('Invalid signature v value')
+        const signature = new Uint8Array(64)
+        signature.set(pad32(r), 0)
+        signature.set(pad32(s), 32)
+        // throws for r or s of 0 or >= n, and for a signature no key recovers from
+        return native.ecdsaRecover(signature, Number(recid), msgHash, false).slice(1)
+      }
+
+/** the customCrypto entry to give every Common: native recovery when available */
+export const CUSTOM_CRYPTO: { ecrecover?: Ecrecover } = nativeEcrecover === undefined ? {} : { ecrecover: nativeEcrecover }
