@@ -124,6 +124,9 @@ export class BackrunEngine implements BackrunService {
       const perEth = deriveTokenOutPerEth(graph, this.options.weth, candidate.startToken)
       // a profit that cannot be valued in ETH cannot be weighed against its gas
       if (perEth === undefined) continue
+      // its net cannot exceed its gross (the exact math's), so it cannot beat a net already found
+      const grossWei = (candidate.expectedProfit * perEth.den) / perEth.num
+      if (best !== undefined && grossWei <= best.netProfitWei) continue
       const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how.refundBps))
       if (probe === undefined) {
         this.counters.verificationMisses++
