@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
+import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
+
 /// @title BackrunExecutor
 /// @notice Captures the arbitrage a user's swap leaves behind, in the same transaction, without
 /// capital: a cycle of two or three Uniswap V2/V3 pools from startToken back to startToken is run
@@ -41,7 +43,7 @@ pragma solidity ^0.8.28;
 ///
 /// Tokens are assumed plain (no fee on transfer, no rebasing), as for Uniswap's own exact-input
 /// routes: amounts are computed, not measured by balance differences.
-contract BackrunExecutor {
+contract BackrunExecutor is UniswapPoolAccess {
     /// @notice One swap through one pool, exactly as SwapPlanRouter's Hop. The hop's tokenIn is
     /// the previous hop's tokenOut (startToken for the first hop); the direction follows from the
     /// token addresses (token0 is the lower one).
@@ -55,25 +57,10 @@ contract BackrunExecutor {
         uint24 fee;
     }
 
-    uint8 internal constant PROTOCOL_V2 = 0;
-    uint8 internal constant PROTOCOL_V3 = 1;
     uint256 internal constant MIN_HOPS = 2;
     uint256 internal constant MAX_HOPS = 3;
     uint256 internal constant BPS = 10_000;
 
-    /// TickMath.MIN_SQRT_RATIO + 1 and MAX_SQRT_RATIO - 1: no price limit.
-    uint160 internal constant MIN_SQRT_PRICE_LIMIT = 4295128740;
-    uint160 internal constant MAX_SQRT_PRICE_LIMIT = 1461446703485210103287273052203988822378723970341;
-
-    // Selectors of the external functions called without an interface.
-    bytes4 internal constant V2_GET_RESERVES = bytes4(keccak256("getReserves()"));
-    bytes4 internal constant V2_SWAP = bytes4(keccak256("swap(uint256,uint256,address,bytes)"));
-    bytes4 internal constant V3_SWAP = bytes4(keccak256("swap(address,bool,int256,uint160,bytes)"));
-
-    address public immutable v2Factory;
-    bytes32 public immutable v2PairInitCodeHash;
-    address public immutable v3Factory;
-    bytes32 public immutable v3PoolInitCodeHash;
     /// @notice Receives the gross profit minus the refund (the operator's configured beneficiary).
     address public immutable beneficiary;
 
@@ -95,9 +82,6 @@ contract BackrunExecutor {
     error InvalidHopCount(uint256 hops);
     /// the last hop does not end in startToken
     error CycleNotClosed(address tokenOut);
-    error InvalidProtocol(uint8 protocol);
-    /// the hop's pool is not the factory's pool for its tokens (and fee), or has no code
-    error InvalidPool(address pool);
     /// amountIn is 0 or above type(int256).max
     error InvalidAmountIn(uint256 amountIn);
     /// refundBps is above 10000
@@ -115,13 +99,9 @@ contract BackrunExecutor {
         address v3Factory_,
         bytes32 v3PoolInitCodeHash_,
         address beneficiary_
-    ) {
+    ) UniswapPoolAccess(v2Factory_, v2PairInitCodeHash_, v3Factory_, v3PoolInitCodeHash_) {
         // profit paid to address(0) fails with most tokens; paid to this contract, it would be stuck
         if (beneficiary_ == address(0) || beneficiary_ == address(this)) revert InvalidBeneficiary();
-        v2Factory = v2Factory_;
-        v2PairInitCodeHash = v2PairInitCodeHash_;
-        v3Factory = v3Factory_;
-        v3PoolInitCodeHash = v3PoolInitCodeHash_;
         beneficiary = beneficiary_;
     }
 
@@ -147,7 +127,7 @@ contract BackrunExecutor {
         // Every pool is proven genuine before anything moves; the callbacks trust the armed pool.
         address tokenIn = startToken;
         for (uint256 i; i < n; ++i) {
-            _verifyPool(hops[i], tokenIn);
+            _verifiedPool(hops[i].protocol, hops[i].pool, tokenIn, hops[i].tokenOut, hops[i].fee);
             tokenIn = hops[i].tokenOut;
         }
         if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
@@ -255,93 +235,6 @@ contract BackrunExecutor {
         if (profit < 0 || uint256(profit) < minProfit) revert InsufficientProfit(profit, minProfit);
         _transfer(tokenIn, msg.sender, owed);
         cycleProfit = uint256(profit);
-    }
-
-    /// Proves the hop's pool is the factory's pool for (tokenIn, hop.tokenOut[, fee]).
-    function _verifyPool(Hop calldata hop, address tokenIn) private view {
-        address pool = hop.pool;
-        uint8 protocol = hop.protocol;
-        address tokenOut = hop.tokenOut;
-        (address token0, address token1) = tokenIn < tokenOut ? (tokenIn, tokenOut) : (tokenOut, tokenIn);
-        address expected;
-        if (protocol == PROTOCOL_V2) {
-            // UniswapV2Library.pairFor: salt = keccak256(abi.encodePacked(token0, token1))
-            bytes32 salt;
-            assembly ("memory-safe") {
-                mstore(0x00, shl(96, token0))
-                mstore(0x14, shl(96, token1))
-                salt := keccak256(0x00, 0x28)
-            }
-            expected = _create2Address(v2Factory, salt, v2PairInitCodeHash);
-        } else if (protocol == PROTOCOL_V3) {
-            // v3-periphery PoolAddress.computeAddress: salt = keccak256(abi.encode(token0, token1, fee))
-            uint24 fee = hop.fee;
-            bytes32 salt;
-            assembly ("memory-safe") {
-                let m := mload(0x40)
-                mstore(m, token0)
-                mstore(add(m, 0x20), token1)
-                mstore(add(m, 0x40), fee)
-                salt := keccak256(m, 0x60)
-            }
-            expected = _create2Address(v3Factory, salt, v3PoolInitCodeHash);
-        } else {
-            revert InvalidProtocol(protocol);
-        }
-        // Same tokens in and out give an address no factory deploys: no code, caught at the swap.
-        if (pool != expected) revert InvalidPool(pool);
-    }
-
-    /// address(keccak256(0xff ++ factory ++ salt ++ initCodeHash)[12:]), as CREATE2 places it.
-    function _create2Address(address factory, bytes32 salt, bytes32 initCodeHash) private pure returns (address a) {
-        assembly ("memory-safe") {
-            let m := mload(0x40)
-            mstore(m, or(shl(160, 0xff), factory))
-            mstore(add(m, 0x20), salt)
-            mstore(add(m, 0x40), initCodeHash)
-            a := and(keccak256(add(m, 0x0b), 0x55), 0xffffffffffffffffffffffffffffffffffffffff)
-        }
-    }
-
-    /// V2 hop after the first; the pair already holds amountIn. Output by UniswapV2Library.getAmountOut.
-    function _swapV2(address pair, bool zeroForOne, uint256 amountIn, address to) private returns (uint256 amountOut) {
-        amountOut = _v2AmountOut(pair, zeroForOne, amountIn);
-        (uint256 amount0Out, uint256 amount1Out) = zeroForOne ? (uint256(0), amountOut) : (amountOut, uint256(0));
-        bytes4 selector = V2_SWAP;
-        assembly ("memory-safe") {
-            // pair.swap(amount0Out, amount1Out, to, ""): no flash-swap callback
-            let m := mload(0x40)
-            mstore(m, selector)
-            mstore(add(m, 0x04), amount0Out)
-            mstore(add(m, 0x24), amount1Out)
-            mstore(add(m, 0x44), to)
-            mstore(add(m, 0x64), 0x80)
-            mstore(add(m, 0x84), 0)
-            if iszero(call(gas(), pair, 0, m, 0xa4, 0, 0)) {
-                returndatacopy(m, 0, returndatasize())
-                revert(m, returndatasize())
-            }
-        }
-    }
-
-    /// UniswapV2Library.getAmountOut (0.3% fee) on the pair's current reserves.
-    function _v2AmountOut(address pair, bool zeroForOne, uint256 amountIn) private view returns (uint256) {
-        bytes4 selector = V2_GET_RESERVES;
-        bool ok;
-        uint256 reserve0;
-        uint256 reserve1;
-        assembly ("memory-safe") {
-            mstore(0x00, selector)
-            // Yul evaluates arguments right to left: the staticcall runs before returndatasize
-            ok := and(gt(returndatasize(), 0x3f), staticcall(gas(), pair, 0x00, 0x04, 0x00, 0x40))
-            reserve0 := mload(0x00)
-            reserve1 := mload(0x20)
-        }
-        // no code answers with nothing
-        if (!ok) revert InvalidPool(pair);
-        (uint256 reserveIn, uint256 reserveOut) = zeroForOne ? (reserve0, reserve1) : (reserve1, reserve0);
-        uint256 amountInWithFee = amountIn * 997;
-        return (amountInWithFee * reserveOut) / (reserveIn * 1000 + amountInWithFee);
     }
 
     /// V3 hop after the first, exact input; the pool is paid from this contract in its callback.

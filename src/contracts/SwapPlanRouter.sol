@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
+import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
+
 /// @title SwapPlanRouter
 /// @notice Executes a swap plan (src/routing/swap-plan.ts) in one call: the input is split over
 /// legs, each leg is a path of one to three hops through Uniswap V2 pairs and V3 pools. Enforces a
@@ -20,7 +22,7 @@ pragma solidity ^0.8.28;
 ///
 /// Tokens are assumed plain: amounts are computed, not measured by balance differences (like
 /// Uniswap's own exact-input routes), so fee-on-transfer and rebasing tokens are not supported.
-contract SwapPlanRouter {
+contract SwapPlanRouter is UniswapPoolAccess {
     /// @notice One swap through one pool. The direction (zeroForOne) is not a field: it follows
     /// from the token addresses (token0 is the lower one) and so cannot disagree with the pool.
     struct Hop {
@@ -48,28 +50,14 @@ contract SwapPlanRouter {
         Leg[] legs;
     }
 
-    uint8 internal constant PROTOCOL_V2 = 0;
-    uint8 internal constant PROTOCOL_V3 = 1;
     uint256 internal constant MAX_HOPS = 3;
-
-    /// TickMath.MIN_SQRT_RATIO + 1 and MAX_SQRT_RATIO - 1: no price limit, an exact-input swap
-    /// takes all of its input unless the pool runs out of liquidity altogether.
-    uint160 internal constant MIN_SQRT_PRICE_LIMIT = 4295128740;
-    uint160 internal constant MAX_SQRT_PRICE_LIMIT = 1461446703485210103287273052203988822378723970341;
 
     // Selectors of the external functions called without an interface (so the compile script does
     // not emit artifacts for generic interface names that other contracts may want to define).
-    bytes4 internal constant V2_GET_RESERVES = bytes4(keccak256("getReserves()"));
-    bytes4 internal constant V2_SWAP = bytes4(keccak256("swap(uint256,uint256,address,bytes)"));
-    bytes4 internal constant V3_SWAP = bytes4(keccak256("swap(address,bool,int256,uint160,bytes)"));
     bytes4 internal constant WETH_DEPOSIT = bytes4(keccak256("deposit()"));
 
     /// Constructor arguments, as immutables (in the code: no SLOAD on the hot path).
     address public immutable weth;
-    address public immutable v2Factory;
-    bytes32 public immutable v2PairInitCodeHash;
-    address public immutable v3Factory;
-    bytes32 public immutable v3PoolInitCodeHash;
     /// @notice The account the post-swap call comes from (msg.sender at the post-call target).
     SwapPlanRouterCallProxy public immutable postCallProxy;
 
@@ -96,9 +84,6 @@ contract SwapPlanRouter {
     error AmountInMismatch(uint256 legsAmountIn, uint256 amountIn);
     /// a leg has no hop or more than MAX_HOPS
     error InvalidHopCount(uint256 hops);
-    error InvalidProtocol(uint8 protocol);
-    /// the hop's pool is not the factory's pool for its tokens (and fee)
-    error InvalidPool(address pool);
     /// a leg's last hop does not end in the plan's tokenOut
     error PathMismatch(address tokenOut);
     /// msg.value must be zero, or exactly amountIn with tokenIn == WETH
@@ -117,12 +102,8 @@ contract SwapPlanRouter {
         bytes32 v2PairInitCodeHash_,
         address v3Factory_,
         bytes32 v3PoolInitCodeHash_
-    ) {
+    ) UniswapPoolAccess(v2Factory_, v2PairInitCodeHash_, v3Factory_, v3PoolInitCodeHash_) {
         weth = weth_;
-        v2Factory = v2Factory_;
-        v2PairInitCodeHash = v2PairInitCodeHash_;
-        v3Factory = v3Factory_;
-        v3PoolInitCodeHash = v3PoolInitCodeHash_;
         postCallProxy = new SwapPlanRouterCallProxy();
     }
 
@@ -207,7 +188,7 @@ contract SwapPlanRouter {
         address lastTokenOut = hops[hops.length - 1].tokenOut;
         if (lastTokenOut != tokenOut) revert PathMismatch(lastTokenOut);
         amount = leg.amountIn;
-        address pool = _verifiedPool(hops[0], tokenIn);
+        address pool = _verifiedPool(hops[0].protocol, hops[0].pool, tokenIn, hops[0].tokenOut, hops[0].fee);
         // a V2 pair must hold its input before swap(): pull it from the payer straight into the pair
         if (hops[0].protocol == PROTOCOL_V2) _pay(tokenIn, payer, pool, amount);
 
@@ -225,7 +206,7 @@ contract SwapPlanRouter {
     /// Where a hop sends its output when `next` follows: straight into the next pair when that is
     /// V2 (it takes input by transfer), else to this contract, which pays the V3 pool in the callback.
     function _nextHopTarget(Hop calldata next, address tokenIn) private view returns (address to, address nextPool) {
-        nextPool = _verifiedPool(next, tokenIn);
+        nextPool = _verifiedPool(next.protocol, next.pool, tokenIn, next.tokenOut, next.fee);
         to = next.protocol == PROTOCOL_V2 ? nextPool : address(this);
     }
 
@@ -238,83 +219,6 @@ contract SwapPlanRouter {
         return hop.protocol == PROTOCOL_V2
             ? _swapV2(pool, zeroForOne, amountIn, to)
             : _swapV3(pool, tokenIn, zeroForOne, amountIn, to, payer);
-    }
-
-    /// The hop's pool, after proving it is the factory's pool for (tokenIn, hop.tokenOut[, fee]).
-    function _verifiedPool(Hop calldata hop, address tokenIn) private view returns (address pool) {
-        pool = hop.pool;
-        uint8 protocol = hop.protocol;
-        address tokenOut = hop.tokenOut;
-        (address token0, address token1) = tokenIn < tokenOut ? (tokenIn, tokenOut) : (tokenOut, tokenIn);
-        address expected;
-        if (protocol == PROTOCOL_V2) {
-            // UniswapV2Library.pairFor: salt = keccak256(abi.encodePacked(token0, token1))
-            bytes32 salt;
-            assembly ("memory-safe") {
-                // 40 packed bytes in the scratch space: token0 at 0x00, token1 at 0x14
-                mstore(0x00, shl(96, token0))
-                mstore(0x14, shl(96, token1))
-                salt := keccak256(0x00, 0x28)
-            }
-            expected = _create2Address(v2Factory, salt, v2PairInitCodeHash);
-        } else if (protocol == PROTOCOL_V3) {
-            // v3-periphery PoolAddress.computeAddress: salt = keccak256(abi.encode(token0, token1, fee))
-            uint24 fee = hop.fee;
-            bytes32 salt;
-            assembly ("memory-safe") {
-                let m := mload(0x40)
-                mstore(m, token0)
-                mstore(add(m, 0x20), token1)
-                mstore(add(m, 0x40), fee)
-                salt := keccak256(m, 0x60)
-            }
-            expected = _create2Address(v3Factory, salt, v3PoolInitCodeHash);
-        } else {
-            revert InvalidProtocol(protocol);
-        }
-        if (pool != expected) revert InvalidPool(pool);
-    }
-
-    /// address(keccak256(0xff ++ factory ++ salt ++ initCodeHash)[12:]), as CREATE2 places it.
-    function _create2Address(address factory, bytes32 salt, bytes32 initCodeHash) private pure returns (address a) {
-        assembly ("memory-safe") {
-            let m := mload(0x40)
-            // 0xff in byte 11, the factory in bytes 12..31: the 85 hashed bytes start at m + 11
-            mstore(m, or(shl(160, 0xff), factory))
-            mstore(add(m, 0x20), salt)
-            mstore(add(m, 0x40), initCodeHash)
-            a := and(keccak256(add(m, 0x0b), 0x55), 0xffffffffffffffffffffffffffffffffffffffff)
-        }
-    }
-
-    /// V2 hop; the pair already holds amountIn. Output by UniswapV2Library.getAmountOut (0.3% fee).
-    function _swapV2(address pair, bool zeroForOne, uint256 amountIn, address to) private returns (uint256 amountOut) {
-        amountOut = _v2AmountOut(pair, zeroForOne, amountIn);
-        (uint256 amount0Out, uint256 amount1Out) = zeroForOne ? (uint256(0), amountOut) : (amountOut, uint256(0));
-        bytes4 selector = V2_SWAP;
-        assembly ("memory-safe") {
-            // pair.swap(amount0Out, amount1Out, to, ""), encoded by hand: no allocation, no return copy
-            let m := mload(0x40)
-            mstore(m, selector)
-            mstore(add(m, 0x04), amount0Out)
-            mstore(add(m, 0x24), amount1Out)
-            mstore(add(m, 0x44), to)
-            mstore(add(m, 0x64), 0x80) // offset of the bytes argument
-            mstore(add(m, 0x84), 0) // its length: no flash-swap callback
-            if iszero(call(gas(), pair, 0, m, 0xa4, 0, 0)) {
-                returndatacopy(m, 0, returndatasize())
-                revert(m, returndatasize())
-            }
-        }
-    }
-
-    /// UniswapV2Library.getAmountOut on the pair's current reserves.
-    function _v2AmountOut(address pair, bool zeroForOne, uint256 amountIn) private view returns (uint256) {
-        (uint256 reserve0, uint256 reserve1) = _getReserves(pair);
-        (uint256 reserveIn, uint256 reserveOut) = zeroForOne ? (reserve0, reserve1) : (reserve1, reserve0);
-        // an empty pair gives 0 here and pair.swap reverts with INSUFFICIENT_OUTPUT_AMOUNT
-        uint256 amountInWithFee = amountIn * 997;
-        return (amountInWithFee * reserveOut) / (reserveIn * 1000 + amountInWithFee);
     }
 
     /// V3 hop, exact input; the pool is paid in uniswapV3SwapCallback by `payer`.
@@ -341,20 +245,6 @@ contract SwapPlanRouter {
         // A partial fill would leave input stranded here (or undercharge a later hop's math).
         if (uint256(taken) != amountIn) revert PartialFill(amountIn, uint256(taken));
         amountOut = uint256(-given);
-    }
-
-    /// Reserves of a V2 pair; reverts when the address answers with less than two words (no code).
-    function _getReserves(address pair) private view returns (uint256 reserve0, uint256 reserve1) {
-        bytes4 selector = V2_GET_RESERVES;
-        bool ok;
-        assembly ("memory-safe") {
-            mstore(0x00, selector)
-            // Yul evaluates arguments right to left: the staticcall runs before returndatasize
-            ok := and(gt(returndatasize(), 0x3f), staticcall(gas(), pair, 0x00, 0x04, 0x00, 0x40))
-            reserve0 := mload(0x00)
-            reserve1 := mload(0x20)
-        }
-        if (!ok) revert InvalidPool(pair);
     }
 
     /// Pays `amount` of `token` to `to`, from this contract's balance or by transferFrom(payer).
