@@ -9,9 +9,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { keccak_256 } from '@noble/hashes/sha3.js'
-import { nextBaseFee } from '../../evm/block-context.ts'
+import { nextBaseFee, type ExecutionBlock } from '../next-block.ts'
 import { bytesToHexString } from '../quantity.ts'
-import type { Address, BlockInfo, ChainStateSource, Hex, StateReader } from '../types.ts'
+import type { BlockInfo, ChainStateSource, Hex, StateReader } from '../types.ts'
 import { parseGenesis, type GethGenesisJson, type ParsedGenesis } from './genesis.ts'
 import { DEFAULT_MAX_LAYER_DEPTH, LayeredStateReader, type DevnetBlockInfo, type StateChanges } from './layered-state-reader.ts'
 import { MemoryStateReader } from './memory-state-reader.ts'
@@ -34,21 +34,12 @@ export interface CommittableOverlay {
 }
 export type CommittableState = CommittableOverlay | { readonly overlay: CommittableOverlay }
 
-/** The header of the block being committed: the context its transactions executed in, and their gas. */
-export interface CommitBlockFields {
-  /** the head's number + 1 */
-  number: bigint
-  /** the head's hash */
-  parentHash: Hex
-  /** later than the head's */
-  timestamp: bigint
-  gasLimit: bigint
-  /** must be the EIP-1559 base fee of the head (undefined only when the head has none) */
-  baseFeePerGas?: bigint
-  coinbase: Address
-  prevRandao: Hex
-  difficulty: bigint
-  excessBlobGas?: bigint
+/**
+ * The header of the block being committed: the context its transactions executed in (number =
+ * head + 1, parentHash = the head's hash, a later timestamp, the head's EIP-1559 base fee), and
+ * their gas.
+ */
+export interface CommitBlockFields extends ExecutionBlock {
   /** sum of the included transactions' receipt gasUsed: the next block's base fee follows from it */
   gasUsed: bigint
   /** the included transactions, in block order (they enter the block hash) */
