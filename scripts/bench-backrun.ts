@@ -17,7 +17,7 @@
  * Options (environment): BENCH_ROUNDS (default 10: requests per fixture for ours).
  */
 import { readFileSync } from 'node:fs'
-import { encodeFunctionData, parseAbi, type Hex } from 'viem'
+import type { Hex } from 'viem'
 import { anvilRpc, startAnvil } from './lib/anvil.ts'
 import { freePort } from './lib/net.ts'
 import { startServiceProcess } from './lib/service-process.ts'

@@ -16,21 +16,10 @@ import { resolveAccess } from '../src/server/access.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 import { buildApp } from '../src/server/app.ts'
 import { openDomainServices, type DomainServices } from '../src/service.ts'
-import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from './support/devnet.ts'
+import { devnetForkEnv, GENESIS_PATH, loadRegistry, lower, tokenAddress } from './support/devnet.ts'
 
 const registry = loadRegistry()
-const REGISTRY_PATH = join(import.meta.dirname, '../fixtures/devnet/registry.json')
-const full = JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as {
-  genesisTimestamp: string | number
-  weth: string
-  baseTokens: Array<{ address: string }>
-  v2: { factory: string }
-  v3: { factory: string }
-  extensions: Record<string, string>
-  ethUsdFeed: { address: string }
-  backrun: { executor: string; beneficiary: string }
-}
-const ROUTER = lower(full.extensions['swap-plan-router'])
+const ROUTER = lower(registry.extensions['swap-plan-router'])
 const SENDER = lower(registry.devAccounts.accounts[1].address)
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const E18 = 10n ** 18n
@@ -102,7 +91,7 @@ async function executeOnAnvil(anvilUrl: string, tokenOut: string, quote: WireQuo
   const snapshot = await anvilRpc<string>(anvilUrl, 'evm_snapshot')
   try {
     const before = await balanceOnAnvil(anvilUrl, tokenOut, SENDER)
-    await anvilRpc(anvilUrl, 'evm_setNextBlockTimestamp', [Number(full.genesisTimestamp) + 12])
+    await anvilRpc(anvilUrl, 'evm_setNextBlockTimestamp', [Number(registry.genesisTimestamp) + 12])
     const hash = await anvilRpc<string>(anvilUrl, 'eth_sendTransaction', [{ from: SENDER, to: quote.router, data: quote.calldata, gas: '0x1e8480' }])
     const receipt = await receiptOf(anvilUrl, hash)
     expect(BigInt(receipt.blockNumber)).toBe(1n)
@@ -191,7 +180,7 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
     expect((fresh.body.calldata as string).includes(recipient.slice(2))).toBe(false)
     const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
     try {
-      await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [Number(full.genesisTimestamp) + 12])
+      await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [Number(registry.genesisTimestamp) + 12])
       const q = withSender.body as unknown as WireQuote
       const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: SENDER, to: q.router, data: q.calldata, gas: '0x1e8480' }])
       const receipt = await receiptOf(anvil.url, hash)
@@ -226,7 +215,7 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
     expect(eoa.status).toBe(422)
     expect(eoa.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'NOT_A_TOKEN', field: 'tokenOut' } })
 
-    const feed = typeof registry.ethUsdFeed === 'string' ? registry.ethUsdFeed : registry.ethUsdFeed.address
+    const feed = registry.ethUsdFeed.address
     const notErc20 = await postQuote(svc.url, { tokenIn: feed, tokenOut: weth, amountIn: '1000' })
     expect(notErc20.status).toBe(422)
     expect(notErc20.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'NOT_A_TOKEN', field: 'tokenIn' } })
@@ -281,7 +270,7 @@ describe('eth_backrun over JSON-RPC on the embedded devnet', () => {
     expect(r.status).toBe(200)
     expect(r.body.id).toBe(7)
     const result = r.body.result!
-    expect(result).toMatchObject({ contract: lower(full.backrun.executor), profitToken: expect.stringMatching(/^0x[0-9a-f]{40}$/) })
+    expect(result).toMatchObject({ contract: lower(registry.backrun.executor), profitToken: expect.stringMatching(/^0x[0-9a-f]{40}$/) })
     expect(result.calldata).toMatch(/^0x[0-9a-f]+$/)
     expect(Number.isSafeInteger(result.gas)).toBe(true)
     expect(result.grossProfit).toMatch(/^[1-9]\d*$/)
@@ -346,15 +335,8 @@ describe('POST /v1/quote in fork mode (anvil as the upstream)', () => {
       UPSTREAM_TIMEOUT_MS: '1000',
       UPSTREAM_RETRIES: '1',
       API_KEYS: API_KEY,
-      ROUTER_ADDRESS: ROUTER,
-      WETH_ADDRESS: full.weth,
-      V2_FACTORY: full.v2.factory,
-      V3_FACTORY: full.v3.factory,
-      BASE_TOKENS: full.baseTokens.map((t) => t.address).join(','),
-      BACKRUN_CONTRACT: full.backrun.executor,
-      ETH_USD_FEED: full.ethUsdFeed.address,
+      ...devnetForkEnv(registry),
       PARTNER_TOKENS: 'fork-partner:fork-partner-token-0123456789',
-      SEARCHER_PRIVATE_KEY: registry.devAccounts.accounts[8].privateKey,
       RELAYS: '[{"name":"unused","url":"http://127.0.0.1:9"}]',
     })
     svc = await startService({ ...config, port: 0 })

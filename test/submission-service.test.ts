@@ -7,7 +7,7 @@
  *   the same DATA_DIR: all N reach the relay, with the user's bytes unchanged, and none is sent
  *   twice for the same block.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,18 +22,9 @@ import { resolveAccess } from '../src/server/access.ts'
 import { buildApp } from '../src/server/app.ts'
 import { openDomainServices, type DomainServices } from '../src/service.ts'
 import { openSubmissionServices, type SubmissionServices } from '../src/submission-service.ts'
-import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower } from './support/devnet.ts'
+import { devnetForkEnv, GENESIS_PATH, loadFixtureTxs, loadRegistry, lower } from './support/devnet.ts'
 
 const registry = loadRegistry()
-const full = JSON.parse(readFileSync(new URL('../fixtures/devnet/registry.json', import.meta.url), 'utf8')) as {
-  weth: string
-  baseTokens: Array<{ address: string }>
-  v2: { factory: string }
-  v3: { factory: string }
-  extensions: Record<string, string>
-  ethUsdFeed: { address: string }
-  backrun: { executor: string; beneficiary: string }
-}
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const PARTNER = 'partner-a'
 const TOKEN = 'partner-a-token-0123456789'
@@ -100,14 +91,7 @@ describe('private submission in fork mode, through a relay that executes bundles
         HEAD_POLL_INTERVAL_MS: '100',
         API_KEYS: 'fork-test-key-0123456789',
         PARTNER_TOKENS: `${PARTNER}:${TOKEN}`,
-        ROUTER_ADDRESS: full.extensions['swap-plan-router'],
-        WETH_ADDRESS: full.weth,
-        V2_FACTORY: full.v2.factory,
-        V3_FACTORY: full.v3.factory,
-        BASE_TOKENS: full.baseTokens.map((t) => t.address).join(','),
-        BACKRUN_CONTRACT: full.backrun.executor,
-        ETH_USD_FEED: full.ethUsdFeed.address,
-        SEARCHER_PRIVATE_KEY: registry.devAccounts.accounts[8].privateKey,
+        ...devnetForkEnv(registry),
         RELAYS: JSON.stringify([{ name: 'anvil-relay', url: `http://127.0.0.1:${relayPort}` }]),
         DATA_DIR: dataDir,
       }),
@@ -135,8 +119,8 @@ describe('private submission in fork mode, through a relay that executes bundles
 
   it('the bundle [user tx, backrun] lands in one block and the beneficiary gains exactly the simulated gross profit', async () => {
     const fx = loadFixtureTxs().find((f) => f.name === 'v2-swapExactTokensForETH-large')!
-    const beneficiary = lower(full.backrun.beneficiary)
-    const weth = lower(full.weth)
+    const beneficiary = lower(registry.backrun.beneficiary)
+    const weth = lower(registry.weth)
     const balance = async () => BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ to: weth, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [beneficiary] }) }, 'latest']))
     const before = await balance()
 

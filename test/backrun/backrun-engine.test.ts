@@ -7,7 +7,6 @@
  * - composed into one transaction (a swap through our router with the backrun as its post-swap
  *   call), it is atomic, leaves the user's output unchanged and pays exactly grossProfit.
  */
-import { readFileSync } from 'node:fs'
 import { decodeFunctionData, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
@@ -22,16 +21,12 @@ import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
 
 const registry = loadRegistry()
-const full = JSON.parse(readFileSync(new URL('../../fixtures/devnet/registry.json', import.meta.url), 'utf8')) as {
-  genesisTimestamp: string | number
-  backrun: { executor: string; beneficiary: string }
-}
-const EXECUTOR = lower(full.backrun.executor)
-const BENEFICIARY = lower(full.backrun.beneficiary)
+const EXECUTOR = lower(registry.backrun.executor)
+const BENEFICIARY = lower(registry.backrun.beneficiary)
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' as Address
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const VIEWER = '0x0000000000000000000000000000000000000b0b' as Address
-const BLOCK_1_TIMESTAMP = Number(full.genesisTimestamp) + 12
+const BLOCK_1_TIMESTAMP = Number(registry.genesisTimestamp) + 12
 
 /** the fixture as a partner would describe it: tokenIn and amountIn are what its sender spent */
 function asRequest(fx: FixtureTx & { value?: string }, data: Hex): BackrunRequest {

@@ -102,7 +102,6 @@ function checkCandidate(c: BackrunCandidate, pools: readonly PoolSnapshot[], mov
 // ---------------------------------------------------------------- synthetic pools
 
 const [W, U, X, Y] = [1, 2, 3, 4].map(syntheticToken)
-const E18 = 10n ** 18n
 const E21 = 10n ** 21n
 const params = (pools: PoolSnapshot[], moved: PoolSnapshot[], extra: Partial<BackrunSearchParams> = {}): BackrunSearchParams => ({
   pools,

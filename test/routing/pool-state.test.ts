@@ -9,7 +9,7 @@ import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { countInitializedTicksCrossed, getSqrtRatioAtTick, MAX_TICK, MIN_TICK, Q96, quoteExactInputSingle, simulateV3Swap } from '../../src/dex/math/index.ts'
+import { countInitializedTicksCrossed, getSqrtRatioAtTick, MAX_TICK, MIN_TICK, quoteExactInputSingle, simulateV3Swap } from '../../src/dex/math/index.ts'
 import {
   PoolStateLoader,
   quotePath,

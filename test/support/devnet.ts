@@ -8,12 +8,16 @@ export const GENESIS_PATH = join(FIXTURES, 'devnet/genesis.json')
 
 export interface Registry {
   chainId: number
+  genesisTimestamp: string | number
   weth: string
+  baseTokens: Array<{ symbol: string; address: string }>
   tokens: Array<{ symbol: string; decimals: number; address: string }>
   v2: { router02: string; factory: string; pairs: Array<{ name: string; address: string; token0: string; token1: string }> }
   v3: { swapRouter: string; swapRouter02: string; quoterV2: string; factory: string; pools: Array<{ name: string; address: string; token0: string; token1: string; fee: number }> }
-  ethUsdFeed: { address: string } | string
+  ethUsdFeed: { address: string }
   devAccounts: { accounts: Array<{ index: number; address: string; privateKey: Hex }> }
+  extensions: Record<string, string>
+  backrun: { executor: string; beneficiary: string }
 }
 
 export interface FixtureLog {
@@ -56,4 +60,21 @@ export function tokenAddress(registry: Registry, symbol: string): Address {
   const t = registry.tokens.find((x) => x.symbol === symbol)
   if (!t) throw new Error(`no token ${symbol} in the registry`)
   return lower(t.address)
+}
+
+/**
+ * The environment of a fork of the devnet (anvil loaded with its genesis): the chain contracts
+ * from the registry and the devnet searcher key, as fork mode requires them.
+ */
+export function devnetForkEnv(registry: Registry): Record<string, string> {
+  return {
+    ROUTER_ADDRESS: registry.extensions['swap-plan-router'],
+    WETH_ADDRESS: registry.weth,
+    V2_FACTORY: registry.v2.factory,
+    V3_FACTORY: registry.v3.factory,
+    BASE_TOKENS: registry.baseTokens.map((t) => t.address).join(','),
+    BACKRUN_CONTRACT: registry.backrun.executor,
+    ETH_USD_FEED: registry.ethUsdFeed.address,
+    SEARCHER_PRIVATE_KEY: registry.devAccounts.accounts[8].privateKey,
+  }
 }
