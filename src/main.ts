@@ -34,16 +34,7 @@ async function main() {
   const services = await openDomainServices(config, { log })
   const builder = await openDevnetBuilder(config, services.chain, services.simulator, log)
   const submission = await openSubmissionServices({ config, chain: services.chain, simulator: services.simulator, backrun: services.backrun, localBuilderUrl: builder?.url, log })
-  app = await buildApp(config, {
-    ...services,
-    ...access,
-    submission: {
-      acceptor: submission.dispatcher,
-      store: submission.store,
-      decode: { chainId: services.chain.chainId, common: services.simulator.common },
-      limits: { maxBundleTxs: config.maxBundleTxs, maxRawTxBytes: config.maxRawTxBytes, maxBundleBytes: config.maxBundleBytes },
-    },
-  })
+  app = await buildApp(config, { ...services, ...access, submission: submission.app })
   for (const warning of startupWarnings) app.log.warn(warning)
   const shutdown = async (signal: string) => {
     app?.log.info({ signal }, 'shutting down')

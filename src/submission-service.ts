@@ -5,6 +5,7 @@
  * service.ts.
  */
 import { readFileSync } from 'node:fs'
+import type { AppServices } from './server/app.ts'
 import type { ServiceConfig } from './config.ts'
 import { ConfigError } from './config.ts'
 import type { BackrunEngine } from './backrun/backrun-engine.ts'
@@ -40,6 +41,8 @@ export interface SubmissionServices {
   store: OutboxStore
   dispatcher: Dispatcher
   searcherAddress: string
+  /** what the HTTP app serves the submission methods and the status route with */
+  app: NonNullable<AppServices['submission']>
   close(): Promise<void>
 }
 
@@ -76,6 +79,8 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   const key = SearcherKey.fromHex(rawKey)
   const store = new OutboxStore(config.dataDir)
   await store.open()
+  // submitted transactions are decoded with the simulator's chain rules, at the RPC and in the dispatcher alike
+  const decode = { chainId: chain.chainId, common: simulator.common }
   const dispatcher = new Dispatcher({
     store,
     relays: relays.map((r) => new RelayClient(r, key)),
@@ -83,7 +88,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     inclusion: new RpcInclusionChecker({ url: inclusionUrl }),
     planner: new EngineBackrunPlanner({ chain, simulator, engine: options.backrun, signer: privateKeyBackrunSigner(rawKey), maxPriorityFeePerGas: config.backrunPriorityFeeWei }),
     simulate: engineSubmissionSimulator({ chain, simulator }),
-    decode: { chainId: chain.chainId, common: simulator.common },
+    decode,
     expiryBlocks: config.submissionExpiryBlocks,
     log: options.log,
   })
@@ -92,6 +97,12 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     store,
     dispatcher,
     searcherAddress: key.address,
+    app: {
+      acceptor: dispatcher,
+      store,
+      decode,
+      limits: { maxBundleTxs: config.maxBundleTxs, maxRawTxBytes: config.maxRawTxBytes, maxBundleBytes: config.maxBundleBytes },
+    },
     close: async () => {
       await dispatcher.stop()
       await store.close()

@@ -102,7 +102,7 @@ describe('private submission in fork mode, through a relay that executes bundles
     app = await buildApp(config, {
       ...domain,
       ...resolveAccess(config, quiet),
-      submission: { acceptor: submission.dispatcher, store: submission.store, decode: { chainId: domain.chain.chainId, common: domain.simulator.common }, limits: {} },
+      submission: submission.app,
     })
     await app.listen({ host: '127.0.0.1', port: 0 })
     const address = app.server.address()
