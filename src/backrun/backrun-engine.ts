@@ -10,6 +10,7 @@
  *     -> each of the best few: BackrunExecutor.backrun executed on the post-swap state
  *     -> the most net profit, if above the configured minimum
  */
+import { LRUCache } from 'lru-cache'
 import { decodeAbiParameters, encodeFunctionData, parseAbi } from 'viem'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, ChainStateSource } from '../chain/types.ts'
@@ -20,7 +21,7 @@ import { deriveTokenOutPerEth, type Rational } from '../routing/gas-price.ts'
 import { buildPoolGraph } from '../routing/paths.ts'
 import type { PoolSnapshot } from '../routing/pools.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
-import { ViewCaller, ViewCallError } from '../routing/view-calls.ts'
+import { blockKey, ViewCaller, ViewCallError } from '../routing/view-calls.ts'
 import { encodeBackrunCall } from './backrun-calldata.ts'
 import { findBackrunCandidates, type BackrunCandidate } from './cycle-search.ts'
 import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
@@ -78,6 +79,10 @@ interface Probed {
 
 export class BackrunEngine implements BackrunService {
   private readonly counters: BackrunEngineStats = { requests: 0, userCallReverted: 0, found: 0, verificationMisses: 0 }
+  /** a pool's tokens never change: remembered once read (answers that are not a pool are not) */
+  private readonly poolTokens = new LRUCache<Address, [Address, Address]>({ max: 10_000 })
+  /** the feed's answer and decimals per block */
+  private readonly ethUsd = new LRUCache<string, Promise<{ answer: bigint; decimals: number }>>({ max: 16 })
 
   constructor(private readonly options: BackrunEngineOptions) {}
 
@@ -188,13 +193,16 @@ export class BackrunEngine implements BackrunService {
     const byAddress = new Map<Address, PoolSnapshot>()
     const moved: Address[] = []
     for (const address of moves.keys()) {
-      let tokens: [Address, Address]
-      try {
-        const [t0, t1] = await Promise.all([caller.read(address, POOL_TOKENS_ABI, 'token0', []), caller.read(address, POOL_TOKENS_ABI, 'token1', [])])
-        tokens = [t0.toLowerCase() as Address, t1.toLowerCase() as Address]
-      } catch (err) {
-        if (err instanceof ViewCallError) continue // not a pool
-        throw err
+      let tokens = this.poolTokens.get(address)
+      if (tokens === undefined) {
+        try {
+          const [t0, t1] = await Promise.all([caller.read(address, POOL_TOKENS_ABI, 'token0', []), caller.read(address, POOL_TOKENS_ABI, 'token1', [])])
+          tokens = [t0.toLowerCase() as Address, t1.toLowerCase() as Address]
+        } catch (err) {
+          if (err instanceof ViewCallError) continue // not a pool
+          throw err
+        }
+        this.poolTokens.set(address, tokens)
       }
       const { pools } = await routing.loadPools(base.reader, tokens[0], tokens[1])
       for (const p of pools) byAddress.set(p.address, p)
@@ -222,6 +230,18 @@ export class BackrunEngine implements BackrunService {
 
   /** wei in USD at the feed's latest answer, USD_DECIMALS decimals, truncated toward zero */
   private async toUsd(state: SimulationState, wei: bigint): Promise<bigint> {
+    const key = blockKey(state.reader)
+    let price = this.ethUsd.get(key)
+    if (price === undefined) {
+      price = this.readEthUsd(state)
+      this.ethUsd.set(key, price)
+      price.catch(() => this.ethUsd.delete(key))
+    }
+    const { answer, decimals } = await price
+    return (wei * answer * 10n ** BigInt(USD_DECIMALS)) / (10n ** 18n * 10n ** BigInt(decimals))
+  }
+
+  private async readEthUsd(state: SimulationState): Promise<{ answer: bigint; decimals: number }> {
     const feed = this.options.ethUsdFeed
     const call = async (data: `0x${string}`) => {
       const r = await this.options.simulator.call(state, { from: SYNTHETIC_USER, to: feed, data, gasLimit: 200_000n })
@@ -234,7 +254,7 @@ export class BackrunEngine implements BackrunService {
       await call(encodeFunctionData({ abi: FEED_ABI, functionName: 'latestRoundData' })),
     )
     if (answer <= 0n) throw new Error(`ETH/USD feed ${feed} answered ${answer}`)
-    return (wei * answer * 10n ** BigInt(USD_DECIMALS)) / (10n ** 18n * 10n ** BigInt(decimals))
+    return { answer, decimals }
   }
 }
 
