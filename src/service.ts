@@ -25,7 +25,7 @@ export interface DomainServices {
 
 export interface DomainServicesOptions {
   /** where background failures (head polling, warm-up) and quote warnings go */
-  log: QuoteServiceLogger & { warn(obj: object, msg: string): void }
+  log: QuoteServiceLogger
 }
 
 export async function openDomainServices(config: ServiceConfig, options: DomainServicesOptions): Promise<DomainServices> {
