@@ -18,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type { Hex } from 'viem'
-import { anvilRpc, startAnvil } from './lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil } from './lib/anvil.ts'
 import { freePort } from './lib/net.ts'
 import { startServiceProcess } from './lib/service-process.ts'
 import { summarize } from './lib/stats.ts'
@@ -91,8 +91,7 @@ async function baseline(anvilUrl: string, fx: FixtureTx, pools: PoolSnapshot[], 
   try {
     await anvilRpc(anvilUrl, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
     const hash = await anvilRpc<string>(anvilUrl, 'eth_sendRawTransaction', [fx.raw])
-    let receipt: { logs: Array<{ address: string; topics: string[]; data: string }> } | null = null
-    while (receipt === null) receipt = await anvilRpc(anvilUrl, 'eth_getTransactionReceipt', [hash])
+    const receipt = await anvilReceipt<{ logs: Array<{ address: string; topics: string[]; data: string }> }>(anvilUrl, hash)
     const moved = [...readPoolMoves(receipt.logs.map((l) => ({ address: lower(l.address), topics: l.topics.map((x) => x.toLowerCase() as Hex), data: l.data as Hex }))).keys()]
     const cycles = enumerateBackrunCycles(pools, moved, weth, baseTokens)
     const graph = buildPoolGraph(pools)

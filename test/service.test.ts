@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../scripts/lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../scripts/lib/anvil.ts'
 import { loadConfig, type ServiceConfig } from '../src/config.ts'
 import { resolveAccess } from '../src/server/access.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
@@ -71,16 +71,6 @@ async function balanceOnAnvil(url: string, token: string, holder: string): Promi
   return decodeFunctionResult({ abi: ERC20, functionName: 'balanceOf', data: out })
 }
 
-/** The receipt of `hash`, waiting for anvil to mine it (eth_sendTransaction may answer first). */
-async function receiptOf(anvilUrl: string, hash: string): Promise<{ status: string; gasUsed: string; blockNumber: string }> {
-  for (let i = 0; i < 100; i++) {
-    const receipt = await anvilRpc<{ status: string; gasUsed: string; blockNumber: string } | null>(anvilUrl, 'eth_getTransactionReceipt', [hash])
-    if (receipt !== null) return receipt
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  throw new Error(`no receipt for ${hash}`)
-}
-
 async function revertReasonOf(anvilUrl: string, hash: string): Promise<string> {
   const trace = await anvilRpc<{ error?: string; revertReason?: string; output?: string }>(anvilUrl, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }])
   return `${trace.error ?? ''} ${trace.revertReason ?? ''} ${trace.output ?? ''}`
@@ -93,7 +83,7 @@ async function executeOnAnvil(anvilUrl: string, tokenOut: string, quote: WireQuo
     const before = await balanceOnAnvil(anvilUrl, tokenOut, SENDER)
     await anvilRpc(anvilUrl, 'evm_setNextBlockTimestamp', [Number(registry.genesisTimestamp) + 12])
     const hash = await anvilRpc<string>(anvilUrl, 'eth_sendTransaction', [{ from: SENDER, to: quote.router, data: quote.calldata, gas: '0x1e8480' }])
-    const receipt = await receiptOf(anvilUrl, hash)
+    const receipt = await anvilReceipt(anvilUrl, hash)
     expect(BigInt(receipt.blockNumber)).toBe(1n)
     if (receipt.status !== '0x1') {
       const block = await anvilRpc<{ timestamp: string }>(anvilUrl, 'eth_getBlockByNumber', [receipt.blockNumber, false])
@@ -183,7 +173,7 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
       await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [Number(registry.genesisTimestamp) + 12])
       const q = withSender.body as unknown as WireQuote
       const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: SENDER, to: q.router, data: q.calldata, gas: '0x1e8480' }])
-      const receipt = await receiptOf(anvil.url, hash)
+      const receipt = await anvilReceipt(anvil.url, hash)
       expect(receipt.status).toBe('0x1')
       expect(await balanceOnAnvil(anvil.url, tokenOut, recipient)).toBe(BigInt(q.amountOut))
       expect(BigInt(receipt.gasUsed)).toBe(BigInt(q.gas))

@@ -99,3 +99,18 @@ export async function anvilRpc<T = unknown>(url: string, method: string, params:
   if (body.error) throw new Error(`${method}: ${body.error.code} ${body.error.message}`)
   return body.result as T
 }
+
+/**
+ * The receipt of `hash`, waiting until anvil has mined it: `eth_sendTransaction` and
+ * `eth_sendRawTransaction` may answer before the automined block exists, so a receipt read right
+ * after them can be null.
+ */
+export async function anvilReceipt<T extends object = { status: string; blockNumber: string; gasUsed: string }>(url: string, hash: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const receipt = await anvilRpc<T | null>(url, 'eth_getTransactionReceipt', [hash])
+    if (receipt !== null) return receipt
+    if (Date.now() > deadline) throw new Error(`anvil mined no receipt for ${hash} within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

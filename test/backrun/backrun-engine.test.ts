@@ -9,7 +9,7 @@
  */
 import { decodeFunctionData, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
 import { encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
@@ -114,15 +114,6 @@ describe('backruns executed on anvil', () => {
     return BigInt(out)
   }
 
-  async function receipt(hash: string): Promise<{ status: string; blockNumber: string; gasUsed: string }> {
-    for (let i = 0; i < 200; i++) {
-      const r = await anvilRpc<{ status: string; blockNumber: string; gasUsed: string } | null>(anvil.url, 'eth_getTransactionReceipt', [hash])
-      if (r !== null) return r
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-    throw new Error(`no receipt for ${hash}`)
-  }
-
   it('every backrun, sent right after the user\'s own transaction, pays exactly grossProfit', async () => {
     expect(found.size).toBeGreaterThan(0)
     const backrunner = lower(registry.devAccounts.accounts[9].address)
@@ -133,8 +124,8 @@ describe('backruns executed on anvil', () => {
         // the user's transaction in block 1 (the block the engine simulated), the backrun right
         // behind it in block 2: two fee-equal transactions in one block have no guaranteed order
         await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
-        const u = await receipt(await anvilRpc<string>(anvil.url, 'eth_sendRawTransaction', [fx.raw]))
-        const b = await receipt(await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: backrunner, to: EXECUTOR, data: result.calldata, gas: '0x1e8480' }]))
+        const u = await anvilReceipt(anvil.url, await anvilRpc<string>(anvil.url, 'eth_sendRawTransaction', [fx.raw]))
+        const b = await anvilReceipt(anvil.url, await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: backrunner, to: EXECUTOR, data: result.calldata, gas: '0x1e8480' }]))
         expect(`${fx.name} user ${u.status} backrun ${b.status}`).toBe(`${fx.name} user 0x1 backrun 0x1`)
         expect(BigInt(u.blockNumber)).toBe(1n)
         expect(BigInt(b.blockNumber)).toBe(2n)
@@ -166,7 +157,7 @@ describe('backruns executed on anvil', () => {
         const [outBefore, profitBefore] = [await balanceOn(usdc, user), await balanceOn(backrun!.profitToken, BENEFICIARY)]
         await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
         const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: user, to: quote.router, data, gas: '0x2dc6c0' }])
-        const r = await receipt(hash)
+        const r = await anvilReceipt(anvil.url, hash)
         return { status: r.status, received: (await balanceOn(usdc, user)) - outBefore, profit: (await balanceOn(backrun!.profitToken, BENEFICIARY)) - profitBefore }
       } finally {
         await anvilRpc(anvil.url, 'evm_revert', [snapshot])

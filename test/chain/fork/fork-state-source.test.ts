@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { keccak256, hexToBytes } from 'viem'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../../scripts/lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../../../scripts/lib/anvil.ts'
 import { UpstreamError, type Address, type BlockInfo, type Hex } from '../../../src/chain/types.ts'
 import { ForkStateSource, type ForkStateSourceOptions } from '../../../src/chain/fork/fork-state-source.ts'
 import { answerEach, startFakeUpstream, type FakeUpstream } from './fake-upstream.ts'
@@ -51,7 +51,7 @@ function nextHead(source: ForkStateSource, timeoutMs = 5_000): Promise<BlockInfo
 
 async function sendTx(to: Address | undefined, data: Hex): Promise<{ contractAddress: Address | null; blockNumber: Hex }> {
   const hash = await anvilRpc<Hex>(anvil.url, 'eth_sendTransaction', [{ from: DEPLOYER, ...(to ? { to } : {}), data }])
-  return anvilRpc(anvil.url, 'eth_getTransactionReceipt', [hash])
+  return anvilReceipt(anvil.url, hash)
 }
 
 const word = (n: bigint): Hex => `0x${n.toString(16).padStart(64, '0')}`
