@@ -2,6 +2,16 @@
  * A bounded pool of ethereumjs VMs for one chain configuration. Creating a VM costs about 0.5 ms
  * (opcode tables, precompiles), a large share of a 2 ms swap simulation, so VMs are reused: each
  * is bound to one simulation's state overlay at a time and never shared by two simulations.
+ *
+ * Bounds: at most `maxIdle` VMs wait idle, and at most `maxLive` exist at once (idle or working);
+ * a simulation beyond that waits for one to come back (FIFO).
+ *
+ * Why discarding needs care: every EVM registers a `hardforkChanged` listener on the Common it is
+ * created with (`@ethereumjs/evm` evm.js), and that Common is the simulator's, shared by all VMs.
+ * A VM that is merely dropped therefore stays reachable from `Common.events` forever, with its
+ * state and its jump-analysis cache (~53 KB cold, ~1 MB warm): under a flow of rejected
+ * transactions that leaked one VM per rejection and killed the process. A discarded VM's listener
+ * is removed here, so nothing outside the pool keeps it.
  */
 import type { Common } from '@ethereumjs/common'
 import { createVM, type VM } from '@ethereumjs/vm'
@@ -9,31 +19,125 @@ import { JournaledState } from './journaled-state.ts'
 import { applyInterpreterPatches, patchEvmInstance } from './interpreter-patches.ts'
 import { EMPTY_STATE_READER } from './empty-state.ts'
 
+const HARDFORK_CHANGED = 'hardforkChanged'
+
+type Listener = (...args: unknown[]) => void
+
+interface PooledVm {
+  vm: VM
+  /** the listeners this VM's EVM added to the shared Common, removed when the VM is discarded */
+  listeners: Listener[]
+}
+
+export interface VmPoolStats {
+  idle: number
+  live: number
+  waiting: number
+  created: number
+  discarded: number
+}
+
 export class VmPool {
-  private readonly idle: VM[] = []
+  private readonly idle: PooledVm[] = []
+  private readonly waiting: Array<() => void> = []
+  private live = 0
+  private created = 0
+  private discarded = 0
 
   constructor(
     readonly common: Common,
-    /** VMs kept idle at most; simulations beyond it create and drop extra VMs */
+    /** VMs kept idle at most */
     private readonly maxIdle = 16,
-  ) {}
+    /** VMs in existence at most (idle and working); simulations beyond it wait */
+    private readonly maxLive = 64,
+  ) {
+    if (!Number.isSafeInteger(maxIdle) || maxIdle < 0) throw new RangeError(`VmPool: maxIdle must be a non-negative integer, got ${maxIdle}`)
+    if (!Number.isSafeInteger(maxLive) || maxLive < 1) throw new RangeError(`VmPool: maxLive must be a positive integer, got ${maxLive}`)
+  }
 
   /** Runs `work` with a VM bound to `state`, then returns the VM to the pool. */
   async with<T>(state: JournaledState, work: (vm: VM) => Promise<T>): Promise<T> {
-    const vm = this.idle.pop() ?? (await this.create())
-    bind(vm, state)
-    // A VM that saw an exception (an upstream read failing mid-execution) may hold a half-unwound
-    // EVM journal: it is dropped rather than reused.
-    const result = await work(vm)
-    if (this.idle.length < this.maxIdle) this.idle.push(vm)
+    const pooled = await this.acquire()
+    bind(pooled.vm, state)
+    let result: T
+    try {
+      result = await work(pooled.vm)
+    } catch (err) {
+      // runTx reverts its own checkpoint on a rejection, but an exception thrown from deeper (an
+      // upstream read failing mid-execution) may leave a half-unwound EVM journal: never reuse it.
+      this.discard(pooled)
+      throw err
+    }
+    this.release(pooled)
     return result
   }
 
-  private async create(): Promise<VM> {
+  stats(): VmPoolStats {
+    return { idle: this.idle.length, live: this.live, waiting: this.waiting.length, created: this.created, discarded: this.discarded }
+  }
+
+  private async acquire(): Promise<PooledVm> {
+    for (;;) {
+      const idle = this.idle.pop()
+      if (idle !== undefined) return idle
+      if (this.live < this.maxLive) {
+        this.live++
+        try {
+          return await this.create()
+        } catch (err) {
+          this.live--
+          this.wakeOne()
+          throw err
+        }
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve))
+    }
+  }
+
+  private release(pooled: PooledVm): void {
+    if (this.idle.length < this.maxIdle) {
+      // an idle VM must not keep the finished simulation's overlay (and what it read) alive
+      bind(pooled.vm, JournaledState.over(EMPTY_STATE_READER))
+      this.idle.push(pooled)
+    } else {
+      this.drop(pooled)
+    }
+    this.wakeOne()
+  }
+
+  private discard(pooled: PooledVm): void {
+    this.drop(pooled)
+    this.wakeOne()
+  }
+
+  private drop(pooled: PooledVm): void {
+    for (const listener of pooled.listeners) this.common.events.removeListener(HARDFORK_CHANGED, listener)
+    pooled.listeners.length = 0
+    this.live--
+    this.discarded++
+  }
+
+  private wakeOne(): void {
+    this.waiting.shift()?.()
+  }
+
+  /** Creations run one at a time, so the listeners added during one belong to that VM alone. */
+  private creating: Promise<unknown> = Promise.resolve()
+
+  private create(): Promise<PooledVm> {
+    const run = this.creating.then(() => this.createNow())
+    this.creating = run.catch(() => undefined)
+    return run
+  }
+
+  private async createNow(): Promise<PooledVm> {
     await applyInterpreterPatches()
+    const before = new Set(this.common.events.listeners(HARDFORK_CHANGED))
     const vm = await createVM({ common: this.common, stateManager: JournaledState.over(EMPTY_STATE_READER) })
+    const listeners = (this.common.events.listeners(HARDFORK_CHANGED) as Listener[]).filter((l) => !before.has(l))
     patchEvmInstance(vm.evm)
-    return vm
+    this.created++
+    return { vm, listeners }
   }
 }
 
