@@ -18,7 +18,43 @@ describe('envelope', () => {
   it('parses deeply nested JSON without overflowing the stack', () => {
     const depth = 100_000
     const result = parseJsonText(`${'['.repeat(depth)}${']'.repeat(depth)}`)
-    expect(typeof result.ok).toBe('boolean')
+    expect(result.ok).toBe(true)
+    if (!result.ok) return
+    // the value is exactly `depth` nested arrays, the innermost empty (walked without recursion)
+    let node: unknown = result.value
+    for (let level = 1; level < depth; level++) {
+      expect(Array.isArray(node) && node.length === 1).toBe(true)
+      node = (node as unknown[])[0]
+    }
+    expect(node).toEqual([])
+    // not a request object: answered with an invalid-request envelope and id null
+    expect(checkEnvelope(result.value)).toEqual({ ok: false, id: null, message: 'invalid request: expected a JSON-RPC request object' })
+  })
+
+  it('a request whose params nest deeply keeps its envelope', () => {
+    const depth = 100_000
+    const result = parseJsonText(`{"jsonrpc":"2.0","id":7,"method":"eth_backrun","params":[${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}]}`)
+    expect(result.ok).toBe(true)
+    if (!result.ok) return
+    const check = checkEnvelope(result.value)
+    expect(check.ok).toBe(true)
+    if (!check.ok) return
+    expect(check.call.id).toBe(7)
+    expect(check.call.method).toBe('eth_backrun')
+    const params = readParamObject(check.call.params)
+    expect(params.ok).toBe(true)
+    if (params.ok) expect(Object.keys(params.value)).toEqual(['a'])
+    // an envelope whose id is unreadable echoes null, and the error envelope is exact
+    const bad = parseJsonText(`{"jsonrpc":"2.0","id":1.5,"method":"m","params":[${'['.repeat(depth)}${']'.repeat(depth)}]}`)
+    expect(bad.ok).toBe(true)
+    if (!bad.ok) return
+    const rejected = checkEnvelope(bad.value)
+    expect(rejected).toEqual({ ok: false, id: null, message: 'invalid request: id must be a string or an integer (at most 2^53-1 in magnitude)' })
+    if (!rejected.ok) {
+      expect(encodeError(rejected.id, { code: -32600, message: rejected.message })).toBe(
+        '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: id must be a string or an integer (at most 2^53-1 in magnitude)"}}',
+      )
+    }
   })
 
   it('checkEnvelope reads the id before the other members', () => {
