@@ -57,8 +57,12 @@ export interface ServiceConfig {
   backrunRefundBps: number
   /** directory of the durable submission outbox (LevelDB) */
   dataDir: string
-  /** signs backrun transactions and relay requests (X-Flashbots-Signature); never logged */
+  /** signs relay requests (X-Flashbots-Signature) and backrun transactions; never logged */
   searcherPrivateKey?: string
+  /** SEARCHER_PRIVATE_KEYS: the pool of backrun signing keys, one backrun per key per block; never logged */
+  searcherPrivateKeys?: string[]
+  /** undelivered submissions held at most; beyond it a submission is refused (-32603, nothing accepted) */
+  maxPendingSubmissions: number
   /** RELAYS: JSON array of relay endpoints; devnet default: the local builder */
   relaysJson?: string
   /** blocks a submission is re-sent for before it expires */
@@ -107,6 +111,7 @@ export const DEFAULTS = {
   BACKRUN_REFUND_BPS: 0,
   DATA_DIR: 'data',
   SUBMISSION_EXPIRY_BLOCKS: 25,
+  MAX_PENDING_SUBMISSIONS: 20_000,
   MAX_BUNDLE_TXS: 16,
   MAX_RAW_TX_BYTES: 131_072,
   MAX_BUNDLE_BYTES: 300_000,
@@ -219,6 +224,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     backrunRefundBps: int('BACKRUN_REFUND_BPS', 0, 10_000),
     dataDir: str('DATA_DIR'),
     searcherPrivateKey: env.SEARCHER_PRIVATE_KEY === '' ? undefined : env.SEARCHER_PRIVATE_KEY,
+    searcherPrivateKeys:
+      env.SEARCHER_PRIVATE_KEYS === undefined || env.SEARCHER_PRIVATE_KEYS.trim() === ''
+        ? undefined
+        : env.SEARCHER_PRIVATE_KEYS.split(',').map((k) => k.trim()),
+    maxPendingSubmissions: int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),
     relaysJson: env.RELAYS === '' ? undefined : env.RELAYS,
     submissionExpiryBlocks: int('SUBMISSION_EXPIRY_BLOCKS', 1, 10_000),
     maxBundleTxs: int('MAX_BUNDLE_TXS', 1, 1_000),
@@ -230,6 +240,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   if (config.searcherPrivateKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(config.searcherPrivateKey)) {
     // the value itself is never echoed
     problems.push('SEARCHER_PRIVATE_KEY: expected a 0x-prefixed 32-byte hex private key')
+  }
+  if (config.searcherPrivateKeys !== undefined) {
+    const keys = config.searcherPrivateKeys
+    keys.forEach((key, i) => {
+      // the value itself is never echoed
+      if (!/^0x[0-9a-fA-F]{64}$/.test(key)) problems.push(`SEARCHER_PRIVATE_KEYS: entry ${i + 1} is not a 0x-prefixed 32-byte hex private key`)
+    })
+    if (new Set(keys.map((k) => k.toLowerCase())).size !== keys.length) problems.push('SEARCHER_PRIVATE_KEYS: a key appears twice')
+    if (keys.length > 256) problems.push('SEARCHER_PRIVATE_KEYS: at most 256 keys')
   }
   if (config.maxBundleBytes < config.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')
   if (config.bodyLimitBytes < 2 * config.maxBundleBytes + 1_024) {
@@ -243,7 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       ['V3_FACTORY', config.v3Factory],
       ['BACKRUN_CONTRACT', config.backrunContract],
       ['ETH_USD_FEED', config.ethUsdFeed],
-      ['SEARCHER_PRIVATE_KEY', config.searcherPrivateKey],
+      ['SEARCHER_PRIVATE_KEY (or SEARCHER_PRIVATE_KEYS)', config.searcherPrivateKey ?? config.searcherPrivateKeys?.[0]],
       ['RELAYS', config.relaysJson],
     ] as const) {
       if (value === undefined) problems.push(`${name}: required in fork mode (UPSTREAM_RPC_URL is set)`)

@@ -23,6 +23,7 @@ import {
 import { EngineBackrunPlanner, privateKeyBackrunSigner } from './submission/engine-backrun-planner.ts'
 import { engineSubmissionSimulator } from './submission/engine-simulator.ts'
 import { RpcInclusionChecker } from './submission/rpc-inclusion-checker.ts'
+import { SearcherKeyPool } from './submission/searcher-key-pool.ts'
 
 /**
  * The searcher account of the devnet when no key is configured: the well-known anvil development
@@ -30,17 +31,29 @@ import { RpcInclusionChecker } from './submission/rpc-inclusion-checker.ts'
  */
 export const DEVNET_SEARCHER_ACCOUNT_INDEX = 8
 
-function devnetSearcherKey(registryPath: string): string {
-  const registry = JSON.parse(readFileSync(registryPath, 'utf8')) as { devAccounts: { accounts: Array<{ index: number; privateKey: string }> } }
-  const account = registry.devAccounts.accounts.find((a) => a.index === DEVNET_SEARCHER_ACCOUNT_INDEX)
-  if (account === undefined) throw new ConfigError([`the devnet registry ${registryPath} has no dev account ${DEVNET_SEARCHER_ACCOUNT_INDEX}`])
-  return account.privateKey
+/**
+ * The devnet's searcher keys when none are configured: the dev accounts the registry reserves for
+ * searchers (`devAccounts.searcherIndexes`, the first being DEVNET_SEARCHER_ACCOUNT_INDEX), or that
+ * one account in a registry that names none. Their keys are public: devnet only.
+ */
+function devnetSearcherKeys(registryPath: string): string[] {
+  const registry = JSON.parse(readFileSync(registryPath, 'utf8')) as {
+    devAccounts: { searcherIndexes?: number[]; accounts: Array<{ index: number; privateKey: string }> }
+  }
+  const indexes = registry.devAccounts.searcherIndexes ?? [DEVNET_SEARCHER_ACCOUNT_INDEX]
+  return indexes.map((index) => {
+    const account = registry.devAccounts.accounts.find((a) => a.index === index)
+    if (account === undefined) throw new ConfigError([`the devnet registry ${registryPath} has no dev account ${index}`])
+    return account.privateKey
+  })
 }
 
 export interface SubmissionServices {
   store: OutboxStore
   dispatcher: Dispatcher
   searcherAddress: string
+  /** every account that signs backruns (one backrun per account per block) */
+  searcherAddresses: string[]
   /** what the HTTP app serves the submission methods and the status route with */
   app: NonNullable<AppServices['submission']>
   close(): Promise<void>
@@ -65,19 +78,22 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     if (parsed.problems.length > 0) throw new ConfigError(parsed.problems.map((p) => `RELAYS: ${p}`))
     relays = parsed.relays
   } else if (!fork && options.localBuilderUrl !== undefined) {
-    relays = [{ name: 'local-builder', url: options.localBuilderUrl, hashReference: 'eth_sendBundle' }]
+    relays = [{ name: 'local-builder', url: options.localBuilderUrl, hashReference: 'eth_sendBundle', bundleStats: true }]
   } else {
     throw new ConfigError(['RELAYS: required (a JSON array of relay endpoints)'])
   }
   const inclusionUrl = fork ? config.upstreamRpcUrl : options.localBuilderUrl
   if (inclusionUrl === undefined) throw new ConfigError(['no node to read inclusion from: set UPSTREAM_RPC_URL, or run the devnet with its local builder'])
 
-  if (config.searcherPrivateKey === undefined && !fork) {
-    options.log.warn({ account: DEVNET_SEARCHER_ACCOUNT_INDEX }, 'no SEARCHER_PRIVATE_KEY: backruns are signed with a public devnet development key (devnet only)')
+  const configured = [...(config.searcherPrivateKey === undefined ? [] : [config.searcherPrivateKey]), ...(config.searcherPrivateKeys ?? [])]
+  const rawKeys = [...new Set(configured.length > 0 ? configured.map((k) => k.toLowerCase()) : devnetSearcherKeys(config.devnetRegistryPath))]
+  if (configured.length === 0) {
+    options.log.warn({ keys: rawKeys.length }, 'no SEARCHER_PRIVATE_KEY(S): backruns are signed with public devnet development keys (devnet only)')
   }
-  const rawKey = config.searcherPrivateKey ?? devnetSearcherKey(config.devnetRegistryPath)
-  const key = SearcherKey.fromHex(rawKey)
-  const store = new OutboxStore(config.dataDir)
+  // the first key also signs relay requests (X-Flashbots-Signature): the relays' view of "us"
+  const key = SearcherKey.fromHex(rawKeys[0])
+  const keys = new SearcherKeyPool(rawKeys.map((k) => privateKeyBackrunSigner(k)))
+  const store = new OutboxStore(config.dataDir, { maxOpen: config.maxPendingSubmissions })
   await store.open()
   // submitted transactions are decoded with the simulator's chain rules, at the RPC and in the dispatcher alike
   const decode = { chainId: chain.chainId, common: simulator.common }
@@ -86,7 +102,14 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     relays: relays.map((r) => new RelayClient(r, key)),
     heads: { onNewHead: (listener) => chain.onNewHead(listener), currentHead: () => chain.latest().block },
     inclusion: new RpcInclusionChecker({ url: inclusionUrl }),
-    planner: new EngineBackrunPlanner({ chain, simulator, engine: options.backrun, signer: privateKeyBackrunSigner(rawKey), maxPriorityFeePerGas: config.backrunPriorityFeeWei }),
+    planner: new EngineBackrunPlanner({
+      chain,
+      simulator,
+      engine: options.backrun,
+      signer: keys,
+      refundBps: config.backrunRefundBps,
+      maxPriorityFeePerGas: config.backrunPriorityFeeWei,
+    }),
     simulate: engineSubmissionSimulator({ chain, simulator }),
     decode,
     expiryBlocks: config.submissionExpiryBlocks,
@@ -97,6 +120,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     store,
     dispatcher,
     searcherAddress: key.address,
+    searcherAddresses: keys.signers.map((s) => s.address),
     app: {
       acceptor: dispatcher,
       store,

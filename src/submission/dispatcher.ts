@@ -1,44 +1,61 @@
 /**
- * The dispatcher delivers what the outbox has acknowledged: for each undelivered submission it
- * simulates the user txs, asks the backrun planner for a backrun, builds the bundle
- * `[user raw txs..., backrun?]` and sends it to every eligible relay for the next block, again for
- * every following block, until the inclusion checker reports it on chain or it expires.
+ * The dispatcher delivers what the outbox has acknowledged. At every new head, for every open
+ * submission, it:
+ * 1. asks the relays that tell (bundleStats) what became of the bundles it sent for the block just
+ *    built (included, outbid, invalid and why) and records it, so a partner can read per block why
+ *    its transaction did not land;
+ * 2. checks inclusion (receipts) and finishes the submission when its txs are on chain;
+ * 3. re-plans on the new head: simulates the user's txs again (a tx whose nonce is now used, or
+ *    that now reverts without the partner's leave, ends with that reason instead of being re-sent
+ *    until expiry) and searches the backrun again (profit grows, shrinks or vanishes as other
+ *    bundles land), signed with a searcher key leased for that block with its nonce on that head
+ *    (see SearcherKeyPool: one backrun per key per block, so backruns never share a nonce);
+ * 4. sends, to every eligible relay, the backrun bundle `[user txs..., backrun]` AND the
+ *    backrun-free bundle `[user txs...]` for the next block (see bundlesFor): the user's inclusion
+ *    never depends on the backrun.
  *
  * Sources of work: `start()` loads every undelivered submission from the store (resume after a
  * restart), and `accept()` persists a new one and hands it over through a bounded in-memory queue.
  * When the queue is full nothing is lost: the submission is durable, and the dispatcher re-reads
  * the store's undelivered list once the queue has drained.
  *
- * Per relay, per block: one send with its own retry loop (RelayClient), started in parallel with
- * the other relays' sends after a single durable write. A slow or failing relay never delays the
- * others, nor the next block: when the next head arrives, a relay still retrying the previous
- * block is aborted (that block is mined) and the new block's send starts.
+ * Memory per open submission is its record (the raw bytes), a small lifecycle summary and the
+ * hashes of the bundles sent for the last block: no decoded transaction, simulation state or VM
+ * is kept between heads (each head decodes and simulates again).
+ *
+ * Per relay, per block: one send (both bundles, each with its own retry loop in RelayClient),
+ * started in parallel with the other relays' sends after a single durable write. A slow or failing
+ * relay never delays the others, nor the next block: when the next head arrives, a relay still
+ * retrying the previous block is aborted (that block is mined) and the new block's send starts.
  *
  * Sent at most once per (submission, relay, block), also across restarts: the `relay-sending`
- * event (with a random attempt id) is fsynced BEFORE the request goes out, and a restarted
- * dispatcher never sends for a (relay, block) that has one. A crash between that write and the
- * request costs at most that one block at that relay; the submission is sent again for the next
- * block. We chose "record, then send" (at most once per block) over "send, then record" (at least
- * once) because the submission is re-sent every block anyway, so a lost block is cheap, while the
- * audit log ("why did it not land?") stays exact: every request a relay got has its record. Relays
- * also treat the same bundle for the same block as idempotent (same txs, same bundle hash), which
- * is why, when the pre-send write itself fails, we send anyway: delivery is committed, and a
- * duplicate after a restart is harmless. The planned backrun is stored before it is first sent
- * and reused after a restart, so a resend is byte-identical.
- *
- * The backrun's hash is added to `revertingTxHashes` of private-tx and bundle submissions: a
- * backrun made stale by a later block then cannot take the partner's txs down with it.
+ * event (with a random attempt id and the bundles' hashes) is fsynced BEFORE the request goes
+ * out, and a restarted dispatcher never sends for a (relay, block) that has one. A crash between
+ * that write and the request costs at most that one block at that relay; the submission is sent
+ * again for the next block. We chose "record, then send" (at most once per block) over "send, then
+ * record" (at least once) because the submission is re-sent every block anyway, so a lost block is
+ * cheap, while the audit log ("why did it not land?") stays exact: every request a relay got has
+ * its record. Relays also treat the same bundle for the same block as idempotent (same txs, same
+ * bundle hash), which is why, when the pre-send write itself fails, we send anyway: delivery is
+ * committed, and a duplicate after a restart is harmless. The backrun planned for a block is
+ * stored before it is sent.
  */
 import { randomUUID } from 'node:crypto'
 
 import type { Address, Hex } from '../chain/types.ts'
 import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTransaction } from '../tx/decode-transaction.ts'
+import { bundleHash as computeBundleHash } from '../tx/bundle-hash.ts'
 import { RelayError, isPersistenceError } from './errors.ts'
 import { applyLifecycleEvent, summarizeLifecycle, wasSent, type LifecycleSummary } from './lifecycle.ts'
 import type { OutboxStore, PersistResult } from './outbox-store.ts'
 import type { BundleRelay, RelayBundle, RelayBundleEntry } from './relay-client.ts'
 import type {
+  BackrunEvent,
+  BundleOutcomeEvent,
+  BundleRole,
+  IncludedEvent,
   LifecycleEvent,
+  NoBackrunEvent,
   NewSubmission,
   RelayResultEvent,
   SimulatedEvent,
@@ -86,6 +103,12 @@ export interface SimulationReport {
   revertReason?: string
   /** index of the reverting tx in userTxs */
   failedTxIndex?: number
+  /**
+   * Set when the failing tx cannot be included at all on this head (not executed): `nonce-used`
+   * (it can never be included: its nonce is taken), `nonce-gap` (a predecessor is missing),
+   * `funds`, `fee` (fee cap below the base fee) or `other`.
+   */
+  rejection?: 'nonce-used' | 'nonce-gap' | 'funds' | 'fee' | 'other'
   gasUsed?: bigint
   /** block the state was pinned to */
   blockNumber?: bigint
@@ -103,6 +126,8 @@ export interface BackrunPlanInput {
   simulation: SimulationReport | undefined
   /** aborted when prepareTimeoutMs passes */
   signal: AbortSignal
+  /** the block the backrun is for (the head's next block) */
+  targetBlock?: bigint
 }
 
 export interface BackrunPlan {
@@ -114,6 +139,10 @@ export interface BackrunPlan {
   /** net of gas, in wei of the native token */
   netProfitWei?: bigint
   gasUsed?: bigint
+  /** the block it was planned and signed for */
+  block?: bigint
+  /** the searcher account that signed it */
+  searcher?: Address
 }
 
 /** Finds a profitable backrun behind the user txs (the lead implements it with the eth_backrun engine). */
@@ -137,7 +166,7 @@ export interface InclusionQuery {
 export type InclusionStatus =
   | { status: 'pending' }
   /** the user txs are on chain in `blockNumber` (for notify: the notified tx) */
-  | { status: 'included'; blockNumber: bigint; backrunIncluded?: boolean }
+  | { status: 'included'; blockNumber: bigint; backrunIncluded?: boolean; backrunTxHash?: Hex }
   /** it can never be included any more (e.g. the sender's nonce was used by another tx) */
   | { status: 'dropped'; reason: string }
 
@@ -176,8 +205,14 @@ export interface DispatcherOptions {
   prepareTimeoutMs?: number
   /** inclusion checks running at the same time. Default 16. */
   inclusionConcurrency?: number
-  /** put the backrun's hash in revertingTxHashes of private-tx and bundle submissions. Default true. */
+  /**
+   * put the backrun's hash in revertingTxHashes of the backrun bundle. Default false: the
+   * fallback bundle already keeps the user's inclusion independent of the backrun, and a backrun
+   * allowed to revert would cost the searcher gas for nothing.
+   */
   backrunMayRevert?: boolean
+  /** send the backrun-free bundle beside the backrun bundle. Default true. */
+  sendFallback?: boolean
   /** pruneFinished() runs at most this often, on a new head, ms. Default 60 000. */
   pruneIntervalMs?: number
   log?: DispatcherLogger
@@ -213,9 +248,21 @@ interface Task {
   running: Promise<void> | undefined
   rerun: boolean
   lastCheckedHead: bigint | undefined
+  /** the block the last simulation and backrun plan were made for */
+  plannedFor: bigint | undefined
+  /** a backrun was planned at least once (a notify without one ever is dropped) */
+  everPlanned: boolean
+  /** the bundles sent per block, kept until their outcomes are asked at the next head */
+  sent: Map<bigint, Array<{ role: BundleRole; hash: Hex }>>
   inflight: Map<string, InflightSend>
   /** every send not settled yet, superseded ones included (finish waits for their results) */
   unsettled: Set<Promise<void>>
+}
+
+interface OutgoingBundle {
+  role: BundleRole
+  hash: Hex
+  bundle: RelayBundle
 }
 
 const NOOP_LOGGER: DispatcherLogger = { info: () => undefined, warn: () => undefined, error: () => undefined }
@@ -235,6 +282,8 @@ export class Dispatcher {
   private readonly prepareTimeoutMs: number
   private readonly inclusionLimit: Limiter
   private readonly backrunMayRevert: boolean
+  private readonly sendFallback: boolean
+  private readonly planLimit: Limiter
   private readonly pruneIntervalMs: number
   private readonly log: DispatcherLogger
   private readonly now: () => number
@@ -270,7 +319,9 @@ export class Dispatcher {
     this.prepareConcurrency = positiveInt('prepareConcurrency', options.prepareConcurrency ?? 4)
     this.prepareTimeoutMs = positiveInt('prepareTimeoutMs', options.prepareTimeoutMs ?? 2_000)
     this.inclusionLimit = new Limiter(positiveInt('inclusionConcurrency', options.inclusionConcurrency ?? 16))
-    this.backrunMayRevert = options.backrunMayRevert ?? true
+    this.backrunMayRevert = options.backrunMayRevert ?? false
+    this.sendFallback = options.sendFallback ?? true
+    this.planLimit = new Limiter(this.prepareConcurrency)
     this.pruneIntervalMs = positiveInt('pruneIntervalMs', options.pruneIntervalMs ?? 60_000)
     this.log = options.log ?? NOOP_LOGGER
     this.now = options.now ?? Date.now
@@ -441,88 +492,102 @@ export class Dispatcher {
       running: undefined,
       rerun: false,
       lastCheckedHead: undefined,
+      plannedFor: undefined,
+      everPlanned: stored.events.some((e) => e.type === 'backrun'),
+      sent: new Map(),
       inflight: new Map(),
       unsettled: new Set(),
     }
     if (task.summary.outcome !== undefined) return
     this.active.set(id, task)
-    await this.prepare(task)
+    if (task.record.kind === 'notify' && this.hashRelays.length === 0) {
+      await this.finish(task, { type: 'dropped', at: this.now(), reason: 'no configured relay accepts bundles that reference a transaction by hash' })
+      return
+    }
     task.prepared = true
     this.schedule(task)
   }
 
-  private async prepare(task: Task): Promise<void> {
-    const { record, summary } = task
-    if (summary.simulation !== undefined && summary.backrun !== undefined) {
-      if (record.kind === 'notify' && summary.backrun === null) await this.finish(task, { type: 'dropped', at: this.now(), reason: summary.noBackrunReason ?? 'no backrun' })
-      return
-    }
-    if (record.kind === 'notify' && this.hashRelays.length === 0) {
-      await this.finish(task, { type: 'dropped', at: this.now(), reason: 'no configured relay accepts bundles that reference a transaction by hash' })
-      return
-    }
-    const events: LifecycleEvent[] = []
-    let userTxs: DecodedTransaction[] | undefined
+  /**
+   * Simulates the user's txs on the current head and plans a backrun for `target` (the next
+   * block), appending what was found to `events`. Returns a terminal event when the submission
+   * can never land any more: a nonce already used (replaced by the sender's later tx, or landed
+   * elsewhere) or a revert the partner did not allow.
+   */
+  private async replan(task: Task, head: HeadInfo, target: bigint, events: LifecycleEvent[]): Promise<TerminalEvent | undefined> {
+    const { record } = task
+    let userTxs: DecodedTransaction[]
     try {
       userTxs = record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
     } catch (err) {
       // Accepted earlier with the same rules, so the chain configuration changed. Forward anyway:
       // the bytes are what the partner signed, and delivery is committed.
       this.log.warn({ err, id: record.id }, 'a stored transaction no longer decodes; forwarding it without simulation or backrun')
+      events.push({ type: 'simulated', at: this.now(), success: false, error: 'the stored transactions no longer decode' })
+      events.push({ type: 'no-backrun', at: this.now(), reason: 'the stored transactions no longer decode', block: target })
+      return undefined
     }
 
-    let simulation: SimulationReport | undefined = summary.simulation === undefined ? undefined : reportOf(summary.simulation)
-    if (summary.simulation === undefined) {
-      if (userTxs === undefined) {
-        events.push({ type: 'simulated', at: this.now(), success: false, error: 'the stored transactions no longer decode' })
-      } else {
-        const txs = userTxs
-        try {
-          simulation = await this.withTimeout('simulation', (signal) => this.simulate({ id: record.id, kind: record.kind, userTxs: txs, signal }))
-          events.push(simulatedEvent(simulation, this.now()))
-        } catch (err) {
-          events.push({ type: 'simulated', at: this.now(), success: false, error: errorText(err) })
+    let simulation: SimulationReport | undefined
+    try {
+      simulation = await this.withTimeout('simulation', (signal) => this.simulate({ id: record.id, kind: record.kind, userTxs, signal }))
+      events.push(simulatedEvent(simulation, this.now()))
+    } catch (err) {
+      events.push({ type: 'simulated', at: this.now(), success: false, error: errorText(err) })
+    }
+
+    if (simulation !== undefined && !simulation.success) {
+      const index = simulation.failedTxIndex ?? 0
+      const txHash = record.txHashes[index]
+      const why = simulation.revertReason ?? 'failed'
+      if (simulation.rejection === 'nonce-used') {
+        // its nonce is taken: it landed (by another path) or the sender replaced it
+        const status = await this.checkInclusion(task, head, target)
+        if (status.status === 'included') return includedEvent(status, this.now())
+        return { type: 'dropped', at: this.now(), reason: `tx ${index} (${txHash}) can never be included: ${why.replace(/^not includable: /, '')} (its nonce is used: replaced by the sender or included elsewhere)` }
+      }
+      if (simulation.rejection === undefined) {
+        const allowed = record.bundleOptions?.revertingTxHashes?.includes(txHash) === true
+        if (!allowed && record.kind !== 'notify') {
+          return { type: 'dropped', at: this.now(), reason: `tx ${index} (${txHash}) reverts on the state of block ${head.number} (${why}); a reverting transaction is not sent` }
         }
       }
     }
 
-    if (summary.backrun === undefined) {
-      if (userTxs === undefined) {
-        events.push({ type: 'no-backrun', at: this.now(), reason: 'the stored transactions no longer decode' })
+    try {
+      const plan = await this.planLimit.run(() =>
+        this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target })),
+      )
+      if (plan === null) {
+        events.push({ type: 'no-backrun', at: this.now(), reason: 'no profitable backrun found', block: target })
+      } else if (plan.block !== undefined && plan.block !== target) {
+        events.push({ type: 'no-backrun', at: this.now(), reason: `the head moved while planning (planned for block ${plan.block}); planned again at the next head`, block: target })
       } else {
-        const txs = userTxs
-        try {
-          const plan = await this.withTimeout('backrun planning', (signal) =>
-            this.planner.plan({ id: record.id, kind: record.kind, userTxs: txs, simulation, signal }),
-          )
-          if (plan === null) {
-            events.push({ type: 'no-backrun', at: this.now(), reason: 'no profitable backrun found' })
-          } else {
-            const backrunTx = decodeSignedTransaction(plan.rawBackrunTx, this.decode)
-            events.push({
-              type: 'backrun',
-              at: this.now(),
-              rawTx: backrunTx.rawHex,
-              txHash: backrunTx.hash,
-              grossProfit: plan.grossProfit,
-              profitToken: plan.profitToken,
-              ...(plan.netProfitWei === undefined ? {} : { netProfitWei: plan.netProfitWei }),
-              ...(plan.gasUsed === undefined ? {} : { gasUsed: plan.gasUsed }),
-            })
-          }
-        } catch (err) {
-          events.push({ type: 'no-backrun', at: this.now(), reason: `backrun planning failed: ${errorText(err)}` })
-        }
+        const backrunTx = decodeSignedTransaction(plan.rawBackrunTx, this.decode)
+        task.everPlanned = true
+        events.push({
+          type: 'backrun',
+          at: this.now(),
+          rawTx: backrunTx.rawHex,
+          txHash: backrunTx.hash,
+          grossProfit: plan.grossProfit,
+          profitToken: plan.profitToken,
+          ...(plan.netProfitWei === undefined ? {} : { netProfitWei: plan.netProfitWei }),
+          ...(plan.gasUsed === undefined ? {} : { gasUsed: plan.gasUsed }),
+          block: target,
+          ...(plan.searcher === undefined ? {} : { searcher: plan.searcher }),
+        })
       }
+    } catch (err) {
+      events.push({ type: 'no-backrun', at: this.now(), reason: `backrun planning failed: ${errorText(err)}`, block: target })
     }
 
-    const noBackrun = events.find((e) => e.type === 'no-backrun')
-    if (record.kind === 'notify' && noBackrun !== undefined && noBackrun.type === 'no-backrun') {
+    const noBackrun = events.find((e): e is NoBackrunEvent => e.type === 'no-backrun')
+    if (record.kind === 'notify' && noBackrun !== undefined && !task.everPlanned) {
       // We never dispatch a notified tx; without a backrun there is nothing to send.
-      await this.finish(task, { type: 'dropped', at: this.now(), reason: `${noBackrun.reason}; a notified transaction is never dispatched by this service` }, events)
-      return
+      return { type: 'dropped', at: this.now(), reason: `${noBackrun.reason}; a notified transaction is never dispatched by this service` }
     }
-    await this.record(task, events)
+    return undefined
   }
 
   private async withTimeout<T>(what: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -543,7 +608,7 @@ export class Dispatcher {
   }
 
   // -------------------------------------------------------------------------------------------
-  // One head for one submission: inclusion, expiry, sends
+  // One head for one submission: outcomes of the last block, inclusion, expiry, re-plan, sends
 
   private async advance(task: Task): Promise<void> {
     const head = this.head
@@ -552,14 +617,10 @@ export class Dispatcher {
 
     if (summary.targeting !== undefined && task.lastCheckedHead !== head.number) {
       task.lastCheckedHead = head.number
-      const status = await this.checkInclusion(task, summary.targeting, head)
+      await this.recordOutcomes(task, head.number)
+      const status = await this.checkInclusion(task, head, summary.targeting.firstBlock)
       if (status.status === 'included') {
-        await this.finish(task, {
-          type: 'included',
-          at: this.now(),
-          block: status.blockNumber,
-          ...(status.backrunIncluded === undefined ? {} : { backrunIncluded: status.backrunIncluded }),
-        })
+        await this.finish(task, includedEvent(status, this.now()))
         return
       }
       if (status.status === 'dropped') {
@@ -593,13 +654,33 @@ export class Dispatcher {
       return
     }
 
-    const sends = eligible.filter((relay) => !wasSent(summary, relay.name, target)).map((relay) => ({ relay, attemptId: randomUUID() }))
-    for (const { relay, attemptId } of sends) events.push({ type: 'relay-sending', at: this.now(), relay: relay.name, block: target, attemptId })
+    // re-plan once per block, and only when a relay still needs this block's send (a restarted
+    // dispatcher does not re-plan a block it already sent)
+    if (task.plannedFor !== target && eligible.some((relay) => !wasSent(summary, relay.name, target))) {
+      task.plannedFor = target
+      const terminal = await this.replan(task, head, target, events)
+      if (terminal !== undefined) {
+        await this.finish(task, terminal, events)
+        return
+      }
+      // a newer head arrived while planning: this block is being built, plan for the next one
+      if (this.head !== undefined && this.head.number !== head.number) {
+        await this.record(task, events)
+        task.rerun = true
+        return
+      }
+    }
+
+    const bundles = this.bundlesFor(task, target, events)
+    const sends = bundles.length === 0 ? [] : eligible.filter((relay) => !wasSent(summary, relay.name, target)).map((relay) => ({ relay, attemptId: randomUUID() }))
+    const labels = bundles.map((b) => `${b.role}:${b.hash}`)
+    for (const { relay, attemptId } of sends) events.push({ type: 'relay-sending', at: this.now(), relay: relay.name, block: target, attemptId, bundles: labels })
     // Durable before the first byte leaves (see the module comment).
     await this.record(task, events)
     if (sends.length === 0) return
-    const bundle = this.bundleFor(task, target)
-    for (const { relay, attemptId } of sends) this.startSend(task, relay, bundle, target, attemptId)
+    task.sent.set(target, bundles.map(({ role, hash }) => ({ role, hash })))
+    for (const block of task.sent.keys()) if (block < head.number) task.sent.delete(block)
+    for (const { relay, attemptId } of sends) this.startSend(task, relay, bundles, target, attemptId)
   }
 
   private targetingFor(record: SubmissionRecord, head: HeadInfo, eligible: readonly BundleRelay[]): TargetingEvent {
@@ -609,7 +690,7 @@ export class Dispatcher {
     return { type: 'targeting', at: this.now(), firstBlock, lastBlock, relays: eligible.map((r) => r.name) }
   }
 
-  private async checkInclusion(task: Task, targeting: TargetingEvent, head: HeadInfo): Promise<InclusionStatus> {
+  private async checkInclusion(task: Task, head: HeadInfo, firstBlock: bigint): Promise<InclusionStatus> {
     const { record, summary } = task
     try {
       return await this.inclusionLimit.run(() =>
@@ -618,7 +699,7 @@ export class Dispatcher {
           kind: record.kind,
           txHashes: record.txHashes,
           ...(summary.backrun ? { backrunTxHash: summary.backrun.txHash } : {}),
-          firstBlock: targeting.firstBlock,
+          firstBlock,
           head,
         }),
       )
@@ -628,49 +709,118 @@ export class Dispatcher {
     }
   }
 
-  private bundleFor(task: Task, block: bigint): RelayBundle {
-    const { record, summary } = task
-    const backrun = summary.backrun ?? undefined
-    if (record.kind === 'notify') {
-      if (backrun === undefined) throw new Error(`notify submission ${record.id} has no backrun to send`)
-      return { entries: [{ hash: record.txHashes[0] }, { tx: backrun.rawTx }], blockNumber: block }
+  /** Asks every relay that tells (bundleStats) what became of the bundles sent for `block`. */
+  private async recordOutcomes(task: Task, block: bigint): Promise<void> {
+    const sent = task.sent.get(block)
+    if (sent === undefined) return
+    task.sent.delete(block)
+    const asks: Array<Promise<BundleOutcomeEvent | undefined>> = []
+    for (const relay of this.relays) {
+      const stats = relay.bundleStats
+      if (stats === undefined || !wasSent(task.summary, relay.name, block)) continue
+      for (const { role, hash } of sent) {
+        asks.push(
+          this.inclusionLimit.run(async () => {
+            try {
+              const answer = await stats.call(relay, hash, block, { signal: AbortSignal.timeout(this.prepareTimeoutMs) })
+              const event: BundleOutcomeEvent = { type: 'bundle-outcome', at: this.now(), relay: relay.name, block, role, bundleHash: hash, status: answer.status }
+              if (answer.reason !== undefined) event.reason = answer.reason
+              return event
+            } catch (err) {
+              this.log.warn({ id: task.record.id, relay: relay.name, block: block.toString(), err: errorText(err) }, 'bundle stats unavailable')
+              return undefined
+            }
+          }),
+        )
+      }
     }
-    const entries: RelayBundleEntry[] = record.rawTxs.map((tx) => ({ tx }))
-    if (backrun !== undefined) entries.push({ tx: backrun.rawTx })
-    const options = record.bundleOptions ?? {}
-    const reverting = [...(options.revertingTxHashes ?? [])]
-    if (backrun !== undefined && this.backrunMayRevert) reverting.push(backrun.txHash)
-    return {
-      entries,
-      blockNumber: block,
-      ...(options.minTimestamp === undefined ? {} : { minTimestamp: options.minTimestamp }),
-      ...(options.maxTimestamp === undefined ? {} : { maxTimestamp: options.maxTimestamp }),
-      ...(reverting.length === 0 ? {} : { revertingTxHashes: reverting }),
-      ...(options.replacementUuid === undefined ? {} : { replacementUuid: options.replacementUuid }),
-    }
+    const events = (await Promise.all(asks)).filter((e): e is BundleOutcomeEvent => e !== undefined)
+    await this.record(task, events)
   }
 
-  private startSend(task: Task, relay: BundleRelay, bundle: RelayBundle, block: bigint, attemptId: string): void {
+  /**
+   * What is sent for `block`: with a backrun planned for it, the backrun bundle `[user txs...,
+   * backrun]` AND the backrun-free bundle `[user txs...]`; without one, the user txs alone. The two
+   * share the user's txs, so a builder includes at most one: the backrun bundle pays more and wins
+   * when it is valid, and when it is not (the backrun reverts after another bundle took the
+   * profit, or its nonce went stale) the fallback still lands the user's txs. The backrun is
+   * therefore never in revertingTxHashes: a backrun that would revert makes its bundle fail, not
+   * cost the searcher gas. A notify submission has only the backrun bundle (the partner dispatches
+   * its tx itself). The partner's replacementUuid goes on the user's own bundle only (a second
+   * bundle with the same uuid would replace the first).
+   */
+  private bundlesFor(task: Task, block: bigint, pending: readonly LifecycleEvent[]): OutgoingBundle[] {
+    const { record, summary } = task
+    const planned = summary.backrun ?? undefined
+    // the backrun planned for this very block (planning appended it to `pending` or the summary)
+    const fresh = [...pending].reverse().find((e): e is BackrunEvent => e.type === 'backrun') ?? planned
+    const backrun = fresh !== undefined && (fresh.block === undefined || fresh.block === block) && pending.every((e) => e.type !== 'no-backrun') ? fresh : undefined
+    if (record.kind === 'notify') {
+      if (backrun === undefined) return []
+      const entries: RelayBundleEntry[] = [{ hash: record.txHashes[0] }, { tx: backrun.rawTx }]
+      return [{ role: 'backrun', hash: computeBundleHash([record.txHashes[0], backrun.txHash]), bundle: { entries, blockNumber: block } }]
+    }
+    const options = record.bundleOptions ?? {}
+    const own = record.rawTxs.map((tx): RelayBundleEntry => ({ tx }))
+    const timing = {
+      ...(options.minTimestamp === undefined ? {} : { minTimestamp: options.minTimestamp }),
+      ...(options.maxTimestamp === undefined ? {} : { maxTimestamp: options.maxTimestamp }),
+    }
+    const partnerReverting = options.revertingTxHashes ?? []
+    const userBundle: RelayBundle = {
+      entries: own,
+      blockNumber: block,
+      ...timing,
+      ...(partnerReverting.length === 0 ? {} : { revertingTxHashes: [...partnerReverting] }),
+      ...(options.replacementUuid === undefined ? {} : { replacementUuid: options.replacementUuid }),
+    }
+    const userHash = computeBundleHash(record.txHashes)
+    if (backrun === undefined) return [{ role: 'partner', hash: userHash, bundle: userBundle }]
+    const reverting = [...partnerReverting, ...(this.backrunMayRevert ? [backrun.txHash] : [])]
+    const withBackrun: RelayBundle = {
+      entries: [...own, { tx: backrun.rawTx }],
+      blockNumber: block,
+      ...timing,
+      ...(reverting.length === 0 ? {} : { revertingTxHashes: reverting }),
+    }
+    const out: OutgoingBundle[] = [{ role: 'backrun', hash: computeBundleHash([...record.txHashes, backrun.txHash]), bundle: withBackrun }]
+    if (this.sendFallback) out.push({ role: 'fallback', hash: userHash, bundle: userBundle })
+    return out
+  }
+
+  private startSend(task: Task, relay: BundleRelay, bundles: readonly OutgoingBundle[], block: bigint, attemptId: string): void {
     const previous = task.inflight.get(relay.name)
     if (previous !== undefined) previous.controller.abort(new Error(`superseded by block ${block}`))
     const controller = new AbortController()
     const id = task.record.id
     const done = (async () => {
-      let result: RelayResultEvent
-      try {
-        const sent = await relay.sendBundle(bundle, {
-          signal: controller.signal,
-          onRetry: ({ attempt, error, delayMs }) =>
-            this.log.warn({ id, relay: relay.name, block: block.toString(), attempt, reason: error.reason, delayMs, err: error.message }, 'relay send failed; retrying'),
-        })
-        result = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, ok: true, attempts: sent.attempts }
-        if (sent.relayBundleHash !== undefined) result.relayBundleHash = sent.relayBundleHash
-      } catch (err) {
-        const relayError = err instanceof RelayError ? err : undefined
-        const reason = controller.signal.aborted ? `aborted: ${errorText(controller.signal.reason)}` : errorText(err)
-        result = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, ok: false, attempts: relayError?.attempts ?? 1, lastError: reason }
-        if (!controller.signal.aborted) this.log.warn({ id, relay: relay.name, block: block.toString(), err: reason }, 'relay did not accept the bundle')
+      // the backrun bundle first: a builder that sees both resolves them by payment anyway
+      const results = await Promise.allSettled(
+        bundles.map((b) =>
+          relay.sendBundle(b.bundle, {
+            signal: controller.signal,
+            onRetry: ({ attempt, error, delayMs }) =>
+              this.log.warn({ id, relay: relay.name, block: block.toString(), role: b.role, attempt, reason: error.reason, delayMs, err: error.message }, 'relay send failed; retrying'),
+          }),
+        ),
+      )
+      let attempts = 0
+      let lastError: string | undefined
+      let relayBundleHash: string | undefined
+      for (const r of results) {
+        if (r.status === 'fulfilled') {
+          attempts += r.value.attempts
+          relayBundleHash ??= r.value.relayBundleHash
+        } else {
+          attempts += r.reason instanceof RelayError ? r.reason.attempts : 1
+          lastError ??= controller.signal.aborted ? `aborted: ${errorText(controller.signal.reason)}` : errorText(r.reason)
+        }
       }
+      const ok = lastError === undefined
+      const result: RelayResultEvent = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, ok, attempts }
+      if (lastError !== undefined) result.lastError = lastError
+      if (relayBundleHash !== undefined) result.relayBundleHash = relayBundleHash
+      if (!ok && !controller.signal.aborted) this.log.warn({ id, relay: relay.name, block: block.toString(), err: lastError }, 'relay did not accept a bundle')
       if (task.inflight.get(relay.name)?.controller === controller) task.inflight.delete(relay.name)
       await this.record(task, [result])
     })()
@@ -727,24 +877,24 @@ class Limiter {
   }
 }
 
+function includedEvent(status: Extract<InclusionStatus, { status: 'included' }>, at: number): IncludedEvent {
+  return {
+    type: 'included',
+    at,
+    block: status.blockNumber,
+    ...(status.backrunIncluded === undefined ? {} : { backrunIncluded: status.backrunIncluded }),
+    ...(status.backrunIncluded === true && status.backrunTxHash !== undefined ? { backrunTxHash: status.backrunTxHash } : {}),
+  }
+}
+
 function simulatedEvent(report: SimulationReport, at: number): SimulatedEvent {
   const event: SimulatedEvent = { type: 'simulated', at, success: report.success }
   if (report.revertReason !== undefined) event.revertReason = report.revertReason
   if (report.failedTxIndex !== undefined) event.failedTxIndex = report.failedTxIndex
+  if (report.rejection !== undefined) event.rejection = report.rejection
   if (report.gasUsed !== undefined) event.gasUsed = report.gasUsed
   if (report.blockNumber !== undefined) event.blockNumber = report.blockNumber
   return event
-}
-
-function reportOf(event: SimulatedEvent): SimulationReport | undefined {
-  if (event.error !== undefined) return undefined
-  return {
-    success: event.success,
-    ...(event.revertReason === undefined ? {} : { revertReason: event.revertReason }),
-    ...(event.failedTxIndex === undefined ? {} : { failedTxIndex: event.failedTxIndex }),
-    ...(event.gasUsed === undefined ? {} : { gasUsed: event.gasUsed }),
-    ...(event.blockNumber === undefined ? {} : { blockNumber: event.blockNumber }),
-  }
 }
 
 function errorText(error: unknown): string {

@@ -4,10 +4,13 @@
  *
  *   current head (next-block context)
  *     -> the user's signed txs executed in order (a notify: the notified tx alone), every inclusion rule
- *     -> BackrunEngine.searchAfter(base, after, their logs, { origin: searcher, refundBps: 0 })
- *        (the executor refunds tx.origin, which is the searcher here: no refund in this mode)
+ *     -> a searcher key leased for the target block from the SearcherKeyPool (one backrun per key
+ *        per block, so backruns of one block never share a nonce); none left: no backrun this block
+ *     -> BackrunEngine.searchAfter(base, after, their logs, { origin: searcher, refundBps,
+ *        refundRecipient: the user })  (the refund share goes to the signer of the last user tx,
+ *        named to the contract: tx.origin is our searcher in a bundle)
  *     -> an EIP-1559 tx from the searcher: to = executor, data = the engine's calldata,
- *        nonce = the searcher's nonce after the user txs, maxPriorityFeePerGas from config,
+ *        nonce = the searcher's nonce after the user txs on this head, maxPriorityFeePerGas from config,
  *        maxFeePerGas = 2 x next base fee + priority fee, gas limit = (measured gas + 21 000) + margin
  *     -> signed, decoded again (sender must be the searcher), and executed on the post-user state:
  *        it must succeed; its return value is the gross profit reported
@@ -27,6 +30,7 @@ import { TransactionRejectedError, type BundleResult, type Simulator, type Trans
 import { decodeSignedTransaction } from '../tx/decode-transaction.ts'
 import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher.ts'
 import { executable, throwIfAborted } from './engine-simulator.ts'
+import { SearcherKeyPool } from './searcher-key-pool.ts'
 
 /** What the planner asks the signer to sign: an EIP-1559 call with value 0 and an empty access list. */
 export interface BackrunTransactionRequest {
@@ -52,7 +56,10 @@ export interface EngineBackrunPlannerOptions {
   chain: Pick<ChainStateSource, 'chainId' | 'latest'>
   simulator: Pick<Simulator, 'openState' | 'bundle' | 'transaction' | 'common'>
   engine: Pick<BackrunEngine, 'searchAfter'>
-  signer: BackrunTransactionSigner
+  /** the searcher accounts backruns are signed with: one key, or a pool (one backrun per key per block) */
+  signer: BackrunTransactionSigner | SearcherKeyPool
+  /** share of the gross profit refunded to the user (the signer of the last user tx), basis points. Default 0. */
+  refundBps?: number
   /** tip of the backrun transaction, wei per gas */
   maxPriorityFeePerGas: bigint
   /** added to the measured gas (the backrun's execution + 21 000), basis points. Default 3 000 (+30%). */
@@ -64,8 +71,9 @@ export interface EngineBackrunPlannerOptions {
  * - `signer-mismatch`: the signed tx does not recover to the signer's address
  * - `backrun-not-includable`: the signed backrun cannot be included (e.g. the searcher cannot pay its gas)
  * - `backrun-failed`: the signed backrun reverts or halts on the post-user state
+ * - `no-searcher-key`: every searcher key already carries a backrun for the target block
  */
-export type BackrunPlanErrorReason = 'user-txs-not-includable' | 'signer-mismatch' | 'backrun-not-includable' | 'backrun-failed'
+export type BackrunPlanErrorReason = 'user-txs-not-includable' | 'signer-mismatch' | 'backrun-not-includable' | 'backrun-failed' | 'no-searcher-key'
 
 export class BackrunPlanError extends Error {
   override readonly name = 'BackrunPlanError'
@@ -86,16 +94,21 @@ export class EngineBackrunPlanner implements BackrunPlanner {
   private readonly chain: EngineBackrunPlannerOptions['chain']
   private readonly simulator: EngineBackrunPlannerOptions['simulator']
   private readonly engine: EngineBackrunPlannerOptions['engine']
-  private readonly signer: BackrunTransactionSigner
-  private readonly searcher: Address
+  readonly keys: SearcherKeyPool
+  private readonly refundBps: number
   private readonly maxPriorityFeePerGas: bigint
   private readonly marginBps: bigint
 
   /** @throws TypeError / RangeError for a bad option */
   constructor(options: EngineBackrunPlannerOptions) {
-    if (typeof options.signer?.signTransaction !== 'function' || !/^0x[0-9a-fA-F]{40}$/.test(options.signer.address)) {
-      throw new TypeError('EngineBackrunPlanner: signer must have an address and signTransaction')
+    const signers = options.signer instanceof SearcherKeyPool ? options.signer.signers : [options.signer]
+    for (const signer of signers) {
+      if (typeof signer?.signTransaction !== 'function' || !/^0x[0-9a-fA-F]{40}$/.test(signer.address)) {
+        throw new TypeError('EngineBackrunPlanner: signer must have an address and signTransaction')
+      }
     }
+    const refundBps = options.refundBps ?? 0
+    if (!Number.isSafeInteger(refundBps) || refundBps < 0 || refundBps > 10_000) throw new RangeError(`EngineBackrunPlanner: refundBps must be an integer in 0..10000, got ${refundBps}`)
     if (typeof options.maxPriorityFeePerGas !== 'bigint' || options.maxPriorityFeePerGas < 0n) {
       throw new RangeError('EngineBackrunPlanner: maxPriorityFeePerGas must be a non-negative bigint (wei)')
     }
@@ -104,8 +117,8 @@ export class EngineBackrunPlanner implements BackrunPlanner {
     this.chain = options.chain
     this.simulator = options.simulator
     this.engine = options.engine
-    this.signer = options.signer
-    this.searcher = options.signer.address.toLowerCase() as Address
+    this.keys = options.signer instanceof SearcherKeyPool ? options.signer : new SearcherKeyPool(signers)
+    this.refundBps = refundBps
     this.maxPriorityFeePerGas = options.maxPriorityFeePerGas
     this.marginBps = BigInt(margin)
   }
@@ -132,17 +145,45 @@ export class EngineBackrunPlanner implements BackrunPlanner {
     if (!users.success) return null
     throwIfAborted(input.signal)
 
+    const target = reader.block.number + 1n
+    // blocks up to this head are built: their leases are void
+    this.keys.pruneThrough(reader.block.number)
+    const owner = input.id
+    const signer = this.keys.lease(target, owner)
+    if (signer === undefined) {
+      throw new BackrunPlanError('no-searcher-key', `all ${this.keys.size} searcher keys already carry a backrun for block ${target}; planned again at the next head`)
+    }
+    try {
+      const plan = await this.planWith(signer, target, input, base, users)
+      if (plan === null) this.keys.release(target, owner)
+      return plan
+    } catch (err) {
+      this.keys.release(target, owner)
+      throw err
+    }
+  }
+
+  private async planWith(
+    signer: BackrunTransactionSigner,
+    target: bigint,
+    input: BackrunPlanInput,
+    base: ReturnType<EngineBackrunPlannerOptions['simulator']['openState']>,
+    users: BundleResult,
+  ): Promise<BackrunPlan | null> {
+    const { simulator } = this
+    const searcher = signer.address.toLowerCase() as Address
+    const user = input.userTxs[input.userTxs.length - 1].sender
     const logs = users.results.flatMap((r) => r.logs)
-    const found = await this.engine.searchAfter(base, users.state, logs, { origin: this.searcher, refundBps: 0 })
+    const found = await this.engine.searchAfter(base, users.state, logs, { origin: searcher, refundBps: this.refundBps, refundRecipient: user })
     if (found === null) return null
     throwIfAborted(input.signal)
 
-    const nonce = (await users.state.overlay.readAccount(this.searcher))?.nonce ?? 0n
+    const nonce = (await users.state.overlay.readAccount(searcher))?.nonce ?? 0n
     const baseFee = base.block.baseFeePerGas ?? 0n
     const maxFeePerGas = 2n * baseFee + this.maxPriorityFeePerGas
     const measured = found.gas + TX_BASE_GAS
     const gasLimit = (measured * (10_000n + this.marginBps) + 9_999n) / 10_000n
-    const raw = await this.signer.signTransaction({
+    const raw = await signer.signTransaction({
       chainId: this.chain.chainId,
       nonce,
       to: found.contract,
@@ -153,8 +194,8 @@ export class EngineBackrunPlanner implements BackrunPlanner {
     })
 
     const signed = decodeSignedTransaction(raw, { chainId: this.chain.chainId, common: simulator.common })
-    if (signed.sender !== this.searcher) {
-      throw new BackrunPlanError('signer-mismatch', `the signed backrun recovers to ${signed.sender}, not the searcher ${this.searcher}`)
+    if (signed.sender !== searcher) {
+      throw new BackrunPlanError('signer-mismatch', `the signed backrun recovers to ${signed.sender}, not the searcher ${searcher}`)
     }
     let executed: TransactionResult
     try {
@@ -175,7 +216,7 @@ export class EngineBackrunPlanner implements BackrunPlanner {
     const netProfitWei = found.netProfitWei - (executed.gasUsed > found.gas ? executed.gasUsed - found.gas : 0n) * (baseFee + this.maxPriorityFeePerGas)
     if (grossProfit <= 0n || netProfitWei <= 0n) return null
 
-    return { rawBackrunTx: signed.rawHex, grossProfit, profitToken: found.profitToken, netProfitWei, gasUsed: executed.gasUsed }
+    return { rawBackrunTx: signed.rawHex, grossProfit, profitToken: found.profitToken, netProfitWei, gasUsed: executed.gasUsed, block: target, searcher }
   }
 }
 

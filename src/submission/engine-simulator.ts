@@ -40,10 +40,12 @@ export function engineSubmissionSimulator(options: EngineSimulatorOptions): Subm
       result = await simulator.bundle(base, txs)
     } catch (err) {
       if (err instanceof TransactionRejectedError) {
+        const message = stripIndex(err.message)
         return {
           success: false,
           failedTxIndex: err.index ?? 0,
-          revertReason: `not includable: ${stripIndex(err.message)}`,
+          revertReason: `not includable: ${message}`,
+          rejection: classifyRejection(message),
           blockNumber: reader.block.number,
         }
       }
@@ -71,6 +73,21 @@ export function executable(tx: DecodedTransaction, simulator: Pick<Simulator, 'c
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw signal.reason instanceof Error ? signal.reason : new Error('aborted')
+}
+
+const NONCE_MISMATCH = /account has nonce of: (\d+) tx has nonce of: (\d+)/
+
+/**
+ * Why a transaction cannot be included, from ethereumjs' message: a nonce below the account's can
+ * never be included again (that nonce is used); a nonce above it may become valid once its
+ * predecessors land, and funds or a fee cap below the base fee may change with the next blocks.
+ */
+export function classifyRejection(message: string): NonNullable<SimulationReport['rejection']> {
+  const nonce = NONCE_MISMATCH.exec(message)
+  if (nonce !== null) return BigInt(nonce[2]) < BigInt(nonce[1]) ? 'nonce-used' : 'nonce-gap'
+  if (/baseFeePerGas/.test(message)) return 'fee'
+  if (/balance|funds|upfront cost/i.test(message)) return 'funds'
+  return 'other'
 }
 
 /** Simulator.bundle prefixes "transaction i: "; the index is reported separately. */

@@ -114,6 +114,8 @@ export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleE
       }
       break
     }
+    case 'bundle-outcome':
+      break
     case 'included':
     case 'expired':
     case 'dropped':

@@ -42,6 +42,19 @@ export interface RelayEndpoint {
   maxAttempts?: number
   /** Default { baseMs: 100, maxMs: 2 000 }. */
   backoff?: BackoffPolicy
+  /**
+   * The relay answers flashbots_getBundleStatsV2 (Flashbots' relay, our devnet builder): after each
+   * block the dispatcher asks it what became of each bundle and records it (included, outbid,
+   * invalid and why) in the submission's lifecycle. Default false.
+   */
+  bundleStats?: boolean
+}
+
+/** What a relay says became of one bundle for one block. */
+export interface RelayBundleStats {
+  /** included | outbid | invalid | expired | pending | unknown (our builder); Flashbots' relay: derived from isSimulated / sealed */
+  status: string
+  reason?: string
 }
 
 /** One bundle entry: a raw signed tx, or (first entry only, hash-accepting relays only) the hash of a pending tx. */
@@ -81,6 +94,8 @@ export interface BundleRelay {
   readonly acceptsHashReference: boolean
   /** @throws RelayError */
   sendBundle(bundle: RelayBundle, options?: RelaySendOptions): Promise<RelaySendResult>
+  /** Present when the relay tells what became of a bundle (see RelayEndpoint.bundleStats). @throws RelayError */
+  bundleStats?(bundleHash: Hex, block: bigint, options?: RelaySendOptions): Promise<RelayBundleStats>
 }
 
 export interface RelayClientOptions {
@@ -124,6 +139,19 @@ export class RelayClient implements BundleRelay {
     this.signer = signer
     this.fetchImpl = options.fetch ?? globalThis.fetch
     this.random = options.random ?? Math.random
+    if (endpoint.bundleStats !== true) this.bundleStats = undefined
+  }
+
+  /**
+   * flashbots_getBundleStatsV2 for one (bundle, block). Our devnet builder answers `status` and
+   * `reason`; a relay answering only Flashbots' fields gets `included` when sealed by a builder,
+   * `pending` when simulated, else `unknown`. Retried like a send.
+   * @throws RelayError
+   */
+  bundleStats?: (bundleHash: Hex, block: bigint, options?: RelaySendOptions) => Promise<RelayBundleStats> = async (bundleHash, block, options = {}) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'flashbots_getBundleStatsV2', params: [{ bundleHash, blockNumber: `0x${block.toString(16)}` }] })
+    const result = await this.withRetries(body, options)
+    return parseBundleStats(result)
   }
 
   /**
@@ -132,11 +160,18 @@ export class RelayClient implements BundleRelay {
    */
   async sendBundle(bundle: RelayBundle, options: RelaySendOptions = {}): Promise<RelaySendResult> {
     const body = encodeSendBundleRequest(bundle, this.nextId++, this.hashReference, this.name)
+    const { result, attempts } = await this.withRetries(body, options)
+    const relayBundleHash = result !== null && typeof result === 'object' && typeof (result as { bundleHash?: unknown }).bundleHash === 'string' ? (result as { bundleHash: string }).bundleHash : undefined
+    return relayBundleHash === undefined ? { relay: this.name, attempts } : { relay: this.name, attempts, relayBundleHash }
+  }
+
+  /** POSTs a signed JSON-RPC body, retrying transient failures; the `result` and the attempts made. */
+  private async withRetries(body: string, options: RelaySendOptions): Promise<{ result: unknown; attempts: number }> {
     const signature = await flashbotsSignature(body, this.signer)
     for (let attempt = 1; ; attempt++) {
       try {
-        const relayBundleHash = await this.post(body, signature, attempt, options.signal)
-        return relayBundleHash === undefined ? { relay: this.name, attempts: attempt } : { relay: this.name, attempts: attempt, relayBundleHash }
+        const result = await this.post(body, signature, attempt, options.signal)
+        return { result, attempts: attempt }
       } catch (error) {
         const relayError = error instanceof RelayError ? error : new RelayError(`relay ${this.name}: ${String(error)}`, this.name, 'network', attempt, { retryable: true }, { cause: error })
         if (relayError.details.retryable !== true || attempt >= this.maxAttempts || options.signal?.aborted === true) throw relayError
@@ -151,7 +186,7 @@ export class RelayClient implements BundleRelay {
     }
   }
 
-  private async post(body: string, signature: string, attempt: number, outer: AbortSignal | undefined): Promise<string | undefined> {
+  private async post(body: string, signature: string, attempt: number, outer: AbortSignal | undefined): Promise<unknown> {
     if (outer?.aborted === true) throw new RelayError(`relay ${this.name}: aborted`, this.name, 'aborted', attempt - 1, { retryable: false })
     const timeout = AbortSignal.timeout(this.timeoutMs)
     const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout])
@@ -194,9 +229,17 @@ export class RelayClient implements BundleRelay {
     if (!('result' in message)) {
       throw new RelayError(`relay ${this.name}: answer has neither result nor error`, this.name, 'malformed', attempt, { retryable: false })
     }
-    const result = message.result as { bundleHash?: unknown } | null
-    return result !== null && typeof result === 'object' && typeof result.bundleHash === 'string' ? result.bundleHash : undefined
+    return message.result
   }
+}
+
+function parseBundleStats(answer: { result: unknown }): RelayBundleStats {
+  const r = answer.result
+  if (r === null || typeof r !== 'object') return { status: 'unknown' }
+  const o = r as { status?: unknown; reason?: unknown; isSimulated?: unknown; sealedByBuildersAt?: unknown }
+  if (typeof o.status === 'string') return typeof o.reason === 'string' ? { status: o.status, reason: o.reason } : { status: o.status }
+  if (Array.isArray(o.sealedByBuildersAt) && o.sealedByBuildersAt.length > 0) return { status: 'included' }
+  return { status: o.isSimulated === true ? 'pending' : 'unknown' }
 }
 
 /**
@@ -262,6 +305,7 @@ export function relayEndpointProblems(endpoint: RelayEndpoint): string[] {
     const v = endpoint[field]
     if (v !== undefined && (!Number.isSafeInteger(v) || v <= 0)) problems.push(`${field} must be a positive integer`)
   }
+  if (endpoint.bundleStats !== undefined && typeof endpoint.bundleStats !== 'boolean') problems.push('bundleStats must be true or false when given')
   if (endpoint.backoff !== undefined && (!(endpoint.backoff.baseMs >= 0) || !(endpoint.backoff.maxMs >= endpoint.backoff.baseMs))) {
     problems.push('backoff needs 0 <= baseMs <= maxMs')
   }
@@ -278,7 +322,7 @@ export function parseRelayEndpoints(json: string): { relays: RelayEndpoint[]; pr
   try {
     parsed = JSON.parse(json)
   } catch {
-    return { relays: [], problems: ['expected a JSON array of {"name","url","hashReference"?,"timeoutMs"?,"maxAttempts"?} objects'] }
+    return { relays: [], problems: ['expected a JSON array of {"name","url","hashReference"?,"bundleStats"?,"timeoutMs"?,"maxAttempts"?} objects'] }
   }
   if (!Array.isArray(parsed)) return { relays: [], problems: ['expected a JSON array of relay objects'] }
   const relays: RelayEndpoint[] = []

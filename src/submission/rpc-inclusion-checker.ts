@@ -114,7 +114,10 @@ export class RpcInclusionChecker implements InclusionChecker {
     const blockNumber = last.blockNumber
     if (query.backrunTxHash === undefined) return { status: 'included', blockNumber }
     const backrun = await this.receipt(query.backrunTxHash)
-    return { status: 'included', blockNumber, backrunIncluded: backrun !== null && backrun.blockNumber === blockNumber }
+    const backrunIncluded = backrun !== null && backrun.blockNumber === blockNumber
+    return backrunIncluded && query.backrunTxHash !== undefined
+      ? { status: 'included', blockNumber, backrunIncluded, backrunTxHash: query.backrunTxHash }
+      : { status: 'included', blockNumber, backrunIncluded }
   }
 
   /**

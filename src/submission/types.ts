@@ -8,7 +8,10 @@
  * received ─► simulated (success, or revert reason / simulation error)
  *          ─► backrun (raw tx, profit) | no-backrun (reason)
  *          ─► targeting (first..last block, relays)
- *          ─► per relay and block: relay-sending (attempt id) ─► relay-result (ok, attempts, last error)
+ *          ─► per relay and block: relay-sending (attempt id, bundles) ─► relay-result (ok, attempts, last error)
+ *          ─► at every new head, per block and bundle: bundle-outcome (included, outbid, invalid and why,
+ *             where the relay tells), then simulated and backrun | no-backrun again for the next block
+ *             (re-planned on the new state)
  *             ... repeated for every following block ...
  *          ─► included (block N) | expired (last block) | dropped (reason)      <- terminal
  * ```
@@ -86,6 +89,8 @@ export interface SimulatedEvent {
   revertReason?: string
   /** index in rawTxs of the tx that reverted */
   failedTxIndex?: number
+  /** the failing tx could not be included at all: nonce-used | nonce-gap | funds | fee | other */
+  rejection?: 'nonce-used' | 'nonce-gap' | 'funds' | 'fee' | 'other'
   gasUsed?: bigint
   /** the block the simulation's state was pinned to */
   blockNumber?: bigint
@@ -102,12 +107,39 @@ export interface BackrunEvent {
   profitToken: Address
   netProfitWei?: bigint
   gasUsed?: bigint
+  /** the block it was planned and signed for (absent in records written before per-block planning) */
+  block?: bigint
+  /** the searcher account that signed it */
+  searcher?: Address
 }
 
 export interface NoBackrunEvent {
   type: 'no-backrun'
   at: number
   reason: string
+  /** the block this decision was made for */
+  block?: bigint
+}
+
+/**
+ * - `backrun`: the user's txs followed by our backrun (atomic)
+ * - `fallback`: the user's txs alone, sent beside the backrun bundle so that the user's inclusion
+ *   never depends on the backrun (the builder keeps at most one: they share the user's txs)
+ * - `partner`: the partner's bundle as submitted, when no backrun goes with it
+ */
+export type BundleRole = 'backrun' | 'fallback' | 'partner'
+
+/** What a relay said became of one of our bundles for one block (where it tells: flashbots_getBundleStatsV2). */
+export interface BundleOutcomeEvent {
+  type: 'bundle-outcome'
+  at: number
+  relay: string
+  block: bigint
+  role: BundleRole
+  bundleHash: Hex
+  /** included | outbid | invalid | expired | pending | unknown */
+  status: string
+  reason?: string
 }
 
 /** Written once, with the first send: the block range the submission is sent for. */
@@ -127,6 +159,8 @@ export interface RelaySendingEvent {
   relay: string
   block: bigint
   attemptId: string
+  /** `<role>:<bundle hash>` of each bundle sent for this block (absent in older records) */
+  bundles?: string[]
 }
 
 /** The outcome of the send announced by the `relay-sending` event with the same attempt id. */
@@ -150,6 +184,8 @@ export interface IncludedEvent {
   block: bigint
   /** whether our backrun landed too, when the inclusion checker knows */
   backrunIncluded?: boolean
+  /** the backrun that landed with it */
+  backrunTxHash?: Hex
 }
 
 export interface ExpiredEvent {
@@ -175,6 +211,7 @@ export type LifecycleEvent =
   | TargetingEvent
   | RelaySendingEvent
   | RelayResultEvent
+  | BundleOutcomeEvent
   | TerminalEvent
 
 export function isTerminalEvent(event: LifecycleEvent): event is TerminalEvent {

@@ -4,6 +4,7 @@ import { keccak256, toBytes, verifyMessage } from 'viem'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 import type { Address, Hex } from '../../src/chain/types.ts'
+import { bundleHash } from '../../src/tx/bundle-hash.ts'
 import {
   Dispatcher,
   OutboxStore,
@@ -41,6 +42,7 @@ interface RelaySpec {
   hashReference?: HashReferenceStyle
   maxAttempts?: number
   backoff?: BackoffPolicy
+  bundleStats?: boolean
 }
 
 interface Harness {
@@ -102,7 +104,7 @@ async function harness(options: {
     relays: options.relays.map(
       (spec) =>
         new RelayClient(
-          { name: spec.name, url: recording[spec.name].url, hashReference: spec.hashReference, maxAttempts: spec.maxAttempts ?? 4, backoff: spec.backoff ?? { baseMs: 5, maxMs: 20 } },
+          { name: spec.name, url: recording[spec.name].url, hashReference: spec.hashReference, bundleStats: spec.bundleStats, maxAttempts: spec.maxAttempts ?? 4, backoff: spec.backoff ?? { baseMs: 5, maxMs: 20 } },
           key,
           { random: () => 1 },
         ),
@@ -133,7 +135,7 @@ async function verifySignature(body: string, header: string | string[] | undefin
 }
 
 describe('Dispatcher: private transactions', () => {
-  it('sends [user tx, backrun] to every relay for the next block, signed, bytes unchanged, and records each relay', async () => {
+  it('sends [user tx, backrun] and the backrun-free [user tx] to every relay for the next block, signed, bytes unchanged, and records each relay', async () => {
     const h = await harness({ relays: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] })
     const raw = await userTx(0, '0x38ed1739')
     const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
@@ -141,23 +143,28 @@ describe('Dispatcher: private transactions', () => {
 
     const events = await h.events(record.id)
     const backrun = events.find((e) => e.type === 'backrun')
-    expect(backrun).toBeDefined()
+    expect(backrun).toMatchObject({ block: 101n })
     for (const name of ['a', 'b', 'c']) {
       const relay = h.relays[name]
-      expect(relay.requests).toHaveLength(1)
-      const [req] = relay.requests
-      expect(sentTxs(req)).toEqual([raw, backrun?.type === 'backrun' ? backrun.rawTx : ''])
-      expect(Buffer.from(sentTxs(req)[0].slice(2), 'hex')).toEqual(Buffer.from(raw.slice(2), 'hex'))
-      expect(req.params.blockNumber).toBe('0x65') // head 100 + 1
-      expect(req.params.revertingTxHashes).toEqual([backrun?.type === 'backrun' ? backrun.txHash : ''])
-      expect(await verifySignature(req.body, req.headers['x-flashbots-signature'])).toBe(true)
+      expect(relay.requests).toHaveLength(2)
+      const withBackrun = relay.requests.find((r) => sentTxs(r).length === 2)
+      const alone = relay.requests.find((r) => sentTxs(r).length === 1)
+      expect(sentTxs(withBackrun!)).toEqual([raw, backrun?.type === 'backrun' ? backrun.rawTx : ''])
+      expect(sentTxs(alone!)).toEqual([raw])
+      for (const req of relay.requests) {
+        expect(Buffer.from(sentTxs(req)[0].slice(2), 'hex')).toEqual(Buffer.from(raw.slice(2), 'hex'))
+        expect(req.params.blockNumber).toBe('0x65') // head 100 + 1
+        // the backrun is never allowed to revert: its bundle fails instead, and the fallback lands
+        expect(req.params.revertingTxHashes).toBeUndefined()
+        expect(await verifySignature(req.body, req.headers['x-flashbots-signature'])).toBe(true)
+      }
     }
 
     expect(events.map((e) => e.type)).toEqual([
       'received',
+      'targeting',
       'simulated',
       'backrun',
-      'targeting',
       'relay-sending',
       'relay-sending',
       'relay-sending',
@@ -165,16 +172,30 @@ describe('Dispatcher: private transactions', () => {
       'relay-result',
       'relay-result',
     ])
+    const sending = events.find((e) => e.type === 'relay-sending')
+    expect(sending?.type === 'relay-sending' ? sending.bundles : []).toEqual([
+      `backrun:${bundleHash([record.hash, backrun?.type === 'backrun' ? backrun.txHash : '0x'])}`,
+      `fallback:${bundleHash([record.hash])}`,
+    ])
     const summary = summarizeLifecycle(events)
     expect(summary.targeting).toMatchObject({ firstBlock: 101n, lastBlock: 125n, relays: ['a', 'b', 'c'] })
-    for (const name of ['a', 'b', 'c']) expect(summary.relays.get(name)).toMatchObject({ state: 'accepted', attempts: 1, blocks: [101n] })
+    for (const name of ['a', 'b', 'c']) expect(summary.relays.get(name)).toMatchObject({ state: 'accepted', attempts: 2, blocks: [101n] })
     expect(h.planner.calls[0].userTxs[0].hash).toBe(record.hash)
+    expect(h.planner.calls[0].targetBlock).toBe(101n)
+  })
+
+  it('sendFallback: false sends the backrun bundle alone', async () => {
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { sendFallback: false } })
+    await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(60) })
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.map((r) => sentTxs(r).length)).toEqual([2])
   })
 
   it('a relay that fails its first attempts is retried while the other relays get the bundle at once', async () => {
     const retryDelay = 300
     const h = await harness({
       relays: [{ name: 'good1' }, { name: 'flaky', behaviour: { failFirst: 2, failStatus: 503 }, backoff: { baseMs: retryDelay, maxMs: retryDelay } }, { name: 'good2' }],
+      planner: new FixedPlanner('none'),
     })
     const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(1) })
     await h.dispatcher.whenIdle()
@@ -200,7 +221,7 @@ describe('Dispatcher: private transactions', () => {
   })
 
   it('records a relay that never accepts, with its attempts and last error, and still delivers elsewhere', async () => {
-    const h = await harness({ relays: [{ name: 'down', behaviour: { failFirst: 1_000, failStatus: 502 }, maxAttempts: 3 }, { name: 'up' }] })
+    const h = await harness({ relays: [{ name: 'down', behaviour: { failFirst: 1_000, failStatus: 502 }, maxAttempts: 3 }, { name: 'up' }], planner: new FixedPlanner('none') })
     const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(2) })
     await h.dispatcher.whenIdle()
     const summary = summarizeLifecycle(await h.events(record.id))
@@ -209,7 +230,7 @@ describe('Dispatcher: private transactions', () => {
     expect(summary.relays.get('up')).toMatchObject({ state: 'accepted', attempts: 1 })
   })
 
-  it('re-sends for every new block until the inclusion checker reports it, then stops', async () => {
+  it('re-sends for every new block, re-planned on each head, until the inclusion checker reports it, then stops', async () => {
     const h = await harness({ relays: [{ name: 'a' }] })
     const raw = await userTx(3)
     const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
@@ -222,18 +243,47 @@ describe('Dispatcher: private transactions', () => {
     h.heads.emit(103n)
     await h.dispatcher.whenIdle()
 
-    expect(h.relays.a.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x66'])
-    // the same bytes every block (the stored backrun is reused, not re-planned)
-    expect(new Set(h.relays.a.requests.map((r) => JSON.stringify(sentTxs(r)))).size).toBe(1)
-    expect(h.planner.calls).toHaveLength(1)
-    const summary = summarizeLifecycle(await h.events(record.id))
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x65', '0x66', '0x66'])
+    // a new backrun every block (planned on that head, signed afresh), the user's bytes unchanged
+    const backruns = h.relays.a.requests.filter((r) => sentTxs(r).length === 2).map((r) => sentTxs(r)[1])
+    expect(new Set(backruns).size).toBe(2)
+    expect(h.relays.a.requests.every((r) => sentTxs(r)[0] === raw)).toBe(true)
+    expect(h.planner.calls.map((c) => c.targetBlock)).toEqual([101n, 102n])
+    const events = await h.events(record.id)
+    expect(events.filter((e) => e.type === 'backrun').map((e) => (e.type === 'backrun' ? e.block : 0n))).toEqual([101n, 102n])
+    const summary = summarizeLifecycle(events)
     expect(summary.outcome).toMatchObject({ type: 'included', block: 102n, backrunIncluded: false })
     expect(await h.store.listUndelivered()).toEqual([])
     expect(h.dispatcher.stats().active).toBe(0)
   })
 
+  it('records what the relay says became of each bundle for the block just built', async () => {
+    const stats = (p: { bundleHash: string; blockNumber: string }) =>
+      p.bundleHash === fallbackHash ? { status: 'outbid', reason: `conflicts with bundle X on tx ${userHash}` } : { status: 'invalid', reason: 'tx 1 cannot be included: nonce too low' }
+    let fallbackHash = ''
+    let userHash = ''
+    const h = await harness({ relays: [{ name: 'a', bundleStats: true, behaviour: { bundleStats: (p) => stats(p) } }, { name: 'quiet' }] })
+    const raw = await userTx(61)
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    userHash = record.hash
+    fallbackHash = bundleHash([record.hash])
+    await h.dispatcher.whenIdle()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    const outcomes = (await h.events(record.id)).filter((e) => e.type === 'bundle-outcome')
+    expect(outcomes).toHaveLength(2)
+    expect(outcomes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ relay: 'a', block: 101n, role: 'fallback', bundleHash: fallbackHash, status: 'outbid' }),
+        expect.objectContaining({ relay: 'a', block: 101n, role: 'backrun', status: 'invalid', reason: 'tx 1 cannot be included: nonce too low' }),
+      ]),
+    )
+    // the relay without bundleStats was never asked
+    expect(h.relays.quiet.requests.every((r) => r.method === 'eth_sendBundle')).toBe(true)
+  })
+
   it('expires after the configured number of blocks', async () => {
-    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { expiryBlocks: 3 } })
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { expiryBlocks: 3 }, planner: new FixedPlanner('none') })
     const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(4) })
     await h.dispatcher.whenIdle()
     for (const n of [101n, 102n, 103n, 104n]) {
@@ -247,7 +297,7 @@ describe('Dispatcher: private transactions', () => {
   })
 
   it('finishes as dropped when the inclusion checker says it can never land', async () => {
-    const h = await harness({ relays: [{ name: 'a' }] })
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none') })
     const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(5) })
     await h.dispatcher.whenIdle()
     h.inclusion.dropped.set(record.hash, 'nonce already used')
@@ -275,7 +325,7 @@ describe('Dispatcher: private transactions', () => {
     }
   })
 
-  it('records the revert reason of the simulation and still forwards', async () => {
+  it('a user tx that reverts is not sent: it ends as dropped with the revert reason', async () => {
     const h = await harness({
       relays: [{ name: 'a' }],
       dispatcher: { simulate: simulator({ success: false, revertReason: 'UniswapV2Router: EXPIRED', failedTxIndex: 0, gasUsed: 25_000n }) },
@@ -284,8 +334,49 @@ describe('Dispatcher: private transactions', () => {
     await h.dispatcher.whenIdle()
     const summary = summarizeLifecycle(await h.events(record.id))
     expect(summary.simulation).toMatchObject({ success: false, revertReason: 'UniswapV2Router: EXPIRED', gasUsed: 25_000n })
-    expect(h.planner.calls[0].simulation?.revertReason).toBe('UniswapV2Router: EXPIRED')
-    expect(h.relays.a.requests).toHaveLength(1)
+    expect(summary.outcome).toMatchObject({ type: 'dropped', reason: expect.stringMatching(/reverts on the state of block 100 \(UniswapV2Router: EXPIRED\)/) })
+    expect(h.relays.a.requests).toHaveLength(0)
+    expect(await h.store.listUndelivered()).toEqual([])
+  })
+
+  it('a tx that starts reverting after other blocks landed ends then, with the reason, instead of being re-sent until expiry', async () => {
+    let report: { success: boolean; revertReason?: string; failedTxIndex?: number } = { success: true }
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { simulate: async () => report } })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(62) })
+    await h.dispatcher.whenIdle()
+    report = { success: false, revertReason: 'UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT', failedTxIndex: 0 }
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber)).toEqual(['0x65'])
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'dropped', reason: expect.stringMatching(/INSUFFICIENT_OUTPUT_AMOUNT/) })
+  })
+
+  it("a tx whose nonce is used (replaced by the sender's later tx) ends as dropped; one waiting for a predecessor keeps being sent", async () => {
+    const used = { success: false, failedTxIndex: 0, revertReason: "not includable: the tx doesn't have the correct nonce. account has nonce of: 5 tx has nonce of: 4", rejection: 'nonce-used' as const }
+    const gap = { success: false, failedTxIndex: 0, revertReason: "not includable: the tx doesn't have the correct nonce. account has nonce of: 3 tx has nonce of: 4", rejection: 'nonce-gap' as const }
+    let report: object = gap
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { simulate: async () => report as never } })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(63) })
+    await h.dispatcher.whenIdle()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x66'])
+    report = used
+    h.heads.emit(102n)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests).toHaveLength(2)
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'dropped', reason: expect.stringMatching(/its nonce is used/) })
+  })
+
+  it('a tx whose nonce is used because it landed by another path ends as included', async () => {
+    const used = { success: false, failedTxIndex: 0, revertReason: 'not includable: nonce', rejection: 'nonce-used' as const }
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { simulate: async () => used } })
+    const raw = await userTx(64)
+    h.inclusion.include(keccak256(raw), 100n)
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await h.dispatcher.whenIdle()
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'included', block: 100n })
+    expect(h.relays.a.requests).toHaveLength(0)
   })
 
   it('acknowledges nothing and sends nothing when the store cannot write', async () => {
@@ -298,7 +389,7 @@ describe('Dispatcher: private transactions', () => {
   })
 
   it('a duplicate submission is not dispatched twice', async () => {
-    const h = await harness({ relays: [{ name: 'a' }] })
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none') })
     const raw = await userTx(9)
     const first = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
     const again = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
@@ -309,7 +400,7 @@ describe('Dispatcher: private transactions', () => {
   })
 
   it('delivers everything even when the in-memory queue overflows (re-read from the store)', async () => {
-    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { queueCapacity: 2, prepareConcurrency: 1 } })
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { queueCapacity: 2, prepareConcurrency: 1 } })
     const raws = await Promise.all([10, 11, 12, 13, 14, 15, 16].map((n) => userTx(n)))
     for (const rawTx of raws) await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })
     await until(() => h.relays.a.requests.length >= raws.length, 10_000, 'all submissions sent')
@@ -351,7 +442,7 @@ describe('Dispatcher: lifecycle of the dispatcher itself', () => {
 })
 
 describe('Dispatcher: bundles', () => {
-  it('sends the partner txs in order, then the backrun, with the Flashbots options passed through', async () => {
+  it('sends the partner txs in order, then the backrun, and the partner bundle alone, with the Flashbots options passed through', async () => {
     const h = await harness({ relays: [{ name: 'a' }, { name: 'b' }] })
     const approve = await userTx(20, '0x095ea7b3')
     const swap = await userTx(21, '0x38ed1739')
@@ -367,20 +458,39 @@ describe('Dispatcher: bundles', () => {
     expect(backrun).toBeTruthy()
     expect(h.planner.calls[0].userTxs.map((t) => t.hash)).toEqual([keccak256(approve), keccak256(swap)])
     for (const name of ['a', 'b']) {
-      const [req] = h.relays[name].requests
-      expect(sentTxs(req)).toEqual([approve, swap, backrun?.rawTx])
-      expect(req.params).toMatchObject({
+      const withBackrun = h.relays[name].requests.find((r) => sentTxs(r).length === 3)!
+      const alone = h.relays[name].requests.find((r) => sentTxs(r).length === 2)!
+      expect(sentTxs(withBackrun)).toEqual([approve, swap, backrun?.rawTx])
+      expect(withBackrun.params).toMatchObject({ blockNumber: '0x65', minTimestamp: 1_700_000_000, maxTimestamp: 1_800_000_000, revertingTxHashes: [keccak256(approve)] })
+      // the uuid belongs to the partner's own bundle: on both, one would replace the other
+      expect(withBackrun.params.replacementUuid).toBeUndefined()
+      expect(sentTxs(alone)).toEqual([approve, swap])
+      expect(alone.params).toMatchObject({
         blockNumber: '0x65',
         minTimestamp: 1_700_000_000,
         maxTimestamp: 1_800_000_000,
-        revertingTxHashes: [keccak256(approve), backrun?.txHash],
+        revertingTxHashes: [keccak256(approve)],
         replacementUuid: uuid,
       })
     }
   })
 
+  it('a bundle tx that reverts but is in revertingTxHashes is still sent', async () => {
+    const h = await harness({
+      relays: [{ name: 'a' }],
+      planner: new FixedPlanner('none'),
+      dispatcher: { simulate: simulator({ success: false, revertReason: 'approve failed', failedTxIndex: 0 }) },
+    })
+    const approve = await userTx(65, '0x095ea7b3')
+    const swap = await userTx(66, '0x38ed1739')
+    const { record } = await h.dispatcher.accept({ kind: 'bundle', partnerId: 'alpha', rawTxs: [approve, swap], options: { revertingTxHashes: [keccak256(approve)] } })
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.map((r) => sentTxs(r))).toEqual([[approve, swap]])
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toBeUndefined()
+  })
+
   it('a bundle with a blockNumber is sent for that block only', async () => {
-    const h = await harness({ relays: [{ name: 'a' }] })
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none') })
     const { record } = await h.dispatcher.accept({ kind: 'bundle', partnerId: 'alpha', rawTxs: [await userTx(22)], options: { blockNumber: 102n } })
     await h.dispatcher.whenIdle()
     expect(h.relays.a.requests).toHaveLength(0) // head 100: block 101 is not its block
@@ -429,7 +539,7 @@ describe('Dispatcher: notify', () => {
 })
 
 describe('Dispatcher: restart', () => {
-  it('does not send a block again after a restart, reuses the stored backrun, and goes on with the next block', async () => {
+  it('does not send or re-plan a block again after a restart, and goes on with the next block', async () => {
     const specs: RelaySpec[] = [{ name: 'a' }, { name: 'b' }]
     const recording = await startRelays(specs)
     const heads = new ManualHeads(100n)
@@ -441,23 +551,24 @@ describe('Dispatcher: restart', () => {
     await first.dispatcher.whenIdle()
     await first.dispatcher.stop()
     await store1.close()
-    expect(recording.a.requests).toHaveLength(1)
+    expect(recording.a.requests).toHaveLength(2)
 
     const store2 = await openStore()
     const planner2 = new FixedPlanner('backrun')
     const second = await harness({ relays: specs, recording, store: store2, heads: new ManualHeads(100n), planner: planner2 })
     await second.dispatcher.whenIdle()
     // same head: block 101 was sent already
-    expect(recording.a.requests).toHaveLength(1)
-    expect(recording.b.requests).toHaveLength(1)
+    expect(recording.a.requests).toHaveLength(2)
+    expect(recording.b.requests).toHaveLength(2)
     expect(planner2.calls).toHaveLength(0)
 
     second.heads.emit(101n)
     await second.dispatcher.whenIdle()
     for (const relay of [recording.a, recording.b]) {
-      expect(relay.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x66'])
-      expect(sentTxs(relay.requests[1])).toEqual(sentTxs(relay.requests[0]))
+      expect(relay.requests.map((r) => r.params.blockNumber)).toEqual(['0x65', '0x65', '0x66', '0x66'])
+      expect(relay.requests.slice(2).every((r) => sentTxs(r)[0] === raw)).toBe(true)
     }
+    expect(planner2.calls.map((c) => c.targetBlock)).toEqual([102n])
     const summary = summarizeLifecycle(await second.events(record.id))
     expect(summary.relays.get('a')?.blocks).toEqual([101n, 102n])
   })

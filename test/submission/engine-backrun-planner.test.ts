@@ -44,13 +44,14 @@ const decode = (raw: string): DecodedTransaction => decodeSignedTransaction(raw,
 
 let services: DomainServices
 let signer: BackrunTransactionSigner
-let planner: EngineBackrunPlanner
+/** a planner with its own key pool: each test plans for the same block, and one key carries one backrun per block */
+let newPlanner: () => EngineBackrunPlanner
 let simulate: SubmissionSimulator
 
 beforeAll(async () => {
   services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
   signer = privateKeyBackrunSigner(SEARCHER.privateKey)
-  planner = new EngineBackrunPlanner({ chain: services.chain, simulator: services.simulator, engine: services.backrun, signer, maxPriorityFeePerGas: PRIORITY_FEE })
+  newPlanner = () => new EngineBackrunPlanner({ chain: services.chain, simulator: services.simulator, engine: services.backrun, signer, maxPriorityFeePerGas: PRIORITY_FEE })
   simulate = engineSubmissionSimulator({ chain: services.chain, simulator: services.simulator })
 })
 afterAll(() => services?.close())
@@ -98,7 +99,7 @@ describe('EngineBackrunPlanner on the devnet', () => {
   it('a swap that creates arbitrage: a signed backrun that pays the beneficiary exactly grossProfit', async () => {
     const user = fx('v2-swapExactETHForTokens-large')
     expect(user.createsArbitrage).toBe(true)
-    const plan = await planner.plan(input('private-tx', [user]))
+    const plan = await newPlanner().plan(input('private-tx', [user]))
     expect(plan).not.toBeNull()
     expect(plan!.grossProfit).toBeGreaterThan(0n)
     expect(plan!.netProfitWei).toBeGreaterThan(0n)
@@ -111,7 +112,7 @@ describe('EngineBackrunPlanner on the devnet', () => {
   it('a V3 swap that creates arbitrage, notified: the backrun behind the notified tx alone', async () => {
     const user = fx('v3-exactInputSingle-large')
     expect(user.createsArbitrage).toBe(true)
-    const plan = await planner.plan(input('notify', [user]))
+    const plan = await newPlanner().plan(input('notify', [user]))
     expect(plan).not.toBeNull()
     expect((await executeWithBackrun([user], plan!)).gain).toBe(plan!.grossProfit)
   })
@@ -120,7 +121,7 @@ describe('EngineBackrunPlanner on the devnet', () => {
     const user = fx('v2-swapExactTokensForTokens-stable-large')
     expect(lower(user.from)).toBe(lower(SEARCHER.address))
     expect(user.createsArbitrage).toBe(true)
-    const plan = await planner.plan(input('private-tx', [user]))
+    const plan = await newPlanner().plan(input('private-tx', [user]))
     expect(plan).not.toBeNull()
     const { gain, backrun } = await executeWithBackrun([user], plan!)
     expect(backrun.nonce).toBe(decode(user.raw).nonce + 1n)
@@ -130,7 +131,7 @@ describe('EngineBackrunPlanner on the devnet', () => {
   it('a bundle: the backrun goes behind the last tx, after all of them', async () => {
     const txs = [fx('eth-transfer'), fx('v2-swapExactTokensForETH-large')]
     expect(txs[1].createsArbitrage).toBe(true)
-    const plan = await planner.plan(input('bundle', txs))
+    const plan = await newPlanner().plan(input('bundle', txs))
     expect(plan).not.toBeNull()
     expect((await executeWithBackrun(txs, plan!)).gain).toBe(plan!.grossProfit)
   })
@@ -139,19 +140,19 @@ describe('EngineBackrunPlanner on the devnet', () => {
     for (const name of ['v2-swapExactETHForTokens-small', 'v3-exactInputSingle-small', 'eth-transfer']) {
       const user = fx(name)
       expect(user.createsArbitrage).toBe(false)
-      expect(await planner.plan(input('private-tx', [user])), name).toBeNull()
+      expect(await newPlanner().plan(input('private-tx', [user])), name).toBeNull()
     }
   })
 
   it('a reverting user tx gives null, whether the simulation said so or not', async () => {
     const user = fx('revert-v2-expired-deadline')
-    expect(await planner.plan(input('private-tx', [user]))).toBeNull()
-    expect(await planner.plan(input('private-tx', [fx('v2-swapExactETHForTokens-large')], { success: false, revertReason: 'x', failedTxIndex: 0 }))).toBeNull()
+    expect(await newPlanner().plan(input('private-tx', [user]))).toBeNull()
+    expect(await newPlanner().plan(input('private-tx', [fx('v2-swapExactETHForTokens-large')], { success: false, revertReason: 'x', failedTxIndex: 0 }))).toBeNull()
   })
 
   it('user txs that cannot be executed on this head: a BackrunPlanError saying why', async () => {
     // the same sender twice with the same nonce: the second is not includable
-    await expect(planner.plan(input('bundle', [fx('v2-swapExactETHForTokens-small'), fx('v3-exactInputSingle-large')]))).rejects.toMatchObject({
+    await expect(newPlanner().plan(input('bundle', [fx('v2-swapExactETHForTokens-small'), fx('v3-exactInputSingle-large')]))).rejects.toMatchObject({
       name: 'BackrunPlanError',
       reason: 'user-txs-not-includable',
       message: expect.stringMatching(/transaction 1: .*nonce/i),
@@ -161,7 +162,7 @@ describe('EngineBackrunPlanner on the devnet', () => {
   it('an aborted plan stops', async () => {
     const controller = new AbortController()
     controller.abort(new Error('prepare timeout'))
-    await expect(planner.plan({ ...input('private-tx', [fx('v2-swapExactETHForTokens-large')]), signal: controller.signal })).rejects.toThrow('prepare timeout')
+    await expect(newPlanner().plan({ ...input('private-tx', [fx('v2-swapExactETHForTokens-large')]), signal: controller.signal })).rejects.toThrow('prepare timeout')
   })
 
   it('a signer whose signature recovers to another address is refused', async () => {

@@ -89,6 +89,8 @@ export interface RelayBehaviour {
   delayMs?: number
   /** answer with this JSON-RPC error instead of a result */
   rpcError?: { code: number; message: string }
+  /** the answer to flashbots_getBundleStatsV2 for `{ bundleHash, blockNumber }` */
+  bundleStats?: (params: { bundleHash: string; blockNumber: string }) => object
 }
 
 export interface RecordingRelay {
@@ -129,9 +131,12 @@ export async function startRelay(behaviour: RelayBehaviour = {}): Promise<Record
           res.writeHead(behaviour.failStatus ?? 500, { 'content-type': 'text/plain' }).end('relay overloaded')
           return
         }
+        const stats = json.method === 'flashbots_getBundleStatsV2' ? behaviour.bundleStats : undefined
         const payload = behaviour.rpcError !== undefined
           ? { jsonrpc: '2.0', id: json.id ?? null, error: behaviour.rpcError }
-          : { jsonrpc: '2.0', id: json.id ?? null, result: { bundleHash: `0x${n.toString(16).padStart(64, '0')}` } }
+          : stats !== undefined
+            ? { jsonrpc: '2.0', id: json.id ?? null, result: stats((json.params?.[0] ?? {}) as { bundleHash: string; blockNumber: string }) }
+            : { jsonrpc: '2.0', id: json.id ?? null, result: { bundleHash: `0x${n.toString(16).padStart(64, '0')}` } }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload))
       }
       if (behaviour.delayMs !== undefined) setTimeout(answer, behaviour.delayMs)

@@ -133,7 +133,7 @@ describe('RpcInclusionChecker', () => {
     node.receipts.set(h(9), 16n)
     expect(await checker.check(query([h(1)], h(9)))).toEqual({ status: 'included', blockNumber: 15n, backrunIncluded: false })
     node.receipts.set(h(9), 15n)
-    expect(await checker.check(query([h(1)], h(9)))).toEqual({ status: 'included', blockNumber: 15n, backrunIncluded: true })
+    expect(await checker.check(query([h(1)], h(9)))).toEqual({ status: 'included', blockNumber: 15n, backrunIncluded: true, backrunTxHash: h(9) })
   })
 
   it('a bundle is included only when every tx has a receipt', async () => {
@@ -143,7 +143,7 @@ describe('RpcInclusionChecker', () => {
     node.receipts.set(h(1), 20n)
     node.receipts.set(h(2), 20n)
     node.receipts.set(h(4), 20n)
-    expect(await checker.check(query([h(1), h(2), h(3)], h(4)))).toEqual({ status: 'included', blockNumber: 20n, backrunIncluded: true })
+    expect(await checker.check(query([h(1), h(2), h(3)], h(4)))).toEqual({ status: 'included', blockNumber: 20n, backrunIncluded: true, backrunTxHash: h(4) })
   })
 
   it('retries transient failures with backoff, then answers', async () => {

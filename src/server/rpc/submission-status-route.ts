@@ -70,9 +70,18 @@ export interface RelayView {
   lastError?: string
 }
 
+/** One block of one submission: what was planned for it and what each relay said became of each bundle. */
+export interface BlockView {
+  block: string
+  /** the backrun planned and signed for this block, or why none */
+  backrun: { status: 'appended'; txHash: Hex; grossProfit: string; profitToken: Address; netProfitWei?: string; searcher?: Address } | { status: 'none'; reason: string } | null
+  /** per relay and bundle (backrun, fallback or partner), where the relay tells: included | outbid | invalid | expired | pending | unknown */
+  bundles: Array<{ relay: string; role: string; bundleHash: Hex; status: string; reason?: string }>
+}
+
 export type FinalStateView =
   | null
-  | { state: 'included'; block: string; backrunIncluded?: boolean; at: number }
+  | { state: 'included'; block: string; backrunIncluded?: boolean; backrunTxHash?: Hex; at: number }
   | { state: 'expired'; lastBlock: string; reason: string; at: number }
   | { state: 'dropped'; reason: string; at: number }
 
@@ -96,6 +105,8 @@ export interface SubmissionStatusView {
   backrun: BackrunView
   targeting: null | { firstBlock: string; lastBlock: string; relays: string[] }
   relays: RelayView[]
+  /** per target block, oldest first: the backrun planned for it and each bundle's fate */
+  blocks: BlockView[]
   final: FinalStateView
   events: EventView[]
 }
@@ -174,6 +185,7 @@ export function submissionStatusView(stored: StoredSubmission): SubmissionStatus
     backrun: { status: 'pending' },
     targeting: null,
     relays: [],
+    blocks: blockViews(events),
     final: null,
     events: events.map(eventView),
   }
@@ -229,7 +241,13 @@ export function submissionStatusView(stored: StoredSubmission): SubmissionStatus
   if (outcome !== undefined) {
     switch (outcome.type) {
       case 'included':
-        view.final = { state: 'included', block: outcome.block.toString(), ...(outcome.backrunIncluded === undefined ? {} : { backrunIncluded: outcome.backrunIncluded }), at: outcome.at }
+        view.final = {
+          state: 'included',
+          block: outcome.block.toString(),
+          ...(outcome.backrunIncluded === undefined ? {} : { backrunIncluded: outcome.backrunIncluded }),
+          ...(outcome.backrunTxHash === undefined ? {} : { backrunTxHash: outcome.backrunTxHash }),
+          at: outcome.at,
+        }
         break
       case 'expired':
         view.final = { state: 'expired', lastBlock: outcome.lastBlock.toString(), reason: outcome.reason, at: outcome.at }
@@ -240,6 +258,35 @@ export function submissionStatusView(stored: StoredSubmission): SubmissionStatus
     }
   }
   return view
+}
+
+function blockViews(events: readonly LifecycleEvent[]): BlockView[] {
+  const blocks = new Map<bigint, BlockView>()
+  const at = (block: bigint): BlockView => {
+    let view = blocks.get(block)
+    if (view === undefined) {
+      view = { block: block.toString(), backrun: null, bundles: [] }
+      blocks.set(block, view)
+    }
+    return view
+  }
+  for (const e of events) {
+    if (e.type === 'backrun' && e.block !== undefined) {
+      at(e.block).backrun = {
+        status: 'appended',
+        txHash: e.txHash,
+        grossProfit: e.grossProfit.toString(),
+        profitToken: e.profitToken,
+        ...(e.netProfitWei === undefined ? {} : { netProfitWei: e.netProfitWei.toString() }),
+        ...(e.searcher === undefined ? {} : { searcher: e.searcher }),
+      }
+    } else if (e.type === 'no-backrun' && e.block !== undefined) {
+      at(e.block).backrun = { status: 'none', reason: e.reason }
+    } else if (e.type === 'bundle-outcome') {
+      at(e.block).bundles.push({ relay: e.relay, role: e.role, bundleHash: e.bundleHash, status: e.status, ...(e.reason === undefined ? {} : { reason: e.reason }) })
+    }
+  }
+  return [...blocks.values()].sort((a, b) => (BigInt(a.block) < BigInt(b.block) ? -1 : 1))
 }
 
 function eventView(event: LifecycleEvent): EventView {

@@ -221,19 +221,21 @@ describe('success paths', () => {
     const dispatcher = new Dispatcher({
       store,
       relays: [relay],
-      heads: new ManualHeads(),
+      heads: new ManualHeads(100n),
       inclusion: new ManualInclusion(),
       planner: new FixedPlanner('none'),
       simulate: simulator(),
       decode: DEVNET,
     })
+    await dispatcher.start()
     const t = await appWith({ submissions: dispatcher })
     const answer = await call(t, 'eth_sendPrivateRawTransaction', { tx: A.raw })
     expect(answer.result).toBe(txHashOf(A.raw))
     await dispatcher.whenIdle()
     await dispatcher.stop()
     const stored = await store.get(submissionId('private-tx', A.hash))
-    expect(stored?.events.map((e) => e.type)).toEqual(['received', 'simulated', 'no-backrun'])
+    // simulated and planned on the head, then sent for the next block
+    expect(stored?.events.map((e) => e.type)).toEqual(['received', 'targeting', 'simulated', 'no-backrun', 'relay-sending', 'relay-result'])
   })
 })
 
