@@ -104,7 +104,7 @@ async function main() {
   const ours = `http://127.0.0.1:${ourPort}/v1/quote`
   const peer = `http://127.0.0.1:${peerPort}/v1/quote`
   // the rate limit is raised so the benchmark measures the quote path, not 429s
-  const service = await startServiceProcess(ourPort, { RATE_LIMIT_MAX: '1000000' })
+  const service = await startServiceProcess(ourPort, { RATE_LIMIT_MAX: '1000000', LOCAL_BUILDER_PORT: '0' })
   const naive = await startServiceProcess(peerPort, {}, 'scripts/lib/naive-quoter.ts')
   try {
     // both answer, and ours is never worse than the best single path

@@ -5,7 +5,10 @@
  * written and fsynced to the LevelDB outbox before its hash is returned), from the service started
  * as `npm start` starts it (its own process, embedded devnet, a fresh DATA_DIR), forwarding to a
  * recording relay (a real HTTP server in this process). Every submission is a distinct signed
- * transaction, so none is answered from the outbox's idempotency path.
+ * transaction, so none is answered from the outbox's idempotency path, and every one is a fixture
+ * swap that leaves an arbitrage, signed by one of the devnet's non-searcher accounts with nonce 0:
+ * the dispatcher really simulates it, searches and signs its backrun and sends the bundle while the
+ * acknowledgements are measured (see signSwaps).
  *
  * 1. Open loop at BENCH_RATE submissions/s for BENCH_SECONDS s: p50/p99 of the acknowledgement.
  * 2. Closed loop, BENCH_CONNECTIONS at once for BENCH_SECONDS s: sustained acknowledgements/s.
@@ -19,13 +22,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Hex } from 'viem'
+import { parseTransaction, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { startAnvil } from './lib/anvil.ts'
 import { freePort } from './lib/net.ts'
 import { startServiceProcess } from './lib/service-process.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
+import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/submission-service.ts'
 
 const RATE = Number(process.env.BENCH_RATE ?? 200)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -34,10 +38,58 @@ const GENESIS = 'fixtures/devnet/genesis.json'
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number
-  devAccounts: { accounts: Array<{ address: string; privateKey: Hex }> }
+  devAccounts: { searcherIndexes?: number[]; accounts: Array<{ index: number; address: string; privateKey: Hex }> }
 }
 
-/** distinct signed ETH transfers from one devnet account, nonces 0.. */
+interface FixtureTx {
+  name: string
+  raw: Hex
+  createsArbitrage: boolean
+  expected: { status: number }
+}
+
+/** the devnet accounts the service does not sign backruns with (read from the registry at run time) */
+function senderAccounts(): ReturnType<typeof privateKeyToAccount>[] {
+  const reserved = new Set(registry.devAccounts.searcherIndexes ?? [DEVNET_SEARCHER_ACCOUNT_INDEX])
+  return registry.devAccounts.accounts.filter((a) => !reserved.has(a.index)).map((a) => privateKeyToAccount(a.privateKey))
+}
+
+/**
+ * The background load: the fixture swaps that leave an arbitrage (fixtures/txs), each re-signed by
+ * a distinct devnet account with nonce 0 on the head, so every one passes the dispatcher's
+ * simulation and has its backrun searched, signed and bundled. Senders rotate over every
+ * non-searcher account; the i-th submission of a sender differs from its others by its priority
+ * fee (distinct hashes), and the relay never lands anything, so nonce 0 stays valid all run.
+ */
+async function signSwaps(count: number, offset: number): Promise<Hex[]> {
+  const swaps = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions
+    .filter((f) => f.createsArbitrage && f.expected.status === 1)
+    .map((f) => parseTransaction(f.raw))
+  const senders = senderAccounts()
+  const out: Hex[] = []
+  for (let k = 0; k < count; k++) {
+    const i = offset + k
+    const swap = swaps[i % swaps.length]
+    const account = senders[Math.floor(i / swaps.length) % senders.length]
+    const round = BigInt(Math.floor(i / (swaps.length * senders.length)))
+    out.push(
+      await account.signTransaction({
+        chainId: registry.chainId,
+        type: 'eip1559',
+        nonce: 0,
+        to: swap.to!,
+        data: swap.data,
+        value: swap.value ?? 0n,
+        gas: swap.gas!,
+        maxFeePerGas: 100_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n + round,
+      }),
+    )
+  }
+  return out
+}
+
+/** distinct signed ETH transfers from one devnet account, nonces 0.. (the anvil peer's load) */
 async function signTransfers(count: number, accountIndex: number): Promise<Hex[]> {
   const account = privateKeyToAccount(registry.devAccounts.accounts[accountIndex].privateKey)
   const out: Hex[] = []
@@ -59,21 +111,24 @@ async function signTransfers(count: number, accountIndex: number): Promise<Hex[]
 }
 
 /** a relay that answers every eth_sendBundle and counts what it got */
-async function recordingRelay(): Promise<{ url: string; server: Server; received: () => number }> {
+async function recordingRelay(): Promise<{ url: string; server: Server; received: () => number; withBackrun: () => number }> {
   let received = 0
+  let withBackrun = 0
   const server = createServer((req, res) => {
     let body = ''
     req.on('data', (c: Buffer) => (body += c.toString()))
     req.on('end', () => {
       received++
-      const id = (JSON.parse(body) as { id?: unknown }).id ?? null
+      const request = JSON.parse(body) as { id?: unknown; params?: Array<{ txs?: unknown[] }> }
+      if ((request.params?.[0]?.txs?.length ?? 0) > 1) withBackrun++
+      const id = request.id ?? null
       res.setHeader('content-type', 'application/json')
       res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { bundleHash: `0x${'00'.repeat(32)}` } }))
     })
   })
   const port = await freePort()
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${port}`, server, received: () => received }
+  return { url: `http://127.0.0.1:${port}`, server, received: () => received, withBackrun: () => withBackrun }
 }
 
 async function send(url: string, method: string, raw: Hex): Promise<number> {
@@ -116,9 +171,10 @@ async function closedLoop(url: string, txs: Hex[]): Promise<{ perSecond: number;
 
 async function main() {
   const openCount = RATE * SECONDS
-  console.log(`signing ${openCount * 2 + 20_000} transactions...`)
-  const openTxs = await signTransfers(openCount, 5)
-  const closedTxs = await signTransfers(20_000, 6)
+  console.log(`signing ${openCount * 2 + 20_020} transactions...`)
+  const warmTxs = await signSwaps(20, 0)
+  const openTxs = await signSwaps(openCount, 20)
+  const closedTxs = await signSwaps(20_000, 20 + openCount)
   const peerTxs = await signTransfers(openCount, 7)
   const relay = await recordingRelay()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-'))
@@ -127,13 +183,13 @@ async function main() {
   const anvil = await startAnvil({ genesisPath: GENESIS, extraArgs: ['--no-mining'] })
   try {
     const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`
-    for (const tx of (await signTransfers(20, 4))) await send(url, 'eth_sendPrivateRawTransaction', tx) // warm-up
+    for (const tx of warmTxs) await send(url, 'eth_sendPrivateRawTransaction', tx) // warm-up
     const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs)
     console.log(`open loop ${RATE}/s: ours p50 ${ours.p50.toFixed(2)} ms p99 ${ours.p99.toFixed(2)} ms (${ours.count} acks)`)
     const peer = await openLoop(anvil.url, 'eth_sendRawTransaction', peerTxs)
     console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
     const sustained = await closedLoop(url, closedTxs)
-    console.log(`closed loop (${CONNECTIONS} at once): ${sustained.perSecond.toFixed(0)} acks/s over ${sustained.count}; relay received ${relay.received()} bundles so far`)
+    console.log(`closed loop (${CONNECTIONS} at once): ${sustained.perSecond.toFixed(0)} acks/s over ${sustained.count}; relay received ${relay.received()} bundles so far, ${relay.withBackrun()} with a backrun`)
     console.log(
       JSON.stringify({
         name: 'bench:submit',
@@ -144,6 +200,10 @@ async function main() {
         peer: { name: 'anvil eth_sendRawTransaction (in-memory pool, no fsync)', p50_ms: round(peer.p50), p99_ms: round(peer.p99) },
         ratio_p50: round(ours.p50 / peer.p50),
         acks: ours.count + sustained.count,
+        load: 'fixture swaps that leave an arbitrage, distinct senders (nonce 0), each simulated and backrun-searched by the dispatcher',
+        senders: senderAccounts().length,
+        relay_bundles: relay.received(),
+        relay_bundles_with_backrun: relay.withBackrun(),
       }),
     )
   } finally {
