@@ -18,14 +18,17 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///     // with InsufficientProfit and, when ok is ignored, costs the user only the gas of the attempt.
 ///
 /// Nothing needs to be approved or sent to this contract, and its caller (msg.sender) does not
-/// matter: anyone may call backrun(). The refund goes to tx.origin, the account that signed the
-/// transaction carrying the swap; when a relayer or bundler signs it instead of the user, the
-/// refund goes to that relayer.
+/// matter: anyone may call backrun(). The refund goes to refundRecipient when the calldata names
+/// one, otherwise (refundRecipient = address(0)) to tx.origin, the account that signed the
+/// transaction carrying the swap. A backrun sent as a transaction of its own (appended to the
+/// user's transaction in a bundle, signed by the searcher) must name the user as refundRecipient:
+/// there tx.origin is the searcher. Likewise when a relayer or bundler signs the transaction
+/// carrying the swap instead of the user.
 ///
 /// With the project's SwapPlanRouter the backrun is the swap's post call: postCallTarget = this
 /// contract, postCallData = the backrun calldata, passed through unchanged. The router makes the
 /// call from its SwapPlanRouterCallProxy (msg.sender here is the proxy, tx.origin is still the
-/// user), after the user's output is paid. The router bubbles a revert of its post call, so there
+/// user, so refundRecipient = address(0) refunds the user), after the user's output is paid. The router bubbles a revert of its post call, so there
 /// a failed backrun reverts the whole swap: set minProfit with that in mind.
 ///
 /// Trust model:
@@ -73,7 +76,8 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// The pool whose callback is expected now (0 when none). One-shot: the callback clears it.
     address private transient armedPool;
 
-    /// @notice A backrun paid out grossProfit of startToken: refund to tx.origin, the rest to the beneficiary.
+    /// @notice A backrun paid out grossProfit of startToken: refund to the refund recipient
+    /// (refundRecipient, or tx.origin when that is address(0)), the rest to the beneficiary.
     event Backrun(address indexed startToken, uint256 grossProfit, uint256 refund);
 
     /// the cycle's proceeds minus what the first pool is owed (negative: a loss) is below minProfit
@@ -86,6 +90,8 @@ contract BackrunExecutor is UniswapPoolAccess {
     error InvalidAmountIn(uint256 amountIn);
     /// refundBps is above 10000
     error InvalidRefundBps(uint256 refundBps);
+    /// refundRecipient is this contract (the refund would be stuck here)
+    error InvalidRefundRecipient(address refundRecipient);
     error InvalidBeneficiary();
     /// a V3 pool took less than the hop's input (it ran out of liquidity)
     error PartialFill(uint256 amountIn, uint256 amountTaken);
@@ -106,20 +112,30 @@ contract BackrunExecutor is UniswapPoolAccess {
     }
 
     /// @notice Runs the cycle `hops` from startToken back to startToken on credit from its first
-    /// pool and pays out the profit: refundBps/10000 of it to tx.origin, the rest to the beneficiary.
+    /// pool and pays out the profit: refundBps/10000 of it (rounded down) to refundRecipient (to
+    /// tx.origin when refundRecipient is address(0)), the rest to the beneficiary.
     /// @param startToken the token the cycle starts and ends in, and the profit's token
     /// @param amountIn what the first pool is paid (after the other hops, from their proceeds)
     /// @param hops 2 or 3 hops chained token to token, the last one ending in startToken
     /// @param minProfit reverts with InsufficientProfit when the gross profit is below this
-    /// @param refundBps share of the gross profit paid to tx.origin, in basis points (0..10000)
+    /// @param refundBps share of the gross profit refunded, in basis points (0..10000)
+    /// @param refundRecipient receives the refund; address(0) means tx.origin (the backrun runs in
+    /// the user's own transaction). Name the user explicitly when someone else signs the
+    /// transaction, e.g. a searcher's backrun transaction appended to the user's in a bundle.
+    /// Not this contract.
     /// @return grossProfit the cycle's proceeds minus amountIn, in startToken
-    function backrun(address startToken, uint256 amountIn, Hop[] calldata hops, uint256 minProfit, uint16 refundBps)
-        external
-        returns (uint256 grossProfit)
-    {
+    function backrun(
+        address startToken,
+        uint256 amountIn,
+        Hop[] calldata hops,
+        uint256 minProfit,
+        uint16 refundBps,
+        address refundRecipient
+    ) external returns (uint256 grossProfit) {
         if (locked) revert Reentrancy();
         locked = true;
         if (refundBps > BPS) revert InvalidRefundBps(refundBps);
+        if (refundRecipient == address(this)) revert InvalidRefundRecipient(refundRecipient);
         // the V3 pools take an int256; a V2 pair cannot hold more than a uint112 anyway
         if (amountIn == 0 || amountIn > uint256(type(int256).max)) revert InvalidAmountIn(amountIn);
         uint256 n = hops.length;
@@ -139,7 +155,7 @@ contract BackrunExecutor is UniswapPoolAccess {
         if (armedPool != address(0)) revert InvalidPool(pool);
         grossProfit = cycleProfit;
         uint256 refund = grossProfit * refundBps / BPS;
-        if (refund != 0) _transfer(startToken, tx.origin, refund);
+        if (refund != 0) _transfer(startToken, refundRecipient == address(0) ? tx.origin : refundRecipient, refund);
         if (grossProfit != refund) _transfer(startToken, beneficiary, grossProfit - refund);
         emit Backrun(startToken, grossProfit, refund);
         locked = false;

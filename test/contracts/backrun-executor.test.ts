@@ -5,7 +5,9 @@
  * A fixture user transaction that leaves an arbitrage (fixtures/txs: createsArbitrage) runs first;
  * a brute-force scan (a few amounts, both orders of the other pools) then finds the best amount
  * for a cycle whose first pool is given, and backrun() is executed as a signed transaction of the
- * same user, so tx.origin is the user. Everything runs in-process with the Simulator, and the same
+ * same user, so tx.origin is the user (refundRecipient zero: the refund goes to tx.origin); a
+ * searcher's backrun transaction after the user's names the user (or anyone) as refundRecipient
+ * instead. Everything runs in-process with the Simulator, and the same
  * two transactions run in one block on a real anvil loaded with the same genesis: status, gasUsed,
  * logs and the profit must agree.
  *
@@ -70,6 +72,7 @@ const TOKENS = registry.tokens.map((t) => t.address.toLowerCase() as Address)
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function transfer(address, uint256) returns (bool)'])
 const V2_PAIR = parseAbi(['function swap(uint256 amount0Out, uint256 amount1Out, address to, bytes data)'])
 const VIEWER: Address = '0x0000000000000000000000000000000000000b0b'
+const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000'
 const GAS_LIMIT = 1_500_000n
 const FEES = { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n }
 
@@ -263,6 +266,59 @@ function backrunEvents(logs: readonly SimulationLog[] | readonly { address: stri
   return decodeBackrunEvents(logs as { address: string; topics: Hex[]; data: Hex }[], EXECUTOR)
 }
 
+
+// ---------------------------------------------------------------- a searcher's backrun transaction
+
+/**
+ * The devnet searcher key (dev account 8, the service's default): in a bundle the backrun is a
+ * transaction of its own, signed by the searcher, after the user's. tx.origin is then the
+ * searcher, so the user is refunded only through an explicit refundRecipient.
+ */
+const SEARCHER = registry.devAccounts.accounts[8]!
+/** An address that is neither user, searcher nor beneficiary, with no balance at genesis. */
+const THIRD_PARTY: Address = '0x00000000000000000000000000000000000ca5e0'
+
+type RefundTo = 'user' | 'zero' | 'third-party'
+/** The scenarios whose users are not the searcher: 2 hops from WETH, 3 hops from USDC. */
+const SEARCHER_SCENARIOS = [SCENARIOS[0]!, SCENARIOS[5]!]
+const REFUND_TARGETS: RefundTo[] = ['user', 'zero', 'third-party']
+
+interface SearcherBackrun {
+  p: Prepared
+  refundRecipient: Address
+  /** who must receive the refund */
+  refundedTo: Address
+  backrunRaw: Hex
+  /** the user transaction, then the searcher's backrun, in one block */
+  results: TransactionResult[]
+}
+
+const searcherBackruns = new Map<string, Promise<SearcherBackrun>>()
+
+/** The scenario's user transaction followed by the searcher's backrun transaction paying the refund as `to` says. */
+function searcherBackrun(s: Scenario, to: RefundTo): Promise<SearcherBackrun> {
+  const key = `${s.title} ${to}`
+  let r = searcherBackruns.get(key)
+  if (!r) {
+    r = (async () => {
+      const p = await prepare(s)
+      const user = lower(p.user.address)
+      expect(user).not.toBe(lower(SEARCHER.address))
+      const refundRecipient = to === 'user' ? user : to === 'third-party' ? THIRD_PARTY : ZERO_ADDRESS
+      const refundedTo = to === 'zero' ? lower(SEARCHER.address) : refundRecipient
+      const data = encodeBackrunCall({ startToken: p.startToken, amountIn: p.best.amountIn, hops: p.best.hops, minProfit: p.best.grossProfit, refundBps: s.refundBps, refundRecipient })
+      const backrunRaw = await signTx(SEARCHER, 0, EXECUTOR, data)
+      const bundle = await sim.bundle(block1State(), [decodeTx(p.userTx.raw), decodeTx(backrunRaw)])
+      expect(bundle.success).toBe(true)
+      return { p, refundRecipient, refundedTo, backrunRaw, results: bundle.results }
+    })()
+    searcherBackruns.set(key, r)
+  }
+  return r
+}
+
+const SEARCHER_CASES = SEARCHER_SCENARIOS.flatMap((s) => REFUND_TARGETS.map((to) => [`${s.title}, refundRecipient ${to}`, s, to] as const))
+
 // ---------------------------------------------------------------- helper contracts
 
 const HELPERS_SOURCE = `// SPDX-License-Identifier: MIT
@@ -286,7 +342,7 @@ contract Relay {
 }
 
 /// Installed at a token's address, with the token's own code at IMPL: a token with a transfer
-/// hook. On its first transfer it calls TARGET.backrun(0, 0, [], 0, 0), records the first word of
+/// hook. On its first transfer it calls TARGET.backrun(0, 0, [], 0, 0, 0), records the first word of
 /// what came back (| 1) at RESULT, then runs the token's code (delegatecall: same storage).
 contract ReentrantToken {
     fallback() external payable {
@@ -301,11 +357,12 @@ contract ReentrantToken {
                     mstore(m, shl(224, BACKRUN_SELECTOR))
                     mstore(add(m, 0x04), 0)
                     mstore(add(m, 0x24), 0)
-                    mstore(add(m, 0x44), 0xa0)
+                    mstore(add(m, 0x44), 0xc0)
                     mstore(add(m, 0x64), 0)
                     mstore(add(m, 0x84), 0)
                     mstore(add(m, 0xa4), 0)
-                    pop(call(gas(), target, 0, m, 0xc4, 0, 0))
+                    mstore(add(m, 0xc4), 0)
+                    pop(call(gas(), target, 0, m, 0xe4, 0, 0))
                     mstore(m, 0)
                     let size := returndatasize()
                     if gt(size, 0x20) { size := 0x20 }
@@ -332,7 +389,7 @@ interface Helpers {
 }
 
 function compileHelpers(): Helpers {
-  const selector = toFunctionSelector('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16)')
+  const selector = toFunctionSelector('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16,address)')
   const input = {
     language: 'Solidity',
     sources: { 'Helpers.sol': { content: HELPERS_SOURCE.replace('BACKRUN_SELECTOR', selector) } },
@@ -352,8 +409,15 @@ function compileHelpers(): Helpers {
 }
 
 /** Raw backrun calldata, without the encoder's checks: what any caller can send. */
-function rawBackrun(startToken: Address, amountIn: bigint, hops: { protocol: number; pool: Address; tokenOut: Address; fee: number }[], minProfit = 0n, refundBps = 0): Hex {
-  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: [startToken, amountIn, hops, minProfit, refundBps] })
+function rawBackrun(
+  startToken: Address,
+  amountIn: bigint,
+  hops: { protocol: number; pool: Address; tokenOut: Address; fee: number }[],
+  minProfit = 0n,
+  refundBps = 0,
+  refundRecipient: Address = ZERO_ADDRESS,
+): Hex {
+  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: [startToken, amountIn, hops, minProfit, refundBps, refundRecipient] })
 }
 const onchain = (h: PlanHop) => ({ protocol: h.protocol === 'uniswap-v2' ? 0 : 1, pool: h.pool, tokenOut: h.tokenOut, fee: h.fee })
 
@@ -438,6 +502,25 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
     expect(loss.args[0] as bigint).toBeLessThan(0n)
   })
 
+  it.each(SEARCHER_CASES)('a searcher\'s backrun transaction after the user\'s (%s): the refund goes to refundRecipient (tx.origin when zero), the rest to the beneficiary', async (_t, s, to) => {
+    const { p, refundedTo, results } = await searcherBackrun(s, to)
+    const [userResult, backrun] = results as [TransactionResult, TransactionResult]
+    const searcher = lower(SEARCHER.address)
+    expect(backrun.status).toBe('success')
+    expect(backrun.from).toBe(searcher)
+    const gross = decodeBackrunResult(hex(backrun.returnData))
+    expect(gross).toBe(p.best.grossProfit)
+    const { refund, beneficiary } = splitBackrunProfit(gross, s.refundBps)
+    expect(refund).toBeGreaterThan(0n)
+    expect(backrunEvents(backrun.logs)).toEqual([{ executor: EXECUTOR, startToken: p.startToken, grossProfit: gross, refund }])
+    const before = userResult.state
+    const after = backrun.state
+    const delta = async (holder: Address) => (await balanceOf(after, p.startToken, holder)) - (await balanceOf(before, p.startToken, holder))
+    expect(await delta(BENEFICIARY)).toBe(beneficiary)
+    for (const holder of [lower(p.user.address), searcher, THIRD_PARTY]) expect(await delta(holder), holder).toBe(holder === refundedTo ? refund : 0n)
+    expect(await executorHoldings(after)).toEqual(TOKENS.map(() => 0n).concat(0n))
+  })
+
   it('the reverse cycle loses: InsufficientProfit with the (negative) profit', async () => {
     const p = await prepare(SCENARIOS[0]!)
     const reversed = cycle(p.startToken, [...p.best.hops].reverse().map((h) => POOLS.find((x) => x.address === h.pool)!))!
@@ -472,6 +555,8 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
     await expectRevert(rawBackrun(weth, 0n, [v3, v2]), 'InvalidAmountIn', [0n])
     await expectRevert(rawBackrun(weth, 1n << 255n, [v3, v2]), 'InvalidAmountIn', [1n << 255n])
     await expectRevert(rawBackrun(weth, one, [v3, v2], 0n, 10_001), 'InvalidRefundBps', [10_001n])
+    // a refund paid to the executor itself would be stuck there
+    await expectRevert(rawBackrun(weth, one, [v3, v2], 0n, 5000, EXECUTOR), 'InvalidRefundRecipient', [getAddress(EXECUTOR)])
   })
 
   it('rejects pools the factory could have but that do not exist (no code), as first and as later hop', async () => {
@@ -699,6 +784,31 @@ describe('BackrunExecutor on anvil, against the simulator', () => {
       const { refund, beneficiary } = splitBackrunProfit(p.best.grossProfit, s.refundBps)
       expect(events[0]!.refund).toBe(refund)
       expect(await anvilBalance(p.startToken, BENEFICIARY, '0x1')).toBe(beneficiary)
+      for (const t of TOKENS) expect(await anvilBalance(t, EXECUTOR, '0x1')).toBe(0n)
+    })
+  })
+
+  it.each(SEARCHER_CASES)('a searcher\'s backrun transaction after the user\'s in one block (%s): the refund goes to refundRecipient (tx.origin when zero) as in the simulator', async (_t, s, to) => {
+    const { p, refundedTo, backrunRaw, results } = await searcherBackrun(s, to)
+    const [simUser, simBackrun] = results as [TransactionResult, TransactionResult]
+    const searcher = lower(SEARCHER.address)
+    const user = lower(p.user.address)
+    const { refund, beneficiary } = splitBackrunProfit(p.best.grossProfit, s.refundBps)
+    expect(refund).toBeGreaterThan(0n)
+    // what the user's own swap does to its startToken balance (the fixture's swap, as recorded)
+    const swapDelta = (await balanceOf(simUser.state, p.startToken, user)) - (await balanceOf(block1State(), p.startToken, user))
+    await mineTogether([p.userTx.raw, backrunRaw], async ([userReceipt, backrunReceipt]) => {
+      expect(userReceipt!.status).toBe('0x1')
+      expect(backrunReceipt!.status).toBe('0x1')
+      expect(BigInt(backrunReceipt!.gasUsed)).toBe(simBackrun.gasUsed)
+      expect(sameLogs(backrunReceipt!)).toEqual(simBackrun.logs)
+      const events = backrunEvents(backrunReceipt!.logs)
+      expect(events).toEqual([{ executor: EXECUTOR, startToken: p.startToken, grossProfit: p.best.grossProfit, refund }])
+      const delta = async (holder: Address) => (await anvilBalance(p.startToken, holder, '0x1')) - (await anvilBalance(p.startToken, holder, '0x0'))
+      expect(await delta(BENEFICIARY)).toBe(beneficiary)
+      expect(await delta(user)).toBe(swapDelta + (refundedTo === user ? refund : 0n))
+      expect(await delta(searcher)).toBe(refundedTo === searcher ? refund : 0n)
+      expect(await delta(THIRD_PARTY)).toBe(refundedTo === THIRD_PARTY ? refund : 0n)
       for (const t of TOKENS) expect(await anvilBalance(t, EXECUTOR, '0x1')).toBe(0n)
     })
   })
