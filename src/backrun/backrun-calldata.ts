@@ -2,15 +2,18 @@
  * Calldata for BackrunExecutor.backrun (src/contracts/BackrunExecutor.sol), and decoders for what
  * it returns, emits and reverts with.
  *
- *   backrun(address startToken, uint256 amountIn, Hop[] hops, uint256 minProfit, uint16 refundBps)
- *     returns (uint256 grossProfit)
+ *   backrun(address startToken, uint256 amountIn, Hop[] hops, uint256 minProfit, uint16 refundBps,
+ *           address refundRecipient) returns (uint256 grossProfit)
  *   Hop { uint8 protocol; address pool; address tokenOut; uint24 fee }   protocol: 0 = V2, 1 = V3
  *   event Backrun(address indexed startToken, uint256 grossProfit, uint256 refund)
  *
  * The contract needs no capital: it swaps amountIn of startToken on the first pool on credit
  * (output first, a flash swap), runs the other hops on that output, repays the first pool its
  * amountIn from the proceeds and pays out the rest, the gross profit: refundBps/10000 of it
- * (rounded down) to tx.origin, the remainder to its immutable beneficiary. A hop's tokenIn and zeroForOne are not
+ * (rounded down) to refundRecipient (to tx.origin when that is the zero address, the default here:
+ * the backrun runs inside the user's own transaction), the remainder to its immutable beneficiary.
+ * A backrun sent as a transaction of its own (signed by a searcher, after the user's transaction in
+ * a bundle) must name the user as refundRecipient, since tx.origin is then the searcher. A hop's tokenIn and zeroForOne are not
  * encoded: the contract chains tokenIn from the previous hop and derives the direction from the
  * token addresses. The encoder checks that the cycle agrees with both and with the contract's other
  * rules, so a search bug fails here with a message instead of on chain with a revert.
@@ -40,6 +43,8 @@ export const MIN_BACKRUN_HOPS = 2
 export const MAX_BACKRUN_HOPS = 3
 /** refundBps is in basis points of the gross profit. */
 export const MAX_REFUND_BPS = 10_000
+/** refundRecipient meaning "tx.origin" (the default). */
+export const REFUND_TO_TX_ORIGIN: Address = '0x0000000000000000000000000000000000000000'
 
 export interface BackrunCallParams {
   /** the token the cycle starts and ends in; the profit is paid in it */
@@ -50,8 +55,14 @@ export interface BackrunCallParams {
   hops: readonly PlanHop[]
   /** the call reverts with InsufficientProfit(profit, minProfit) below this gross profit */
   minProfit: bigint
-  /** share of the gross profit paid to tx.origin, in basis points, 0..10000 */
+  /** share of the gross profit refunded, in basis points, 0..10000 */
   refundBps: number
+  /**
+   * receives the refund; omitted or the zero address: tx.origin (right when the backrun runs inside
+   * the user's own transaction). Set it to the user when the backrun is a transaction of its own
+   * signed by someone else (a searcher's backrun after the user's transaction in a bundle).
+   */
+  refundRecipient?: Address
 }
 
 /** The cycle cannot be executed by the backrun contract as it stands. */
@@ -77,7 +88,7 @@ export function encodeBackrunCall(params: BackrunCallParams): Hex {
   return encodeFunctionData({
     abi: BACKRUN_EXECUTOR_ABI,
     functionName: 'backrun',
-    args: [params.startToken, params.amountIn, hops, params.minProfit, params.refundBps],
+    args: [params.startToken, params.amountIn, hops, params.minProfit, params.refundBps, params.refundRecipient ?? REFUND_TO_TX_ORIGIN],
   })
 }
 
@@ -94,6 +105,7 @@ export function checkBackrun(params: BackrunCallParams): void {
   if (!Number.isInteger(refundBps) || refundBps < 0 || refundBps > MAX_REFUND_BPS) {
     throw new InvalidBackrunError(`refundBps ${String(refundBps)} is not an integer in 0..${MAX_REFUND_BPS}`, { refundBps })
   }
+  if (params.refundRecipient !== undefined) checkAddress('refundRecipient', params.refundRecipient, { refundRecipient: params.refundRecipient })
   if (hops.length < MIN_BACKRUN_HOPS || hops.length > MAX_BACKRUN_HOPS) {
     throw new InvalidBackrunError(`a backrun cycle has ${MIN_BACKRUN_HOPS} or ${MAX_BACKRUN_HOPS} hops, not ${hops.length}`, { hops: hops.length })
   }
@@ -126,7 +138,7 @@ export function checkBackrun(params: BackrunCallParams): void {
   }
 }
 
-/** How the contract splits `grossProfit`: the refund to tx.origin (rounded down) and the beneficiary's rest. */
+/** How the contract splits `grossProfit`: the refund (rounded down, to refundRecipient or tx.origin) and the beneficiary's rest. */
 export function splitBackrunProfit(grossProfit: bigint, refundBps: number): { refund: bigint; beneficiary: bigint } {
   const refund = (grossProfit * BigInt(refundBps)) / BigInt(MAX_REFUND_BPS)
   return { refund, beneficiary: grossProfit - refund }

@@ -61,6 +61,16 @@ export interface BackrunEngineOptions {
   log: { warn(obj: object, msg: string): void }
 }
 
+/** How BackrunEngine.searchAfter executes and encodes the backrun. */
+export interface BackrunSearchOptions {
+  /** tx.origin of the backrun's execution: the user's account, or the searcher's for a backrun transaction of its own */
+  origin: Address
+  /** share of the gross profit refunded, basis points (0..10000) */
+  refundBps: number
+  /** receives the refund; omitted (or the zero address): tx.origin, i.e. `origin` */
+  refundRecipient?: Address
+}
+
 export interface BackrunEngineStats {
   requests: number
   userCallReverted: number
@@ -107,11 +117,14 @@ export class BackrunEngine implements BackrunService {
 
   /**
    * The best backrun behind transactions already executed on `base`: `after` is the state they
-   * left, `logs` their logs. The backrun is executed from `origin` (its tx.origin, which receives
-   * the refund share). Used by eth_backrun (the user's call) and by private submission (the
-   * user's signed transactions, then a backrun transaction of the searcher).
+   * left, `logs` their logs. The backrun is executed from `origin` (its tx.origin). The refund
+   * share goes to `refundRecipient` when given (encoded in the calldata), else to tx.origin: give
+   * it when the backrun is a transaction of its own signed by someone other than the user. Used by
+   * eth_backrun (the user's call, refund to tx.origin) and by private submission (the user's signed
+   * transactions, then a backrun transaction of the searcher: origin = the searcher,
+   * refundRecipient = the user). The calldata returned is exactly the calldata verified in the EVM.
    */
-  async searchAfter(base: SimulationState, after: SimulationState, logs: readonly SimulationLog[], how: { origin: Address; refundBps: number }): Promise<BackrunFound | null> {
+  async searchAfter(base: SimulationState, after: SimulationState, logs: readonly SimulationLog[], how: BackrunSearchOptions): Promise<BackrunFound | null> {
     const reader = base.reader
     const moves = readPoolMoves(logs)
     if (moves.size === 0) return null
@@ -132,7 +145,7 @@ export class BackrunEngine implements BackrunService {
       // its net cannot exceed its gross (the exact math's), so it cannot beat a net already found
       const grossWei = (candidate.expectedProfit * perEth.den) / perEth.num
       if (best !== undefined && grossWei <= best.netProfitWei) continue
-      const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how.refundBps))
+      const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how))
       if (probe === undefined) {
         this.counters.verificationMisses++
         continue
@@ -146,7 +159,7 @@ export class BackrunEngine implements BackrunService {
     // reverts rather than run at a loss once the state has moved); executed again so that the
     // answer's gas and profit are those of the exact bytes returned
     const minProfit = ceilDiv(best.gasCostWei * best.perEth.num, best.perEth.den)
-    const calldata = this.encode(best.candidate, minProfit < 1n ? 1n : minProfit, how.refundBps)
+    const calldata = this.encode(best.candidate, minProfit < 1n ? 1n : minProfit, how)
     const final = await this.execute(after, how.origin, calldata)
     if (final === undefined) {
       this.counters.verificationMisses++
@@ -216,12 +229,14 @@ export class BackrunEngine implements BackrunService {
     return { pools, moved }
   }
 
-  private encode(candidate: BackrunCandidate, minProfit: bigint, refundBps: number): `0x${string}` {
-    return encodeBackrunCall({ startToken: candidate.startToken, amountIn: candidate.amountIn, hops: candidate.hops, minProfit, refundBps })
+  private encode(candidate: BackrunCandidate, minProfit: bigint, how: BackrunSearchOptions): `0x${string}` {
+    const { refundBps, refundRecipient } = how
+    return encodeBackrunCall({ startToken: candidate.startToken, amountIn: candidate.amountIn, hops: candidate.hops, minProfit, refundBps, refundRecipient })
   }
 
   private async execute(after: SimulationState, origin: Address, calldata: `0x${string}`): Promise<{ grossProfit: bigint; gasUsed: bigint } | undefined> {
-    // from the transaction's origin: it receives the refund share, as in the composed transaction
+    // from the transaction's origin, as in the composed transaction (or the searcher's backrun
+    // transaction): the refund goes to it unless the calldata names a refundRecipient
     const r = await this.options.simulator.call(after, { from: origin, to: this.options.executor, data: calldata })
     if (r.status !== 'success' || r.returnData.length < 32) return undefined
     const [grossProfit] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(r.returnData))

@@ -22,6 +22,7 @@ import {
   BACKRUN_EXECUTOR_ABI,
   BACKRUN_PROTOCOL,
   InvalidBackrunError,
+  REFUND_TO_TX_ORIGIN,
   checkBackrun,
   decodeBackrunEvents,
   decodeBackrunResult,
@@ -40,6 +41,8 @@ const POOL_1 = '0xa000000000000000000000000000000000000001' as const
 const POOL_2 = '0xa000000000000000000000000000000000000002' as const
 const POOL_3 = '0xa000000000000000000000000000000000000003' as const
 const EXECUTOR = '0x00000000000000000000000000000000000e8ec0' as const
+const ZERO = '0x0000000000000000000000000000000000000000' as const
+const USER = '0x00000000000000000000000000000000000005e4' as const
 
 const hop = (protocol: PlanHop['protocol'], pool: Hex, tokenIn: Hex, tokenOut: Hex, fee = 3000): PlanHop => ({
   protocol,
@@ -87,7 +90,7 @@ describe('encodeBackrunCall', () => {
   it('uses the ABI of the committed artifact, with the documented signature, event and errors', () => {
     expect(BACKRUN_EXECUTOR_ABI).toEqual(artifact.abi)
     const fn = BACKRUN_EXECUTOR_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'backrun')!
-    expect(toFunctionSignature(fn)).toBe('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16)')
+    expect(toFunctionSignature(fn)).toBe('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16,address)')
     expect(fn.stateMutability).toBe('nonpayable')
     expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])
     expect(encodeBackrunCall(twoHops()).slice(0, 10)).toBe(toFunctionSelector(fn))
@@ -103,6 +106,7 @@ describe('encodeBackrunCall', () => {
       'InvalidPool',
       'InvalidProtocol',
       'InvalidRefundBps',
+      'InvalidRefundRecipient',
       'PartialFill',
       'Reentrancy',
       'TransferFailed',
@@ -122,6 +126,7 @@ describe('encodeBackrunCall', () => {
       ],
       12_345n,
       2500,
+      ZERO,
     ])
     const t = decode(encodeBackrunCall(triangle()))
     expect(t.args).toEqual([
@@ -134,8 +139,26 @@ describe('encodeBackrunCall', () => {
       ],
       0n,
       0,
+      ZERO,
     ])
     expect(BACKRUN_PROTOCOL).toEqual({ 'uniswap-v2': 0, 'uniswap-v3': 1 })
+  })
+
+  it('encodes refundRecipient as the sixth argument: omitted or undefined = the zero address (tx.origin), else the address given', () => {
+    const args = (p: BackrunCallParams) => decode(encodeBackrunCall(p)).args!
+    expect(REFUND_TO_TX_ORIGIN).toBe(ZERO)
+    expect(args(twoHops())).toHaveLength(6)
+    expect(args(twoHops())[5]).toBe(ZERO)
+    expect(args({ ...twoHops(), refundRecipient: undefined })[5]).toBe(ZERO)
+    expect(args({ ...twoHops(), refundRecipient: ZERO })[5]).toBe(ZERO)
+    expect(args({ ...twoHops(), refundRecipient: USER })[5]).toBe(getAddress(USER))
+    expect(args({ ...twoHops(), refundRecipient: getAddress(USER) })[5]).toBe(getAddress(USER))
+    // the other fields are unchanged by it, and omitting it is the same calldata as passing zero
+    expect(args({ ...twoHops(), refundRecipient: USER }).slice(0, 5)).toEqual(args(twoHops()).slice(0, 5))
+    expect(encodeBackrunCall({ ...twoHops(), refundRecipient: ZERO })).toBe(encodeBackrunCall(twoHops()))
+    // the sixth word of the head (after the selector) is the recipient, left-padded; the hops' tail follows
+    const head = encodeBackrunCall({ ...twoHops(), refundRecipient: USER }).slice(10)
+    expect(head.slice(5 * 64, 6 * 64)).toBe(USER.slice(2).padStart(64, '0'))
   })
 
   it('accepts the bounds: refundBps 0 and 10000, amountIn 1 and 2^255 - 1, minProfit 2^256 - 1, checksummed or lower-case addresses', () => {
@@ -199,6 +222,8 @@ describe('encodeBackrunCall', () => {
     expect(rejection({ ...p, refundBps: -1 }).message).toMatch(/refundBps -1/)
     expect(rejection({ ...p, refundBps: 12.5 }).message).toMatch(/refundBps 12.5/)
     expect(rejection({ ...p, startToken: '0x1234' }).message).toMatch(/startToken 0x1234 is not an address/)
+    expect(rejection({ ...p, refundRecipient: '0x1234' }).message).toMatch(/refundRecipient 0x1234 is not an address/)
+    expect(rejection({ ...p, refundRecipient: '0x1234' }).details).toEqual({ refundRecipient: '0x1234' })
     expect(rejection({ ...p, hops: [{ ...p.hops[0]!, pool: '0xzz00000000000000000000000000000000000001' }, p.hops[1]!] }).message).toMatch(/hop 0 pool .* is not an address/)
   })
 })

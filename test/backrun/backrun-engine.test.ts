@@ -10,7 +10,7 @@
 import { decodeFunctionData, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
-import { encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
+import { BACKRUN_EXECUTOR_ABI, decodeBackrunEvents, encodeBackrunCall, splitBackrunProfit } from '../../src/backrun/backrun-calldata.ts'
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
@@ -98,6 +98,50 @@ describe('eth_backrun engine on the devnet fixtures', () => {
         if (p > gridBest) gridBest = p
       }
       expect(result.grossProfit * 1000n, fx.name).toBeGreaterThanOrEqual(gridBest * 999n)
+    }
+  })
+})
+
+describe('searchAfter: the refund recipient of a backrun transaction of its own', () => {
+  it('encodes refundRecipient into the calldata it verifies and returns: signed by the searcher, the refund goes to the user; omitted, to tx.origin', async () => {
+    const { simulator, chain } = services
+    const fx = found.get('v2-swapExactETHForTokens-large')!.fx
+    const user = lower(fx.from)
+    const searcher = lower(registry.devAccounts.accounts[8].address)
+    expect(user).not.toBe(searcher)
+    const base = simulator.openState(chain.latest())
+    const userRun = await simulator.transaction(base, decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: simulator.common }).tx)
+    expect(userRun.status).toBe('success')
+    const balance = async (state: typeof base, token: Address, holder: Address) => {
+      const r = await simulator.call(state, { from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) })
+      return BigInt(bytesToHexString(r.returnData))
+    }
+    const refundBps = 2500
+    const explicit = await services.backrun.searchAfter(base, userRun.state, userRun.logs, { origin: searcher, refundBps, refundRecipient: user })
+    const implicit = await services.backrun.searchAfter(base, userRun.state, userRun.logs, { origin: searcher, refundBps })
+    expect(explicit).not.toBeNull()
+    expect(implicit).not.toBeNull()
+    const args = (data: Hex) => decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data }).args as readonly unknown[]
+    expect(args(explicit!.calldata)[4]).toBe(refundBps)
+    expect(lower(args(explicit!.calldata)[5] as string)).toBe(user)
+    expect(args(implicit!.calldata)[5]).toBe('0x0000000000000000000000000000000000000000')
+    // the same cycle and amount either way (minProfit, the backrun's own gas cost, may differ: the
+    // refund to a named account is a cold access where tx.origin is warm)
+    expect(args(implicit!.calldata).slice(0, 3)).toEqual(args(explicit!.calldata).slice(0, 3))
+    expect(explicit!.gas).toBeGreaterThan(implicit!.gas)
+    expect(explicit!.grossProfit).toBe(implicit!.grossProfit)
+
+    const { refund, beneficiary } = splitBackrunProfit(explicit!.grossProfit, refundBps)
+    expect(refund).toBeGreaterThan(0n)
+    const token = explicit!.profitToken
+    for (const [found_, refundedTo] of [[explicit!, user], [implicit!, searcher]] as const) {
+      const r = await simulator.call(userRun.state, { from: searcher, to: EXECUTOR, data: found_.calldata })
+      expect(r.status).toBe('success')
+      expect(decodeBackrunEvents(r.logs, EXECUTOR)).toEqual([{ executor: EXECUTOR, startToken: token, grossProfit: found_.grossProfit, refund }])
+      for (const holder of [user, searcher]) {
+        expect((await balance(r.state, token, holder)) - (await balance(userRun.state, token, holder)), holder).toBe(holder === refundedTo ? refund : 0n)
+      }
+      expect((await balance(r.state, token, BENEFICIARY)) - (await balance(userRun.state, token, BENEFICIARY))).toBe(beneficiary)
     }
   })
 })
