@@ -205,7 +205,7 @@ async function main() {
         name: 'bench:backrun',
         p50_ms: round(o.p50),
         p99_ms: round(o.p99),
-        peer: { name: 'anvil-RPC searcher (snapshot, user tx; per cycle: doubling bracket stopped when a positive profit stops rising or at the first pool's balance, no-profit cycles skipped, ternary search; eth_call per step)', p50_ms: round(b.p50), p99_ms: round(b.p99) },
+        peer: { name: 'anvil-RPC searcher (snapshot, user tx; per cycle: doubling bracket stopped when a positive profit stops rising or at the first pool balance, no-profit cycles skipped, ternary search; eth_call per step)', p50_ms: round(b.p50), p99_ms: round(b.p99) },
         ratio_p50: round(b.p50 / o.p50),
         fixtures: fixtures.length,
         requests: oursSamples.length,
