@@ -166,7 +166,7 @@ export interface InclusionQuery {
 export type InclusionStatus =
   | { status: 'pending' }
   /** the user txs are on chain in `blockNumber` (for notify: the notified tx) */
-  | { status: 'included'; blockNumber: bigint; backrunIncluded?: boolean; backrunTxHash?: Hex }
+  | { status: 'included'; blockNumber: bigint; backrunIncluded?: boolean; backrunTxHash?: Hex; backrunGrossProfit?: bigint }
   /** it can never be included any more (e.g. the sender's nonce was used by another tx) */
   | { status: 'dropped'; reason: string }
 
@@ -884,6 +884,7 @@ function includedEvent(status: Extract<InclusionStatus, { status: 'included' }>,
     block: status.blockNumber,
     ...(status.backrunIncluded === undefined ? {} : { backrunIncluded: status.backrunIncluded }),
     ...(status.backrunIncluded === true && status.backrunTxHash !== undefined ? { backrunTxHash: status.backrunTxHash } : {}),
+    ...(status.backrunIncluded === true && status.backrunGrossProfit !== undefined ? { backrunGrossProfit: status.backrunGrossProfit } : {}),
   }
 }
 

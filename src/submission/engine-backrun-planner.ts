@@ -9,7 +9,8 @@
  *     -> BackrunEngine.searchAfter(base, after, their logs, { origin: searcher, refundBps,
  *        refundRecipient: the user })  (the refund share goes to the signer of the last user tx,
  *        named to the contract: tx.origin is our searcher in a bundle)
- *     -> an EIP-1559 tx from the searcher: to = executor, data = the engine's calldata,
+ *     -> an EIP-1559 tx from the searcher: to = executor, data = the engine's calldata with
+ *        minProfit raised to the verified gross profit (see guardProfit),
  *        nonce = the searcher's nonce after the user txs on this head, maxPriorityFeePerGas from config,
  *        maxFeePerGas = 2 x next base fee + priority fee, gas limit = (measured gas + 21 000) + margin
  *     -> signed, decoded again (sender must be the searcher), and executed on the post-user state:
@@ -19,10 +20,11 @@
  * net once the transaction's own 21 000 base gas is paid). Throws {@link BackrunPlanError} when a
  * plan cannot be made for a reason worth seeing in the submission's lifecycle ("why no backrun").
  */
-import { decodeAbiParameters } from 'viem'
+import { decodeAbiParameters, decodeFunctionData, encodeFunctionData } from 'viem'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { inspect } from 'node:util'
 
+import { BACKRUN_EXECUTOR_ABI } from '../backrun/backrun-calldata.ts'
 import type { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, ChainStateSource, Hex } from '../chain/types.ts'
@@ -187,7 +189,7 @@ export class EngineBackrunPlanner implements BackrunPlanner {
       chainId: this.chain.chainId,
       nonce,
       to: found.contract,
-      data: found.calldata,
+      data: guardProfit(found.calldata, found.grossProfit),
       gasLimit,
       maxFeePerGas,
       maxPriorityFeePerGas: this.maxPriorityFeePerGas,
@@ -218,6 +220,22 @@ export class EngineBackrunPlanner implements BackrunPlanner {
 
     return { rawBackrunTx: signed.rawHex, grossProfit, profitToken: found.profitToken, netProfitWei, gasUsed: executed.gasUsed, block: target, searcher }
   }
+}
+
+/**
+ * The engine's calldata with minProfit raised to the gross profit it verified. The backrun then
+ * lands only on a state where it earns at least what we report: when the bundles built into the
+ * block before it (the builder orders by payment) took or moved its profit, it reverts, its
+ * bundle fails as a whole, and the user's backrun-free bundle lands instead. Never a backrun that
+ * nets less than reported, never one that costs the searcher gas for nothing.
+ */
+function guardProfit(calldata: Hex, grossProfit: bigint): Hex {
+  const { functionName, args } = decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data: calldata })
+  if (functionName !== 'backrun' || args === undefined || args.length < 4 || typeof args[3] !== 'bigint') return calldata
+  if (args[3] >= grossProfit) return calldata
+  const guarded = [...args]
+  guarded[3] = grossProfit
+  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: guarded })
 }
 
 /** BackrunExecutor.backrun returns its gross profit (uint256). */

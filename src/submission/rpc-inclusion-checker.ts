@@ -15,6 +15,7 @@
  * bounded number of times with exponential backoff and full jitter. Then it throws an
  * {@link InclusionCheckError}; the Dispatcher counts that as pending and asks again at the next head.
  */
+import { decodeBackrunEvents } from '../backrun/backrun-calldata.ts'
 import type { Hex } from '../chain/types.ts'
 import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
 import type { InclusionChecker, InclusionQuery, InclusionStatus } from './dispatcher.ts'
@@ -64,6 +65,8 @@ export interface ReceiptInfo {
   blockNumber: bigint
   /** 1 success, 0 reverted; undefined when the node omits it (pre-Byzantium) */
   status?: 0 | 1
+  /** the gross profit of the BackrunExecutor's Backrun event in its logs, when there is one */
+  backrunGrossProfit?: bigint
 }
 
 const DEFAULT_TIMEOUT_MS = 2_000
@@ -114,10 +117,16 @@ export class RpcInclusionChecker implements InclusionChecker {
     const blockNumber = last.blockNumber
     if (query.backrunTxHash === undefined) return { status: 'included', blockNumber }
     const backrun = await this.receipt(query.backrunTxHash)
-    const backrunIncluded = backrun !== null && backrun.blockNumber === blockNumber
-    return backrunIncluded && query.backrunTxHash !== undefined
-      ? { status: 'included', blockNumber, backrunIncluded, backrunTxHash: query.backrunTxHash }
-      : { status: 'included', blockNumber, backrunIncluded }
+    // a backrun that landed reverted (where a relay let it) did not run
+    const backrunIncluded = backrun !== null && backrun.blockNumber === blockNumber && backrun.status !== 0
+    if (!backrunIncluded) return { status: 'included', blockNumber, backrunIncluded }
+    return {
+      status: 'included',
+      blockNumber,
+      backrunIncluded,
+      backrunTxHash: query.backrunTxHash,
+      ...(backrun.backrunGrossProfit === undefined ? {} : { backrunGrossProfit: backrun.backrunGrossProfit }),
+    }
   }
 
   /**
@@ -196,6 +205,15 @@ function parseReceipt(value: unknown, hash: Hex, attempt: number): ReceiptInfo |
   if (value.blockNumber === null || value.blockNumber === undefined) return null
   if (typeof value.blockNumber !== 'string' || !QUANTITY.test(value.blockNumber)) throw bad('blockNumber is not a hex quantity')
   const receipt: ReceiptInfo = { transactionHash: txHash.toLowerCase() as Hex, blockNumber: BigInt(value.blockNumber) }
+  if (Array.isArray(value.logs)) {
+    const logs = value.logs.filter(
+      (l): l is { address: string; topics: Hex[]; data: Hex } =>
+        isObject(l) && typeof l.address === 'string' && Array.isArray(l.topics) && l.topics.every((t) => typeof t === 'string') && typeof l.data === 'string',
+    )
+    // the profit our backrun realized on chain, as its Backrun event says
+    const [event] = decodeBackrunEvents(logs)
+    if (event !== undefined) receipt.backrunGrossProfit = event.grossProfit
+  }
   if (value.status === '0x1' || value.status === '0x0' || value.status === '0x01' || value.status === '0x00') receipt.status = BigInt(value.status) === 1n ? 1 : 0
   return receipt
 }

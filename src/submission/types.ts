@@ -186,6 +186,8 @@ export interface IncludedEvent {
   backrunIncluded?: boolean
   /** the backrun that landed with it */
   backrunTxHash?: Hex
+  /** the gross profit it realized on chain (its receipt's Backrun event) */
+  backrunGrossProfit?: bigint
 }
 
 export interface ExpiredEvent {

@@ -9,8 +9,9 @@
  */
 import { inspect } from 'node:util'
 
-import { encodeFunctionData, parseAbi } from 'viem'
+import { decodeFunctionData, encodeFunctionData, parseAbi } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BACKRUN_EXECUTOR_ABI, decodeBackrunRevert } from '../../src/backrun/backrun-calldata.ts'
 
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
@@ -107,6 +108,45 @@ describe('EngineBackrunPlanner on the devnet', () => {
     expect(gain).toBe(plan!.grossProfit)
     expect(backrun.nonce).toBe(0n)
     expect(plan!.rawBackrunTx).toBe(backrun.rawHex)
+  })
+
+  it('refund in bundle mode: the refund share goes to the user (the signer of the user tx), not to tx.origin (the searcher)', async () => {
+    const user = fx('v2-swapExactETHForTokens-large')
+    const refundBps = 2_500
+    const planner = new EngineBackrunPlanner({ chain: services.chain, simulator: services.simulator, engine: services.backrun, signer, refundBps, maxPriorityFeePerGas: PRIORITY_FEE })
+    const plan = await planner.plan(input('private-tx', [user]))
+    expect(plan).not.toBeNull()
+    const { simulator, chain } = services
+    const base = simulator.openState(chain.latest())
+    const users = await simulator.bundle(base, [decodeSignedTransaction(user.raw, { chainId: CHAIN_ID, common: simulator.common }).tx])
+    const backrun = decodeSignedTransaction(plan!.rawBackrunTx, { chainId: CHAIN_ID, common: simulator.common })
+    const userBefore = await balanceOf(users.state, plan!.profitToken, lower(user.from))
+    const searcherBefore = await balanceOf(users.state, plan!.profitToken, lower(SEARCHER.address))
+    const executed = await simulator.transaction(users.state, backrun.tx)
+    expect(executed.status).toBe('success')
+    const refund = (plan!.grossProfit * BigInt(refundBps)) / 10_000n
+    expect(refund).toBeGreaterThan(0n)
+    expect((await balanceOf(executed.state, plan!.profitToken, lower(user.from))) - userBefore).toBe(refund)
+    expect(await balanceOf(executed.state, plan!.profitToken, lower(SEARCHER.address))).toBe(searcherBefore)
+  })
+
+  it('the signed backrun reverts unless it earns at least the gross profit reported (a state moved by an earlier bundle fails its bundle instead)', async () => {
+    const user = fx('v2-swapExactETHForTokens-large')
+    const plan = await newPlanner().plan(input('private-tx', [user]))
+    expect(plan).not.toBeNull()
+    const { simulator, chain } = services
+    const common = { chainId: CHAIN_ID, common: simulator.common }
+    // another user's small swap against the same pool lands first: the arbitrage shrinks a little,
+    // still far above the backrun's gas, but below what was reported
+    const earlier = fx('v2-swapExactTokensForETH-small')
+    const moved = await simulator.bundle(simulator.openState(chain.latest()), [decodeSignedTransaction(earlier.raw, common).tx, decodeSignedTransaction(user.raw, common).tx])
+    expect(moved.success).toBe(true)
+    const executed = await simulator.transaction(moved.state, decodeSignedTransaction(plan!.rawBackrunTx, common).tx)
+    expect(executed.status).toBe('reverted')
+    expect(decodeBackrunRevert(bytesToHexString(executed.returnData))?.errorName).toBe('InsufficientProfit')
+    // the same calldata with the engine's own minimum (its gas cost) would have landed with less profit
+    const [, , , minimum] = decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data: bytesToHexString(decodeSignedTransaction(plan!.rawBackrunTx, common).data) }).args as unknown as [unknown, unknown, unknown, bigint]
+    expect(minimum).toBe(plan!.grossProfit)
   })
 
   it('a V3 swap that creates arbitrage, notified: the backrun behind the notified tx alone', async () => {

@@ -81,7 +81,8 @@ export interface BlockView {
 
 export type FinalStateView =
   | null
-  | { state: 'included'; block: string; backrunIncluded?: boolean; backrunTxHash?: Hex; at: number }
+  /** backrunGrossProfit: what the landed backrun realized on chain (its Backrun event), beside the plan in `blocks` */
+  | { state: 'included'; block: string; backrunIncluded?: boolean; backrunTxHash?: Hex; backrunGrossProfit?: string; at: number }
   | { state: 'expired'; lastBlock: string; reason: string; at: number }
   | { state: 'dropped'; reason: string; at: number }
 
@@ -246,6 +247,7 @@ export function submissionStatusView(stored: StoredSubmission): SubmissionStatus
           block: outcome.block.toString(),
           ...(outcome.backrunIncluded === undefined ? {} : { backrunIncluded: outcome.backrunIncluded }),
           ...(outcome.backrunTxHash === undefined ? {} : { backrunTxHash: outcome.backrunTxHash }),
+          ...(outcome.backrunGrossProfit === undefined ? {} : { backrunGrossProfit: outcome.backrunGrossProfit.toString() }),
           at: outcome.at,
         }
         break
