@@ -11,7 +11,6 @@ import { loadConfig } from '../../src/config.ts'
 import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
 import { EvmQuoteService, type RoutePlanner } from '../../src/quote/evm-quote-service.ts'
 import { QuoteFailedError, type QuoteRequest } from '../../src/quote/types.ts'
-import type { SwapPlan } from '../../src/routing/swap-plan.ts'
 import { openDomainServices, type DomainServices } from '../../src/service.ts'
 import { loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
 
@@ -30,13 +29,13 @@ afterAll(async () => {
   await domain?.close()
 })
 
-/** a quote service over the real route search, whose plans are altered by `alter` */
-function serviceWith(alter: (plan: SwapPlan) => SwapPlan) {
+/** a quote service over the real route search, whose plans' expected output is altered by `adjust` */
+function serviceWith(adjust: (expectedAmountOut: bigint) => bigint) {
   const warnings: Array<{ obj: Record<string, unknown>; msg: string }> = []
   const planner: RoutePlanner = {
     route: async (reader, request) => {
       const outcome = await domain.routing.route(reader, request)
-      return outcome.kind === 'plan' ? { ...outcome, plan: alter(outcome.plan) } : outcome
+      return outcome.kind === 'plan' ? { kind: 'plan', plan: { ...outcome.plan, expectedAmountOut: adjust(outcome.plan.expectedAmountOut) } } : outcome
     },
   }
   const service = new EvmQuoteService({
@@ -56,12 +55,12 @@ const REQUEST: QuoteRequest = { tokenIn: token('WETH'), tokenOut: token('USDC'),
 
 describe('quote: route math against the EVM', () => {
   it('when the math under-promises, the EVM figure is quoted and the calldata minimum follows it', async () => {
-    const honest = serviceWith((plan) => plan)
+    const honest = serviceWith((x) => x)
     const truth = await honest.service.quote(REQUEST)
     expect(honest.service.stats().mathDisagreements).toBe(0)
 
     // the math claims one base unit less than the pools pay: within slippage, so the EVM succeeds
-    const off = serviceWith((plan) => ({ ...plan, expectedAmountOut: plan.expectedAmountOut - 1n }))
+    const off = serviceWith((x) => x - 1n)
     const quoted = await off.service.quote(REQUEST)
     expect(off.service.stats()).toMatchObject({ mathDisagreements: 1, quotesExecuted: 1 })
     expect(off.warnings).toHaveLength(1)
@@ -77,7 +76,7 @@ describe('quote: route math against the EVM', () => {
 
   it('a route that reverts when executed fails with SIMULATION_FAILED and its reason', async () => {
     // the math promises twice what the pools pay: the calldata's minimum cannot be met
-    const off = serviceWith((plan) => ({ ...plan, expectedAmountOut: plan.expectedAmountOut * 2n }))
+    const off = serviceWith((x) => x * 2n)
     const err = await off.service.quote(REQUEST).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(QuoteFailedError)
     expect((err as QuoteFailedError).reason).toBe('SIMULATION_FAILED')
@@ -87,7 +86,7 @@ describe('quote: route math against the EVM', () => {
   })
 
   it('the math and the EVM agree on the benchmark mix and on every token pair (no disagreement counted)', async () => {
-    const { service, warnings } = serviceWith((plan) => plan)
+    const { service, warnings } = serviceWith((x) => x)
     const requests: QuoteRequest[] = [
       { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 1) },
       { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 66) },
