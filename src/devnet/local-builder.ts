@@ -6,16 +6,25 @@
  * (`eth_getTransactionReceipt`) tell what landed, as a node does in fork mode.
  *
  * A block is built in the simulator on top of the head, in the head's next-block context (the
- * one the service simulates in) with the builder's coinbase:
- * 1. bundles targeting this block, in arrival order. Each is atomic: its transactions execute in
- *    order on top of the block so far, and the whole bundle is dropped when one cannot be included
- *    (nonce, funds, fee, gas left), reverts or halts (unless its hash is in revertingTxHashes), is
- *    already in the block or on chain (an earlier bundle took it), or the block's timestamp is
- *    outside [minTimestamp, maxTimestamp]. A bundle lands in its blockNumber or never: one for a
- *    later block waits, one whose block passed is dropped.
- * 2. then the public transactions, in arrival order. These land even when they revert (they pay
- *    for their gas); one that cannot be included yet (nonce gap, funds, fee above its cap, gas left)
- *    waits for a later block, up to `pendingTxTtlBlocks` blocks; one whose nonce is used is dropped.
+ * one the service simulates in) with the builder's coinbase, as mev-geth / rbuilder build one
+ * (builder/bundle-merge.ts):
+ * 1. ALL bundles targeting this block, each simulated on the block's starting state: one that
+ *    fails there (nonce, funds, fee below the base fee, a revert or halt not allowed by
+ *    revertingTxHashes, a transaction already on chain, the block's timestamp outside
+ *    [minTimestamp, maxTimestamp]) is `invalid`. The others are ordered by what they pay the
+ *    coinbase (balance delta: priority fees plus direct transfers) per gas used, ties in arrival
+ *    order, and merged greedily in that order on the block so far, each atomically: one sharing a
+ *    transaction with a bundle already merged, or failing on the block so far (its state was
+ *    taken), is `outbid` and left out whole. A bundle lands in its blockNumber or never: one for a
+ *    later block waits, one whose block passed is `expired`.
+ * 2. then the public transactions, highest effective tip first, each sender's in nonce order
+ *    (builder/public-txs.ts). These land even when they revert (they pay for their gas); one that
+ *    cannot be included yet (nonce gap, funds, fee, gas left) waits for a later block, up to
+ *    `pendingTxTtlBlocks` blocks; one whose nonce is used is dropped.
+ *
+ * What became of each bundle for each block it was sent for is recorded per (bundle hash, block)
+ * (builder/bundle-stats.ts) and answered by `flashbots_getBundleStatsV2`; `devnet_bundleStatus`
+ * answers a summary per bundle hash.
  *
  * Hash references (notify bundles): a bundle entry that is a 32-byte hash, as a bare string (the
  * MEV Blocker dialect our RelayClient speaks) or as `{ "hash": "0x..." }`, stands for a
@@ -26,199 +35,84 @@
  * are accepted: this is a local devnet.
  *
  * Limits: pending bundles, transactions per bundle, blocks ahead, public transactions, request
- * bodies, batches and request time are all bounded; receipts, bundle records and block history
- * are kept for the last `maxReceipts`, `maxTrackedBundles` and `historyBlocks` entries.
+ * bodies, batches and request time are all bounded; receipts, (bundle, block) records and block
+ * history are kept for the last `maxReceipts`, `maxTrackedBundles` (and `bundleStatsBlocks`
+ * blocks) and `historyBlocks` entries. The simulations' states live only while a block is built.
  */
 import { toHex } from '../chain/quantity.ts'
-import type { Address, BlockInfo, Hex, StateReader } from '../chain/types.ts'
+import type { Address, Hex, StateReader } from '../chain/types.ts'
 import type { DevnetBlockInfo } from '../chain/memory/layered-state-reader.ts'
 import type { DevnetStateSource } from '../chain/memory/devnet-source.ts'
 import { nextBlockContext, type ExecutionBlock } from '../evm/block-context.ts'
-import { TransactionRejectedError, type SimulationLog, type SimulationState, type Simulator, type TransactionResult } from '../evm/simulator.ts'
+import type { Simulator } from '../evm/simulator.ts'
 import { bundleHash as computeBundleHash, decodeSignedTransaction, isTxDecodeError, type DecodedTransaction } from '../tx/index.ts'
+import { mergeBundles, type Executed, type MergeContext } from './builder/bundle-merge.ts'
+import { BundleStatsStore } from './builder/bundle-stats.ts'
+import { includePublicTxs } from './builder/public-txs.ts'
 import {
-  JsonRpcHttpServer,
-  RPC_EXECUTION_REVERTED,
-  RPC_INVALID_PARAMS,
-  RPC_LIMIT_EXCEEDED,
-  RPC_REFUSED,
-  RpcError,
-  type RpcCaller,
-  type RpcMethod,
-} from './json-rpc-http.ts'
+  blockJson,
+  bundleRecordJson,
+  bundleStatsJson,
+  bytesHex,
+  min,
+  parseAddressParam,
+  parseBundleStatsParams,
+  parseCallParam,
+  parseHashParam,
+  parseQuantityParam,
+  parseSendBundleRequest,
+  receiptJson,
+  rpcCall,
+  rpcCallAsync,
+} from './builder/rpc-codec.ts'
+import {
+  DEVNET_BUILDER_COINBASE,
+  LOCAL_BUILDER_DEFAULTS,
+  LocalBuilderError,
+  type BuilderReceipt,
+  type BuiltBlock,
+  type BundleBlockStatus,
+  type BundleEntry,
+  type BundleRecord,
+  type BundleStatsRecord,
+  type LocalBuilderLimits,
+  type LocalBuilderOptions,
+  type PendingBundle,
+  type PendingTx,
+  type SendBundleRequest,
+} from './builder/types.ts'
+import { JsonRpcHttpServer, RPC_EXECUTION_REVERTED, RPC_INVALID_PARAMS, RPC_REFUSED, RpcError, type RpcCaller, type RpcMethod } from './json-rpc-http.ts'
 
-/** The devnet builder's fee recipient: priority fees of every built block go here. */
-export const DEVNET_BUILDER_COINBASE: Address = '0x0000000000000000000000000000000000c0ffee'
-
-export const LOCAL_BUILDER_DEFAULTS = {
-  blockTimeMs: 1_000,
-  mineEmptyBlocks: true,
-  maxPendingBundles: 1_000,
-  maxTxsPerBundle: 100,
-  maxBlocksAhead: 1_000,
-  maxPendingTxs: 10_000,
-  pendingTxTtlBlocks: 64,
-  maxReceipts: 100_000,
-  maxTrackedBundles: 10_000,
-  historyBlocks: 128,
-  maxBodyBytes: 1024 * 1024,
-  maxBatchSize: 100,
-  requestTimeoutMs: 10_000,
-} as const
-
-export interface LocalBuilderOptions {
-  source: DevnetStateSource
-  /** executes the blocks; its blockTimeSeconds sets the block timestamps (head + that) */
-  simulator: Simulator
-  /** ms between blocks; 0: no timer, blocks are built by mineNow() only. Default 1000. */
-  blockTimeMs?: number
-  /** build a block on every tick even with nothing to include (a chain keeps producing blocks). Default true. */
-  mineEmptyBlocks?: boolean
-  /** Default DEVNET_BUILDER_COINBASE. */
-  coinbase?: Address
-  /** bundles waiting, all target blocks together. Default 1000. */
-  maxPendingBundles?: number
-  /** Default 100. */
-  maxTxsPerBundle?: number
-  /** a bundle's blockNumber may be at most head + this. Default 1000. */
-  maxBlocksAhead?: number
-  /** public transactions waiting. Default 10 000. */
-  maxPendingTxs?: number
-  /** blocks a public transaction may wait for a nonce gap or funds before it is dropped. Default 64. */
-  pendingTxTtlBlocks?: number
-  /** receipts kept (oldest forgotten first). Default 100 000. */
-  maxReceipts?: number
-  /** bundle records kept for bundleStatus / devnet_bundleStatus. Default 10 000. */
-  maxTrackedBundles?: number
-  /** recent blocks whose header and state eth_getBlockByNumber / eth_getBalance / eth_call can read. Default 128. */
-  historyBlocks?: number
-  /** HTTP request body cap. Default 1 MiB. */
-  maxBodyBytes?: number
-  /** JSON-RPC batch cap. Default 100. */
-  maxBatchSize?: number
-  /** a whole HTTP request must arrive within this. Default 10 000 ms. */
-  requestTimeoutMs?: number
-  /** failures with no caller: a timer-built block that failed, a bundle whose simulation threw */
-  onError?: (error: unknown) => void
-  /** told of every block built (after it is the head) */
-  onBlock?: (block: BuiltBlock) => void
-}
-
-/** One bundle entry: a raw signed transaction, or the hash of one sent before with eth_sendRawTransaction. */
-export type BundleEntry = { raw: Hex } | { hash: Hex }
-
-/** eth_sendBundle's parameter object, parsed. */
-export interface SendBundleRequest {
-  txs: BundleEntry[]
-  blockNumber: bigint
-  /** unix seconds: the block's timestamp must be at least this */
-  minTimestamp?: bigint
-  /** unix seconds: the block's timestamp must be at most this */
-  maxTimestamp?: bigint
-  /** transactions of the bundle allowed to revert */
-  revertingTxHashes?: Hex[]
-  /** a later bundle with the same uuid (and signer) replaces this one while it waits */
-  replacementUuid?: string
-}
-
-export type BundleStatus = 'pending' | 'included' | 'dropped'
-
-export interface BundleRecord {
-  bundleHash: Hex
-  txHashes: Hex[]
-  /** the block it targets (pending, dropped) or landed in (included) */
-  blockNumber: bigint
-  status: BundleStatus
-  /** why it was dropped */
-  reason?: string
-  /** the X-Flashbots-Signature signer, lowercase */
-  signer?: Address
-  replacementUuid?: string
-}
-
-export interface BuilderReceipt {
-  transactionHash: Hex
-  transactionIndex: number
-  blockNumber: bigint
-  blockHash: Hex
-  from: Address
-  to: Address | null
-  /** 1 success, 0 reverted or halted */
-  status: 0 | 1
-  gasUsed: bigint
-  cumulativeGasUsed: bigint
-  effectiveGasPrice: bigint
-  type: number
-  logs: SimulationLog[]
-  contractAddress: Address | null
-  /** the bundle it landed with; undefined for a public transaction */
-  bundleHash?: Hex
-}
-
-export interface BuiltBlock {
-  block: DevnetBlockInfo
-  receipts: BuilderReceipt[]
-  /** bundles included, in block order */
-  bundles: Hex[]
-  /** bundles that targeted this block (or an earlier one) and did not land, with why */
-  dropped: Array<{ bundleHash: Hex; reason: string }>
-}
-
-/** A request the builder refuses; `kind` says how (invalid input, refused, a bound reached). */
-export class LocalBuilderError extends Error {
-  override readonly name = 'LocalBuilderError'
-  constructor(
-    readonly kind: 'invalid' | 'refused' | 'limit',
-    message: string,
-  ) {
-    super(message)
-  }
-}
-
-interface PendingBundle {
-  bundleHash: Hex
-  txs: DecodedTransaction[]
-  blockNumber: bigint
-  minTimestamp?: bigint
-  maxTimestamp?: bigint
-  reverting: ReadonlySet<Hex>
-  replacementUuid?: string
-  signer?: Address
-}
-
-interface PendingTx {
-  tx: DecodedTransaction
-  /** the block being built when it arrived */
-  firstBlock: bigint
-}
-
-interface Executed {
-  result: TransactionResult
-  tx: DecodedTransaction
-  bundleHash?: Hex
-}
-
-type BundleOutcome = { state: SimulationState; gasUsed: bigint; executed: Executed[] } | { reason: string }
-
-const HASH = /^0x[0-9a-fA-F]{64}$/
-const HEX = /^0x([0-9a-fA-F]{2})*$/
-const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000'
+export { DEVNET_BUILDER_COINBASE, LOCAL_BUILDER_DEFAULTS, LocalBuilderError, parseSendBundleRequest }
+export type {
+  BuilderReceipt,
+  BuiltBlock,
+  BundleBlockStatus,
+  BundleEntry,
+  BundleRecord,
+  BundleStatsRecord,
+  BundleStatus,
+  LocalBuilderOptions,
+  SendBundleRequest,
+} from './builder/types.ts'
 
 export class LocalBuilder {
   readonly coinbase: Address
   private readonly source: DevnetStateSource
   private readonly simulator: Simulator
-  private readonly limits: Required<Omit<LocalBuilderOptions, 'source' | 'simulator' | 'coinbase' | 'onError' | 'onBlock'>>
+  private readonly limits: LocalBuilderLimits
   private readonly onError: (error: unknown) => void
   private readonly onBlock: ((block: BuiltBlock) => void) | undefined
+  private readonly now: () => number
 
   /** waiting bundles, arrival order */
   private bundles: PendingBundle[] = []
   /** public transactions, arrival order */
   private readonly mempool = new Map<Hex, PendingTx>()
   private readonly receipts = new Map<Hex, BuilderReceipt>()
-  private readonly records = new Map<Hex, BundleRecord>()
+  private readonly stats: BundleStatsStore
   private readonly history = new Map<bigint, { reader: StateReader; transactions: Hex[] }>()
+  private seq = 0
 
   private server: JsonRpcHttpServer | undefined
   private endpoint: string | undefined
@@ -245,6 +139,8 @@ export class LocalBuilder {
     this.limits = limits
     this.onError = options.onError ?? (() => {})
     this.onBlock = options.onBlock
+    this.now = options.now ?? Date.now
+    this.stats = new BundleStatsStore(this.limits.maxTrackedBundles, this.limits.bundleStatsBlocks)
     this.remember(this.source.latest(), [])
   }
 
@@ -292,7 +188,8 @@ export class LocalBuilder {
   }
 
   /**
-   * Queues a bundle for its blockNumber.
+   * Queues a bundle for its blockNumber. The same bundle sent again for the same block (and
+   * signer) is the same bundle; sent for another block, it is one more bundle, with its own record.
    * @throws LocalBuilderError: invalid (malformed entry, past or too distant block), refused
    *   (unknown or already included hash reference), limit (too many pending bundles)
    */
@@ -329,7 +226,7 @@ export class LocalBuilder {
     if (replaced >= 0) {
       const old = this.bundles[replaced]
       this.bundles.splice(replaced, 1)
-      this.settleDropped(old, `replaced by bundle ${hash} (same replacementUuid)`)
+      this.settle(old, 'invalid', `replaced by bundle ${hash} (same replacementUuid)`)
     }
     const bundle: PendingBundle = {
       bundleHash: hash,
@@ -340,19 +237,18 @@ export class LocalBuilder {
       reverting: new Set((request.revertingTxHashes ?? []).map((h) => h.toLowerCase() as Hex)),
       replacementUuid: request.replacementUuid,
       signer: signerKey,
+      seq: this.seq++,
     }
     this.bundles.push(bundle)
-    const previous = this.records.get(hash)
-    if (previous?.status !== 'included') {
-      this.track({
-        bundleHash: hash,
-        txHashes: txs.map((t) => t.hash),
-        blockNumber: request.blockNumber,
-        status: 'pending',
-        ...(signerKey === undefined ? {} : { signer: signerKey }),
-        ...(request.replacementUuid === undefined ? {} : { replacementUuid: request.replacementUuid }),
-      })
-    }
+    this.stats.received({
+      bundleHash: hash,
+      blockNumber: request.blockNumber,
+      txHashes: txs.map((t) => t.hash),
+      status: 'pending',
+      receivedAt: this.now(),
+      ...(signerKey === undefined ? {} : { signer: signerKey }),
+      ...(request.replacementUuid === undefined ? {} : { replacementUuid: request.replacementUuid }),
+    })
     return { bundleHash: hash }
   }
 
@@ -362,7 +258,7 @@ export class LocalBuilder {
     const cancelled = this.bundles.filter((b) => b.replacementUuid === replacementUuid && b.signer === signerKey)
     if (cancelled.length === 0) return 0
     this.bundles = this.bundles.filter((b) => !cancelled.includes(b))
-    for (const b of cancelled) this.settleDropped(b, 'cancelled (eth_cancelBundle)')
+    for (const b of cancelled) this.settle(b, 'invalid', 'cancelled (eth_cancelBundle)')
     return cancelled.length
   }
 
@@ -383,7 +279,7 @@ export class LocalBuilder {
     if (this.mempool.size >= this.limits.maxPendingTxs) {
       throw new LocalBuilderError('limit', `the mempool holds ${this.mempool.size} transactions, its bound: retry after the next block`)
     }
-    this.mempool.set(tx.hash, { tx, firstBlock: this.source.latest().block.number + 1n })
+    this.mempool.set(tx.hash, { tx, firstBlock: this.source.latest().block.number + 1n, seq: this.seq++ })
     return tx.hash
   }
 
@@ -393,15 +289,25 @@ export class LocalBuilder {
     return r === undefined ? undefined : { ...r, logs: [...r.logs] }
   }
 
-  /** What became of a bundle (while its record is kept), else undefined. */
+  /** What became of a bundle over the blocks it was sent for (while its records are kept), else undefined. */
   bundleStatus(hash: Hex): BundleRecord | undefined {
-    const r = this.records.get(hash.toLowerCase() as Hex)
+    return this.stats.summary(hash.toLowerCase() as Hex)
+  }
+
+  /** What became of a bundle for one block it was sent for (while kept), else undefined. */
+  bundleStats(hash: Hex, blockNumber: bigint): BundleStatsRecord | undefined {
+    const r = this.stats.get(hash.toLowerCase() as Hex, blockNumber)
     return r === undefined ? undefined : { ...r, txHashes: [...r.txHashes] }
   }
 
   /** Bundles waiting and public transactions waiting. */
   get pending(): { bundles: number; transactions: number } {
     return { bundles: this.bundles.length, transactions: this.mempool.size }
+  }
+
+  /** (bundle, block) records held (bounded by maxTrackedBundles). */
+  get trackedBundles(): number {
+    return this.stats.size
   }
 
   // ---- block building ----
@@ -428,84 +334,71 @@ export class LocalBuilder {
     const head = this.source.latest()
     const context: ExecutionBlock = { ...nextBlockContext(head.block, this.simulator.blockTimeSeconds), coinbase: this.coinbase }
     const target = context.number
-    let state = this.simulator.openState(head, context)
-    let gasUsed = 0n
-    const executed: Executed[] = []
-    const inBlock = new Set<Hex>()
-    const included: PendingBundle[] = []
-    const dropped: Array<{ bundle: PendingBundle; reason: string }> = []
+    const top = this.simulator.openState(head, context)
 
-    const candidates = this.bundles.filter((b) => b.blockNumber <= target)
-    for (const bundle of candidates) {
-      if (bundle.blockNumber < target) {
-        dropped.push({ bundle, reason: `its block ${bundle.blockNumber} was built before it could be considered` })
-        continue
-      }
-      const outcome = await this.tryBundle(bundle, state, gasUsed, inBlock, context)
-      if ('reason' in outcome) {
-        dropped.push({ bundle, reason: outcome.reason })
-        continue
-      }
-      state = outcome.state
-      gasUsed = outcome.gasUsed
-      executed.push(...outcome.executed)
-      for (const e of outcome.executed) inBlock.add(e.tx.hash)
-      included.push(bundle)
-    }
+    // 1. bundles: simulate at the top of the block, order by payment per gas, merge greedily
+    const candidates = this.bundles.filter((b) => b.blockNumber === target)
+    const ctx: MergeContext = { simulator: this.simulator, context, coinbase: this.coinbase, receipts: this.receipts, onError: this.onError, now: this.now }
+    const merged = await mergeBundles(ctx, candidates, top)
+    const inBlock = new Set<Hex>(merged.executed.map((e) => e.tx.hash))
 
-    const leaving = new Set<Hex>()
-    for (const [hash, pending] of [...this.mempool]) {
-      const tx = pending.tx
-      if (inBlock.has(hash) || this.receipts.has(hash)) {
-        leaving.add(hash)
-        continue
-      }
-      const expired = target - pending.firstBlock >= BigInt(this.limits.pendingTxTtlBlocks)
-      if (gasUsed + tx.gasLimit > context.gasLimit) {
-        if (expired) leaving.add(hash)
-        continue
-      }
-      const nonce = (await state.overlay.readAccount(tx.sender))?.nonce ?? 0n
-      if (tx.nonce < nonce) {
-        leaving.add(hash)
-        continue
-      }
-      if (tx.nonce > nonce) {
-        if (expired) leaving.add(hash)
-        continue
-      }
-      let result: TransactionResult
-      try {
-        result = await this.simulator.transaction(state, tx.tx)
-      } catch (error) {
-        // funds or fee: may become includable later; anything else will never be
-        if (!(error instanceof TransactionRejectedError)) this.onError(error)
-        if (expired || !(error instanceof TransactionRejectedError)) leaving.add(hash)
-        continue
-      }
-      state = result.state
-      gasUsed += result.gasUsed
-      executed.push({ result, tx })
-      inBlock.add(hash)
-      leaving.add(hash)
-    }
+    // 2. public transactions, highest tip first
+    const pub = await includePublicTxs({
+      simulator: this.simulator,
+      context,
+      state: merged.state,
+      gasUsed: merged.gasUsed,
+      mempool: this.mempool,
+      isIncluded: (hash) => inBlock.has(hash) || this.receipts.has(hash),
+      ttlBlocks: this.limits.pendingTxTtlBlocks,
+      onError: this.onError,
+    })
+    const executed: Executed[] = [...merged.executed, ...pub.executed]
+    const gasUsed = pub.gasUsed
 
-    const reader = this.source.commitBlock(state, { ...context, gasUsed, transactionHashes: executed.map((e) => e.tx.hash) })
+    const reader = this.source.commitBlock(pub.state, { ...context, gasUsed, transactionHashes: executed.map((e) => e.tx.hash) })
     // everything below runs in the same synchronous turn as the commit: a request that sees the
-    // new head also sees its receipts
+    // new head also sees its receipts and the bundles' records
     const block = reader.block
+    const sealedAt = this.now()
     const receipts = this.recordReceipts(block, context, executed)
-    const settled = new Set<PendingBundle>([...included, ...dropped.map((d) => d.bundle)])
-    this.bundles = this.bundles.filter((b) => !settled.has(b))
-    for (const bundle of included) this.settleIncluded(bundle, block.number)
-    for (const d of dropped) this.settleDropped(d.bundle, d.reason)
-    for (const hash of leaving) this.mempool.delete(hash)
+    for (const sim of merged.simulations) {
+      if (sim.simulatedAt !== undefined) {
+        this.stats.annotate(sim.bundle.bundleHash, sim.bundle.blockNumber, { simulatedAt: sim.simulatedAt, payment: sim.payment, gasUsed: sim.gasUsed })
+      }
+    }
+    const outcomes: BuiltBlock['outcomes'] = []
+    const included: Hex[] = []
+    for (const o of merged.outcomes) {
+      if (o.status === 'included') {
+        included.push(o.bundle.bundleHash)
+        this.settle(o.bundle, 'included', undefined, { consideredAt: o.consideredAt, sealedAt, includedBlock: block.number })
+        outcomes.push({ bundleHash: o.bundle.bundleHash, status: 'included' })
+      } else {
+        this.settle(o.bundle, o.status, o.reason, { consideredAt: o.consideredAt })
+        outcomes.push({ bundleHash: o.bundle.bundleHash, status: o.status, reason: o.reason })
+      }
+    }
+    // bundles for this block (or an earlier one) that were not considered: they arrived while it
+    // was being built
+    const considered = new Set<PendingBundle>(candidates)
+    for (const b of this.bundles) {
+      if (b.blockNumber > block.number || considered.has(b)) continue
+      const reason = `its block ${b.blockNumber} was built before it could be considered`
+      this.settle(b, 'expired', reason)
+      outcomes.push({ bundleHash: b.bundleHash, status: 'expired', reason })
+      considered.add(b)
+    }
+    this.bundles = this.bundles.filter((b) => !considered.has(b))
+    for (const hash of pub.leaving) this.mempool.delete(hash)
+    this.stats.prune(block.number)
     this.remember(reader, executed.map((e) => e.tx.hash))
     const built: BuiltBlock = {
       block,
       receipts,
-      bundles: included.map((b) => b.bundleHash),
-      dropped: dropped.map((d) => ({ bundleHash: d.bundle.bundleHash, reason: d.reason })),
+      bundles: included,
+      dropped: outcomes.filter((o) => o.status !== 'included').map((o) => ({ bundleHash: o.bundleHash, reason: o.reason ?? '' })),
+      outcomes,
     }
     if (this.onBlock !== undefined) {
       try {
@@ -515,45 +408,6 @@ export class LocalBuilder {
       }
     }
     return built
-  }
-
-  /** Executes one bundle atomically on top of `state`; the bundle's result, or why it cannot land. */
-  private async tryBundle(bundle: PendingBundle, state: SimulationState, gasUsed: bigint, inBlock: ReadonlySet<Hex>, context: ExecutionBlock): Promise<BundleOutcome> {
-    if (bundle.minTimestamp !== undefined && context.timestamp < bundle.minTimestamp) {
-      return { reason: `the block's timestamp ${context.timestamp} is before minTimestamp ${bundle.minTimestamp}` }
-    }
-    if (bundle.maxTimestamp !== undefined && context.timestamp > bundle.maxTimestamp) {
-      return { reason: `the block's timestamp ${context.timestamp} is after maxTimestamp ${bundle.maxTimestamp}` }
-    }
-    for (const [i, tx] of bundle.txs.entries()) {
-      if (inBlock.has(tx.hash)) return { reason: `tx ${i} (${tx.hash}) is already in this block: an earlier bundle included it` }
-      const landed = this.receipts.get(tx.hash)
-      if (landed !== undefined) return { reason: `tx ${i} (${tx.hash}) is already included in block ${landed.blockNumber}` }
-    }
-    let current = state
-    let used = gasUsed
-    const executed: Executed[] = []
-    for (const [i, tx] of bundle.txs.entries()) {
-      if (used + tx.gasLimit > context.gasLimit) {
-        return { reason: `tx ${i} (${tx.hash}): its gas limit ${tx.gasLimit} exceeds the gas left in the block (${context.gasLimit - used})` }
-      }
-      let result: TransactionResult
-      try {
-        result = await this.simulator.transaction(current, tx.tx)
-      } catch (error) {
-        if (error instanceof TransactionRejectedError) return { reason: `tx ${i} (${tx.hash}) cannot be included: ${error.message}` }
-        this.onError(error)
-        return { reason: `tx ${i} (${tx.hash}): the simulation failed: ${error instanceof Error ? error.message : String(error)}` }
-      }
-      if (result.status !== 'success' && !bundle.reverting.has(tx.hash)) {
-        const why = result.status === 'reverted' ? `reverted${result.revertReason === undefined ? '' : `: ${result.revertReason}`}` : `halted: ${result.error ?? 'unknown'}`
-        return { reason: `tx ${i} (${tx.hash}) ${why}, and it is not in revertingTxHashes` }
-      }
-      executed.push({ result, tx, bundleHash: bundle.bundleHash })
-      used += result.gasUsed
-      current = result.state
-    }
-    return { state: current, gasUsed: used, executed }
   }
 
   private recordReceipts(block: DevnetBlockInfo, context: ExecutionBlock, executed: readonly Executed[]): BuilderReceipt[] {
@@ -588,29 +442,8 @@ export class LocalBuilder {
     return out
   }
 
-  private settleIncluded(bundle: PendingBundle, blockNumber: bigint): void {
-    const record = this.records.get(bundle.bundleHash)
-    if (record === undefined) return
-    this.track({ ...record, status: 'included', blockNumber, reason: undefined })
-  }
-
-  private settleDropped(bundle: PendingBundle, reason: string): void {
-    const record = this.records.get(bundle.bundleHash)
-    if (record === undefined || record.status === 'included') return
-    // another copy (the same bundle resubmitted for a later block) still waits
-    const waiting = this.bundles.find((b) => b.bundleHash === bundle.bundleHash)
-    if (waiting !== undefined) {
-      this.track({ ...record, blockNumber: waiting.blockNumber, status: 'pending', reason })
-      return
-    }
-    this.track({ ...record, status: 'dropped', blockNumber: bundle.blockNumber, reason })
-  }
-
-  private track(record: BundleRecord): void {
-    if (record.reason === undefined) delete record.reason
-    this.records.delete(record.bundleHash)
-    this.records.set(record.bundleHash, record)
-    if (this.records.size > this.limits.maxTrackedBundles) this.records.delete(this.records.keys().next().value as Hex)
+  private settle(bundle: PendingBundle, status: Exclude<BundleBlockStatus, 'pending'>, reason: string | undefined, fields: Partial<BundleStatsRecord> = {}): void {
+    this.stats.settle(bundle.bundleHash, bundle.blockNumber, status, { consideredAt: this.now(), ...fields, ...(reason === undefined ? {} : { reason }) })
   }
 
   private remember(reader: StateReader, transactions: Hex[]): void {
@@ -690,6 +523,10 @@ export class LocalBuilder {
       }
       return blockJson(reader.block, this.history.get(reader.block.number)?.transactions ?? [])
     })
+    m.set('flashbots_getBundleStatsV2', (params) => {
+      const { bundleHash, blockNumber } = parseBundleStatsParams(params[0])
+      return bundleStatsJson(this.stats.get(bundleHash, blockNumber), this.coinbase)
+    })
     m.set('devnet_bundleStatus', (params) => {
       const record = this.bundleStatus(parseHashParam(params[0], 'bundle hash'))
       return record === undefined ? null : bundleRecordJson(record)
@@ -713,165 +550,3 @@ export class LocalBuilder {
   }
 }
 
-// ---- parameter parsing (JSON-RPC input -> typed requests) ----
-
-/**
- * eth_sendBundle's parameter object: `{ txs, blockNumber, minTimestamp?, maxTimestamp?,
- * revertingTxHashes?, replacementUuid? }`. A txs entry is a raw signed transaction (hex), or a
- * 32-byte hash (bare, or `{ hash }`) of a transaction sent before.
- * @throws RpcError -32602 naming the field
- */
-export function parseSendBundleRequest(value: unknown): SendBundleRequest {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('expected [{ txs, blockNumber, ... }]')
-  const p = value as Record<string, unknown>
-  if (!Array.isArray(p.txs)) throw invalid('txs must be an array of raw signed transactions (hex)')
-  const txs: BundleEntry[] = p.txs.map((entry: unknown, i): BundleEntry => {
-    if (typeof entry === 'string') {
-      if (HASH.test(entry)) return { hash: entry.toLowerCase() as Hex }
-      if (!HEX.test(entry) || entry.length <= 2) throw invalid(`txs[${i}] is not a raw transaction in 0x-hex`)
-      return { raw: entry.toLowerCase() as Hex }
-    }
-    if (entry !== null && typeof entry === 'object' && typeof (entry as { hash?: unknown }).hash === 'string') {
-      const hash = (entry as { hash: string }).hash
-      if (!HASH.test(hash)) throw invalid(`txs[${i}].hash is not a 32-byte 0x-hex hash`)
-      return { hash: hash.toLowerCase() as Hex }
-    }
-    throw invalid(`txs[${i}] must be a raw transaction (0x-hex) or { "hash": "0x..." }`)
-  })
-  if (p.blockNumber === undefined) throw invalid('blockNumber is required (hex)')
-  const request: SendBundleRequest = { txs, blockNumber: parseQuantityParam(p.blockNumber, 'blockNumber') }
-  if (p.minTimestamp !== undefined && p.minTimestamp !== null) request.minTimestamp = parseQuantityParam(p.minTimestamp, 'minTimestamp')
-  if (p.maxTimestamp !== undefined && p.maxTimestamp !== null) request.maxTimestamp = parseQuantityParam(p.maxTimestamp, 'maxTimestamp')
-  if (p.revertingTxHashes !== undefined && p.revertingTxHashes !== null) {
-    if (!Array.isArray(p.revertingTxHashes)) throw invalid('revertingTxHashes must be an array of 32-byte hashes')
-    request.revertingTxHashes = p.revertingTxHashes.map((h: unknown, i) => {
-      if (typeof h !== 'string' || !HASH.test(h)) throw invalid(`revertingTxHashes[${i}] is not a 32-byte 0x-hex hash`)
-      return h.toLowerCase() as Hex
-    })
-  }
-  if (p.replacementUuid !== undefined && p.replacementUuid !== null) {
-    if (typeof p.replacementUuid !== 'string' || p.replacementUuid.length === 0 || p.replacementUuid.length > 128) {
-      throw invalid('replacementUuid must be a string of 1-128 characters')
-    }
-    request.replacementUuid = p.replacementUuid
-  }
-  return request
-}
-
-function parseQuantityParam(value: unknown, field: string): bigint {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value)
-  if (typeof value === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(value)) return BigInt(value)
-  if (typeof value === 'string' && /^[0-9]{1,78}$/.test(value)) return BigInt(value)
-  throw invalid(`${field} must be a hex quantity (0x...)`)
-}
-
-function parseHashParam(value: unknown, field: string): Hex {
-  if (typeof value !== 'string' || !HASH.test(value)) throw invalid(`${field} must be a 32-byte 0x-hex hash`)
-  return value.toLowerCase() as Hex
-}
-
-function parseAddressParam(value: unknown): Address {
-  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(value)) throw invalid('address must be 20 bytes of 0x-hex')
-  return value.toLowerCase() as Address
-}
-
-function parseCallParam(value: unknown): { from: Address; to?: Address; data?: Hex; value?: bigint; gasLimit?: bigint } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('expected [{ to, data, ... }, block?]')
-  const p = value as Record<string, unknown>
-  const data = p.input ?? p.data
-  if (data !== undefined && (typeof data !== 'string' || !HEX.test(data))) throw invalid('data must be 0x-hex')
-  return {
-    from: p.from === undefined || p.from === null ? ZERO_ADDRESS : parseAddressParam(p.from),
-    ...(p.to === undefined || p.to === null ? {} : { to: parseAddressParam(p.to) }),
-    ...(data === undefined ? {} : { data: data as Hex }),
-    ...(p.value === undefined || p.value === null ? {} : { value: parseQuantityParam(p.value, 'value') }),
-    ...(p.gas === undefined || p.gas === null ? {} : { gasLimit: parseQuantityParam(p.gas, 'gas') }),
-  }
-}
-
-function invalid(message: string): RpcError {
-  return new RpcError(RPC_INVALID_PARAMS, message)
-}
-
-function toRpcError(error: unknown): unknown {
-  if (!(error instanceof LocalBuilderError)) return error
-  const code = error.kind === 'invalid' ? RPC_INVALID_PARAMS : error.kind === 'limit' ? RPC_LIMIT_EXCEEDED : RPC_REFUSED
-  return new RpcError(code, error.message)
-}
-
-function rpcCall<T>(fn: () => T): T {
-  try {
-    return fn()
-  } catch (error) {
-    throw toRpcError(error)
-  }
-}
-
-async function rpcCallAsync<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (error) {
-    throw toRpcError(error)
-  }
-}
-
-// ---- JSON output (quantities as hex, as nodes answer) ----
-
-function receiptJson(r: BuilderReceipt): Record<string, unknown> {
-  return {
-    transactionHash: r.transactionHash,
-    transactionIndex: toHex(BigInt(r.transactionIndex)),
-    blockHash: r.blockHash,
-    blockNumber: toHex(r.blockNumber),
-    from: r.from,
-    to: r.to,
-    status: r.status === 1 ? '0x1' : '0x0',
-    gasUsed: toHex(r.gasUsed),
-    cumulativeGasUsed: toHex(r.cumulativeGasUsed),
-    effectiveGasPrice: toHex(r.effectiveGasPrice),
-    type: toHex(BigInt(r.type)),
-    contractAddress: r.contractAddress,
-    logs: r.logs.map((log, i) => ({
-      address: log.address,
-      topics: log.topics,
-      data: log.data,
-      blockNumber: toHex(r.blockNumber),
-      blockHash: r.blockHash,
-      transactionHash: r.transactionHash,
-      transactionIndex: toHex(BigInt(r.transactionIndex)),
-      // index within the receipt (the block-wide index is not tracked)
-      logIndex: toHex(BigInt(i)),
-      removed: false,
-    })),
-    ...(r.bundleHash === undefined ? {} : { bundleHash: r.bundleHash }),
-  }
-}
-
-function blockJson(block: BlockInfo, transactions: readonly Hex[]): Record<string, unknown> {
-  const parentHash = (block as Partial<DevnetBlockInfo>).parentHash ?? `0x${'00'.repeat(32)}`
-  return {
-    number: toHex(block.number),
-    hash: block.hash,
-    parentHash,
-    timestamp: toHex(block.timestamp),
-    gasLimit: toHex(block.gasLimit),
-    gasUsed: toHex(block.gasUsed),
-    ...(block.baseFeePerGas === undefined ? {} : { baseFeePerGas: toHex(block.baseFeePerGas) }),
-    miner: block.coinbase,
-    mixHash: block.prevRandao,
-    difficulty: toHex(block.difficulty),
-    transactions: [...transactions],
-  }
-}
-
-function bundleRecordJson(r: BundleRecord): Record<string, unknown> {
-  return { ...r, blockNumber: toHex(r.blockNumber), txHashes: [...r.txHashes] }
-}
-
-function bytesHex(bytes: Uint8Array): Hex {
-  return `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`
-}
-
-function min(a: bigint, b: bigint): bigint {
-  return a < b ? a : b
-}

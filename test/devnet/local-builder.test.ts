@@ -223,17 +223,21 @@ describe('LocalBuilder over HTTP', () => {
     expect(await checker.receipt(REVERTS.hash)).toBeNull()
   })
 
-  it('public transactions go after the bundles; one that reverts still lands', async () => {
+  it('public transactions go after the bundles, highest tip first; one that reverts still lands', async () => {
     const { builder, url } = await startBuilder()
     await ok(url, 'eth_sendRawTransaction', [TRANSFER.raw])
     await ok(url, 'eth_sendRawTransaction', [REVERTS.raw])
     await ok(url, 'eth_sendBundle', [{ txs: [SWAP_B.raw], blockNumber: '0x1' }])
     const built = await builder.mineNow()
+    // REVERTS (legacy, its whole gas price above the base fee is tip) outbids TRANSFER (1559, a
+    // smaller priority fee) though it arrived later: public transactions go by tip, not arrival
+    const tip = (r: { effectiveGasPrice: bigint }) => r.effectiveGasPrice - (built.block.baseFeePerGas ?? 0n)
     expect(built.receipts.map((r) => [r.transactionHash, r.status, r.transactionIndex])).toEqual([
       [SWAP_B.hash, 1, 0],
-      [TRANSFER.hash, 1, 1],
-      [REVERTS.hash, 0, 2],
+      [REVERTS.hash, 0, 1],
+      [TRANSFER.hash, 1, 2],
     ])
+    expect(tip(built.receipts[1])).toBeGreaterThan(tip(built.receipts[2]))
     expect(built.receipts[2].cumulativeGasUsed).toBe(built.block.gasUsed)
     // already included: refused with a reason
     const again = await rpc(url, 'eth_sendRawTransaction', [TRANSFER.raw])
