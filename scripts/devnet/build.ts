@@ -4,7 +4,7 @@
  *
  *   1. fund the deployer; deploy WETH9, tokens, Uniswap V2 and V3 (deploy-protocols.ts)
  *   2. mint and wrap, add V2 liquidity, create V3 pools and mint positions (add-liquidity.ts)
- *   3. fund and approve the dev accounts (fund-accounts.ts)
+ *   3. fund and approve the dev accounts, all 64 alike (fund-accounts.ts)
  *   4. the ETH/USD feed at its fixed address, then the extension point (fixed-deployments.ts)
  *   5. dump the state into the genesis; read pool states into the registry
  */
@@ -21,6 +21,7 @@ import {
   DEV_KEYS_WARNING,
   DEV_MNEMONIC,
   GENESIS_TIMESTAMP,
+  SEARCHER_ACCOUNT_INDEXES,
   devAccounts,
 } from './config.ts'
 import { deployProtocols } from './deploy-protocols.ts'
@@ -102,6 +103,7 @@ export async function buildDevnet(options: BuildOptions = {}): Promise<DevnetBui
       balances: devAccountBalances(tokens.values()) as DevnetRegistry['devAccounts']['balances'],
       approvedSpenders: spenders,
       accounts: accounts.map((a, index) => ({ index, address: getAddress(a.address), privateKey: a.privateKey })),
+      searcherIndexes: [...SEARCHER_ACCOUNT_INDEXES],
     },
     extensions: {},
   }

@@ -27,7 +27,19 @@ export const GENESIS_BASE_FEE = 1_000_000_000n
 export const BUILD_DEADLINE = GENESIS_TIMESTAMP
 
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk'
-export const DEV_ACCOUNT_COUNT = 10
+/**
+ * Dev accounts m/44'/60'/0'/0/0..63: the first ten are anvil's and hardhat's defaults; the rest
+ * give flow tests and benchmarks many distinct users in one block and the service a pool of
+ * searcher keys. Every one is funded alike (ETH, tokens, approvals).
+ */
+export const DEV_ACCOUNT_COUNT = 64
+/**
+ * Dev accounts reserved as searcher keys (registry devAccounts.searcherIndexes): 8, the service's
+ * default searcher (DEVNET_SEARCHER_ACCOUNT_INDEX in src/submission-service.ts), then 56..63.
+ * Tests and benchmarks must not use them as users: a user sharing a searcher's account would
+ * share its nonce with the backruns.
+ */
+export const SEARCHER_ACCOUNT_INDEXES: readonly number[] = [8, 56, 57, 58, 59, 60, 61, 62, 63]
 export const DEV_KEYS_WARNING = 'DEVNET ONLY - publicly known keys, never use on a real chain'
 
 /** ETH every dev account starts with (anvil's default). */

@@ -91,7 +91,13 @@ export interface DevnetRegistry {
     balances: Record<'ETH' | TokenSymbol, string>
     /** every token (WETH included) is approved for type(uint256).max to these */
     approvedSpenders: { name: string; address: Hex }[]
+    /** every account, index 0..63 (m/44'/60'/0'/0/index), funded alike */
     accounts: RegistryKeyedAccount[]
+    /**
+     * indexes of the accounts reserved as searcher keys ([8, 56..63]; 8 is the service's default
+     * searcher): never use them as users in tests or benchmarks
+     */
+    searcherIndexes: number[]
   }
   /** contracts deployed at fixed addresses by the extension point, by label */
   extensions: Record<string, Hex>

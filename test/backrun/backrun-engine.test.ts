@@ -107,7 +107,7 @@ describe('searchAfter: the refund recipient of a backrun transaction of its own'
     const { simulator, chain } = services
     const fx = found.get('v2-swapExactETHForTokens-large')!.fx
     const user = lower(fx.from)
-    const searcher = lower(registry.devAccounts.accounts[8].address)
+    const searcher = lower(registry.devAccounts.accounts[registry.devAccounts.searcherIndexes[0]!]!.address)
     expect(user).not.toBe(searcher)
     const base = simulator.openState(chain.latest())
     const userRun = await simulator.transaction(base, decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: simulator.common }).tx)

@@ -270,11 +270,12 @@ function backrunEvents(logs: readonly SimulationLog[] | readonly { address: stri
 // ---------------------------------------------------------------- a searcher's backrun transaction
 
 /**
- * The devnet searcher key (dev account 8, the service's default): in a bundle the backrun is a
- * transaction of its own, signed by the searcher, after the user's. tx.origin is then the
- * searcher, so the user is refunded only through an explicit refundRecipient.
+ * The devnet searcher key (the first of devAccounts.searcherIndexes, dev account 8, the service's
+ * default): in a bundle the backrun is a transaction of its own, signed by the searcher, after the
+ * user's. tx.origin is then the searcher, so the user is refunded only through an explicit
+ * refundRecipient.
  */
-const SEARCHER = registry.devAccounts.accounts[8]!
+const SEARCHER = registry.devAccounts.accounts[registry.devAccounts.searcherIndexes[0]!]!
 /** An address that is neither user, searcher nor beneficiary, with no balance at genesis. */
 const THIRD_PARTY: Address = '0x00000000000000000000000000000000000ca5e0'
 
@@ -689,13 +690,14 @@ interface Composition {
 let composition: Promise<Composition> | undefined
 
 /**
- * A user (dev account 8) swaps 60 WETH for USDC through SwapPlanRouter on the V2 pair, with the
+ * A user (dev account 10, not a searcher key) swaps 60 WETH for USDC through SwapPlanRouter on the V2 pair, with the
  * backrun (WETH -> USDC on V3 0.05% -> WETH on the V2 pair) as the post-swap call. The backrun's
  * amount comes from a scan on the state after the swap alone.
  */
 function routerComposition(): Promise<Composition> {
   composition ??= (async () => {
-    const user = registry.devAccounts.accounts[8]!
+    const user = registry.devAccounts.accounts[10]!
+    expect(registry.devAccounts.searcherIndexes).not.toContain(user.index)
     const from = lower(user.address)
     const weth = token('WETH')
     const usdc = token('USDC')

@@ -13,6 +13,8 @@ import { EXTENSIONS, fixedAddress, fixedDeployer, type FixedDeployment } from '.
 import { DEVNET_DIR, GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'
 
 const FILES = ['genesis.json', 'registry.json'] as const
+/** one build (64 funded dev accounts, ~2,400 build blocks): about 6 s alone, much more on a busy machine */
+const BUILD_TIMEOUT_MS = 120_000
 
 describe('build-devnet', () => {
   const dirs = [mkdtempSync(join(tmpdir(), 'devnet-a-')), mkdtempSync(join(tmpdir(), 'devnet-b-'))]
@@ -27,7 +29,7 @@ describe('build-devnet', () => {
       const committed = readFileSync(join(DEVNET_DIR, file), 'utf8')
       expect(a === committed, `${file} differs from the committed one: run npm run build:devnet (then npx tsx scripts/record-txs.ts)`).toBe(true)
     }
-  })
+  }, BUILD_TIMEOUT_MS * 2)
 
   it('writes a go-ethereum genesis with every fork up to prague active from the start', () => {
     const genesis = JSON.parse(readFileSync(GENESIS_PATH, 'utf8'))
@@ -60,5 +62,5 @@ describe('build-devnet', () => {
     const added = Object.keys(extended.genesis.alloc).filter((a) => !(a in base.genesis.alloc))
     expect(added.sort()).toEqual([address.toLowerCase(), fixedDeployer('test-extension').address.toLowerCase()].sort())
     for (const [a, entry] of Object.entries(base.genesis.alloc)) expect(extended.genesis.alloc[a], a).toEqual(entry)
-  })
+  }, BUILD_TIMEOUT_MS)
 })

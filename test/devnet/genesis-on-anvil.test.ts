@@ -1,10 +1,11 @@
 /**
  * anvil (an EVM we did not write) loads fixtures/devnet/genesis.json and finds what the registry
  * promises: code at every address, the recorded reserves, sqrt prices, liquidity and positions,
- * the ETH/USD feed, funded and approved dev accounts, working routers and quoter, and no
+ * the ETH/USD feed, 64 funded and approved dev accounts (searcher keys named), working routers and quoter, and no
  * arbitrage anywhere at genesis.
  */
 import { createPublicClient, http, maxUint256, parseEther, type Abi, type Hex, type PublicClient } from 'viem'
+import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
 import { bestCycle, readPoolPrices } from '../../scripts/devnet/arbitrage.ts'
@@ -107,19 +108,35 @@ describe('devnet genesis on anvil', () => {
     expect(await read<bigint[]>(feed.address, FEED, 'getRoundData', [roundId])).toEqual([roundId, answer, startedAt, updatedAt, answeredInRound])
   })
 
-  it('funds every dev account with ETH and every token, max-approved to the routers, at nonce 0', async () => {
-    expect(registry.devAccounts.accounts).toHaveLength(10)
-    expect(registry.devAccounts.accounts[0]!.address).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266')
-    for (const account of registry.devAccounts.accounts) {
-      expect((await client.getBalance({ address: account.address })).toString()).toBe(registry.devAccounts.balances.ETH)
-      expect(await client.getTransactionCount({ address: account.address })).toBe(0)
-      for (const token of registry.tokens) {
-        expect((await read<bigint>(token.address, ERC20_ABI, 'balanceOf', [account.address])).toString()).toBe(registry.devAccounts.balances[token.symbol])
-        for (const spender of registry.devAccounts.approvedSpenders) {
-          expect(await read<bigint>(token.address, ERC20_ABI, 'allowance', [account.address, spender.address])).toBe(maxUint256)
-        }
-      }
+  it('has 64 dev accounts m/44\'/60\'/0\'/0/0..63 of the public mnemonic, and reserves [8, 56..63] as searcher keys', () => {
+    const { accounts, searcherIndexes, mnemonic, derivationPath } = registry.devAccounts
+    expect(derivationPath).toBe("m/44'/60'/0'/0/{index}")
+    expect(accounts).toHaveLength(64)
+    expect(accounts.map((a) => a.index)).toEqual([...Array(64).keys()])
+    expect(accounts[0]!.address).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266')
+    for (const a of accounts) {
+      const derived = mnemonicToAccount(mnemonic, { addressIndex: a.index })
+      expect(a.address, `account ${a.index}`).toBe(derived.address)
+      expect(privateKeyToAccount(a.privateKey).address).toBe(derived.address)
     }
+    expect(new Set(accounts.map((a) => a.address.toLowerCase())).size).toBe(64)
+    expect(searcherIndexes).toEqual([8, 56, 57, 58, 59, 60, 61, 62, 63])
+  })
+
+  it('funds every dev account with ETH and every token, max-approved to the routers, at nonce 0', async () => {
+    expect(registry.devAccounts.accounts).toHaveLength(64)
+    await Promise.all(
+      registry.devAccounts.accounts.map(async (account) => {
+        expect((await client.getBalance({ address: account.address })).toString()).toBe(registry.devAccounts.balances.ETH)
+        expect(await client.getTransactionCount({ address: account.address })).toBe(0)
+        for (const token of registry.tokens) {
+          expect((await read<bigint>(token.address, ERC20_ABI, 'balanceOf', [account.address])).toString(), `${account.index} ${token.symbol}`).toBe(registry.devAccounts.balances[token.symbol])
+          for (const spender of registry.devAccounts.approvedSpenders) {
+            expect(await read<bigint>(token.address, ERC20_ABI, 'allowance', [account.address, spender.address]), `${account.index} ${token.symbol} ${spender.name}`).toBe(maxUint256)
+          }
+        }
+      }),
+    )
   })
 
   it('quotes through Router02 and QuoterV2 (the periphery finds the pairs and pools)', async () => {

@@ -15,7 +15,11 @@ export interface Registry {
   v2: { router02: string; factory: string; pairs: Array<{ name: string; address: string; token0: string; token1: string }> }
   v3: { swapRouter: string; swapRouter02: string; quoterV2: string; factory: string; pools: Array<{ name: string; address: string; token0: string; token1: string; fee: number }> }
   ethUsdFeed: { address: string }
-  devAccounts: { accounts: Array<{ index: number; address: string; privateKey: Hex }> }
+  devAccounts: {
+    accounts: Array<{ index: number; address: string; privateKey: Hex }>
+    /** accounts reserved as searcher keys ([8, 56..63]): not to be used as users */
+    searcherIndexes: number[]
+  }
   extensions: Record<string, string>
   backrun: { executor: string; beneficiary: string }
 }
