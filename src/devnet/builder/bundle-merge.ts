@@ -10,8 +10,9 @@
  *    with one already merged is `outbid` (conflict), one that fails on the accumulated state is
  *    `outbid` (its state was taken), the others are included.
  *
- * The simulations' states live only while the block is built: only the best bundle's top-of-block
- * result is kept to the merge (it is merged first, on the same state, without re-executing).
+ * The simulations' states live only while the block is built, and only one at a time is kept:
+ * the best bundle's top-of-block run so far (it is merged first, on the same state, without
+ * re-executing); the others' are released as soon as their payment is measured.
  */
 import type { Address, Hex } from '../../chain/types.ts'
 import type { ExecutionBlock } from '../../evm/block-context.ts'
@@ -117,6 +118,8 @@ async function coinbaseBalance(state: SimulationState, coinbase: Address): Promi
 export async function simulateTopOfBlock(ctx: MergeContext, bundles: readonly PendingBundle[], top: SimulationState): Promise<TopOfBlock[]> {
   const before = await coinbaseBalance(top, ctx.coinbase)
   const out: TopOfBlock[] = []
+  /** the only run kept: the best so far (it merges first, as is) */
+  let best: TopOfBlock | undefined
   for (const bundle of bundles) {
     const invalid = staticInvalid(ctx, bundle)
     if (invalid !== undefined) {
@@ -130,7 +133,14 @@ export async function simulateTopOfBlock(ctx: MergeContext, bundles: readonly Pe
       continue
     }
     const payment = (await coinbaseBalance(run.state, ctx.coinbase)) - before
-    out.push({ bundle, simulatedAt, payment, gasUsed: run.gasUsed, run })
+    const sim: TopOfBlock = { bundle, simulatedAt, payment, gasUsed: run.gasUsed, run }
+    if (best === undefined || byPaymentPerGas(sim, best) < 0) {
+      if (best !== undefined) delete best.run
+      best = sim
+    } else {
+      delete sim.run
+    }
+    out.push(sim)
   }
   return out
 }
@@ -157,8 +167,6 @@ export async function mergeBundles(ctx: MergeContext, bundles: readonly PendingB
     if (sim.invalid !== undefined) outcomes.push({ bundle: sim.bundle, status: 'invalid', reason: sim.invalid, consideredAt: ctx.now() })
   }
   const valid = simulations.filter((s) => s.invalid === undefined).sort(byPaymentPerGas)
-  // heavy state: only the best bundle's top-of-block run is worth keeping (it merges first, as is)
-  for (const sim of valid.slice(1)) delete sim.run
 
   let state = top
   let gasUsed = 0n
