@@ -54,7 +54,7 @@ function planner(search: Pick<BackrunEngine, 'searchAfter'>, maxPriorityFeePerGa
 
 function input(): BackrunPlanInput {
   const userTx = decodeSignedTransaction(FIXTURE.raw, { chainId: CHAIN_ID, hardfork: 'prague' })
-  return { id: submissionId('private-tx', userTx.hash), kind: 'private-tx', userTxs: [userTx], signal: new AbortController().signal }
+  return { id: submissionId('private-tx', userTx.hash), kind: 'private-tx', userTxs: [userTx], simulation: undefined, signal: new AbortController().signal }
 }
 
 /** the engine, recording what searchAfter answered */
