@@ -196,6 +196,19 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
     expect(built.outcomes.find((o) => o.bundleHash === firstSent)?.status).toBe('outbid')
   })
 
+  it("public transactions: highest tip first, each sender's in nonce order", async () => {
+    const { builder, url } = await startBuilder()
+    const [a, b] = await fundedKeys(builder, url, 2)
+    const a0 = await transfer(a, 0, { tip: parseGwei('1') })
+    const a1 = await transfer(a, 1, { tip: parseGwei('9') })
+    const b0 = await transfer(b, 0, { tip: parseGwei('5') })
+    // arrival: a's nonce 1 first (it waits for nonce 0), then b, then a's nonce 0
+    for (const t of [a1, b0, a0]) await ok(url, 'eth_sendRawTransaction', [t.raw])
+    const built = await builder.mineNow()
+    // b (5 gwei) beats a's first (1 gwei); a's nonce 1 (9 gwei) only competes once nonce 0 is in
+    expect(built.receipts.map((r) => r.transactionHash)).toEqual([b0.hash, a0.hash, a1.hash])
+  })
+
   it('a bundle resent for three blocks has one record per block', async () => {
     const { builder, url, source } = await startBuilder()
     const [key] = await fundedKeys(builder, url, 1)
