@@ -13,11 +13,12 @@ export function startScriptNodeArgs(): string[] {
   return words.slice(1)
 }
 
-export async function startServiceProcess(port: number, env: Record<string, string> = {}, script?: string): Promise<ChildProcess> {
+/** `logFd`: a file descriptor the service's log (stdout) goes to; ignored by default */
+export async function startServiceProcess(port: number, env: Record<string, string> = {}, script?: string, logFd?: number): Promise<ChildProcess> {
   const base = script === undefined ? startScriptNodeArgs() : [...startScriptNodeArgs().filter((a) => !a.endsWith('.ts')), script]
   // BENCH_PROFILE_DIR: a V8 CPU profile of the service process, for finding where its time goes
   const args = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`, ...base] : base
-  const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdio: ['ignore', logFd ?? 'ignore', 'inherit'] })
   const ready = script === undefined ? `http://127.0.0.1:${port}/readyz` : `http://127.0.0.1:${port}/healthz`
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with code ${child.exitCode}`)

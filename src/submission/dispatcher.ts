@@ -41,6 +41,7 @@
  * stored before it is sent.
  */
 import { randomUUID } from 'node:crypto'
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 
 import type { Address, Hex } from '../chain/types.ts'
 import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTransaction } from '../tx/decode-transaction.ts'
@@ -528,6 +529,9 @@ export class Dispatcher {
       return undefined
     }
 
+    // Simulation and planning are CPU work on this thread: let the acknowledgements and sends
+    // waiting on the event loop go first (an execution's awaits are microtasks and never do).
+    await yieldToEventLoop()
     let simulation: SimulationReport | undefined
     try {
       simulation = await this.withTimeout('simulation', (signal) => this.simulate({ id: record.id, kind: record.kind, userTxs, signal }))
@@ -554,6 +558,7 @@ export class Dispatcher {
       }
     }
 
+    await yieldToEventLoop()
     try {
       const plan = await this.planLimit.run(() =>
         this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target })),
@@ -717,7 +722,9 @@ export class Dispatcher {
     const asks: Array<Promise<BundleOutcomeEvent | undefined>> = []
     for (const relay of this.relays) {
       const stats = relay.bundleStats
-      if (stats === undefined || !wasSent(task.summary, relay.name, block)) continue
+      // only where the relay accepted this block's send: a refused one has its error recorded already
+      const delivery = task.summary.relays.get(relay.name)
+      if (stats === undefined || delivery === undefined || delivery.lastBlock !== block || delivery.state !== 'accepted') continue
       for (const { role, hash } of sent) {
         asks.push(
           this.inclusionLimit.run(async () => {
