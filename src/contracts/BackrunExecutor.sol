@@ -17,10 +17,19 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///     // require(ok) or not: the partner's choice. A backrun that is no longer profitable reverts
 ///     // with InsufficientProfit and, when ok is ignored, costs the user only the gas of the attempt.
 ///
+/// Two entry points run the same cycle and pay out alike; they differ only in the profit check:
+/// - backrun(..., minProfit, ...) reverts with InsufficientProfit when the gross profit is below
+///   minProfit (what eth_backrun answers: the partner's swap and the backrun in one transaction).
+/// - backrunExact(..., expectedProfit, ...) reverts with ProfitMismatch unless the gross profit is
+///   exactly expectedProfit, above as well as below. For a backrun planned on a given state and
+///   reported at its profit (a searcher's backrun transaction in a bundle): if anything moved the
+///   cycle's pools before it (other bundles placed first in the block), it does not land at all
+///   rather than realize a profit other than the one reported.
+///
 /// Nothing needs to be approved or sent to this contract, and its caller (msg.sender) does not
-/// matter: anyone may call backrun(). The refund goes to refundRecipient when the calldata names
-/// one, otherwise (refundRecipient = address(0)) to tx.origin, the account that signed the
-/// transaction carrying the swap. A backrun sent as a transaction of its own (appended to the
+/// matter: anyone may call backrun() or backrunExact(). The refund goes to refundRecipient when
+/// the calldata names one, otherwise (refundRecipient = address(0)) to tx.origin, the account that
+/// signed the transaction carrying the swap. A backrun sent as a transaction of its own (appended to the
 /// user's transaction in a bundle, signed by the searcher) must name the user as refundRecipient:
 /// there tx.origin is the searcher. Likewise when a relayer or bundler signs the transaction
 /// carrying the swap instead of the user.
@@ -34,7 +43,7 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 /// Trust model:
 /// - No approvals, no admin, no upgrades, no storage writes except transient ones; no token
 ///   balance between transactions: every amount moved is computed, and the cycle's proceeds are
-///   paid out in full (repayment, refund, beneficiary) before backrun() returns.
+///   paid out in full (repayment, refund, beneficiary) before backrun() (or backrunExact()) returns.
 /// - Every pool of the cycle is proven genuine before anything moves: it must be the CREATE2
 ///   address of its tokens (and fee) under the Uniswap factory and init-code hash given at
 ///   construction.
@@ -42,7 +51,7 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///   (the armed pool, in transient storage: set only to a pool proven genuine, only while a
 ///   backrun is in progress, cleared by the callback it expects). A V2 callback must also report
 ///   this contract as the initiator of the swap. Any other call to a callback reverts.
-/// - backrun() is not reentrant.
+/// - backrun() and backrunExact() share one reentrancy lock: neither can be entered while either runs.
 ///
 /// Tokens are assumed plain (no fee on transfer, no rebasing), as for Uniswap's own exact-input
 /// routes: amounts are computed, not measured by balance differences.
@@ -69,9 +78,9 @@ contract BackrunExecutor is UniswapPoolAccess {
 
     // Transient state, in this order so that each variable has a slot of its own (a write is one
     // TSTORE, not a read-modify-write of a packed slot).
-    /// Reentrancy lock of backrun(), released at its end.
+    /// Reentrancy lock of backrun() and backrunExact(), released at their end.
     bool private transient locked;
-    /// The cycle's gross profit, handed from the first pool's callback back to backrun().
+    /// The cycle's gross profit, handed from the first pool's callback back to _backrun().
     uint256 private transient cycleProfit;
     /// The pool whose callback is expected now (0 when none). One-shot: the callback clears it.
     address private transient armedPool;
@@ -82,6 +91,9 @@ contract BackrunExecutor is UniswapPoolAccess {
 
     /// the cycle's proceeds minus what the first pool is owed (negative: a loss) is below minProfit
     error InsufficientProfit(int256 profit, uint256 minProfit);
+    /// backrunExact(): the cycle's proceeds minus what the first pool is owed (negative: a loss) is
+    /// not expectedProfit (the pools are not in the state the backrun was planned on)
+    error ProfitMismatch(int256 profit, uint256 expectedProfit);
     /// a cycle has MIN_HOPS to MAX_HOPS hops
     error InvalidHopCount(uint256 hops);
     /// the last hop does not end in startToken
@@ -132,25 +144,69 @@ contract BackrunExecutor is UniswapPoolAccess {
         uint16 refundBps,
         address refundRecipient
     ) external returns (uint256 grossProfit) {
+        return _backrun(startToken, amountIn, hops, minProfit, false, refundBps, refundRecipient);
+    }
+
+    /// @notice backrun() that lands only on the state it was planned on: the same cycle, checks,
+    /// payout and Backrun event, but it reverts with ProfitMismatch unless the gross profit is
+    /// exactly expectedProfit (a higher profit reverts too, as does a lower one or a loss).
+    /// @dev The profit the cycle realizes is a function of the pools' state, so a backrun that
+    /// matched its expectedProfit when planned fails once something moved the cycle's pools
+    /// before it (e.g. other bundles placed first in the block): its bundle then fails instead of
+    /// landing at a profit other than the one reported for it.
+    /// @param startToken the token the cycle starts and ends in, and the profit's token
+    /// @param amountIn what the first pool is paid (after the other hops, from their proceeds)
+    /// @param hops 2 or 3 hops chained token to token, the last one ending in startToken
+    /// @param expectedProfit the only gross profit accepted; anything else reverts with
+    /// ProfitMismatch(profit, expectedProfit)
+    /// @param refundBps share of the gross profit refunded, in basis points (0..10000)
+    /// @param refundRecipient receives the refund; address(0) means tx.origin. Not this contract.
+    /// @return grossProfit the cycle's proceeds minus amountIn, in startToken: expectedProfit
+    function backrunExact(
+        address startToken,
+        uint256 amountIn,
+        Hop[] calldata hops,
+        uint256 expectedProfit,
+        uint16 refundBps,
+        address refundRecipient
+    ) external returns (uint256 grossProfit) {
+        return _backrun(startToken, amountIn, hops, expectedProfit, true, refundBps, refundRecipient);
+    }
+
+    /// backrun() and backrunExact(): `profit` is minProfit, or expectedProfit when `exact`; the
+    /// first pool's callback checks the gross profit against it (_completeCycle).
+    function _backrun(
+        address startToken,
+        uint256 amountIn,
+        Hop[] calldata hops,
+        uint256 profit,
+        bool exact,
+        uint16 refundBps,
+        address refundRecipient
+    ) private returns (uint256 grossProfit) {
         if (locked) revert Reentrancy();
         locked = true;
         if (refundBps > BPS) revert InvalidRefundBps(refundBps);
         if (refundRecipient == address(this)) revert InvalidRefundRecipient(refundRecipient);
         // the V3 pools take an int256; a V2 pair cannot hold more than a uint112 anyway
         if (amountIn == 0 || amountIn > uint256(type(int256).max)) revert InvalidAmountIn(amountIn);
-        uint256 n = hops.length;
-        if (n < MIN_HOPS || n > MAX_HOPS) revert InvalidHopCount(n);
-        // Every pool is proven genuine before anything moves; the callbacks trust the armed pool.
-        address tokenIn = startToken;
-        for (uint256 i; i < n; ++i) {
-            _verifiedPool(hops[i].protocol, hops[i].pool, tokenIn, hops[i].tokenOut, hops[i].fee);
-            tokenIn = hops[i].tokenOut;
+        {
+            // (scoped: their stack slots are free again for the flash below)
+            uint256 n = hops.length;
+            if (n < MIN_HOPS || n > MAX_HOPS) revert InvalidHopCount(n);
+            // Every pool is proven genuine before anything moves; the callbacks trust the armed pool.
+            address tokenIn = startToken;
+            for (uint256 i; i < n; ++i) {
+                _verifiedPool(hops[i].protocol, hops[i].pool, tokenIn, hops[i].tokenOut, hops[i].fee);
+                tokenIn = hops[i].tokenOut;
+            }
+            if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
         }
-        if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
 
-        address pool = _flash(startToken, amountIn, hops, minProfit);
+        // the first pool's callback gets this back verbatim (_completeCycle reads it)
+        address pool = _flash(startToken, amountIn, hops, abi.encode(amountIn, profit, exact, hops));
         // A pool that did not call back has no code (its CREATE2 address is right, but nothing is
-        // deployed there): nothing moved. Otherwise the callback has checked minProfit and repaid
+        // deployed there): nothing moved. Otherwise the callback has checked the profit and repaid
         // the pool, and the profit is all this contract holds of startToken.
         if (armedPool != address(0)) revert InvalidPool(pool);
         grossProfit = cycleProfit;
@@ -162,12 +218,12 @@ contract BackrunExecutor is UniswapPoolAccess {
     }
 
     /// Swaps amountIn on the first pool, output first: the rest of the cycle and the repayment run
-    /// in the pool's callback, which gets abi.encode(amountIn, minProfit, hops) back verbatim.
-    function _flash(address startToken, uint256 amountIn, Hop[] calldata hops, uint256 minProfit)
+    /// in the pool's callback, which gets `data` = abi.encode(amountIn, profit, exact, hops) back
+    /// verbatim.
+    function _flash(address startToken, uint256 amountIn, Hop[] calldata hops, bytes memory data)
         private
         returns (address pool)
     {
-        bytes memory data = abi.encode(amountIn, minProfit, hops);
         Hop calldata first = hops[0];
         pool = first.pool;
         bool zeroForOne = startToken < first.tokenOut;
@@ -217,14 +273,16 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// (msg.sender, the verified armed pool) `owed` of startToken.
     function _completeCycle(bytes calldata data, uint256 owed, uint256 received, bool firstIsV2) private {
         uint256 amountIn;
-        uint256 minProfit;
+        uint256 bound;
+        bool exact;
         Hop[] calldata hops;
-        // data = abi.encode(amountIn, minProfit, hops), made by backrun() and passed back verbatim
-        // by the verified pool: its layout is the canonical one.
+        // data = abi.encode(amountIn, profit, exact, hops), made by _backrun() and passed back
+        // verbatim by the verified pool: its layout is the canonical one.
         assembly ("memory-safe") {
             amountIn := calldataload(data.offset)
-            minProfit := calldataload(add(data.offset, 0x20))
-            let array := add(data.offset, calldataload(add(data.offset, 0x40)))
+            bound := calldataload(add(data.offset, 0x20))
+            exact := calldataload(add(data.offset, 0x40))
+            let array := add(data.offset, calldataload(add(data.offset, 0x60)))
             hops.length := calldataload(array)
             hops.offset := add(array, 0x20)
         }
@@ -246,9 +304,15 @@ contract BackrunExecutor is UniswapPoolAccess {
             tokenIn = hop.tokenOut;
         }
         // tokenIn is startToken now. Both amounts are at most type(int256).max (a V3 pool's
-        // int256, a V2 pair's uint112, or amountIn as checked by backrun()).
+        // int256, a V2 pair's uint112, or amountIn as checked by _backrun()).
         int256 profit = int256(amount) - int256(owed);
-        if (profit < 0 || uint256(profit) < minProfit) revert InsufficientProfit(profit, minProfit);
+        if (exact) {
+            // backrunExact(): bound is expectedProfit, the only profit accepted
+            if (profit < 0 || uint256(profit) != bound) revert ProfitMismatch(profit, bound);
+        } else if (profit < 0 || uint256(profit) < bound) {
+            // backrun(): bound is minProfit
+            revert InsufficientProfit(profit, bound);
+        }
         _transfer(tokenIn, msg.sender, owed);
         cycleProfit = uint256(profit);
     }
