@@ -4,10 +4,11 @@
  * Warm V2 and V3 swap simulation in-process against anvil's eth_call of the same swap on the same
  * state (the devnet genesis), in the same run; gas of both against anvil's receipt; cold and warm
  * figures of a fork of anvil; and the resident memory of the process holding the devnet plus a fork
- * cache filled to its default bound. Prints one JSON object on its last line.
+ * cache filled to its default bounds: 250,000 state entries and 64 MiB of contract code. Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_ITERATIONS (default 400), BENCH_WARMUP (default 50).
  */
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -142,26 +143,46 @@ try {
   }
   console.log(`cold fork V3 swap: ${coldFork.v3_swap_ms} ms, ${coldFork.upstream_rpc_calls} upstream calls in ${coldFork.upstream_round_trips} round trips; warm fork p50 ${coldFork.warm_p50_ms} ms, ${coldFork.warm_upstream_calls} further upstream calls`)
 
-  // memory: fill the fork cache to its default entry bound with real upstream reads (batched)
-  const bound = STATE_CACHE_DEFAULTS.maxEntries
-  const reader = fork.latest()
-  const filler = token('USDC')
+  await fork.close()
+
+  // memory: a fork cache filled to both default bounds with real upstream reads (batched): the
+  // code cache (64 MiB) with distinct 24 KiB contracts set on anvil, then the state entries
+  // (250,000) with storage slots; read through a fork of anvil at the head holding those contracts
+  const codeSize = 24_576
+  const contracts = Math.ceil(STATE_CACHE_DEFAULTS.maxCodeBytes / codeSize) + 64
+  const codeAddresses: Address[] = []
+  for (let i = 0; i < contracts; i++) {
+    const address = `0x${(0xc0de_0000_0000n + BigInt(i)).toString(16).padStart(40, '0')}` as Address
+    const code = randomBytes(codeSize)
+    code[0] = 0x00 // STOP: never 0xEF (EIP-3541)
+    await anvilRpc(anvil.url, 'anvil_setCode', [address, `0x${code.toString('hex')}`])
+    codeAddresses.push(address)
+  }
+  await anvilRpc(anvil.url, 'evm_mine')
+  const full = await ForkStateSource.create({ url: anvil.url, followHeads: false })
+  const reader = full.latest()
   const batch = 1_000
+  for (let start = 0; start < codeAddresses.length; start += 100) await reader.prefetch?.({ accounts: codeAddresses.slice(start, start + 100) })
+  const bound = STATE_CACHE_DEFAULTS.maxEntries
+  const filler = token('USDC')
   for (let start = 0; start < bound; start += batch) {
     const storage = Array.from({ length: batch }, (_, i) => ({ address: filler, slot: BigInt(1_000_000 + start + i) }))
     await reader.prefetch?.({ storage })
   }
-  const stats = fork.stats()
+  const stats = full.stats()
   global.gc?.()
   const memory = {
     cache_entries: stats.stateEntries,
     cache_bound: bound,
+    code_cache_bytes: stats.codeBytes,
+    code_cache_bound: STATE_CACHE_DEFAULTS.maxCodeBytes,
+    code_cache_entries: stats.codeEntries,
     rss_mb: mb(process.memoryUsage().rss),
     peak_rss_mb: mb(process.resourceUsage().maxRSS * 1024),
     heap_used_mb: mb(process.memoryUsage().heapUsed),
   }
-  console.log(`memory with devnet + fork cache at ${stats.stateEntries}/${bound} entries: rss ${memory.rss_mb} MB, peak rss ${memory.peak_rss_mb} MB`)
-  await fork.close()
+  console.log(`memory with devnet + fork cache at ${stats.stateEntries}/${bound} entries and ${mb(stats.codeBytes)}/${mb(STATE_CACHE_DEFAULTS.maxCodeBytes)} MB of code: rss ${memory.rss_mb} MB, peak rss ${memory.peak_rss_mb} MB`)
+  await full.close()
 
   const v3 = results.v3 as { p50_ms: number; p99_ms: number; anvil_eth_call_p50_ms: number; anvil_eth_call_p99_ms: number; ratio_p50: number }
   console.log(
