@@ -1,9 +1,11 @@
 /**
- * Calldata for BackrunExecutor.backrun (src/contracts/BackrunExecutor.sol), and decoders for what
- * it returns, emits and reverts with.
+ * Calldata for BackrunExecutor.backrun and BackrunExecutor.backrunExact
+ * (src/contracts/BackrunExecutor.sol), and decoders for what they return, emit and revert with.
  *
  *   backrun(address startToken, uint256 amountIn, Hop[] hops, uint256 minProfit, uint16 refundBps,
  *           address refundRecipient) returns (uint256 grossProfit)
+ *   backrunExact(address startToken, uint256 amountIn, Hop[] hops, uint256 expectedProfit,
+ *           uint16 refundBps, address refundRecipient) returns (uint256 grossProfit)
  *   Hop { uint8 protocol; address pool; address tokenOut; uint24 fee }   protocol: 0 = V2, 1 = V3
  *   event Backrun(address indexed startToken, uint256 grossProfit, uint256 refund)
  *
@@ -17,10 +19,17 @@
  * encoded: the contract chains tokenIn from the previous hop and derives the direction from the
  * token addresses. The encoder checks that the cycle agrees with both and with the contract's other
  * rules, so a search bug fails here with a message instead of on chain with a revert.
+ *
+ * backrun reverts with InsufficientProfit(profit, minProfit) below minProfit; backrunExact runs the
+ * same cycle and pays out alike but reverts with ProfitMismatch(profit, expectedProfit) unless the
+ * gross profit is exactly expectedProfit: a backrun planned on one state and reported at its
+ * profit then lands at that profit or not at all (other bundles placed before it in the block
+ * that moved its pools make it revert, whether they raised or lowered its profit).
  */
 import {
   decodeErrorResult,
   decodeEventLog,
+  decodeFunctionData,
   decodeFunctionResult,
   encodeFunctionData,
   isAddress,
@@ -65,6 +74,15 @@ export interface BackrunCallParams {
   refundRecipient?: Address
 }
 
+/**
+ * backrunExact's parameters: backrun's, with expectedProfit (the only gross profit the call accepts)
+ * in place of minProfit. A minProfit carried along (e.g. from a BackrunCallParams spread) is ignored.
+ */
+export type BackrunExactCallParams = Omit<BackrunCallParams, 'minProfit'> & {
+  /** the call reverts with ProfitMismatch(profit, expectedProfit) unless the gross profit is exactly this */
+  expectedProfit: bigint
+}
+
 /** The cycle cannot be executed by the backrun contract as it stands. */
 export class InvalidBackrunError extends Error {
   override readonly name = 'InvalidBackrunError'
@@ -84,24 +102,70 @@ const MAX_UINT24 = (1 << 24) - 1
 /** The `backrun` calldata for `params`; throws InvalidBackrunError when the contract would reject the cycle. */
 export function encodeBackrunCall(params: BackrunCallParams): Hex {
   checkBackrun(params)
-  const hops = params.hops.map((hop) => ({ protocol: BACKRUN_PROTOCOL[hop.protocol], pool: hop.pool, tokenOut: hop.tokenOut, fee: hop.fee }))
+  return encodeCall('backrun', params, params.minProfit)
+}
+
+/**
+ * The `backrunExact` calldata for `params`: lands only at a gross profit of exactly
+ * params.expectedProfit. Throws InvalidBackrunError when the contract would reject the cycle.
+ */
+export function encodeBackrunExactCall(params: BackrunExactCallParams): Hex {
+  checkCycle(params, 'expectedProfit', params.expectedProfit)
+  return encodeCall('backrunExact', params, params.expectedProfit)
+}
+
+/**
+ * `calldata` (a `backrun` call, as encodeBackrunCall or eth_backrun made it) as the equivalent
+ * `backrunExact` call with `expectedProfit`: the same cycle, amount, refund share and recipient,
+ * minProfit dropped. A `backrunExact` call is accepted too (its expectedProfit is replaced).
+ * Throws InvalidBackrunError when calldata is not one of the two or expectedProfit is not a uint256.
+ */
+export function toExactBackrunCall(calldata: Hex, expectedProfit: bigint): Hex {
+  checkProfit('expectedProfit', expectedProfit)
+  let decoded
+  try {
+    // (viem matches the selector case-sensitively)
+    decoded = decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data: calldata.toLowerCase() as Hex })
+  } catch (err) {
+    throw new InvalidBackrunError(`calldata is not a BackrunExecutor call: ${(err as Error).message.split('\n')[0]}`, { selector: calldata.slice(0, 10) })
+  }
+  if (decoded.functionName !== 'backrun' && decoded.functionName !== 'backrunExact') {
+    throw new InvalidBackrunError(`calldata calls ${decoded.functionName}, not backrun`, { functionName: decoded.functionName })
+  }
+  const [startToken, amountIn, hops, , refundBps, refundRecipient] = decoded.args as readonly [Address, bigint, readonly OnchainHop[], bigint, number, Address]
+  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrunExact', args: [startToken, amountIn, hops, expectedProfit, refundBps, refundRecipient] })
+}
+
+/** Hop as the contract takes it */
+interface OnchainHop {
+  protocol: number
+  pool: Address
+  tokenOut: Address
+  fee: number
+}
+
+function encodeCall(functionName: 'backrun' | 'backrunExact', params: Omit<BackrunCallParams, 'minProfit'>, profit: bigint): Hex {
+  const hops: OnchainHop[] = params.hops.map((hop) => ({ protocol: BACKRUN_PROTOCOL[hop.protocol], pool: hop.pool, tokenOut: hop.tokenOut, fee: hop.fee }))
   return encodeFunctionData({
     abi: BACKRUN_EXECUTOR_ABI,
-    functionName: 'backrun',
-    args: [params.startToken, params.amountIn, hops, params.minProfit, params.refundBps, params.refundRecipient ?? REFUND_TO_TX_ORIGIN],
+    functionName,
+    args: [params.startToken, params.amountIn, hops, profit, params.refundBps, params.refundRecipient ?? REFUND_TO_TX_ORIGIN],
   })
 }
 
 /** Throws InvalidBackrunError unless the contract accepts the cycle and parameters as given. */
 export function checkBackrun(params: BackrunCallParams): void {
-  const { startToken, amountIn, hops, minProfit, refundBps } = params
+  checkCycle(params, 'minProfit', params.minProfit)
+}
+
+/** checkBackrun for either entry point: `profit` is minProfit or expectedProfit (named `profitName`). */
+function checkCycle(params: Omit<BackrunCallParams, 'minProfit'>, profitName: 'minProfit' | 'expectedProfit', profit: bigint): void {
+  const { startToken, amountIn, hops, refundBps } = params
   checkAddress('startToken', startToken)
   if (typeof amountIn !== 'bigint' || amountIn <= 0n || amountIn > MAX_AMOUNT_IN) {
     throw new InvalidBackrunError(`amountIn ${String(amountIn)} is not in 1..2^255-1`, { amountIn })
   }
-  if (typeof minProfit !== 'bigint' || minProfit < 0n || minProfit > MAX_UINT256) {
-    throw new InvalidBackrunError(`minProfit ${String(minProfit)} is not a uint256`, { minProfit })
-  }
+  checkProfit(profitName, profit)
   if (!Number.isInteger(refundBps) || refundBps < 0 || refundBps > MAX_REFUND_BPS) {
     throw new InvalidBackrunError(`refundBps ${String(refundBps)} is not an integer in 0..${MAX_REFUND_BPS}`, { refundBps })
   }
@@ -144,7 +208,7 @@ export function splitBackrunProfit(grossProfit: bigint, refundBps: number): { re
   return { refund, beneficiary: grossProfit - refund }
 }
 
-/** grossProfit from the return data of a successful backrun call. */
+/** grossProfit from the return data of a successful backrun or backrunExact call (both return it alike). */
 export function decodeBackrunResult(returnData: Hex): bigint {
   return decodeFunctionResult({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', data: returnData }) as bigint
 }
@@ -185,7 +249,8 @@ export interface BackrunRevert {
 
 /**
  * The revert in `revertData`: one of the contract's custom errors (InsufficientProfit(int256 profit,
- * uint256 minProfit), InvalidPool(pool), ...) or a standard Error(string) / Panic(uint256) bubbled
+ * uint256 minProfit) from backrun, ProfitMismatch(int256 profit, uint256 expectedProfit) from
+ * backrunExact, InvalidPool(pool), ...) or a standard Error(string) / Panic(uint256) bubbled
  * up unchanged from a pool or token; undefined for anything else (no data, another custom error).
  */
 export function decodeBackrunRevert(revertData: Hex): BackrunRevert | undefined {
@@ -194,6 +259,12 @@ export function decodeBackrunRevert(revertData: Hex): BackrunRevert | undefined 
     return { errorName: decoded.errorName, args: decoded.args ?? [] }
   } catch {
     return undefined
+  }
+}
+
+function checkProfit(name: 'minProfit' | 'expectedProfit', value: bigint): void {
+  if (typeof value !== 'bigint' || value < 0n || value > MAX_UINT256) {
+    throw new InvalidBackrunError(`${name} ${String(value)} is not a uint256`, { [name]: value })
   }
 }
 

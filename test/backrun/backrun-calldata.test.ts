@@ -8,6 +8,7 @@ import {
   encodeAbiParameters,
   encodeErrorResult,
   encodeEventTopics,
+  encodeFunctionData,
   encodeFunctionResult,
   getAddress,
   toFunctionSelector,
@@ -28,8 +29,11 @@ import {
   decodeBackrunResult,
   decodeBackrunRevert,
   encodeBackrunCall,
+  encodeBackrunExactCall,
   splitBackrunProfit,
+  toExactBackrunCall,
   type BackrunCallParams,
+  type BackrunExactCallParams,
 } from '../../src/backrun/backrun-calldata.ts'
 import type { PlanHop } from '../../src/routing/swap-plan.ts'
 
@@ -95,7 +99,7 @@ describe('encodeBackrunCall', () => {
     expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])
     expect(encodeBackrunCall(twoHops()).slice(0, 10)).toBe(toFunctionSelector(fn))
     const names = (type: string) => BACKRUN_EXECUTOR_ABI.filter((x) => x.type === type).map((x) => ('name' in x ? x.name : '')).sort()
-    expect(names('function')).toEqual(['backrun', 'beneficiary', 'uniswapV2Call', 'uniswapV3SwapCallback', 'v2Factory', 'v2PairInitCodeHash', 'v3Factory', 'v3PoolInitCodeHash'])
+    expect(names('function')).toEqual(['backrun', 'backrunExact', 'beneficiary', 'uniswapV2Call', 'uniswapV3SwapCallback', 'v2Factory', 'v2PairInitCodeHash', 'v3Factory', 'v3PoolInitCodeHash'])
     expect(names('event')).toEqual(['Backrun'])
     expect(names('error')).toEqual([
       'CycleNotClosed',
@@ -108,6 +112,7 @@ describe('encodeBackrunCall', () => {
       'InvalidRefundBps',
       'InvalidRefundRecipient',
       'PartialFill',
+      'ProfitMismatch',
       'Reentrancy',
       'TransferFailed',
       'UnexpectedCallback',
@@ -228,6 +233,96 @@ describe('encodeBackrunCall', () => {
   })
 })
 
+describe('encodeBackrunExactCall and toExactBackrunCall', () => {
+  const exact = (p: BackrunCallParams, expectedProfit: bigint): BackrunExactCallParams => {
+    const { minProfit: _dropped, ...rest } = p
+    return { ...rest, expectedProfit }
+  }
+
+  it('backrunExact has backrun\'s arguments with expectedProfit in minProfit\'s place, the same return value, and its own selector', () => {
+    const fn = BACKRUN_EXECUTOR_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'backrunExact')!
+    expect(toFunctionSignature(fn)).toBe('backrunExact(address,uint256,(uint8,address,address,uint24)[],uint256,uint16,address)')
+    expect(fn.inputs.map((i) => i.name)).toEqual(['startToken', 'amountIn', 'hops', 'expectedProfit', 'refundBps', 'refundRecipient'])
+    expect(fn.stateMutability).toBe('nonpayable')
+    expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])
+    const data = encodeBackrunExactCall(exact(twoHops(), 777n))
+    expect(data.slice(0, 10)).toBe(toFunctionSelector(fn))
+    expect(data.slice(0, 10)).not.toBe(encodeBackrunCall(twoHops()).slice(0, 10))
+    // the return value decodes alike
+    expect(decodeBackrunResult(encodeFunctionResult({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrunExact', result: 5n }))).toBe(5n)
+    const error = BACKRUN_EXECUTOR_ABI.find((x) => x.type === 'error' && x.name === 'ProfitMismatch')!
+    expect('inputs' in error && error.inputs.map((i) => `${i.type} ${i.name}`)).toEqual(['int256 profit', 'uint256 expectedProfit'])
+  })
+
+  it('encodeBackrunExactCall round-trips field by field; only the selector and the profit word differ from backrun\'s calldata', () => {
+    for (const p of [twoHops(), triangle(), { ...twoHops(), refundRecipient: USER }]) {
+      const data = encodeBackrunExactCall(exact(p, 4242n))
+      const { functionName, args } = decode(data)
+      expect(functionName).toBe('backrunExact')
+      const plain = decode(encodeBackrunCall(p)).args!
+      expect(args).toEqual([...plain.slice(0, 3), 4242n, ...plain.slice(4)])
+      const same = encodeBackrunCall({ ...p, minProfit: 4242n })
+      expect(data.slice(10)).toBe(same.slice(10))
+    }
+    // a minProfit carried along in a spread is ignored
+    const carried = { ...twoHops(), expectedProfit: 9n }
+    expect(encodeBackrunExactCall(carried)).toBe(encodeBackrunExactCall(exact(twoHops(), 9n)))
+    expect(decode(encodeBackrunExactCall(carried)).args![3]).toBe(9n)
+  })
+
+  it('encodeBackrunExactCall checks the cycle as encodeBackrunCall does, and expectedProfit as a uint256', () => {
+    const reject = (p: BackrunExactCallParams) => {
+      try {
+        encodeBackrunExactCall(p)
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidBackrunError)
+        return err as InvalidBackrunError
+      }
+      throw new Error('expected InvalidBackrunError')
+    }
+    const p = exact(twoHops(), 1n)
+    expect(reject({ ...p, expectedProfit: -1n }).message).toMatch(/expectedProfit -1 is not a uint256/)
+    expect(reject({ ...p, expectedProfit: -1n }).details).toEqual({ expectedProfit: -1n })
+    expect(reject({ ...p, expectedProfit: 1n << 256n }).message).toMatch(/expectedProfit .* is not a uint256/)
+    expect(reject({ ...p, expectedProfit: 3 as unknown as bigint }).message).toMatch(/expectedProfit 3 is not a uint256/)
+    expect(decode(encodeBackrunExactCall({ ...p, expectedProfit: (1n << 256n) - 1n })).args![3]).toBe((1n << 256n) - 1n)
+    expect(decode(encodeBackrunExactCall({ ...p, expectedProfit: 0n })).args![3]).toBe(0n)
+    expect(reject({ ...p, amountIn: 0n }).message).toMatch(/amountIn 0 is not in/)
+    expect(reject({ ...p, refundBps: 10_001 }).message).toMatch(/refundBps 10001/)
+    expect(reject({ ...p, hops: [p.hops[0]!] }).message).toMatch(/2 or 3 hops, not 1/)
+    expect(reject({ ...p, startToken: C }).message).toMatch(/hop 0 starts in/)
+    expect(reject({ ...p, refundRecipient: '0x1234' }).message).toMatch(/refundRecipient 0x1234 is not an address/)
+  })
+
+  it('toExactBackrunCall turns backrun calldata into the backrunExact calldata of the same cycle with the expected profit', () => {
+    for (const p of [twoHops(), triangle(), { ...twoHops(), refundRecipient: USER }, { ...triangle(), minProfit: (1n << 256n) - 1n, refundBps: 10_000 }]) {
+      for (const expectedProfit of [0n, 1n, 12_345n, (1n << 256n) - 1n]) {
+        const converted = toExactBackrunCall(encodeBackrunCall(p), expectedProfit)
+        expect(converted).toBe(encodeBackrunExactCall(exact(p, expectedProfit)))
+        const { functionName, args } = decode(converted)
+        expect(functionName).toBe('backrunExact')
+        expect(args![3]).toBe(expectedProfit)
+      }
+    }
+    // upper- or mixed-case hex decodes the same; a backrunExact call gets its expectedProfit replaced
+    const data = encodeBackrunCall(twoHops())
+    expect(toExactBackrunCall(`0x${data.slice(2).toUpperCase()}`, 5n)).toBe(encodeBackrunExactCall(exact(twoHops(), 5n)))
+    expect(toExactBackrunCall(encodeBackrunExactCall(exact(twoHops(), 1n)), 2n)).toBe(encodeBackrunExactCall(exact(twoHops(), 2n)))
+  })
+
+  it('toExactBackrunCall refuses calldata that is not a backrun call, and an expectedProfit that is not a uint256', () => {
+    const data = encodeBackrunCall(twoHops())
+    expect(() => toExactBackrunCall(data, -1n)).toThrow(/expectedProfit -1 is not a uint256/)
+    expect(() => toExactBackrunCall(data, 1n << 256n)).toThrow(InvalidBackrunError)
+    const beneficiary = encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'beneficiary' })
+    expect(() => toExactBackrunCall(beneficiary, 1n)).toThrow(/calls beneficiary, not backrun/)
+    expect(() => toExactBackrunCall('0x12345678', 1n)).toThrow(/not a BackrunExecutor call/)
+    expect(() => toExactBackrunCall('0x', 1n)).toThrow(InvalidBackrunError)
+    // truncated: the selector is right, the arguments are cut short
+    expect(() => toExactBackrunCall(data.slice(0, 10 + 64 * 3) as Hex, 1n)).toThrow(InvalidBackrunError)
+  })
+})
+
 describe('backrun decoders', () => {
   it('splitBackrunProfit rounds the refund down, as the contract does', () => {
     expect(splitBackrunProfit(10_001n, 2500)).toEqual({ refund: 2500n, beneficiary: 7501n })
@@ -255,6 +350,12 @@ describe('backrun decoders', () => {
   it('decodeBackrunRevert names the contract\'s errors (signed profit included) and Error(string), and leaves unknown reverts alone', () => {
     const loss = encodeErrorResult({ abi: BACKRUN_EXECUTOR_ABI, errorName: 'InsufficientProfit', args: [-42n, 100n] })
     expect(decodeBackrunRevert(loss)).toEqual({ errorName: 'InsufficientProfit', args: [-42n, 100n] })
+    // backrunExact's: above and below the expected profit, and a loss
+    for (const profit of [101n, 99n, -7n]) {
+      const mismatch = encodeErrorResult({ abi: BACKRUN_EXECUTOR_ABI, errorName: 'ProfitMismatch', args: [profit, 100n] })
+      expect(mismatch.slice(0, 10)).toBe(toFunctionSelector('ProfitMismatch(int256,uint256)'))
+      expect(decodeBackrunRevert(mismatch)).toEqual({ errorName: 'ProfitMismatch', args: [profit, 100n] })
+    }
     expect(decodeBackrunRevert(encodeErrorResult({ abi: BACKRUN_EXECUTOR_ABI, errorName: 'UnexpectedCallback' }))).toEqual({ errorName: 'UnexpectedCallback', args: [] })
     // Error(string) bubbled up from a pool or token (here a V3 pool's "LO")
     expect(decodeBackrunRevert('0x08c379a0000000000000000000000000000000000000000000000000000000000000002000000000000000000000000000000000000000000000000000000000000000024c4f000000000000000000000000000000000000000000000000000000000000')).toEqual({ errorName: 'Error', args: ['LO'] })
