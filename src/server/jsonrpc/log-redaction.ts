@@ -13,15 +13,32 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
-/** The segment after any `rpc` segment of the path (case-insensitive), up to the next `/`. */
-const TOKEN_SEGMENT = /(^|\/)(rpc)\/[^/]*/gi
+/**
+ * Path segments shown as they are: the words of our own routes. Everything else, and always the
+ * segment after `rpc` (the partner token's place), is shown as `[redacted]`: a token must not
+ * reach the log through a path that is not canonical (`/rpc//TOKEN/backrun`,
+ * `/rpc/x/../TOKEN/backrun`) or through a route that does not exist.
+ */
+const SHOWN_SEGMENTS = new Set(['', 'rpc', 'backrun', 'submit', 'v1', 'quote', 'submissions', 'healthz', 'readyz', 'metrics', 'openapi.json', 'docs', 'json'])
+const HASH_SEGMENT = /^0x[0-9a-fA-F]{64}$/
 
-/** `/rpc/s3cr3t/backrun?x=1` -> `/rpc/[redacted]/backrun?x=1`; the query is left as it is. */
+/**
+ * `/rpc/s3cr3t/backrun?token=x` -> `/rpc/[redacted]/backrun?[redacted]`. Only the words of our
+ * routes are kept (and a 32-byte hash after `submissions`); every other path segment and the whole
+ * query (an API key or token may be sent there) are redacted.
+ */
 export function redactRpcUrl(url: string): string {
   const queryAt = url.search(/[?#]/)
   const path = queryAt === -1 ? url : url.slice(0, queryAt)
-  const rest = queryAt === -1 ? '' : url.slice(queryAt)
-  return path.replace(TOKEN_SEGMENT, '$1$2/[redacted]') + rest
+  const hasQuery = queryAt !== -1 && url.length > queryAt + 1
+  const segments = path.split('/')
+  const shown = segments.map((segment, i) => {
+    const previous = (segments[i - 1] ?? '').toLowerCase()
+    if (previous === 'rpc') return '[redacted]'
+    if (previous === 'submissions' && HASH_SEGMENT.test(segment)) return segment
+    return SHOWN_SEGMENTS.has(segment.toLowerCase()) ? segment : '[redacted]'
+  })
+  return shown.join('/') + (hasQuery ? `${url[queryAt]}[redacted]` : '')
 }
 
 /** The fields Fastify's default `req` serializer reads (a FastifyRequest has them all). */

@@ -114,14 +114,24 @@ describe('error classes', () => {
 describe('URL redaction', () => {
   it.each([
     ['/rpc/s3cr3t/backrun', '/rpc/[redacted]/backrun'],
-    ['/rpc/s3cr3t/submit?x=1&y=/rpc/', '/rpc/[redacted]/submit?x=1&y=/rpc/'],
+    ['/rpc/s3cr3t/submit?x=1&y=/rpc/', '/rpc/[redacted]/submit?[redacted]'],
     ['/rpc/s3cr3t', '/rpc/[redacted]'],
     ['/rpc/', '/rpc/[redacted]'],
     ['/v1/rpc/s3cr3t/backrun', '/v1/rpc/[redacted]/backrun'],
     ['/RPC/s3cr3t/backrun', '/RPC/[redacted]/backrun'],
     ['/rpc/a%2Fb/backrun', '/rpc/[redacted]/backrun'],
-    ['/jsonrpc/keep/backrun', '/jsonrpc/keep/backrun'],
+    // not canonical: the token is not right after rpc
+    ['/rpc//s3cr3t/backrun', '/rpc/[redacted]/[redacted]/backrun'],
+    ['/rpc/x/../s3cr3t/backrun', '/rpc/[redacted]/[redacted]/[redacted]/backrun'],
+    ['/rpc/./s3cr3t/submit', '/rpc/[redacted]/[redacted]/submit'],
+    // secrets in the query
+    ['/v1/quote?api_key=k3y', '/v1/quote?[redacted]'],
+    ['/rpc/backrun?token=s3cr3t', '/rpc/[redacted]?[redacted]'],
+    // words that are not ours are not shown
+    ['/jsonrpc/keep/backrun', '/[redacted]/[redacted]/backrun'],
     ['/healthz', '/healthz'],
+    [`/v1/submissions/0x${'ab'.repeat(32)}`, `/v1/submissions/0x${'ab'.repeat(32)}`],
+    ['/v1/submissions/s3cr3t', '/v1/submissions/[redacted]'],
   ])('%s -> %s', (url, expected) => {
     expect(redactRpcUrl(url)).toBe(expected)
   })

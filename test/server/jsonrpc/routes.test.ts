@@ -387,6 +387,10 @@ describe('tokens never reach the logs', () => {
     await app.inject({ method: 'GET', url: `/rpc/${TOKEN_ALPHA}/backrun?x=1` })
     await app.inject({ method: 'POST', url: `/rpc/${TOKEN_BETA}/nowhere/deeper`, payload: '{}' })
     await app.inject({ method: 'DELETE', url: `/rpc/${TOKEN_UNKNOWN}` })
+    // paths that are not canonical, and tokens in the query
+    await app.inject({ method: 'POST', url: `/rpc//${TOKEN_ALPHA}/backrun`, payload: '{}' })
+    await app.inject({ method: 'POST', url: `/rpc/x/../${TOKEN_BETA}/backrun`, payload: '{}' })
+    await app.inject({ method: 'POST', url: `/rpc/backrun?token=${TOKEN_UNKNOWN}`, payload: '{}' })
   }
 
   it('with the default root logger: the routes redact the token segment themselves', async () => {
@@ -399,7 +403,7 @@ describe('tokens never reach the logs', () => {
     const urls = lines.map((l) => (l.req as { url?: string } | undefined)?.url).filter((u): u is string => u !== undefined)
     expect(urls.length).toBeGreaterThanOrEqual(9)
     for (const url of urls) expect(url).toMatch(/^\/rpc\/\[redacted\]/)
-    expect(urls).toContain('/rpc/[redacted]/backrun?x=1')
+    expect(urls).toContain('/rpc/[redacted]/backrun?[redacted]')
     // the 401 is logged, without the token
     expect(lines.some((l) => l.msg === 'json-rpc request with an unknown partner token refused')).toBe(true)
     await t.app.close()
