@@ -133,40 +133,56 @@ async function recordingRelay(): Promise<{ url: string; server: Server; received
 
 async function send(url: string, method: string, raw: Hex): Promise<number> {
   const t = performance.now()
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: method === 'eth_sendRawTransaction' ? [raw] : [{ tx: raw }] }) })
+  const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(30_000), headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: method === 'eth_sendRawTransaction' ? [raw] : [{ tx: raw }] }) })
   const body = (await res.json()) as { result?: string; error?: { message: string } }
   if (body.error !== undefined || typeof body.result !== 'string') throw new Error(`${method}: ${JSON.stringify(body.error)}`)
   return performance.now() - t
 }
 
-/** BENCH_RATE requests per second for BENCH_SECONDS, whatever the answers' speed (open loop) */
-async function openLoop(url: string, method: string, txs: Hex[]): Promise<ReturnType<typeof summarize>> {
+/**
+ * BENCH_RATE requests per second for BENCH_SECONDS, whatever the answers' speed (open loop). A
+ * request that fails (no connection within undici's 10 s, an error answer, no answer in 30 s) is
+ * counted in `failed`, not in the latency figures: a p99 of the answered ones next to it.
+ */
+async function openLoop(url: string, method: string, txs: Hex[]): Promise<ReturnType<typeof summarize> & { failed: number; firstFailure?: string }> {
   const samples: number[] = []
   const pending: Array<Promise<void>> = []
+  let failed = 0
+  let firstFailure: string | undefined
   const start = performance.now()
   for (let i = 0; i < txs.length; i++) {
     const due = start + (i * 1000) / RATE
     const wait = due - performance.now()
     if (wait > 0) await new Promise((r) => setTimeout(r, wait))
-    pending.push(send(url, method, txs[i]).then((ms) => void samples.push(ms)))
+    pending.push(
+      send(url, method, txs[i]).then(
+        (ms) => void samples.push(ms),
+        (err: unknown) => {
+          failed++
+          firstFailure ??= String((err as Error)?.cause ?? err)
+        },
+      ),
+    )
   }
   await Promise.all(pending)
-  return summarize(samples)
+  return { ...summarize(samples), failed, firstFailure }
 }
 
-async function closedLoop(url: string, txs: Hex[]): Promise<{ perSecond: number; count: number }> {
+async function closedLoop(url: string, txs: Hex[]): Promise<{ perSecond: number; count: number; failed: number }> {
   let next = 0
   let done = 0
+  let failed = 0
   const deadline = performance.now() + SECONDS * 1000
   const worker = async () => {
     while (performance.now() < deadline && next < txs.length) {
-      await send(url, 'eth_sendPrivateRawTransaction', txs[next++])
-      done++
+      const ok = await send(url, 'eth_sendPrivateRawTransaction', txs[next++]).then(() => true, () => false)
+      if (ok) done++
+      else failed++
     }
   }
   const start = performance.now()
   await Promise.all(Array.from({ length: CONNECTIONS }, worker))
-  return { perSecond: (done * 1000) / (performance.now() - start), count: done }
+  return { perSecond: (done * 1000) / (performance.now() - start), count: done, failed }
 }
 
 async function main() {
@@ -185,7 +201,7 @@ async function main() {
     const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`
     for (const tx of warmTxs) await send(url, 'eth_sendPrivateRawTransaction', tx) // warm-up
     const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs)
-    console.log(`open loop ${RATE}/s: ours p50 ${ours.p50.toFixed(2)} ms p99 ${ours.p99.toFixed(2)} ms (${ours.count} acks)`)
+    console.log(`open loop ${RATE}/s: ours p50 ${ours.p50.toFixed(2)} ms p99 ${ours.p99.toFixed(2)} ms (${ours.count} acks, ${ours.failed} failed${ours.firstFailure ? `: ${ours.firstFailure}` : ''})`)
     const peer = await openLoop(anvil.url, 'eth_sendRawTransaction', peerTxs)
     console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
     const sustained = await closedLoop(url, closedTxs)
@@ -200,6 +216,8 @@ async function main() {
         peer: { name: 'anvil eth_sendRawTransaction (in-memory pool, no fsync)', p50_ms: round(peer.p50), p99_ms: round(peer.p99) },
         ratio_p50: round(ours.p50 / peer.p50),
         acks: ours.count + sustained.count,
+        open_loop_failed: ours.failed,
+        closed_loop_failed: sustained.failed,
         load: 'fixture swaps that leave an arbitrage, distinct senders (nonce 0), each simulated and backrun-searched by the dispatcher',
         senders: senderAccounts().length,
         relay_bundles: relay.received(),
