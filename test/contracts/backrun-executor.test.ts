@@ -11,6 +11,12 @@
  * two transactions run in one block on a real anvil loaded with the same genesis: status, gasUsed,
  * logs and the profit must agree.
  *
+ * backrunExact (the variant that lands only at exactly its expectedProfit) runs the same scenarios,
+ * paying exactly as backrun does, and is then sent by the searcher after another transaction that
+ * moved the cycle's pools (a swap that raised the profit, a rival's partial backrun that lowered
+ * it): it reverts with ProfitMismatch(realized profit, expectedProfit), where backrun with
+ * minProfit = expectedProfit would have landed at the higher profit. Same comparisons with anvil.
+ *
  * The attacks (direct callback calls, a fake pool, a genuine pair's flash swap aimed at the
  * executor, reentrancy through a token) use small helper contracts compiled here with the pinned
  * solc and installed by code override (simulator) or anvil_setCode (anvil).
@@ -46,7 +52,9 @@ import {
   decodeBackrunResult,
   decodeBackrunRevert,
   encodeBackrunCall,
+  encodeBackrunExactCall,
   splitBackrunProfit,
+  toExactBackrunCall,
   type BackrunEvent,
 } from '../../src/backrun/backrun-calldata.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
@@ -320,6 +328,113 @@ function searcherBackrun(s: Scenario, to: RefundTo): Promise<SearcherBackrun> {
 
 const SEARCHER_CASES = SEARCHER_SCENARIOS.flatMap((s) => REFUND_TARGETS.map((to) => [`${s.title}, refundRecipient ${to}`, s, to] as const))
 
+// ---------------------------------------------------------------- backrunExact
+
+interface ExactBackrun {
+  p: Prepared
+  /** backrunExact calldata: the scenario's backrun with expectedProfit = the planned gross profit */
+  data: Hex
+  /** signed by the scenario's user right after its swap, as p.backrunRaw */
+  raw: Hex
+  /** the user transaction, then backrunExact, in one block */
+  results: TransactionResult[]
+}
+
+const exactBackruns = new Map<string, Promise<ExactBackrun>>()
+
+/** The scenario's backrun as backrunExact (converted from its backrun calldata), on the state it was planned on. */
+function exactBackrun(s: Scenario): Promise<ExactBackrun> {
+  let r = exactBackruns.get(s.title)
+  if (!r) {
+    r = (async () => {
+      const p = await prepare(s)
+      const params = { startToken: p.startToken, amountIn: p.best.amountIn, hops: p.best.hops, refundBps: s.refundBps }
+      const data = toExactBackrunCall(encodeBackrunCall({ ...params, minProfit: p.best.grossProfit }), p.best.grossProfit)
+      expect(data).toBe(encodeBackrunExactCall({ ...params, expectedProfit: p.best.grossProfit }))
+      const raw = await signTx(p.user, p.userTx.nonce + 1, EXECUTOR, data)
+      const bundle = await sim.bundle(block1State(), [decodeTx(p.userTx.raw), decodeTx(raw)])
+      expect(bundle.success).toBe(true)
+      return { p, data, raw, results: bundle.results }
+    })()
+    exactBackruns.set(s.title, r)
+  }
+  return r
+}
+
+/** How the pools moved between the user's swap and the searcher's backrun (another bundle placed first). */
+type Move = 'higher' | 'lower'
+const MOVES: Move[] = ['higher', 'lower']
+/** The scenario the moves are played on: WETH -> USDC (V3 0.05%) -> WETH (V2 USDC/WETH), after a large ETH -> USDC swap on the V2 pair. */
+const MOVE_SCENARIO = SCENARIOS[0]!
+/** Swaps WETH for USDC on the V2 pair (the user's direction again): dev account 11, neither a fixture user, the router user nor a searcher key. */
+const MOVER = registry.devAccounts.accounts[11]!
+/** A rival searcher (the second searcher key) whose partial backrun of the same cycle lands first. */
+const RIVAL = registry.devAccounts.accounts[registry.devAccounts.searcherIndexes[1]!]!
+const MOVER_SWAP_IN = parseEther('20')
+
+interface MovedExact {
+  p: Prepared
+  move: Move
+  /** the transaction placed between the user's and the searcher's */
+  moverRaw: Hex
+  /** the searcher's backrunExact (refund to the user), expectedProfit = the planned gross profit */
+  exactData: Hex
+  exactRaw: Hex
+  /** user, mover, backrunExact, each on the previous one's state */
+  results: TransactionResult[]
+  /** what the cycle would have realized after the move (backrun with minProfit 0) */
+  movedProfit: bigint
+}
+
+const movedExacts = new Map<Move, Promise<MovedExact>>()
+
+function movedExact(move: Move): Promise<MovedExact> {
+  let r = movedExacts.get(move)
+  if (!r) {
+    r = (async () => {
+      const p = await prepare(MOVE_SCENARIO)
+      const user = lower(p.user.address)
+      for (const a of [MOVER, RIVAL]) {
+        expect(fixtures.some((f) => lower(f.from) === lower(a.address))).toBe(false)
+        expect(lower(a.address)).not.toBe(lower(SEARCHER.address))
+      }
+      expect(registry.devAccounts.searcherIndexes).not.toContain(MOVER.index)
+      const weth = token('WETH')
+      const usdc = token('USDC')
+      let moverRaw: Hex
+      if (move === 'higher') {
+        // the user's swap again, smaller: the pair's USDC gets cheaper still, the cycle's V2 leg pays more
+        const v2Pair = pool('V2 USDC/WETH')
+        const plan = {
+          tokenIn: weth,
+          tokenOut: usdc,
+          amountIn: MOVER_SWAP_IN,
+          expectedAmountOut: 0n,
+          legs: [{ amountIn: MOVER_SWAP_IN, expectedAmountOut: 0n, hops: [{ protocol: 'uniswap-v2' as const, pool: v2Pair.address, tokenIn: weth, tokenOut: usdc, fee: 3000, zeroForOne: weth < usdc }] }],
+        }
+        moverRaw = await signTx(MOVER, 0, ROUTER, encodeSwapPlanCall({ plan, minAmountOut: 0n, deadline: 1n << 64n }))
+      } else {
+        // a rival takes a third of the opportunity first
+        const rival = encodeBackrunCall({ startToken: p.startToken, amountIn: p.best.amountIn / 3n, hops: p.best.hops, minProfit: 1n, refundBps: 0 })
+        moverRaw = await signTx(RIVAL, 0, EXECUTOR, rival)
+      }
+      const params = { startToken: p.startToken, amountIn: p.best.amountIn, hops: p.best.hops, refundBps: MOVE_SCENARIO.refundBps, refundRecipient: user }
+      const exactData = encodeBackrunExactCall({ ...params, expectedProfit: p.best.grossProfit })
+      const exactRaw = await signTx(SEARCHER, 0, EXECUTOR, exactData)
+      const userResult = await sim.transaction(block1State(), decodeTx(p.userTx.raw))
+      const moverResult = await sim.transaction(userResult.state, decodeTx(moverRaw))
+      expect(moverResult.status, moverResult.revertReason).toBe('success')
+      const exactResult = await sim.transaction(moverResult.state, decodeTx(exactRaw))
+      const probe = await callExecutor(moverResult.state, lower(SEARCHER.address), encodeBackrunCall({ ...params, minProfit: 0n }))
+      expect(probe.status).toBe('success')
+      const movedProfit = decodeBackrunResult(hex(probe.returnData))
+      return { p, move, moverRaw, exactData, exactRaw, results: [userResult, moverResult, exactResult], movedProfit }
+    })()
+    movedExacts.set(move, r)
+  }
+  return r
+}
+
 // ---------------------------------------------------------------- helper contracts
 
 const HELPERS_SOURCE = `// SPDX-License-Identifier: MIT
@@ -420,6 +535,17 @@ function rawBackrun(
 ): Hex {
   return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: [startToken, amountIn, hops, minProfit, refundBps, refundRecipient] })
 }
+/** rawBackrun's backrunExact twin */
+function rawBackrunExact(
+  startToken: Address,
+  amountIn: bigint,
+  hops: { protocol: number; pool: Address; tokenOut: Address; fee: number }[],
+  expectedProfit = 0n,
+  refundBps = 0,
+  refundRecipient: Address = ZERO_ADDRESS,
+): Hex {
+  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrunExact', args: [startToken, amountIn, hops, expectedProfit, refundBps, refundRecipient] })
+}
 const onchain = (h: PlanHop) => ({ protocol: h.protocol === 'uniswap-v2' ? 0 : 1, pool: h.pool, tokenOut: h.tokenOut, fee: h.fee })
 
 const v3Callback = (amount0: bigint, amount1: bigint, data: Hex) =>
@@ -430,9 +556,10 @@ const v2Callback = (sender: Address, amount0: bigint, amount1: bigint, data: Hex
 /** Callback calls an attacker would try: pay me `token` (later-hop form) or run a cycle (first-pool form). */
 function callbackAttacks(): Hex[] {
   const tokenData = encodeAbiParameters([{ type: 'address' }], [registry.weth])
+  // the first pool's callback data: abi.encode(amountIn, profit, exact, hops)
   const cycleData = encodeAbiParameters(
-    [{ type: 'uint256' }, { type: 'uint256' }, { type: 'tuple[]', components: [{ type: 'uint8' }, { type: 'address' }, { type: 'address' }, { type: 'uint24' }] }],
-    [10n ** 18n, 0n, []],
+    [{ type: 'uint256' }, { type: 'uint256' }, { type: 'bool' }, { type: 'tuple[]', components: [{ type: 'uint8' }, { type: 'address' }, { type: 'address' }, { type: 'uint24' }] }],
+    [10n ** 18n, 0n, false, []],
   )
   return [
     v3Callback(10n ** 18n, 0n, tokenData),
@@ -520,6 +647,89 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
     expect(await delta(BENEFICIARY)).toBe(beneficiary)
     for (const holder of [lower(p.user.address), searcher, THIRD_PARTY]) expect(await delta(holder), holder).toBe(holder === refundedTo ? refund : 0n)
     expect(await executorHoldings(after)).toEqual(TOKENS.map(() => 0n).concat(0n))
+  })
+
+  it.each(SCENARIOS.map((s) => [s.title, s] as const))('%s: backrunExact at the planned profit returns, emits and pays exactly what backrun does', async (_t, s) => {
+    const { p, data, results } = await exactBackrun(s)
+    const [userResult, exact] = results as [TransactionResult, TransactionResult]
+    const plain = p.results[1]!
+    expect(exact.status, exact.revertReason).toBe('success')
+    expect(decodeBackrunResult(hex(exact.returnData))).toBe(p.best.grossProfit)
+    expect(hex(exact.returnData)).toBe(hex(plain.returnData))
+    // the same transfers (repayment, refund to tx.origin, beneficiary) and Backrun event, in the same order
+    expect(exact.logs).toEqual(plain.logs)
+    const { refund } = splitBackrunProfit(p.best.grossProfit, s.refundBps)
+    expect(backrunEvents(exact.logs)).toEqual([{ executor: EXECUTOR, startToken: p.startToken, grossProfit: p.best.grossProfit, refund }])
+    const holders = [BENEFICIARY, lower(p.user.address), EXECUTOR]
+    for (const t of TOKENS) {
+      for (const h of holders) {
+        const exactDelta = (await balanceOf(exact.state, t, h)) - (await balanceOf(userResult.state, t, h))
+        const plainDelta = (await balanceOf(plain.state, t, h)) - (await balanceOf(p.results[0]!.state, t, h))
+        expect(exactDelta, `${t} ${h}`).toBe(plainDelta)
+      }
+    }
+    gasReport[`${s.title} (backrunExact)`] = Number(exact.gasUsed)
+
+    // one unit off either way on the same state: ProfitMismatch(realized profit, expectedProfit)
+    const at = (expectedProfit: bigint) => encodeBackrunExactCall({ startToken: p.startToken, amountIn: p.best.amountIn, hops: p.best.hops, expectedProfit, refundBps: s.refundBps })
+    expect(at(p.best.grossProfit)).toBe(data)
+    const user = lower(p.user.address)
+    for (const expected of [p.best.grossProfit + 1n, p.best.grossProfit - 1n, 0n]) {
+      expect(revertOf(await callExecutor(p.afterUser, user, at(expected)))).toEqual({ errorName: 'ProfitMismatch', args: [p.best.grossProfit, expected] })
+    }
+    // before the user's swap the cycle loses: a ProfitMismatch with the negative profit
+    const atGenesis = revertOf(await callExecutor(block1State(), user, data))
+    expect(atGenesis.errorName).toBe('ProfitMismatch')
+    expect(atGenesis.args[0] as bigint).toBeLessThan(0n)
+    expect(atGenesis.args[1]).toBe(p.best.grossProfit)
+  })
+
+  it.each(MOVES)('the pools moved between the user\'s swap and the searcher\'s backrunExact so the profit is %s: ProfitMismatch, nothing paid', async (move) => {
+    const { p, exactData, results, movedProfit } = await movedExact(move)
+    const [, moverResult, exact] = results as [TransactionResult, TransactionResult, TransactionResult]
+    const expected = p.best.grossProfit
+    if (move === 'higher') expect(movedProfit).toBeGreaterThan(expected)
+    else expect(movedProfit).toBeLessThan(expected)
+    expect(movedProfit).toBeGreaterThan(0n)
+    expect(revertOf(exact)).toEqual({ errorName: 'ProfitMismatch', args: [movedProfit, expected] })
+    expect(exact.logs).toEqual([])
+    const searcher = lower(SEARCHER.address)
+    for (const h of [BENEFICIARY, lower(p.user.address), searcher]) expect(await balanceOf(exact.state, p.startToken, h), h).toBe(await balanceOf(moverResult.state, p.startToken, h))
+    expect(await executorHoldings(exact.state)).toEqual(TOKENS.map(() => 0n).concat(0n))
+    gasReport[`backrunExact reverted, profit ${move}`] = Number(exact.gasUsed)
+
+    // what backrun with minProfit = the reported profit does on that state: lands above it, refuses below it
+    const user = lower(p.user.address)
+    const plainData = encodeBackrunCall({ startToken: p.startToken, amountIn: p.best.amountIn, hops: p.best.hops, minProfit: expected, refundBps: MOVE_SCENARIO.refundBps, refundRecipient: user })
+    const plain = await callExecutor(moverResult.state, searcher, plainData)
+    if (move === 'higher') {
+      expect(plain.status).toBe('success')
+      expect(decodeBackrunResult(hex(plain.returnData))).toBe(movedProfit)
+    } else {
+      expect(revertOf(plain)).toEqual({ errorName: 'InsufficientProfit', args: [movedProfit, expected] })
+    }
+    // and backrunExact re-planned on the moved state (expectedProfit = the new profit) lands
+    const replanned = toExactBackrunCall(exactData, movedProfit)
+    const ok = await callExecutor(moverResult.state, searcher, replanned)
+    expect(ok.status, ok.revertReason).toBe('success')
+    expect(backrunEvents(ok.logs).map((e) => e.grossProfit)).toEqual([movedProfit])
+  })
+
+  it('backrunExact rejects malformed cycles as backrun does', async () => {
+    const state = block1State()
+    const weth = token('WETH')
+    const from = lower(registry.devAccounts.accounts[0]!.address)
+    const v3 = onchain(cycle(weth, [pool('V3 USDC/WETH 0.05%')].concat(pool('V2 USDC/WETH')))![0]!)
+    const v2 = { protocol: 0, pool: pool('V2 USDC/WETH').address, tokenOut: weth, fee: 3000 }
+    const one = 10n ** 18n
+    const expectRevert = async (data: Hex, errorName: string, args: readonly unknown[]) =>
+      expect(revertOf(await callExecutor(state, from, data))).toEqual({ errorName, args })
+    await expectRevert(rawBackrunExact(weth, one, [v3]), 'InvalidHopCount', [1n])
+    await expectRevert(rawBackrunExact(weth, one, [v3, { protocol: 0, pool: pool('V2 USDC/DAI').address, tokenOut: token('DAI'), fee: 3000 }]), 'CycleNotClosed', [getAddress(token('DAI'))])
+    await expectRevert(rawBackrunExact(weth, one, [{ ...v3, fee: 3000 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
+    await expectRevert(rawBackrunExact(weth, 0n, [v3, v2]), 'InvalidAmountIn', [0n])
+    await expectRevert(rawBackrunExact(weth, one, [v3, v2], 0n, 10_001), 'InvalidRefundBps', [10_001n])
+    await expectRevert(rawBackrunExact(weth, one, [v3, v2], 0n, 5000, EXECUTOR), 'InvalidRefundRecipient', [getAddress(EXECUTOR)])
   })
 
   it('the reverse cycle loses: InsufficientProfit with the (negative) profit', async () => {
@@ -637,6 +847,13 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
     expect(r.status).toBe('success')
     expect(decodeBackrunResult(hex(r.returnData))).toBe(p.best.grossProfit)
     expect(await hookResult(r.state)).toBe(selector('Reentrancy'))
+    // backrunExact holds the same lock
+    const exactData = encodeBackrunExactCall({ startToken: p.startToken, amountIn: p.best.amountIn, hops: p.best.hops, expectedProfit: p.best.grossProfit, refundBps: s.refundBps })
+    const hookedExact = await install(p.afterUser)
+    const rExact = await callExecutor(hookedExact, user, exactData)
+    expect(rExact.status).toBe('success')
+    expect(decodeBackrunResult(hex(rExact.returnData))).toBe(p.best.grossProfit)
+    expect(await hookResult(rExact.state)).toBe(selector('Reentrancy'))
 
     // control: the same hook outside a backrun reaches backrun() and fails on its arguments instead
     const control = await install(p.afterUser)
@@ -811,6 +1028,43 @@ describe('BackrunExecutor on anvil, against the simulator', () => {
       expect(await delta(user)).toBe(swapDelta + (refundedTo === user ? refund : 0n))
       expect(await delta(searcher)).toBe(refundedTo === searcher ? refund : 0n)
       expect(await delta(THIRD_PARTY)).toBe(refundedTo === THIRD_PARTY ? refund : 0n)
+      for (const t of TOKENS) expect(await anvilBalance(t, EXECUTOR, '0x1')).toBe(0n)
+    })
+  })
+
+  it.each(SCENARIOS.map((s) => [s.title, s] as const))('%s: user transaction + backrunExact at the planned profit give the simulator\'s gasUsed, logs and profit', async (_t, s) => {
+    const { p, raw, results } = await exactBackrun(s)
+    const [simUser, simExact] = results as [TransactionResult, TransactionResult]
+    await mineTogether([p.userTx.raw, raw], async ([user, exact]) => {
+      expect(user!.status).toBe('0x1')
+      expect(exact!.status).toBe('0x1')
+      expect(BigInt(user!.gasUsed)).toBe(simUser.gasUsed)
+      expect(BigInt(exact!.gasUsed)).toBe(simExact.gasUsed)
+      expect(sameLogs(exact!)).toEqual(simExact.logs)
+      const { refund, beneficiary } = splitBackrunProfit(p.best.grossProfit, s.refundBps)
+      expect(backrunEvents(exact!.logs)).toEqual([{ executor: EXECUTOR, startToken: p.startToken, grossProfit: p.best.grossProfit, refund }])
+      expect(await anvilBalance(p.startToken, BENEFICIARY, '0x1')).toBe(beneficiary)
+      for (const t of TOKENS) expect(await anvilBalance(t, EXECUTOR, '0x1')).toBe(0n)
+    })
+  })
+
+  it.each(MOVES)('user, a transaction that moves the pools (profit %s), the searcher\'s backrunExact in one block: it reverts with ProfitMismatch, with the simulator\'s gasUsed', async (move) => {
+    const { p, moverRaw, exactData, exactRaw, results, movedProfit } = await movedExact(move)
+    const [simUser, simMover, simExact] = results as [TransactionResult, TransactionResult, TransactionResult]
+    expect(simExact.status).toBe('reverted')
+    await mineTogether([p.userTx.raw, moverRaw, exactRaw], async ([user, mover, exact]) => {
+      expect(user!.status).toBe('0x1')
+      expect(mover!.status).toBe('0x1')
+      expect(exact!.status).toBe('0x0')
+      expect(BigInt(user!.gasUsed)).toBe(simUser.gasUsed)
+      expect(BigInt(mover!.gasUsed)).toBe(simMover.gasUsed)
+      expect(sameLogs(mover!)).toEqual(simMover.logs)
+      expect(BigInt(exact!.gasUsed)).toBe(simExact.gasUsed)
+      expect(exact!.logs).toEqual([])
+      // the revert, by replaying the call on block 1 (the failed backrunExact changed no balance)
+      expect(await ethCallRevert(SEARCHER.address, EXECUTOR, exactData, '0x1')).toEqual({ errorName: 'ProfitMismatch', args: [movedProfit, p.best.grossProfit] })
+      const beneficiaryAfterMover = move === 'lower' ? backrunEvents(mover!.logs).reduce((sum, e) => sum + e.grossProfit - e.refund, 0n) : 0n
+      expect(await anvilBalance(p.startToken, BENEFICIARY, '0x1')).toBe(beneficiaryAfterMover)
       for (const t of TOKENS) expect(await anvilBalance(t, EXECUTOR, '0x1')).toBe(0n)
     })
   })
