@@ -66,9 +66,10 @@ describe('private submission in fork mode, through a relay that executes bundles
   beforeAll(async () => {
     // fifo: a block keeps the bundle's order; no automine: the relay mines the bundle as one block
     anvil = await startAnvil({ genesisPath: GENESIS_PATH, extraArgs: ['--order', 'fifo', '--no-mining'] })
-    // A builder in miniature: the bundles for the next block are collected for 300 ms, then the one
-    // that pays most (here: the longest, the backrun bundle beside its backrun-free twice) is mined
-    // as one block; the others conflict with it on the user's tx and are skipped.
+    // A builder in miniature: the bundles for the next block are collected until the backrun bundle
+    // arrives (the user's own bundle comes first, the backrun bundle once planned) or 3 s pass, then
+    // the one that pays most (here: the longest) is mined as one block; the other conflicts with it
+    // on the user's tx and is skipped.
     const collecting = new Map<bigint, Array<(typeof bundles)[number]>>()
     const build = async (block: bigint, timestamp: bigint) => {
       const candidates = collecting.get(block) ?? []
@@ -95,10 +96,11 @@ describe('private submission in fork mode, through a relay that executes bundles
         const waiting = collecting.get(block)
         if (waiting === undefined) {
           collecting.set(block, [entry])
-          setTimeout(() => void build(block, BigInt(head.timestamp)), 300)
+          setTimeout(() => void (collecting.has(block) ? build(block, BigInt(head.timestamp)) : undefined), 3_000)
         } else {
           waiting.push(entry)
         }
+        if (entry.txs.length > 1) await build(block, BigInt(head.timestamp))
       }
       res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { bundleHash: keccak256(bundle.txs[0]) } }))
     })
@@ -160,7 +162,7 @@ describe('private submission in fork mode, through a relay that executes bundles
     expect(status.backrun.profitToken).toBe(weth)
     expect(status.final!.backrunIncluded).toBe(true)
 
-    // the backrun-free twin went out beside it for the same block
+    // the user's own bundle went out beside it for the same block
     expect(bundles.some((b) => b.txs.length === 1 && b.txs[0] === fx.raw.toLowerCase())).toBe(true)
     // one bundle landed: the user's bytes unchanged, first; the backrun behind it, same block
     const landed = bundles.filter((b) => b.block !== undefined)

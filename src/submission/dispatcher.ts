@@ -9,10 +9,12 @@
  *    that now reverts without the partner's leave, ends with that reason instead of being re-sent
  *    until expiry) and searches the backrun again (profit grows, shrinks or vanishes as other
  *    bundles land), signed with a searcher key leased for that block with its nonce on that head
- *    (see SearcherKeyPool: one backrun per key per block, so backruns never share a nonce);
- * 4. sends, to every eligible relay, the backrun bundle `[user txs..., backrun]` AND the
- *    backrun-free bundle `[user txs...]` for the next block (see bundlesFor): the user's inclusion
- *    never depends on the backrun.
+ *    (see SearcherKeyPool: one backrun per key per block, so backruns never share a nonce), as
+ *    backrunExact: it realizes exactly the profit reported for that block or reverts;
+ * 4. sends, to every eligible relay, the user's own bundle `[user txs...]` for the next block at
+ *    once (right after step 3's simulation, before any backrun planning), then the backrun bundle
+ *    `[user txs..., backrun]` beside it once planned (see userBundle and backrunBundle): the user's
+ *    inclusion never waits for, nor depends on, the backrun.
  *
  * Sources of work: `start()` loads every undelivered submission from the store (resume after a
  * restart), and `accept()` persists a new one and hands it over through a bounded in-memory queue.
@@ -23,13 +25,13 @@
  * hashes of the bundles sent for the last block: no decoded transaction, simulation state or VM
  * is kept between heads (each head decodes and simulates again).
  *
- * Per relay, per block: one send (both bundles, each with its own retry loop in RelayClient),
+ * Per relay, per block and bundle: one send (its own retry loop in RelayClient),
  * started in parallel with the other relays' sends after a single durable write. A slow or failing
  * relay never delays the others, nor the next block: when the next head arrives, a relay still
  * retrying the previous block is aborted (that block is mined) and the new block's send starts.
  *
- * Sent at most once per (submission, relay, block), also across restarts: the `relay-sending`
- * event (with a random attempt id and the bundles' hashes) is fsynced BEFORE the request goes
+ * Sent at most once per (submission, relay, block, bundle), also across restarts: the `relay-sending`
+ * event (with a random attempt id, the part and the bundle's hash) is fsynced BEFORE the request goes
  * out, and a restarted dispatcher never sends for a (relay, block) that has one. A crash between
  * that write and the request costs at most that one block at that relay; the submission is sent
  * again for the next block. We chose "record, then send" (at most once per block) over "send, then
@@ -207,13 +209,11 @@ export interface DispatcherOptions {
   /** inclusion checks running at the same time. Default 16. */
   inclusionConcurrency?: number
   /**
-   * put the backrun's hash in revertingTxHashes of the backrun bundle. Default false: the
-   * fallback bundle already keeps the user's inclusion independent of the backrun, and a backrun
+   * put the backrun's hash in revertingTxHashes of the backrun bundle. Default false: the user's
+   * own bundle already keeps the user's inclusion independent of the backrun, and a backrun
    * allowed to revert would cost the searcher gas for nothing.
    */
   backrunMayRevert?: boolean
-  /** send the backrun-free bundle beside the backrun bundle. Default true. */
-  sendFallback?: boolean
   /** pruneFinished() runs at most this often, on a new head, ms. Default 60 000. */
   pruneIntervalMs?: number
   log?: DispatcherLogger
@@ -249,12 +249,15 @@ interface Task {
   running: Promise<void> | undefined
   rerun: boolean
   lastCheckedHead: bigint | undefined
-  /** the block the last simulation and backrun plan were made for */
+  /** the block the last simulation was made for, and its report */
+  simulatedFor: bigint | undefined
+  simulation: SimulationReport | undefined
+  /** the block the last backrun plan was made for */
   plannedFor: bigint | undefined
   /** a backrun was planned at least once (a notify without one ever is dropped) */
   everPlanned: boolean
-  /** the bundles sent per block, kept until their outcomes are asked at the next head */
-  sent: Map<bigint, Array<{ role: BundleRole; hash: Hex }>>
+  /** the bundles relays accepted per block, kept until their outcomes are asked at the next head */
+  accepted: Map<bigint, Array<{ relay: BundleRelay; role: BundleRole; hash: Hex }>>
   inflight: Map<string, InflightSend>
   /** every send not settled yet, superseded ones included (finish waits for their results) */
   unsettled: Set<Promise<void>>
@@ -283,7 +286,6 @@ export class Dispatcher {
   private readonly prepareTimeoutMs: number
   private readonly inclusionLimit: Limiter
   private readonly backrunMayRevert: boolean
-  private readonly sendFallback: boolean
   private readonly planLimit: Limiter
   private readonly pruneIntervalMs: number
   private readonly log: DispatcherLogger
@@ -321,7 +323,6 @@ export class Dispatcher {
     this.prepareTimeoutMs = positiveInt('prepareTimeoutMs', options.prepareTimeoutMs ?? 2_000)
     this.inclusionLimit = new Limiter(positiveInt('inclusionConcurrency', options.inclusionConcurrency ?? 16))
     this.backrunMayRevert = options.backrunMayRevert ?? false
-    this.sendFallback = options.sendFallback ?? true
     this.planLimit = new Limiter(this.prepareConcurrency)
     this.pruneIntervalMs = positiveInt('pruneIntervalMs', options.pruneIntervalMs ?? 60_000)
     this.log = options.log ?? NOOP_LOGGER
@@ -493,9 +494,11 @@ export class Dispatcher {
       running: undefined,
       rerun: false,
       lastCheckedHead: undefined,
+      simulatedFor: undefined,
+      simulation: undefined,
       plannedFor: undefined,
       everPlanned: stored.events.some((e) => e.type === 'backrun'),
-      sent: new Map(),
+      accepted: new Map(),
       inflight: new Map(),
       unsettled: new Set(),
     }
@@ -510,56 +513,58 @@ export class Dispatcher {
   }
 
   /**
-   * Simulates the user's txs on the current head and plans a backrun for `target` (the next
-   * block), appending what was found to `events`. Returns a terminal event when the submission
-   * can never land any more: a nonce already used (replaced by the sender's later tx, or landed
-   * elsewhere) or a revert the partner did not allow.
+   * Simulates the user's txs on the current head for `target` (the next block), appending what it
+   * found to `events`. Returns a terminal event when the submission can never land any more: a
+   * nonce already used (replaced by the sender's later tx, or landed elsewhere) or a revert the
+   * partner did not allow.
    */
-  private async replan(task: Task, head: HeadInfo, target: bigint, events: LifecycleEvent[]): Promise<TerminalEvent | undefined> {
+  private async simulateFor(task: Task, head: HeadInfo, target: bigint, events: LifecycleEvent[]): Promise<TerminalEvent | undefined> {
     const { record } = task
-    let userTxs: DecodedTransaction[]
-    try {
-      userTxs = record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
-    } catch (err) {
-      // Accepted earlier with the same rules, so the chain configuration changed. Forward anyway:
-      // the bytes are what the partner signed, and delivery is committed.
-      this.log.warn({ err, id: record.id }, 'a stored transaction no longer decodes; forwarding it without simulation or backrun')
+    task.simulation = undefined
+    const userTxs = this.decodeUserTxs(task)
+    if (userTxs === undefined) {
       events.push({ type: 'simulated', at: this.now(), success: false, error: 'the stored transactions no longer decode' })
-      events.push({ type: 'no-backrun', at: this.now(), reason: 'the stored transactions no longer decode', block: target })
       return undefined
     }
-
-    // Simulation and planning are CPU work on this thread: let the acknowledgements and sends
-    // waiting on the event loop go first (an execution's awaits are microtasks and never do).
+    // CPU work on this thread: let the acknowledgements and sends waiting on the event loop go
+    // first (an execution's awaits are microtasks and never let them).
     await yieldToEventLoop()
-    let simulation: SimulationReport | undefined
+    let simulation: SimulationReport
     try {
       simulation = await this.withTimeout('simulation', (signal) => this.simulate({ id: record.id, kind: record.kind, userTxs, signal }))
-      events.push(simulatedEvent(simulation, this.now()))
     } catch (err) {
       events.push({ type: 'simulated', at: this.now(), success: false, error: errorText(err) })
+      return undefined
     }
-
-    if (simulation !== undefined && !simulation.success) {
-      const index = simulation.failedTxIndex ?? 0
-      const txHash = record.txHashes[index]
-      const why = simulation.revertReason ?? 'failed'
-      if (simulation.rejection === 'nonce-used') {
-        // its nonce is taken: it landed (by another path) or the sender replaced it
-        const status = await this.checkInclusion(task, head, target)
-        if (status.status === 'included') return includedEvent(status, this.now())
-        return { type: 'dropped', at: this.now(), reason: `tx ${index} (${txHash}) can never be included: ${why.replace(/^not includable: /, '')} (its nonce is used: replaced by the sender or included elsewhere)` }
-      }
-      if (simulation.rejection === undefined) {
-        const allowed = record.bundleOptions?.revertingTxHashes?.includes(txHash) === true
-        if (!allowed && record.kind !== 'notify') {
-          return { type: 'dropped', at: this.now(), reason: `tx ${index} (${txHash}) reverts on the state of block ${head.number} (${why}); a reverting transaction is not sent` }
-        }
-      }
+    task.simulation = simulation
+    events.push(simulatedEvent(simulation, this.now()))
+    if (simulation.success) return undefined
+    const index = simulation.failedTxIndex ?? 0
+    const txHash = record.txHashes[index]
+    const why = simulation.revertReason ?? 'failed'
+    if (simulation.rejection === 'nonce-used') {
+      // its nonce is taken: it landed (by another path) or the sender replaced it
+      const status = await this.checkInclusion(task, head, target)
+      if (status.status === 'included') return includedEvent(status, this.now())
+      return { type: 'dropped', at: this.now(), reason: `tx ${index} (${txHash}) can never be included: ${why.replace(/^not includable: /, '')} (its nonce is used: replaced by the sender or included elsewhere)` }
     }
+    if (simulation.rejection === undefined && record.kind !== 'notify' && record.bundleOptions?.revertingTxHashes?.includes(txHash) !== true) {
+      return { type: 'dropped', at: this.now(), reason: `tx ${index} (${txHash}) reverts on the state of block ${head.number} (${why}); a reverting transaction is not sent` }
+    }
+    return undefined
+  }
 
+  /** Plans the backrun for `target` on the current head, appending `backrun` or `no-backrun` to `events`. */
+  private async planFor(task: Task, target: bigint, events: LifecycleEvent[]): Promise<void> {
+    const { record } = task
+    const userTxs = this.decodeUserTxs(task)
+    if (userTxs === undefined) {
+      events.push({ type: 'no-backrun', at: this.now(), reason: 'the stored transactions no longer decode', block: target })
+      return
+    }
     await yieldToEventLoop()
     try {
+      const simulation = task.simulation
       const plan = await this.planLimit.run(() =>
         this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target })),
       )
@@ -586,13 +591,18 @@ export class Dispatcher {
     } catch (err) {
       events.push({ type: 'no-backrun', at: this.now(), reason: `backrun planning failed: ${errorText(err)}`, block: target })
     }
+  }
 
-    const noBackrun = events.find((e): e is NoBackrunEvent => e.type === 'no-backrun')
-    if (record.kind === 'notify' && noBackrun !== undefined && !task.everPlanned) {
-      // We never dispatch a notified tx; without a backrun there is nothing to send.
-      return { type: 'dropped', at: this.now(), reason: `${noBackrun.reason}; a notified transaction is never dispatched by this service` }
+  /** The stored raw txs decoded, or undefined (logged) when they no longer decode. */
+  private decodeUserTxs(task: Task): DecodedTransaction[] | undefined {
+    try {
+      return task.record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
+    } catch (err) {
+      // Accepted earlier with the same rules, so the chain configuration changed. Forward anyway:
+      // the bytes are what the partner signed, and delivery is committed.
+      this.log.warn({ err, id: task.record.id }, 'a stored transaction no longer decodes; forwarding it without simulation or backrun')
+      return undefined
     }
-    return undefined
   }
 
   private async withTimeout<T>(what: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -613,7 +623,8 @@ export class Dispatcher {
   }
 
   // -------------------------------------------------------------------------------------------
-  // One head for one submission: outcomes of the last block, inclusion, expiry, re-plan, sends
+  // One head for one submission: outcomes of the last block, inclusion, expiry, then for the next
+  // block: the user's own bundle at once, the backrun bundle once planned
 
   private async advance(task: Task): Promise<void> {
     const head = this.head
@@ -635,7 +646,7 @@ export class Dispatcher {
     }
     if (task.finished || this.stopping) return
 
-    const events: LifecycleEvent[] = []
+    let events: LifecycleEvent[] = []
     const eligible = record.kind === 'notify' ? this.hashRelays : this.relays
     let targeting = summary.targeting
     if (targeting === undefined) {
@@ -659,33 +670,58 @@ export class Dispatcher {
       return
     }
 
-    // re-plan once per block, and only when a relay still needs this block's send (a restarted
-    // dispatcher does not re-plan a block it already sent)
-    if (task.plannedFor !== target && eligible.some((relay) => !wasSent(summary, relay.name, target))) {
-      task.plannedFor = target
-      const terminal = await this.replan(task, head, target, events)
+    // 1. the user's own bundle, right after a simulation on this head (a notify has none: the
+    //    partner dispatches the tx itself). Never held up by backrun planning.
+    const userParts = record.kind === 'notify' ? [] : eligible.filter((relay) => !wasSent(summary, relay.name, target, 'user'))
+    const planParts = eligible.filter((relay) => !wasSent(summary, relay.name, target, 'backrun'))
+    if (task.simulatedFor !== target && (userParts.length > 0 || planParts.length > 0)) {
+      task.simulatedFor = target
+      const terminal = await this.simulateFor(task, head, target, events)
       if (terminal !== undefined) {
         await this.finish(task, terminal, events)
         return
       }
-      // a newer head arrived while planning: this block is being built, plan for the next one
+    }
+    if (userParts.length > 0) {
+      await this.send(task, userParts, this.userBundle(task, target), target, events)
+      events = []
+    }
+
+    // 2. the backrun bundle, once planned for this block (a re-run for the same block does not plan again)
+    if (task.plannedFor !== target && planParts.length > 0) {
+      task.plannedFor = target
+      await this.planFor(task, target, events)
       if (this.head !== undefined && this.head.number !== head.number) {
+        // a newer head arrived while planning: this block is being built, go on with the next one
         await this.record(task, events)
         task.rerun = true
         return
       }
+      const noBackrun = events.find((e): e is NoBackrunEvent => e.type === 'no-backrun')
+      if (record.kind === 'notify' && noBackrun !== undefined && !task.everPlanned) {
+        // We never dispatch a notified tx; without a backrun there is nothing to send.
+        await this.finish(task, { type: 'dropped', at: this.now(), reason: `${noBackrun.reason}; a notified transaction is never dispatched by this service` }, events)
+        return
+      }
     }
+    const backrun = this.backrunBundle(task, target, events)
+    if (backrun !== undefined && planParts.length > 0) {
+      await this.send(task, planParts, backrun, target, events)
+      return
+    }
+    await this.record(task, events)
+  }
 
-    const bundles = this.bundlesFor(task, target, events)
-    const sends = bundles.length === 0 ? [] : eligible.filter((relay) => !wasSent(summary, relay.name, target)).map((relay) => ({ relay, attemptId: randomUUID() }))
-    const labels = bundles.map((b) => `${b.role}:${b.hash}`)
-    for (const { relay, attemptId } of sends) events.push({ type: 'relay-sending', at: this.now(), relay: relay.name, block: target, attemptId, bundles: labels })
+  /** Announces (durably, with `before`) and starts the send of `bundle` to each of `relays`. */
+  private async send(task: Task, relays: readonly BundleRelay[], bundle: OutgoingBundle, block: bigint, before: readonly LifecycleEvent[]): Promise<void> {
+    const sends = relays.map((relay) => ({ relay, attemptId: randomUUID() }))
+    const events = [...before]
+    for (const { relay, attemptId } of sends) {
+      events.push({ type: 'relay-sending', at: this.now(), relay: relay.name, block, attemptId, part: bundle.role, bundleHash: bundle.hash })
+    }
     // Durable before the first byte leaves (see the module comment).
     await this.record(task, events)
-    if (sends.length === 0) return
-    task.sent.set(target, bundles.map(({ role, hash }) => ({ role, hash })))
-    for (const block of task.sent.keys()) if (block < head.number) task.sent.delete(block)
-    for (const { relay, attemptId } of sends) this.startSend(task, relay, bundles, target, attemptId)
+    for (const { relay, attemptId } of sends) this.startSend(task, relay, bundle, block, attemptId)
   }
 
   private targetingFor(record: SubmissionRecord, head: HeadInfo, eligible: readonly BundleRelay[]): TargetingEvent {
@@ -714,129 +750,124 @@ export class Dispatcher {
     }
   }
 
-  /** Asks every relay that tells (bundleStats) what became of the bundles sent for `block`. */
+  /** Asks every relay that tells (bundleStats) what became of the bundles it accepted for `block`. */
   private async recordOutcomes(task: Task, block: bigint): Promise<void> {
-    const sent = task.sent.get(block)
-    if (sent === undefined) return
-    task.sent.delete(block)
-    const asks: Array<Promise<BundleOutcomeEvent | undefined>> = []
-    for (const relay of this.relays) {
-      const stats = relay.bundleStats
-      // only where the relay accepted this block's send: a refused one has its error recorded already
-      const delivery = task.summary.relays.get(relay.name)
-      if (stats === undefined || delivery === undefined || delivery.lastBlock !== block || delivery.state !== 'accepted') continue
-      for (const { role, hash } of sent) {
-        asks.push(
-          this.inclusionLimit.run(async () => {
-            try {
-              const answer = await stats.call(relay, hash, block, { signal: AbortSignal.timeout(this.prepareTimeoutMs) })
-              const event: BundleOutcomeEvent = { type: 'bundle-outcome', at: this.now(), relay: relay.name, block, role, bundleHash: hash, status: answer.status }
-              if (answer.reason !== undefined) event.reason = answer.reason
-              return event
-            } catch (err) {
-              this.log.warn({ id: task.record.id, relay: relay.name, block: block.toString(), err: errorText(err) }, 'bundle stats unavailable')
-              return undefined
-            }
-          }),
-        )
-      }
-    }
+    const accepted = task.accepted.get(block)
+    for (const b of task.accepted.keys()) if (b <= block) task.accepted.delete(b)
+    if (accepted === undefined) return
+    const asks = accepted.map(({ relay, role, hash }) =>
+      this.inclusionLimit.run(async (): Promise<BundleOutcomeEvent | undefined> => {
+        const stats = relay.bundleStats
+        if (stats === undefined) return undefined
+        try {
+          const answer = await stats.call(relay, hash, block, { signal: AbortSignal.timeout(this.prepareTimeoutMs) })
+          const event: BundleOutcomeEvent = { type: 'bundle-outcome', at: this.now(), relay: relay.name, block, role, bundleHash: hash, status: answer.status }
+          if (answer.reason !== undefined) event.reason = answer.reason
+          return event
+        } catch (err) {
+          this.log.warn({ id: task.record.id, relay: relay.name, block: block.toString(), err: errorText(err) }, 'bundle stats unavailable')
+          return undefined
+        }
+      }),
+    )
     const events = (await Promise.all(asks)).filter((e): e is BundleOutcomeEvent => e !== undefined)
     await this.record(task, events)
   }
 
   /**
-   * What is sent for `block`: with a backrun planned for it, the backrun bundle `[user txs...,
-   * backrun]` AND the backrun-free bundle `[user txs...]`; without one, the user txs alone. The two
-   * share the user's txs, so a builder includes at most one: the backrun bundle pays more and wins
-   * when it is valid, and when it is not (the backrun reverts after another bundle took the
-   * profit, or its nonce went stale) the fallback still lands the user's txs. The backrun is
-   * therefore never in revertingTxHashes: a backrun that would revert makes its bundle fail, not
-   * cost the searcher gas. A notify submission has only the backrun bundle (the partner dispatches
-   * its tx itself). The partner's replacementUuid goes on the user's own bundle only (a second
-   * bundle with the same uuid would replace the first).
+   * The user's own bundle for `block`: the user txs alone, with the partner's options. Sent first
+   * every block, so the user's inclusion never waits for (or depends on) a backrun.
    */
-  private bundlesFor(task: Task, block: bigint, pending: readonly LifecycleEvent[]): OutgoingBundle[] {
-    const { record, summary } = task
-    const planned = summary.backrun ?? undefined
-    // the backrun planned for this very block (planning appended it to `pending` or the summary)
-    const fresh = [...pending].reverse().find((e): e is BackrunEvent => e.type === 'backrun') ?? planned
-    const backrun = fresh !== undefined && (fresh.block === undefined || fresh.block === block) && pending.every((e) => e.type !== 'no-backrun') ? fresh : undefined
-    if (record.kind === 'notify') {
-      if (backrun === undefined) return []
-      const entries: RelayBundleEntry[] = [{ hash: record.txHashes[0] }, { tx: backrun.rawTx }]
-      return [{ role: 'backrun', hash: computeBundleHash([record.txHashes[0], backrun.txHash]), bundle: { entries, blockNumber: block } }]
-    }
+  private userBundle(task: Task, block: bigint): OutgoingBundle {
+    const { record } = task
     const options = record.bundleOptions ?? {}
-    const own = record.rawTxs.map((tx): RelayBundleEntry => ({ tx }))
-    const timing = {
-      ...(options.minTimestamp === undefined ? {} : { minTimestamp: options.minTimestamp }),
-      ...(options.maxTimestamp === undefined ? {} : { maxTimestamp: options.maxTimestamp }),
+    const reverting = options.revertingTxHashes ?? []
+    return {
+      role: 'user',
+      hash: computeBundleHash(record.txHashes),
+      bundle: {
+        entries: record.rawTxs.map((tx): RelayBundleEntry => ({ tx })),
+        blockNumber: block,
+        ...timing(record),
+        ...(reverting.length === 0 ? {} : { revertingTxHashes: [...reverting] }),
+        ...(options.replacementUuid === undefined ? {} : { replacementUuid: options.replacementUuid }),
+      },
     }
-    const partnerReverting = options.revertingTxHashes ?? []
-    const userBundle: RelayBundle = {
-      entries: own,
-      blockNumber: block,
-      ...timing,
-      ...(partnerReverting.length === 0 ? {} : { revertingTxHashes: [...partnerReverting] }),
-      ...(options.replacementUuid === undefined ? {} : { replacementUuid: options.replacementUuid }),
-    }
-    const userHash = computeBundleHash(record.txHashes)
-    if (backrun === undefined) return [{ role: 'partner', hash: userHash, bundle: userBundle }]
-    const reverting = [...partnerReverting, ...(this.backrunMayRevert ? [backrun.txHash] : [])]
-    const withBackrun: RelayBundle = {
-      entries: [...own, { tx: backrun.rawTx }],
-      blockNumber: block,
-      ...timing,
-      ...(reverting.length === 0 ? {} : { revertingTxHashes: reverting }),
-    }
-    const out: OutgoingBundle[] = [{ role: 'backrun', hash: computeBundleHash([...record.txHashes, backrun.txHash]), bundle: withBackrun }]
-    if (this.sendFallback) out.push({ role: 'fallback', hash: userHash, bundle: userBundle })
-    return out
   }
 
-  private startSend(task: Task, relay: BundleRelay, bundles: readonly OutgoingBundle[], block: bigint, attemptId: string): void {
-    const previous = task.inflight.get(relay.name)
+  /**
+   * The backrun bundle for `block`, when a backrun was planned for it: `[user txs..., backrun]`.
+   * It shares the user's txs with the user's own bundle, so a builder includes at most one of the
+   * two: the backrun bundle pays more and wins when it is valid; when it is not (the backrun would
+   * revert after another bundle took or moved its profit, its nonce went stale), the user's own
+   * bundle still lands. The backrun is therefore not in revertingTxHashes (unless
+   * backrunMayRevert): a backrun that would revert fails its bundle instead of costing the
+   * searcher gas. A notify submission's backrun bundle references the tx by hash. The partner's
+   * replacementUuid stays on its own bundle (a second bundle with the same uuid would replace it).
+   */
+  private backrunBundle(task: Task, block: bigint, pending: readonly LifecycleEvent[]): OutgoingBundle | undefined {
+    const { record, summary } = task
+    const decided = [...pending].reverse().find((e): e is BackrunEvent | NoBackrunEvent => e.type === 'backrun' || e.type === 'no-backrun')
+    const latest = decided ?? (summary.backrun === null ? undefined : summary.backrun)
+    if (latest === undefined || latest.type !== 'backrun' || (latest.block !== undefined && latest.block !== block)) return undefined
+    const backrun = latest
+    if (record.kind === 'notify') {
+      return {
+        role: 'backrun',
+        hash: computeBundleHash([record.txHashes[0], backrun.txHash]),
+        bundle: { entries: [{ hash: record.txHashes[0] }, { tx: backrun.rawTx }], blockNumber: block },
+      }
+    }
+    const reverting = [...(record.bundleOptions?.revertingTxHashes ?? []), ...(this.backrunMayRevert ? [backrun.txHash] : [])]
+    return {
+      role: 'backrun',
+      hash: computeBundleHash([...record.txHashes, backrun.txHash]),
+      bundle: {
+        entries: [...record.rawTxs.map((tx): RelayBundleEntry => ({ tx })), { tx: backrun.rawTx }],
+        blockNumber: block,
+        ...timing(record),
+        ...(reverting.length === 0 ? {} : { revertingTxHashes: reverting }),
+      },
+    }
+  }
+
+  private startSend(task: Task, relay: BundleRelay, outgoing: OutgoingBundle, block: bigint, attemptId: string): void {
+    const key = `${relay.name}@${outgoing.role}`
+    const previous = task.inflight.get(key)
     if (previous !== undefined) previous.controller.abort(new Error(`superseded by block ${block}`))
     const controller = new AbortController()
     const id = task.record.id
     const done = (async () => {
-      // the backrun bundle first: a builder that sees both resolves them by payment anyway
-      const results = await Promise.allSettled(
-        bundles.map((b) =>
-          relay.sendBundle(b.bundle, {
-            signal: controller.signal,
-            onRetry: ({ attempt, error, delayMs }) =>
-              this.log.warn({ id, relay: relay.name, block: block.toString(), role: b.role, attempt, reason: error.reason, delayMs, err: error.message }, 'relay send failed; retrying'),
-          }),
-        ),
-      )
-      let attempts = 0
-      let lastError: string | undefined
-      let relayBundleHash: string | undefined
-      for (const r of results) {
-        if (r.status === 'fulfilled') {
-          attempts += r.value.attempts
-          relayBundleHash ??= r.value.relayBundleHash
-        } else {
-          attempts += r.reason instanceof RelayError ? r.reason.attempts : 1
-          lastError ??= controller.signal.aborted ? `aborted: ${errorText(controller.signal.reason)}` : errorText(r.reason)
+      let result: RelayResultEvent
+      try {
+        const sent = await relay.sendBundle(outgoing.bundle, {
+          signal: controller.signal,
+          onRetry: ({ attempt, error, delayMs }) =>
+            this.log.warn({ id, relay: relay.name, block: block.toString(), part: outgoing.role, attempt, reason: error.reason, delayMs, err: error.message }, 'relay send failed; retrying'),
+        })
+        result = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, part: outgoing.role, ok: true, attempts: sent.attempts }
+        if (sent.relayBundleHash !== undefined) result.relayBundleHash = sent.relayBundleHash
+        // asked what became of it once the block is built
+        let accepted = task.accepted.get(block)
+        if (accepted === undefined) {
+          accepted = []
+          task.accepted.set(block, accepted)
         }
+        accepted.push({ relay, role: outgoing.role, hash: outgoing.hash })
+      } catch (err) {
+        const relayError = err instanceof RelayError ? err : undefined
+        const reason = controller.signal.aborted ? `aborted: ${errorText(controller.signal.reason)}` : errorText(err)
+        result = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, part: outgoing.role, ok: false, attempts: relayError?.attempts ?? 1, lastError: reason }
+        if (!controller.signal.aborted) this.log.warn({ id, relay: relay.name, block: block.toString(), part: outgoing.role, err: reason }, 'relay did not accept the bundle')
       }
-      const ok = lastError === undefined
-      const result: RelayResultEvent = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, ok, attempts }
-      if (lastError !== undefined) result.lastError = lastError
-      if (relayBundleHash !== undefined) result.relayBundleHash = relayBundleHash
-      if (!ok && !controller.signal.aborted) this.log.warn({ id, relay: relay.name, block: block.toString(), err: lastError }, 'relay did not accept a bundle')
-      if (task.inflight.get(relay.name)?.controller === controller) task.inflight.delete(relay.name)
+      if (task.inflight.get(key)?.controller === controller) task.inflight.delete(key)
       await this.record(task, [result])
     })()
-    task.inflight.set(relay.name, { block, controller, done })
+    task.inflight.set(key, { block, controller, done })
     task.unsettled.add(done)
     void done.finally(() => task.unsettled.delete(done))
     this.track(done)
   }
-
   // -------------------------------------------------------------------------------------------
   // Recording
 
@@ -881,6 +912,14 @@ class Limiter {
       this.active--
       this.waiting.shift()?.()
     }
+  }
+}
+
+function timing(record: SubmissionRecord): { minTimestamp?: bigint; maxTimestamp?: bigint } {
+  const options = record.bundleOptions ?? {}
+  return {
+    ...(options.minTimestamp === undefined ? {} : { minTimestamp: options.minTimestamp }),
+    ...(options.maxTimestamp === undefined ? {} : { maxTimestamp: options.maxTimestamp }),
   }
 }
 

@@ -9,9 +9,11 @@
  *     -> BackrunEngine.searchAfter(base, after, their logs, { origin: searcher, refundBps,
  *        refundRecipient: the user })  (the refund share goes to the signer of the last user tx,
  *        named to the contract: tx.origin is our searcher in a bundle)
- *     -> an EIP-1559 tx from the searcher: to = executor, data = the engine's calldata with
- *        minProfit raised to the verified gross profit (see guardProfit),
- *        nonce = the searcher's nonce after the user txs on this head, maxPriorityFeePerGas from config,
+ *     -> an EIP-1559 tx from the searcher: to = executor, data = the engine's cycle as
+ *        backrunExact with the verified gross profit as its expected profit (it realizes exactly
+ *        that or reverts),
+ *        nonce = the searcher's nonce after the user txs on this head, maxPriorityFeePerGas from
+ *        config or just above the user's own tip (see backrunTip),
  *        maxFeePerGas = 2 x next base fee + priority fee, gas limit = (measured gas + 21 000) + margin
  *     -> signed, decoded again (sender must be the searcher), and executed on the post-user state:
  *        it must succeed; its return value is the gross profit reported
@@ -20,16 +22,16 @@
  * net once the transaction's own 21 000 base gas is paid). Throws {@link BackrunPlanError} when a
  * plan cannot be made for a reason worth seeing in the submission's lifecycle ("why no backrun").
  */
-import { decodeAbiParameters, decodeFunctionData, encodeFunctionData } from 'viem'
+import { decodeAbiParameters } from 'viem'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { inspect } from 'node:util'
 
-import { BACKRUN_EXECUTOR_ABI } from '../backrun/backrun-calldata.ts'
+import { toExactBackrunCall } from '../backrun/backrun-calldata.ts'
 import type { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, ChainStateSource, Hex } from '../chain/types.ts'
 import { TransactionRejectedError, type BundleResult, type Simulator, type TransactionResult } from '../evm/simulator.ts'
-import { decodeSignedTransaction } from '../tx/decode-transaction.ts'
+import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
 import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher.ts'
 import { executable, throwIfAborted } from './engine-simulator.ts'
 import { SearcherKeyPool } from './searcher-key-pool.ts'
@@ -182,17 +184,21 @@ export class EngineBackrunPlanner implements BackrunPlanner {
 
     const nonce = (await users.state.overlay.readAccount(searcher))?.nonce ?? 0n
     const baseFee = base.block.baseFeePerGas ?? 0n
-    const maxFeePerGas = 2n * baseFee + this.maxPriorityFeePerGas
+    const tip = backrunTip(this.maxPriorityFeePerGas, input.userTxs, baseFee)
+    const maxFeePerGas = 2n * baseFee + tip
     const measured = found.gas + TX_BASE_GAS
     const gasLimit = (measured * (10_000n + this.marginBps) + 9_999n) / 10_000n
     const raw = await signer.signTransaction({
       chainId: this.chain.chainId,
       nonce,
       to: found.contract,
-      data: guardProfit(found.calldata, found.grossProfit),
+      // backrunExact: it lands only where it realizes exactly the profit reported for this block;
+      // on a state that earlier bundles moved it reverts, its bundle fails, and the backrun-free
+      // bundle lands the user instead
+      data: toExactBackrunCall(found.calldata, found.grossProfit),
       gasLimit,
       maxFeePerGas,
-      maxPriorityFeePerGas: this.maxPriorityFeePerGas,
+      maxPriorityFeePerGas: tip,
     })
 
     const signed = decodeSignedTransaction(raw, { chainId: this.chain.chainId, common: simulator.common })
@@ -215,7 +221,9 @@ export class EngineBackrunPlanner implements BackrunPlanner {
     const grossProfit = returnedProfit(executed) ?? found.grossProfit
     // the engine's net counts the backrun's execution gas only (as inside a user transaction);
     // a transaction of its own also pays the base 21 000 and whatever else its receipt shows
-    const netProfitWei = found.netProfitWei - (executed.gasUsed > found.gas ? executed.gasUsed - found.gas : 0n) * (baseFee + this.maxPriorityFeePerGas)
+    // and its tip may be above the configured one (see backrunTip)
+    const netProfitWei =
+      found.netProfitWei - (executed.gasUsed > found.gas ? executed.gasUsed - found.gas : 0n) * (baseFee + tip) - found.gas * (tip - this.maxPriorityFeePerGas)
     if (grossProfit <= 0n || netProfitWei <= 0n) return null
 
     return { rawBackrunTx: signed.rawHex, grossProfit, profitToken: found.profitToken, netProfitWei, gasUsed: executed.gasUsed, block: target, searcher }
@@ -223,19 +231,19 @@ export class EngineBackrunPlanner implements BackrunPlanner {
 }
 
 /**
- * The engine's calldata with minProfit raised to the gross profit it verified. The backrun then
- * lands only on a state where it earns at least what we report: when the bundles built into the
- * block before it (the builder orders by payment) took or moved its profit, it reverts, its
- * bundle fails as a whole, and the user's backrun-free bundle lands instead. Never a backrun that
- * nets less than reported, never one that costs the searcher gas for nothing.
+ * The backrun's tip: the configured one, or one wei above the highest effective tip of the user's
+ * txs when that is higher. Builders order bundles by what they pay per gas; the backrun bundle
+ * [user txs, backrun] must pay more per gas than the user's own bundle [user txs] beside it, or the
+ * builder merges the user's bundle first and the backrun (which conflicts with it) never lands.
  */
-function guardProfit(calldata: Hex, grossProfit: bigint): Hex {
-  const { functionName, args } = decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data: calldata })
-  if (functionName !== 'backrun' || args === undefined || args.length < 4 || typeof args[3] !== 'bigint') return calldata
-  if (args[3] >= grossProfit) return calldata
-  const guarded = [...args]
-  guarded[3] = grossProfit
-  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: guarded })
+export function backrunTip(configured: bigint, userTxs: readonly DecodedTransaction[], baseFee: bigint): bigint {
+  let highest = 0n
+  for (const tx of userTxs) {
+    const headroom = tx.gasFeeCap - baseFee
+    const effective = tx.gasTipCap < headroom ? tx.gasTipCap : headroom
+    if (effective > highest) highest = effective
+  }
+  return highest + 1n > configured ? highest + 1n : configured
 }
 
 /** BackrunExecutor.backrun returns its gross profit (uint256). */

@@ -4,6 +4,7 @@
  */
 import type {
   BackrunEvent,
+  BundleRole,
   LifecycleEvent,
   SimulatedEvent,
   TargetingEvent,
@@ -35,6 +36,8 @@ export interface RelayDeliveryStatus {
 }
 
 export interface LifecycleSummary {
+  /** `relay@block@part` of every send announced (relay-sending written) */
+  sent: Set<string>
   stage: LifecycleStage
   simulation?: SimulatedEvent
   /** undefined: not decided yet; null: decided, none (see noBackrunReason) */
@@ -46,7 +49,7 @@ export interface LifecycleSummary {
 }
 
 export function emptyLifecycle(): LifecycleSummary {
-  return { stage: 'received', backrun: undefined, relays: new Map() }
+  return { sent: new Set(), stage: 'received', backrun: undefined, relays: new Map() }
 }
 
 /** Key of the (relay, block) pair a send was announced for. */
@@ -54,10 +57,16 @@ export function relayBlockKey(relay: string, block: bigint): string {
   return `${relay}@${block}`
 }
 
-/** Was a send to `relay` for `block` announced (relay-sending written)? */
-export function wasSent(summary: LifecycleSummary, relay: string, block: bigint): boolean {
-  const status = summary.relays.get(relay)
-  return status !== undefined && status.blocks.includes(block)
+/**
+ * Was a send to `relay` for `block` announced (relay-sending written)? With `part`, a send of that
+ * bundle (a record from before bundles were sent apart carried both).
+ */
+export function wasSent(summary: LifecycleSummary, relay: string, block: bigint, part?: BundleRole): boolean {
+  if (part === undefined) {
+    const status = summary.relays.get(relay)
+    return status !== undefined && status.blocks.includes(block)
+  }
+  return summary.sent.has(`${relayBlockKey(relay, block)}@${part}`) || summary.sent.has(`${relayBlockKey(relay, block)}@all`)
 }
 
 /** Apply one event to `summary` in place. Events after a terminal one change nothing but relay status. */
@@ -85,6 +94,7 @@ export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleE
       if (!finished) summary.stage = 'dispatching'
       break
     case 'relay-sending': {
+      summary.sent.add(`${relayBlockKey(event.relay, event.block)}@${event.part ?? 'all'}`)
       let status = summary.relays.get(event.relay)
       if (status === undefined) {
         status = { relay: event.relay, blocks: [], lastBlock: event.block, state: 'sending', attempts: 0, totalAttempts: 0, acceptedBlocks: 0 }
@@ -94,10 +104,13 @@ export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleE
         status.blocks.push(event.block)
         status.blocks.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
       }
-      if (event.block >= status.lastBlock) {
+      if (event.block > status.lastBlock) {
         status.lastBlock = event.block
         status.state = 'sending'
         status.attempts = 0
+      } else if (event.block === status.lastBlock && status.state !== 'failed') {
+        // the second bundle of the same block (the backrun bundle after the user's own)
+        status.state = 'sending'
       }
       if (!finished && summary.stage !== 'dispatching') summary.stage = 'dispatching'
       break
@@ -106,11 +119,13 @@ export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleE
       const status = summary.relays.get(event.relay)
       if (status === undefined) break // a result without its announcement: nothing to attach it to
       status.totalAttempts += event.attempts
-      if (event.ok) status.acceptedBlocks += 1
+      // a block counts once, on its first (the user's) bundle
+      if (event.ok && event.part !== 'backrun') status.acceptedBlocks += 1
       if (event.lastError !== undefined) status.lastError = event.lastError
       if (event.block === status.lastBlock) {
-        status.state = event.ok ? 'accepted' : 'failed'
-        status.attempts = event.attempts
+        // both bundles of a block: accepted only when each was
+        status.state = !event.ok || status.state === 'failed' ? 'failed' : 'accepted'
+        status.attempts += event.attempts
       }
       break
     }

@@ -122,12 +122,12 @@ export interface NoBackrunEvent {
 }
 
 /**
- * - `backrun`: the user's txs followed by our backrun (atomic)
- * - `fallback`: the user's txs alone, sent beside the backrun bundle so that the user's inclusion
- *   never depends on the backrun (the builder keeps at most one: they share the user's txs)
- * - `partner`: the partner's bundle as submitted, when no backrun goes with it
+ * - `user`: the user's txs alone (the partner's bundle as submitted), sent first for every block,
+ *   so the user's inclusion never waits for or depends on a backrun
+ * - `backrun`: the user's txs followed by our backrun (atomic), sent beside it once planned; the
+ *   builder keeps at most one of the two (they share the user's txs) and prefers the one that pays
  */
-export type BundleRole = 'backrun' | 'fallback' | 'partner'
+export type BundleRole = 'user' | 'backrun'
 
 /** What a relay said became of one of our bundles for one block (where it tells: flashbots_getBundleStatsV2). */
 export interface BundleOutcomeEvent {
@@ -159,8 +159,10 @@ export interface RelaySendingEvent {
   relay: string
   block: bigint
   attemptId: string
-  /** `<role>:<bundle hash>` of each bundle sent for this block (absent in older records) */
-  bundles?: string[]
+  /** which bundle this send carries (absent in older records: one bundle with both) */
+  part?: BundleRole
+  /** the bundle's hash (absent in older records) */
+  bundleHash?: Hex
 }
 
 /** The outcome of the send announced by the `relay-sending` event with the same attempt id. */
@@ -170,6 +172,8 @@ export interface RelayResultEvent {
   relay: string
   block: bigint
   attemptId: string
+  /** as in its relay-sending event */
+  part?: BundleRole
   ok: boolean
   /** HTTP requests made, retries included */
   attempts: number

@@ -154,41 +154,36 @@ describe('Dispatcher: private transactions', () => {
       for (const req of relay.requests) {
         expect(Buffer.from(sentTxs(req)[0].slice(2), 'hex')).toEqual(Buffer.from(raw.slice(2), 'hex'))
         expect(req.params.blockNumber).toBe('0x65') // head 100 + 1
-        // the backrun is never allowed to revert: its bundle fails instead, and the fallback lands
+        // the backrun is never allowed to revert: its bundle fails instead, and the user's own bundle lands
         expect(req.params.revertingTxHashes).toBeUndefined()
         expect(await verifySignature(req.body, req.headers['x-flashbots-signature'])).toBe(true)
       }
     }
 
-    expect(events.map((e) => e.type)).toEqual([
-      'received',
-      'targeting',
-      'simulated',
-      'backrun',
-      'relay-sending',
-      'relay-sending',
-      'relay-sending',
-      'relay-result',
-      'relay-result',
-      'relay-result',
-    ])
-    const sending = events.find((e) => e.type === 'relay-sending')
-    expect(sending?.type === 'relay-sending' ? sending.bundles : []).toEqual([
-      `backrun:${bundleHash([record.hash, backrun?.type === 'backrun' ? backrun.txHash : '0x'])}`,
-      `fallback:${bundleHash([record.hash])}`,
+    // the user's own bundle is announced right after the simulation, before any planning
+    expect(events.slice(0, 6).map((e) => e.type)).toEqual(['received', 'targeting', 'simulated', 'relay-sending', 'relay-sending', 'relay-sending'])
+    const count = (type: string) => events.filter((e) => e.type === type).length
+    expect([count('backrun'), count('relay-sending'), count('relay-result')]).toEqual([1, 6, 6])
+    const sending = events.filter((e) => e.type === 'relay-sending')
+    expect(sending.map((e) => (e.type === 'relay-sending' ? `${e.part}:${e.bundleHash}` : ''))).toEqual([
+      ...Array(3).fill(`user:${bundleHash([record.hash])}`),
+      ...Array(3).fill(`backrun:${bundleHash([record.hash, backrun?.type === 'backrun' ? backrun.txHash : '0x'])}`),
     ])
     const summary = summarizeLifecycle(events)
     expect(summary.targeting).toMatchObject({ firstBlock: 101n, lastBlock: 125n, relays: ['a', 'b', 'c'] })
-    for (const name of ['a', 'b', 'c']) expect(summary.relays.get(name)).toMatchObject({ state: 'accepted', attempts: 2, blocks: [101n] })
+    for (const name of ['a', 'b', 'c']) expect(summary.relays.get(name)).toMatchObject({ state: 'accepted', attempts: 2, acceptedBlocks: 1, blocks: [101n] })
     expect(h.planner.calls[0].userTxs[0].hash).toBe(record.hash)
     expect(h.planner.calls[0].targetBlock).toBe(101n)
   })
 
-  it('sendFallback: false sends the backrun bundle alone', async () => {
-    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { sendFallback: false } })
-    await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(60) })
+  it("the user's own bundle goes out before the backrun is planned: a slow planner never holds it back", async () => {
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('slow'), dispatcher: { prepareTimeoutMs: 500 } })
+    const raw = await userTx(67)
+    await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await h.relays.a.waitFor(1, 400)
+    expect(sentTxs(h.relays.a.requests[0])).toEqual([raw])
     await h.dispatcher.whenIdle()
-    expect(h.relays.a.requests.map((r) => sentTxs(r).length)).toEqual([2])
+    expect(h.relays.a.requests).toHaveLength(1)
   })
 
   it('a relay that fails its first attempts is retried while the other relays get the bundle at once', async () => {
@@ -259,14 +254,14 @@ describe('Dispatcher: private transactions', () => {
 
   it('records what the relay says became of each bundle for the block just built', async () => {
     const stats = (p: { bundleHash: string; blockNumber: string }) =>
-      p.bundleHash === fallbackHash ? { status: 'outbid', reason: `conflicts with bundle X on tx ${userHash}` } : { status: 'invalid', reason: 'tx 1 cannot be included: nonce too low' }
-    let fallbackHash = ''
+      p.bundleHash === ownHash ? { status: 'outbid', reason: `conflicts with bundle X on tx ${userHash}` } : { status: 'invalid', reason: 'tx 1 cannot be included: nonce too low' }
+    let ownHash = ''
     let userHash = ''
     const h = await harness({ relays: [{ name: 'a', bundleStats: true, behaviour: { bundleStats: (p) => stats(p) } }, { name: 'quiet' }] })
     const raw = await userTx(61)
     const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
     userHash = record.hash
-    fallbackHash = bundleHash([record.hash])
+    ownHash = bundleHash([record.hash])
     await h.dispatcher.whenIdle()
     h.heads.emit(101n)
     await h.dispatcher.whenIdle()
@@ -274,7 +269,7 @@ describe('Dispatcher: private transactions', () => {
     expect(outcomes).toHaveLength(2)
     expect(outcomes).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ relay: 'a', block: 101n, role: 'fallback', bundleHash: fallbackHash, status: 'outbid' }),
+        expect.objectContaining({ relay: 'a', block: 101n, role: 'user', bundleHash: ownHash, status: 'outbid' }),
         expect.objectContaining({ relay: 'a', block: 101n, role: 'backrun', status: 'invalid', reason: 'tx 1 cannot be included: nonce too low' }),
       ]),
     )

@@ -130,23 +130,24 @@ describe('EngineBackrunPlanner on the devnet', () => {
     expect(await balanceOf(executed.state, plan!.profitToken, lower(SEARCHER.address))).toBe(searcherBefore)
   })
 
-  it('the signed backrun reverts unless it earns at least the gross profit reported (a state moved by an earlier bundle fails its bundle instead)', async () => {
+  it('the signed backrun realizes exactly the gross profit reported or reverts (a state moved by an earlier bundle, down or up, fails its bundle instead)', async () => {
     const user = fx('v2-swapExactETHForTokens-large')
     const plan = await newPlanner().plan(input('private-tx', [user]))
     expect(plan).not.toBeNull()
     const { simulator, chain } = services
     const common = { chainId: CHAIN_ID, common: simulator.common }
-    // another user's small swap against the same pool lands first: the arbitrage shrinks a little,
-    // still far above the backrun's gas, but below what was reported
-    const earlier = fx('v2-swapExactTokensForETH-small')
-    const moved = await simulator.bundle(simulator.openState(chain.latest()), [decodeSignedTransaction(earlier.raw, common).tx, decodeSignedTransaction(user.raw, common).tx])
-    expect(moved.success).toBe(true)
-    const executed = await simulator.transaction(moved.state, decodeSignedTransaction(plan!.rawBackrunTx, common).tx)
-    expect(executed.status).toBe('reverted')
-    expect(decodeBackrunRevert(bytesToHexString(executed.returnData))?.errorName).toBe('InsufficientProfit')
-    // the same calldata with the engine's own minimum (its gas cost) would have landed with less profit
-    const [, , , minimum] = decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data: bytesToHexString(decodeSignedTransaction(plan!.rawBackrunTx, common).data) }).args as unknown as [unknown, unknown, unknown, bigint]
-    expect(minimum).toBe(plan!.grossProfit)
+    const signed = decodeSignedTransaction(plan!.rawBackrunTx, common)
+    const { functionName, args } = decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data: bytesToHexString(signed.data) })
+    expect(functionName).toBe('backrunExact')
+    expect((args as readonly unknown[])[3]).toBe(plan!.grossProfit)
+    // another user's swap against the same pool lands first, in either direction: the profit moves
+    for (const earlier of ['v2-swapExactTokensForETH-small', 'v2-swapExactETHForTokens-small']) {
+      const moved = await simulator.bundle(simulator.openState(chain.latest()), [decodeSignedTransaction(fx(earlier).raw, common).tx, decodeSignedTransaction(user.raw, common).tx])
+      expect(moved.success).toBe(true)
+      const executed = await simulator.transaction(moved.state, signed.tx)
+      expect(executed.status, earlier).toBe('reverted')
+      expect(decodeBackrunRevert(bytesToHexString(executed.returnData))?.errorName).toBe('ProfitMismatch')
+    }
   })
 
   it('a V3 swap that creates arbitrage, notified: the backrun behind the notified tx alone', async () => {
