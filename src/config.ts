@@ -63,6 +63,8 @@ export interface ServiceConfig {
   searcherPrivateKeys?: string[]
   /** undelivered submissions held at most; beyond it a submission is refused (-32603, nothing accepted) */
   maxPendingSubmissions: number
+  /** backrun plans per target block at most (CPU bound of re-planning every open submission) */
+  maxBackrunPlansPerBlock: number
   /** RELAYS: JSON array of relay endpoints; devnet default: the local builder */
   relaysJson?: string
   /** blocks a submission is re-sent for before it expires */
@@ -112,6 +114,7 @@ export const DEFAULTS = {
   DATA_DIR: 'data',
   SUBMISSION_EXPIRY_BLOCKS: 25,
   MAX_PENDING_SUBMISSIONS: 20_000,
+  MAX_BACKRUN_PLANS_PER_BLOCK: 32,
   MAX_BUNDLE_TXS: 16,
   MAX_RAW_TX_BYTES: 131_072,
   MAX_BUNDLE_BYTES: 300_000,
@@ -229,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ServiceConfig {
         ? undefined
         : env.SEARCHER_PRIVATE_KEYS.split(',').map((k) => k.trim()),
     maxPendingSubmissions: int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),
+    maxBackrunPlansPerBlock: int('MAX_BACKRUN_PLANS_PER_BLOCK', 1, 100_000),
     relaysJson: env.RELAYS === '' ? undefined : env.RELAYS,
     submissionExpiryBlocks: int('SUBMISSION_EXPIRY_BLOCKS', 1, 10_000),
     maxBundleTxs: int('MAX_BUNDLE_TXS', 1, 1_000),

@@ -113,6 +113,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     simulate: engineSubmissionSimulator({ chain, simulator }),
     decode,
     expiryBlocks: config.submissionExpiryBlocks,
+    maxPlansPerBlock: config.maxBackrunPlansPerBlock,
     log: options.log,
   })
   await dispatcher.start()

@@ -204,6 +204,11 @@ export interface DispatcherOptions {
   queueCapacity?: number
   /** submissions simulated / planned at the same time. Default 4. */
   prepareConcurrency?: number
+  /**
+   * backrun plans started per target block at most (the most promising submissions first: last
+   * block's backrun by profit, then new ones, then those that had none). Default 32.
+   */
+  maxPlansPerBlock?: number
   /** limit for simulate and for plan, each, ms; then the submission goes on without. Default 2 000. */
   prepareTimeoutMs?: number
   /** inclusion checks running at the same time. Default 16. */
@@ -287,6 +292,8 @@ export class Dispatcher {
   private readonly inclusionLimit: Limiter
   private readonly backrunMayRevert: boolean
   private readonly planLimit: Limiter
+  private readonly maxPlansPerBlock: number
+  private plansFor: { block: bigint; count: number } = { block: -1n, count: 0 }
   private readonly pruneIntervalMs: number
   private readonly log: DispatcherLogger
   private readonly now: () => number
@@ -324,6 +331,7 @@ export class Dispatcher {
     this.inclusionLimit = new Limiter(positiveInt('inclusionConcurrency', options.inclusionConcurrency ?? 16))
     this.backrunMayRevert = options.backrunMayRevert ?? false
     this.planLimit = new Limiter(this.prepareConcurrency)
+    this.maxPlansPerBlock = positiveInt('maxPlansPerBlock', options.maxPlansPerBlock ?? 32)
     this.pruneIntervalMs = positiveInt('pruneIntervalMs', options.pruneIntervalMs ?? 60_000)
     this.log = options.log ?? NOOP_LOGGER
     this.now = options.now ?? Date.now
@@ -411,7 +419,9 @@ export class Dispatcher {
     if (this.stopping) return
     if (this.head !== undefined && head.number < this.head.number) return // an older head arriving late
     this.head = head
-    for (const task of this.active.values()) this.schedule(task)
+    // the submissions most likely to carry a backrun are planned first: the per-block planning
+    // budget (maxPlansPerBlock) then goes where it pays
+    for (const task of [...this.active.values()].sort(planPriority)) this.schedule(task)
     const now = this.now()
     if (now - this.lastPruneAt >= this.pruneIntervalMs) {
       this.lastPruneAt = now
@@ -562,6 +572,14 @@ export class Dispatcher {
       events.push({ type: 'no-backrun', at: this.now(), reason: 'the stored transactions no longer decode', block: target })
       return
     }
+    // a bounded amount of backrun search per block: at most as many backruns can go out as there
+    // are searcher keys, and every plan is CPU on this thread
+    const used = this.plansFor.block === target ? this.plansFor.count : 0
+    if (used >= this.maxPlansPerBlock) {
+      events.push({ type: 'no-backrun', at: this.now(), reason: `the backrun planning budget of block ${target} (${this.maxPlansPerBlock} plans) is spent; planned again at the next head`, block: target })
+      return
+    }
+    this.plansFor = { block: target, count: used + 1 }
     await yieldToEventLoop()
     try {
       const simulation = task.simulation
@@ -913,6 +931,17 @@ class Limiter {
       this.waiting.shift()?.()
     }
   }
+}
+
+/** Order of planning at a new head: last block's backruns by net profit, then never planned, then the rest. */
+function planPriority(a: Task, b: Task): number {
+  const rank = (t: Task): number => (t.summary.backrun ? 0 : t.summary.backrun === undefined ? 1 : 2)
+  const ra = rank(a)
+  const rb = rank(b)
+  if (ra !== rb) return ra - rb
+  const pa = a.summary.backrun?.netProfitWei ?? 0n
+  const pb = b.summary.backrun?.netProfitWei ?? 0n
+  return pa === pb ? 0 : pa > pb ? -1 : 1
 }
 
 function timing(record: SubmissionRecord): { minTimestamp?: bigint; maxTimestamp?: bigint } {

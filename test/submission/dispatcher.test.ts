@@ -252,6 +252,24 @@ describe('Dispatcher: private transactions', () => {
     expect(h.dispatcher.stats().active).toBe(0)
   })
 
+  it('plans at most maxPlansPerBlock backruns per block; the others go out with their own bundle and say why', async () => {
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { maxPlansPerBlock: 1 } })
+    const raws = await Promise.all([68, 69].map((n) => userTx(n)))
+    const records = []
+    for (const rawTx of raws) records.push((await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })).record)
+    await h.dispatcher.whenIdle()
+    expect(h.planner.calls).toHaveLength(1)
+    // both users' own bundles went out; one backrun bundle
+    expect(h.relays.a.requests.filter((r) => sentTxs(r).length === 1).map((r) => sentTxs(r)[0]).sort()).toEqual([...raws].sort())
+    expect(h.relays.a.requests.filter((r) => sentTxs(r).length === 2)).toHaveLength(1)
+    const reasons = await Promise.all(records.map(async (r) => summarizeLifecycle(await h.events(r.id)).noBackrunReason))
+    expect(reasons.filter((r) => r !== undefined)).toEqual([expect.stringMatching(/planning budget of block 101 \(1 plans\) is spent/)])
+    // the next head: the one with a backrun is planned first and keeps the budget
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(h.planner.calls.map((c) => c.id)).toEqual([h.planner.calls[0].id, h.planner.calls[0].id])
+  })
+
   it('records what the relay says became of each bundle for the block just built', async () => {
     const stats = (p: { bundleHash: string; blockNumber: string }) =>
       p.bundleHash === ownHash ? { status: 'outbid', reason: `conflicts with bundle X on tx ${userHash}` } : { status: 'invalid', reason: 'tx 1 cannot be included: nonce too low' }
