@@ -131,6 +131,8 @@ export interface BackrunPlanInput {
   signal: AbortSignal
   /** the block the backrun is for (the head's next block) */
   targetBlock?: bigint
+  /** the highest tip cap among the other open submissions' txs: the backrun bundle should pay more per gas */
+  tipFloor?: bigint
 }
 
 export interface BackrunPlan {
@@ -261,6 +263,8 @@ interface Task {
   plannedFor: bigint | undefined
   /** a backrun was planned at least once (a notify without one ever is dropped) */
   everPlanned: boolean
+  /** the highest tip cap of the user's txs, once decoded */
+  userTipCap?: bigint
   /** the bundles relays accepted per block, kept until their outcomes are asked at the next head */
   accepted: Map<bigint, Array<{ relay: BundleRelay; role: BundleRole; hash: Hex }>>
   inflight: Map<string, InflightSend>
@@ -584,7 +588,7 @@ export class Dispatcher {
     try {
       const simulation = task.simulation
       const plan = await this.planLimit.run(() =>
-        this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target })),
+        this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target, tipFloor: this.tipFloor(task) })),
       )
       if (plan === null) {
         events.push({ type: 'no-backrun', at: this.now(), reason: 'no profitable backrun found', block: target })
@@ -611,10 +615,22 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * The highest tip cap among the other open submissions' txs (as far as decoded): O(open
+   * submissions), run for at most maxPlansPerBlock plans per block.
+   */
+  private tipFloor(task: Task): bigint {
+    let floor = 0n
+    for (const t of this.active.values()) if (t !== task && t.userTipCap !== undefined && t.userTipCap > floor) floor = t.userTipCap
+    return floor
+  }
+
   /** The stored raw txs decoded, or undefined (logged) when they no longer decode. */
   private decodeUserTxs(task: Task): DecodedTransaction[] | undefined {
     try {
-      return task.record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
+      const txs = task.record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
+      task.userTipCap = txs.reduce((max, tx) => (tx.gasTipCap > max ? tx.gasTipCap : max), 0n)
+      return txs
     } catch (err) {
       // Accepted earlier with the same rules, so the chain configuration changed. Forward anyway:
       // the bytes are what the partner signed, and delivery is committed.

@@ -184,7 +184,11 @@ export class EngineBackrunPlanner implements BackrunPlanner {
 
     const nonce = (await users.state.overlay.readAccount(searcher))?.nonce ?? 0n
     const baseFee = base.block.baseFeePerGas ?? 0n
-    const tip = backrunTip(this.maxPriorityFeePerGas, input.userTxs, baseFee)
+    const tip = backrunTip(this.maxPriorityFeePerGas, input.userTxs, baseFee, {
+      userGas: users.results.map((r) => r.gasUsed),
+      backrunGas: found.gas + TX_BASE_GAS,
+      floor: input.tipFloor ?? 0n,
+    })
     const maxFeePerGas = 2n * baseFee + tip
     const measured = found.gas + TX_BASE_GAS
     const gasLimit = (measured * (10_000n + this.marginBps) + 9_999n) / 10_000n
@@ -231,19 +235,38 @@ export class EngineBackrunPlanner implements BackrunPlanner {
 }
 
 /**
- * The backrun's tip: the configured one, or one wei above the highest effective tip of the user's
- * txs when that is higher. Builders order bundles by what they pay per gas; the backrun bundle
- * [user txs, backrun] must pay more per gas than the user's own bundle [user txs] beside it, or the
- * builder merges the user's bundle first and the backrun (which conflicts with it) never lands.
+ * The backrun's tip. Builders order bundles by what they pay per gas, and the backrun bundle
+ * [user txs, backrun] competes with the user's own bundle [user txs] beside it and with the other
+ * users' bundles of the block. It must pay more per gas than the user's own (or the builder merges
+ * that first and the backrun, which conflicts with it, never lands), and more than `floor` (the
+ * highest tip among the other users' submissions for the block) so that it is merged before them
+ * and finds the state it was planned on. So: the configured tip, or the smallest tip above both,
+ * whichever is higher. Its cost is taken from the net profit.
  */
-export function backrunTip(configured: bigint, userTxs: readonly DecodedTransaction[], baseFee: bigint): bigint {
+export function backrunTip(
+  configured: bigint,
+  userTxs: readonly DecodedTransaction[],
+  baseFee: bigint,
+  weights?: { userGas: readonly bigint[]; backrunGas: bigint; floor: bigint },
+): bigint {
   let highest = 0n
-  for (const tx of userTxs) {
+  let userPay = 0n
+  let userGas = 0n
+  for (const [i, tx] of userTxs.entries()) {
     const headroom = tx.gasFeeCap - baseFee
     const effective = tx.gasTipCap < headroom ? tx.gasTipCap : headroom
     if (effective > highest) highest = effective
+    const gas = weights?.userGas[i] ?? 0n
+    userPay += (effective > 0n ? effective : 0n) * gas
+    userGas += gas
   }
-  return highest + 1n > configured ? highest + 1n : configured
+  let tip = highest + 1n > configured ? highest + 1n : configured
+  if (weights !== undefined && weights.backrunGas > 0n && weights.floor >= highest) {
+    // (userPay + tip * backrunGas) / (userGas + backrunGas) > floor
+    const needed = ((weights.floor + 1n) * (userGas + weights.backrunGas) - userPay + weights.backrunGas - 1n) / weights.backrunGas
+    if (needed > tip) tip = needed
+  }
+  return tip
 }
 
 /** BackrunExecutor.backrun returns its gross profit (uint256). */
