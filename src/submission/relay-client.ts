@@ -42,6 +42,8 @@ export interface RelayEndpoint {
   maxAttempts?: number
   /** Default { baseMs: 100, maxMs: 2 000 }. */
   backoff?: BackoffPolicy
+  /** HTTP requests in flight to this relay at most (the rest wait their turn). Default 32. */
+  maxConcurrentRequests?: number
   /**
    * The relay answers flashbots_getBundleStatsV2 (Flashbots' relay, our devnet builder): after each
    * block the dispatcher asks it what became of each bundle and records it (included, outbid,
@@ -107,6 +109,7 @@ export interface RelayClientOptions {
 
 const DEFAULT_TIMEOUT_MS = 2_000
 const DEFAULT_MAX_ATTEMPTS = 4
+const DEFAULT_MAX_CONCURRENT_REQUESTS = 32
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 2_000 }
 const RETRYABLE_HTTP = new Set([408, 425, 429])
 const RETRYABLE_RPC = new Set([-32603, -32005])
@@ -123,6 +126,8 @@ export class RelayClient implements BundleRelay {
   private readonly signer: SearcherKey
   private readonly fetchImpl: typeof fetch
   private readonly random: () => number
+  /** requests in flight to this relay at most: hundreds of sends at a head would each open a connection */
+  private readonly requests: RequestLimiter
   private nextId = 1
 
   /** @throws TypeError for an invalid endpoint (bad URL, empty name, non-positive limits) */
@@ -139,6 +144,7 @@ export class RelayClient implements BundleRelay {
     this.signer = signer
     this.fetchImpl = options.fetch ?? globalThis.fetch
     this.random = options.random ?? Math.random
+    this.requests = new RequestLimiter(endpoint.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS)
     if (endpoint.bundleStats !== true) this.bundleStats = undefined
   }
 
@@ -188,23 +194,37 @@ export class RelayClient implements BundleRelay {
 
   private async post(body: string, signature: string, attempt: number, outer: AbortSignal | undefined): Promise<unknown> {
     if (outer?.aborted === true) throw new RelayError(`relay ${this.name}: aborted`, this.name, 'aborted', attempt - 1, { retryable: false })
-    const timeout = AbortSignal.timeout(this.timeoutMs)
-    const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout])
+    // One controller per attempt, fed by the caller's signal and a timer that are both released
+    // when the attempt ends: AbortSignal.any / AbortSignal.timeout signals stay reachable from
+    // Node's internals until they abort, which held ~1 KB per pending submission until its next block.
+    const controller = new AbortController()
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      controller.abort(new Error(`no answer within ${this.timeoutMs} ms`))
+    }, this.timeoutMs)
+    const forward = (): void => controller.abort(outer?.reason)
+    outer?.addEventListener('abort', forward, { once: true })
     let response: Response
     let text: string
     try {
-      response = await this.fetchImpl(this.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [FLASHBOTS_SIGNATURE_HEADER]: signature },
-        body,
-        signal,
-      })
-      text = await response.text()
+      ;({ response, text } = await this.requests.run(async () => {
+        const r = await this.fetchImpl(this.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [FLASHBOTS_SIGNATURE_HEADER]: signature },
+          body,
+          signal: controller.signal,
+        })
+        return { response: r, text: await r.text() }
+      }))
     } catch (cause) {
       // (a function call, so TypeScript does not keep the narrowing from the check above)
       if (isAborted(outer)) throw new RelayError(`relay ${this.name}: aborted`, this.name, 'aborted', attempt, { retryable: false }, { cause })
-      if (timeout.aborted) throw new RelayError(`relay ${this.name}: no answer within ${this.timeoutMs} ms`, this.name, 'timeout', attempt, { retryable: true }, { cause })
+      if (timedOut) throw new RelayError(`relay ${this.name}: no answer within ${this.timeoutMs} ms`, this.name, 'timeout', attempt, { retryable: true }, { cause })
       throw new RelayError(`relay ${this.name}: request failed: ${causeMessage(cause)}`, this.name, 'network', attempt, { retryable: true }, { cause })
+    } finally {
+      clearTimeout(timer)
+      outer?.removeEventListener('abort', forward)
     }
     if (!response.ok) {
       const retryable = response.status >= 500 || RETRYABLE_HTTP.has(response.status)
@@ -230,6 +250,25 @@ export class RelayClient implements BundleRelay {
       throw new RelayError(`relay ${this.name}: answer has neither result nor error`, this.name, 'malformed', attempt, { retryable: false })
     }
     return message.result
+  }
+}
+
+/** A FIFO bound on concurrent work. */
+class RequestLimiter {
+  private active = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor(private readonly max: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve))
+    this.active++
+    try {
+      return await fn()
+    } finally {
+      this.active--
+      this.waiting.shift()?.()
+    }
   }
 }
 
@@ -301,7 +340,7 @@ export function relayEndpointProblems(endpoint: RelayEndpoint): string[] {
   if (endpoint.hashReference !== undefined && endpoint.hashReference !== 'eth_sendBundle' && endpoint.hashReference !== 'mev_sendBundle') {
     problems.push("hashReference must be 'eth_sendBundle' or 'mev_sendBundle' when given")
   }
-  for (const field of ['timeoutMs', 'maxAttempts'] as const) {
+  for (const field of ['timeoutMs', 'maxAttempts', 'maxConcurrentRequests'] as const) {
     const v = endpoint[field]
     if (v !== undefined && (!Number.isSafeInteger(v) || v <= 0)) problems.push(`${field} must be a positive integer`)
   }

@@ -206,8 +206,13 @@ export function decodeSignedTransaction(
   return decoded
 }
 
-/** decoded transactions remembered per Common; each entry holds ~2-3 KB */
-const DECODED_CACHE_ENTRIES = 4_096
+/**
+ * decoded transactions remembered per Common. An entry that went through the EVM holds ~17 KB (the
+ * ethereumjs tx keeps its own copy of the Common with a filled parameter cache), so the memo is
+ * kept to what it is for: a burst of acknowledgements decoded again by the dispatcher moments
+ * later. Beyond it a decode costs one native sender recovery (~50 us).
+ */
+const DECODED_CACHE_ENTRIES = 512
 const decodedCache = new WeakMap<Common, LRUCache<string, DecodedTransaction>>()
 
 function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransactionOptions): DecodedTransaction {
