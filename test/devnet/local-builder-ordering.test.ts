@@ -196,6 +196,21 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
     expect(built.outcomes.find((o) => o.bundleHash === firstSent)?.status).toBe('outbid')
   })
 
+  it("a user's second transaction, bundled apart and invalid at the top of the block (nonce gap), lands behind its first in the same block", async () => {
+    const { builder, url } = await startBuilder()
+    const [user] = await fundedKeys(builder, url, 1)
+    const first = await transfer(user, 0, { tip: parseGwei('0.1') })
+    const second = await transfer(user, 1, { tip: parseGwei('2') })
+    const third = await transfer(user, 2, { tip: parseGwei('3') })
+    // arrival and payment order both put the later nonces first
+    const b3 = await send(url, [third], 2)
+    const b2 = await send(url, [second], 2)
+    const b1 = await send(url, [first], 2)
+    const built = await builder.mineNow()
+    expect(built.receipts.map((r) => r.transactionHash)).toEqual([first.hash, second.hash, third.hash])
+    for (const b of [b1, b2, b3]) expect((await statsOf(url, b, 2)).status).toBe('included')
+  })
+
   it("public transactions: highest tip first, each sender's in nonce order", async () => {
     const { builder, url } = await startBuilder()
     const [a, b] = await fundedKeys(builder, url, 2)

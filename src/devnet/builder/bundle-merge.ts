@@ -199,5 +199,37 @@ export async function mergeBundles(ctx: MergeContext, bundles: readonly PendingB
     for (const e of run.executed) inBlock.set(e.tx.hash, bundle.bundleHash)
     outcomes.push({ bundle, status: 'included', consideredAt: ctx.now() })
   }
+
+  // Dependent bundles: one that failed at the top of the block only because its sender's earlier
+  // nonce was not yet used may be valid once the bundles merged above used it (a user's second
+  // transaction behind its first), as rbuilder's dependency tracking allows. They are tried again,
+  // in arrival order, on the block so far, while a pass includes one (at most NONCE_PASSES passes).
+  for (let pass = 0; pass < NONCE_PASSES; pass++) {
+    let progressed = false
+    for (const outcome of outcomes) {
+      if (outcome.status !== 'invalid' || !isNonceGap(outcome.reason)) continue
+      const { bundle } = outcome
+      if (bundle.txs.some((tx) => inBlock.has(tx.hash))) continue
+      const run = await runBundle(ctx, bundle, state, gasUsed)
+      if ('reason' in run) continue
+      state = run.state
+      gasUsed = run.gasUsed
+      executed.push(...run.executed)
+      for (const e of run.executed) inBlock.set(e.tx.hash, bundle.bundleHash)
+      Object.assign(outcome, { status: 'included', consideredAt: ctx.now() })
+      delete (outcome as { reason?: string }).reason
+      progressed = true
+    }
+    if (!progressed) break
+  }
   return { state, gasUsed, executed, outcomes, simulations }
+}
+
+const NONCE_PASSES = 8
+const NONCE_MISMATCH = /account has nonce of: (\d+) tx has nonce of: (\d+)/
+
+/** a failure because the sender's nonce is below the tx's: a predecessor may still come */
+function isNonceGap(reason: string): boolean {
+  const m = NONCE_MISMATCH.exec(reason)
+  return m !== null && BigInt(m[2]) > BigInt(m[1])
 }
