@@ -265,11 +265,11 @@ interface Task {
   everPlanned: boolean
   /** the highest tip cap of the user's txs, once decoded */
   userTipCap?: bigint
-  /** the bundles relays accepted per block, kept until their outcomes are asked at the next head */
-  accepted: Map<bigint, Array<{ relay: BundleRelay; role: BundleRole; hash: Hex }>>
-  inflight: Map<string, InflightSend>
+  /** the bundles relays accepted, kept until their outcomes are asked at the next head (undefined: none) */
+  accepted: Array<{ block: bigint; relay: BundleRelay; role: BundleRole; hash: Hex }> | undefined
+  inflight: Map<string, InflightSend> | undefined
   /** every send not settled yet, superseded ones included (finish waits for their results) */
-  unsettled: Set<Promise<void>>
+  unsettled: Set<Promise<void>> | undefined
 }
 
 interface OutgoingBundle {
@@ -405,14 +405,14 @@ export class Dispatcher {
     for (const stored of this.queue) this.queuedIds.delete(stored.record.id)
     this.queue = []
     for (const task of this.active.values()) {
-      for (const send of task.inflight.values()) send.controller.abort(new Error('dispatcher stopping'))
+      for (const send of task.inflight?.values() ?? []) send.controller.abort(new Error('dispatcher stopping'))
     }
     await this.whenIdle()
   }
 
   stats(): DispatcherStats {
     let inflightSends = 0
-    for (const task of this.active.values()) inflightSends += task.inflight.size
+    for (const task of this.active.values()) inflightSends += task.inflight?.size ?? 0
     return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, head: this.head?.number }
   }
 
@@ -512,9 +512,9 @@ export class Dispatcher {
       simulation: undefined,
       plannedFor: undefined,
       everPlanned: stored.events.some((e) => e.type === 'backrun'),
-      accepted: new Map(),
-      inflight: new Map(),
-      unsettled: new Set(),
+      accepted: undefined,
+      inflight: undefined,
+      unsettled: undefined,
     }
     if (task.summary.outcome !== undefined) return
     this.active.set(id, task)
@@ -786,9 +786,10 @@ export class Dispatcher {
 
   /** Asks every relay that tells (bundleStats) what became of the bundles it accepted for `block`. */
   private async recordOutcomes(task: Task, block: bigint): Promise<void> {
-    const accepted = task.accepted.get(block)
-    for (const b of task.accepted.keys()) if (b <= block) task.accepted.delete(b)
-    if (accepted === undefined) return
+    const accepted = task.accepted?.filter((a) => a.block === block)
+    task.accepted = task.accepted?.filter((a) => a.block > block)
+    if (task.accepted?.length === 0) task.accepted = undefined
+    if (accepted === undefined || accepted.length === 0) return
     const asks = accepted.map(({ relay, role, hash }) =>
       this.inclusionLimit.run(async (): Promise<BundleOutcomeEvent | undefined> => {
         const stats = relay.bundleStats
@@ -867,7 +868,7 @@ export class Dispatcher {
 
   private startSend(task: Task, relay: BundleRelay, outgoing: OutgoingBundle, block: bigint, attemptId: string): void {
     const key = `${relay.name}@${outgoing.role}`
-    const previous = task.inflight.get(key)
+    const previous = task.inflight?.get(key)
     if (previous !== undefined) previous.controller.abort(new Error(`superseded by block ${block}`))
     const controller = new AbortController()
     const id = task.record.id
@@ -882,24 +883,25 @@ export class Dispatcher {
         result = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, part: outgoing.role, ok: true, attempts: sent.attempts }
         if (sent.relayBundleHash !== undefined) result.relayBundleHash = sent.relayBundleHash
         // asked what became of it once the block is built
-        let accepted = task.accepted.get(block)
-        if (accepted === undefined) {
-          accepted = []
-          task.accepted.set(block, accepted)
-        }
-        accepted.push({ relay, role: outgoing.role, hash: outgoing.hash })
+        ;(task.accepted ??= []).push({ block, relay, role: outgoing.role, hash: outgoing.hash })
       } catch (err) {
         const relayError = err instanceof RelayError ? err : undefined
         const reason = controller.signal.aborted ? `aborted: ${errorText(controller.signal.reason)}` : errorText(err)
         result = { type: 'relay-result', at: this.now(), relay: relay.name, block, attemptId, part: outgoing.role, ok: false, attempts: relayError?.attempts ?? 1, lastError: reason }
         if (!controller.signal.aborted) this.log.warn({ id, relay: relay.name, block: block.toString(), part: outgoing.role, err: reason }, 'relay did not accept the bundle')
       }
-      if (task.inflight.get(key)?.controller === controller) task.inflight.delete(key)
+      if (task.inflight?.get(key)?.controller === controller) {
+        task.inflight.delete(key)
+        if (task.inflight.size === 0) task.inflight = undefined
+      }
       await this.record(task, [result])
     })()
-    task.inflight.set(key, { block, controller, done })
-    task.unsettled.add(done)
-    void done.finally(() => task.unsettled.delete(done))
+    ;(task.inflight ??= new Map()).set(key, { block, controller, done })
+    ;(task.unsettled ??= new Set()).add(done)
+    void done.finally(() => {
+      task.unsettled?.delete(done)
+      if (task.unsettled?.size === 0) task.unsettled = undefined
+    })
     this.track(done)
   }
   // -------------------------------------------------------------------------------------------
@@ -921,8 +923,8 @@ export class Dispatcher {
   private async finish(task: Task, terminal: TerminalEvent, before: readonly LifecycleEvent[] = []): Promise<void> {
     if (task.finished) return
     task.finished = true
-    for (const send of task.inflight.values()) send.controller.abort(new Error(`submission ${terminal.type}`))
-    await Promise.allSettled([...task.unsettled])
+    for (const send of task.inflight?.values() ?? []) send.controller.abort(new Error(`submission ${terminal.type}`))
+    await Promise.allSettled([...(task.unsettled ?? [])])
     await this.record(task, [...before, terminal])
     this.active.delete(task.record.id)
     this.log.info({ id: task.record.id, outcome: terminal.type, ...('block' in terminal ? { block: terminal.block.toString() } : {}) }, 'submission finished')
