@@ -148,12 +148,16 @@ export interface BackrunPlan {
   block?: bigint
   /** the searcher account that signed it */
   searcher?: Address
+  /** the pools the bundle [user txs, backrun] moves (lowercase), when the planner knows them */
+  pools?: Address[]
 }
 
 /** Finds a profitable backrun behind the user txs (the lead implements it with the eth_backrun engine). */
 export interface BackrunPlanner {
   /** null when there is no profitable backrun */
   plan(input: BackrunPlanInput): Promise<BackrunPlan | null>
+  /** A plan made for `block` is not used: what it holds for that block (its searcher key) is free again. */
+  release?(id: SubmissionId, block: bigint): void
 }
 
 export interface InclusionQuery {
@@ -298,6 +302,8 @@ export class Dispatcher {
   private readonly planLimit: Limiter
   private readonly maxPlansPerBlock: number
   private plansFor: { block: bigint; count: number } = { block: -1n, count: 0 }
+  /** pools claimed by a planned backrun bundle, for one target block */
+  private claims: { block: bigint; pools: Map<Address, SubmissionId> } = { block: -1n, pools: new Map() }
   private readonly pruneIntervalMs: number
   private readonly log: DispatcherLogger
   private readonly now: () => number
@@ -590,10 +596,16 @@ export class Dispatcher {
       const plan = await this.planLimit.run(() =>
         this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target, tipFloor: this.tipFloor(task) })),
       )
+      const current = plan !== null && (plan.block === undefined || plan.block === target)
+      const taken = current ? this.claimPools(task, target, plan.pools ?? []) : undefined
       if (plan === null) {
         events.push({ type: 'no-backrun', at: this.now(), reason: 'no profitable backrun found', block: target })
       } else if (plan.block !== undefined && plan.block !== target) {
+        this.planner.release?.(record.id, plan.block)
         events.push({ type: 'no-backrun', at: this.now(), reason: `the head moved while planning (planned for block ${plan.block}); planned again at the next head`, block: target })
+      } else if (taken !== undefined) {
+        this.planner.release?.(record.id, target)
+        events.push({ type: 'no-backrun', at: this.now(), reason: `its pools are moved by the backrun bundle of ${taken.owner} for block ${target} (pool ${taken.pool}); only one of them could land, planned again at the next head`, block: target })
       } else {
         const backrunTx = decodeSignedTransaction(plan.rawBackrunTx, this.decode)
         task.everPlanned = true
@@ -623,6 +635,25 @@ export class Dispatcher {
     let floor = 0n
     for (const t of this.active.values()) if (t !== task && t.userTipCap !== undefined && t.userTipCap > floor) floor = t.userTipCap
     return floor
+  }
+
+  /**
+   * Claims `pools` for `task`'s backrun bundle in block `target`. Two backrun bundles that move the
+   * same pool cannot both land as planned (each backrun realizes its exact profit only on the state
+   * it was planned on; the builder merges one first and the other then reverts). Submissions are
+   * planned most promising first (see planPriority), so the first claim stands: a later one that
+   * would touch a claimed pool goes out with its user's own bundle only. Returns the claim that
+   * stands in the way, or undefined when all are claimed for `task`.
+   */
+  private claimPools(task: Task, target: bigint, pools: readonly Address[]): { owner: SubmissionId; pool: Address } | undefined {
+    if (this.claims.block !== target) this.claims = { block: target, pools: new Map() }
+    const id = task.record.id
+    for (const pool of pools) {
+      const owner = this.claims.pools.get(pool)
+      if (owner !== undefined && owner !== id) return { owner, pool }
+    }
+    for (const pool of pools) this.claims.pools.set(pool, id)
+    return undefined
   }
 
   /** The stored raw txs decoded, or undefined (logged) when they no longer decode. */

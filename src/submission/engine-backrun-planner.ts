@@ -27,6 +27,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { inspect } from 'node:util'
 
 import { toExactBackrunCall } from '../backrun/backrun-calldata.ts'
+import { readPoolMoves } from '../backrun/pool-moves.ts'
 import type { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, ChainStateSource, Hex } from '../chain/types.ts'
@@ -125,6 +126,10 @@ export class EngineBackrunPlanner implements BackrunPlanner {
     this.refundBps = refundBps
     this.maxPriorityFeePerGas = options.maxPriorityFeePerGas
     this.marginBps = BigInt(margin)
+  }
+
+  release(id: string, block: bigint): void {
+    this.keys.release(block, id)
   }
 
   async plan(input: BackrunPlanInput): Promise<BackrunPlan | null> {
@@ -230,7 +235,9 @@ export class EngineBackrunPlanner implements BackrunPlanner {
       found.netProfitWei - (executed.gasUsed > found.gas ? executed.gasUsed - found.gas : 0n) * (baseFee + tip) - found.gas * (tip - this.maxPriorityFeePerGas)
     if (grossProfit <= 0n || netProfitWei <= 0n) return null
 
-    return { rawBackrunTx: signed.rawHex, grossProfit, profitToken: found.profitToken, netProfitWei, gasUsed: executed.gasUsed, block: target, searcher }
+    // what the bundle [user txs, backrun] moves: the pools the user's swaps moved and the cycle's
+    const pools = [...new Set([...readPoolMoves(logs).keys(), ...found.hops.map((h) => h.pool.toLowerCase() as Address)])]
+    return { rawBackrunTx: signed.rawHex, grossProfit, profitToken: found.profitToken, netProfitWei, gasUsed: executed.gasUsed, block: target, searcher, pools }
   }
 }
 

@@ -199,16 +199,19 @@ export class RelayClient implements BundleRelay {
     // Node's internals until they abort, which held ~1 KB per pending submission until its next block.
     const controller = new AbortController()
     let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      controller.abort(new Error(`no answer within ${this.timeoutMs} ms`))
-    }, this.timeoutMs)
+    let timer: NodeJS.Timeout | undefined
     const forward = (): void => controller.abort(outer?.reason)
     outer?.addEventListener('abort', forward, { once: true })
     let response: Response
     let text: string
     try {
       ;({ response, text } = await this.requests.run(async () => {
+        // the attempt's time starts when it leaves the queue, not while it waits its turn
+        controller.signal.throwIfAborted()
+        timer = setTimeout(() => {
+          timedOut = true
+          controller.abort(new Error(`no answer within ${this.timeoutMs} ms`))
+        }, this.timeoutMs)
         const r = await this.fetchImpl(this.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', [FLASHBOTS_SIGNATURE_HEADER]: signature },

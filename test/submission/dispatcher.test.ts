@@ -270,6 +270,21 @@ describe('Dispatcher: private transactions', () => {
     expect(h.planner.calls.map((c) => c.id)).toEqual([h.planner.calls[0].id, h.planner.calls[0].id])
   })
 
+  it('two backruns moving the same pool in one block: only the first planned goes out; the other user goes alone, told why, and its key is released', async () => {
+    const pool = '0x00000000000000000000000000000000000000aa' as Address
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('backrun', 1n, [pool]), dispatcher: { prepareConcurrency: 1 } })
+    const raws = await Promise.all([70, 71].map((n) => userTx(n)))
+    const ids: SubmissionId[] = []
+    for (const rawTx of raws) ids.push((await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })).record.id)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.filter((r) => sentTxs(r).length === 2)).toHaveLength(1)
+    expect(h.relays.a.requests.filter((r) => sentTxs(r).length === 1)).toHaveLength(2)
+    const summaries = await Promise.all(ids.map(async (id) => summarizeLifecycle(await h.events(id))))
+    const loser = summaries.findIndex((s) => s.backrun === null)
+    expect(summaries[loser].noBackrunReason).toMatch(new RegExp(`its pools are moved by the backrun bundle of ${ids[1 - loser].replace(/[:.]/g, '\\$&')} for block 101 \\(pool ${pool}\\)`))
+    expect(h.planner.released).toEqual([{ id: ids[loser], block: 101n }])
+  })
+
   it('records what the relay says became of each bundle for the block just built', async () => {
     const stats = (p: { bundleHash: string; blockNumber: string }) =>
       p.bundleHash === ownHash ? { status: 'outbid', reason: `conflicts with bundle X on tx ${userHash}` } : { status: 'invalid', reason: 'tx 1 cannot be included: nonce too low' }

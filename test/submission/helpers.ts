@@ -7,7 +7,7 @@ import { join } from 'node:path'
 
 import { privateKeyToAccount } from 'viem/accounts'
 
-import type { Hex } from '../../src/chain/types.ts'
+import type { Address, Hex } from '../../src/chain/types.ts'
 import type {
   BackrunPlan,
   BackrunPlanInput,
@@ -225,14 +225,25 @@ export class FixedPlanner implements BackrunPlanner {
   readonly calls: BackrunPlanInput[] = []
   private nonce = 0
 
-  constructor(private readonly mode: 'backrun' | 'none' | 'throw' | 'slow' = 'backrun', readonly profit = 123_456_789_000_000_000n) {}
+  readonly released: Array<{ id: string; block: bigint }> = []
+
+  constructor(
+    private readonly mode: 'backrun' | 'none' | 'throw' | 'slow' = 'backrun',
+    readonly profit = 123_456_789_000_000_000n,
+    /** the pools every plan says its bundle moves */
+    private readonly pools?: Address[],
+  ) {}
+
+  release(id: string, block: bigint): void {
+    this.released.push({ id, block })
+  }
 
   async plan(input: BackrunPlanInput): Promise<BackrunPlan | null> {
     this.calls.push(input)
     if (this.mode === 'none') return null
     if (this.mode === 'throw') throw new Error('planner exploded')
     if (this.mode === 'slow') await new Promise((resolve, reject) => input.signal.addEventListener('abort', () => reject(input.signal.reason)))
-    return { rawBackrunTx: await backrunTx(this.nonce++), grossProfit: this.profit, profitToken: PROFIT_TOKEN, netProfitWei: 1_000n }
+    return { rawBackrunTx: await backrunTx(this.nonce++), grossProfit: this.profit, profitToken: PROFIT_TOKEN, netProfitWei: 1_000n, ...(this.pools === undefined ? {} : { pools: this.pools }) }
   }
 }
 
