@@ -4,12 +4,13 @@
  * the math and the EVM disagree, the EVM wins and the disagreement is logged and counted.
  */
 import { decodeAbiParameters, encodeFunctionData, parseAbi, type Hex } from 'viem'
-import { LRUCache } from 'lru-cache'
 import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
 import type { SimulationState, Simulator } from '../evm/simulator.ts'
+import { BlockScopedCache } from '../routing/block-scoped-cache.ts'
 import type { PlanRequest, RouteOutcome } from '../routing/routing-engine.ts'
+import { blockKey } from '../routing/view-calls.ts'
 import type { SwapPlan } from '../routing/swap-plan.ts'
 import { encodeSwapPlanCall } from './router-calldata.ts'
 import { QuoteFailedError, type QuoteRequest, type QuoteResult, type QuoteService, type QuoteServiceStats } from './types.ts'
@@ -48,13 +49,14 @@ const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'f
 export class EvmQuoteService implements QuoteService {
   private readonly counters: QuoteServiceStats = { quotesExecuted: 0, mathDisagreements: 0, cacheHits: 0 }
   /** (block, request) -> the answer or the quote failure; promises, so concurrent twins share one run */
-  private readonly answers: LRUCache<string, Promise<QuoteResult>> | undefined
+  private readonly answers: BlockScopedCache<Promise<QuoteResult>> | undefined
   /** (block, token) -> whether it answers balanceOf like an ERC-20 */
-  private readonly tokenChecks = new LRUCache<string, Promise<boolean>>({ max: 10_000 })
+  private readonly tokenChecks = new BlockScopedCache<Promise<boolean>>({ blocks: 4, maxPerBlock: 10_000 })
 
   constructor(private readonly options: EvmQuoteServiceOptions) {
     const max = options.maxCachedQuotes ?? 10_000
-    this.answers = max > 0 ? new LRUCache({ max }) : undefined
+    // answers of the last 2 blocks: only the head's are asked for
+    this.answers = max > 0 ? new BlockScopedCache({ blocks: 2, maxPerBlock: max }) : undefined
   }
 
   stats(): QuoteServiceStats {
@@ -67,17 +69,18 @@ export class EvmQuoteService implements QuoteService {
     }
     const reader = this.options.chain.latest()
     if (this.answers === undefined) return this.compute(reader, request)
-    const key = `${reader.block.number}:${reader.block.hash}:${request.tokenIn}:${request.tokenOut}:${request.amountIn}:${request.slippageBps ?? ''}:${request.recipient ?? ''}:${request.sender ?? ''}`
-    const cached = this.answers.get(key)
+    const block = blockKey(reader)
+    const key = `${request.tokenIn}:${request.tokenOut}:${request.amountIn}:${request.slippageBps ?? ''}:${request.recipient ?? ''}:${request.sender ?? ''}`
+    const cached = this.answers.get(block, key)
     if (cached !== undefined) {
       this.counters.cacheHits++
       return cached
     }
     const answer = this.compute(reader, request)
-    this.answers.set(key, answer)
+    this.answers.set(block, key, answer)
     // only answers and quote failures are facts about the block; an upstream error or a bug is not
     answer.catch((err: unknown) => {
-      if (!(err instanceof QuoteFailedError) && this.answers?.get(key) === answer) this.answers.delete(key)
+      if (!(err instanceof QuoteFailedError) && this.answers?.get(block, key) === answer) this.answers.delete(block, key)
     })
     return answer
   }
@@ -96,6 +99,9 @@ export class EvmQuoteService implements QuoteService {
         tokenIn: request.tokenIn,
         tokenOut: request.tokenOut,
       })
+    }
+    if (outcome.kind === 'amount-too-small') {
+      throw new QuoteFailedError('AMOUNT_TOO_SMALL', 'amountIn is too small: the output rounds down to zero on every route', { amountIn: request.amountIn.toString() })
     }
     if (outcome.kind === 'insufficient-liquidity') {
       throw new QuoteFailedError('INSUFFICIENT_LIQUIDITY', 'the pools on every route are too shallow for this amount', { amountIn: request.amountIn.toString() })
@@ -175,12 +181,12 @@ export class EvmQuoteService implements QuoteService {
   }
 
   private async requireToken(state: SimulationState, token: Address, field: 'tokenIn' | 'tokenOut') {
-    const key = `${state.reader.block.number}:${state.reader.block.hash}:${token}`
-    let check = this.tokenChecks.get(key)
+    const block = blockKey(state.reader)
+    let check = this.tokenChecks.get(block, token)
     if (check === undefined) {
       check = this.isToken(state, token)
-      this.tokenChecks.set(key, check)
-      check.catch(() => this.tokenChecks.delete(key))
+      this.tokenChecks.set(block, token, check)
+      check.catch(() => this.tokenChecks.delete(block, token))
     }
     if (!(await check)) throw new QuoteFailedError('NOT_A_TOKEN', `${field} ${token} is not an ERC-20 token on this chain`, { field, token })
   }

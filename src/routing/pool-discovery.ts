@@ -6,11 +6,11 @@
  * Results are cached per (block, token pair), bounded. The cache holds promises, so concurrent
  * requests for the same pair at the same block share one lookup.
  */
-import { LRUCache } from 'lru-cache'
 import type { Address, StateReader } from '../chain/types.ts'
 import type { Simulator } from '../evm/simulator.ts'
 import { V2_FACTORY_ABI, V3_FACTORY_ABI } from './abis.ts'
 import { poolPairKey, sortTokens, V2_FEE_PIPS, type PoolRef } from './pools.ts'
+import { BlockScopedCache } from './block-scoped-cache.ts'
 import { blockKey, DEFAULT_VIEW_CALL_CONCURRENCY, ViewCaller } from './view-calls.ts'
 
 /** The fee tiers the Uniswap V3 factory enables by default (0.01%, 0.05%, 0.3%, 1%). */
@@ -37,7 +37,7 @@ export interface PoolDiscoveryOptions {
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 
 export class PoolDiscovery {
-  private readonly cache: LRUCache<string, Promise<PoolRef[]>>
+  private readonly cache: BlockScopedCache<Promise<PoolRef[]>>
   private readonly feeTiers: readonly number[]
   private readonly concurrency: number
 
@@ -46,7 +46,7 @@ export class PoolDiscovery {
     readonly dex: DexDeployment,
     options: PoolDiscoveryOptions = {},
   ) {
-    this.cache = new LRUCache({ max: options.maxCacheEntries ?? 20_000 })
+    this.cache = new BlockScopedCache({ blocks: 4, maxPerBlock: options.maxCacheEntries ?? 20_000 })
     this.feeTiers = dex.v3FeeTiers ?? DEFAULT_V3_FEE_TIERS
     this.concurrency = options.concurrency ?? DEFAULT_VIEW_CALL_CONCURRENCY
   }
@@ -69,14 +69,15 @@ export class PoolDiscovery {
 
   /** the pools of one token pair, at the caller's block */
   pairPools(caller: ViewCaller, a: Address, b: Address): Promise<PoolRef[]> {
-    const key = `${blockKey(caller.reader)}|${poolPairKey(a, b)}`
-    let entry = this.cache.get(key)
+    const block = blockKey(caller.reader)
+    const key = poolPairKey(a, b)
+    let entry = this.cache.get(block, key)
     if (entry === undefined) {
       entry = this.lookUpPair(caller, a, b)
-      this.cache.set(key, entry)
+      this.cache.set(block, key, entry)
       // a failed lookup (upstream down) must not stay cached
       entry.catch(() => {
-        if (this.cache.get(key) === entry) this.cache.delete(key)
+        if (this.cache.get(block, key) === entry) this.cache.delete(block, key)
       })
     }
     return entry

@@ -11,12 +11,12 @@
  * Snapshots are cached per (block, pool), bounded; the cache holds promises, so concurrent loads of
  * one pool share the work.
  */
-import { LRUCache } from 'lru-cache'
 import type { StateReader } from '../chain/types.ts'
 import { getSqrtRatioAtTick, leastSignificantBit, MAX_TICK, MIN_TICK, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
 import type { SimulationState, Simulator } from '../evm/simulator.ts'
 import { V2_PAIR_ABI, V3_POOL_ABI } from './abis.ts'
 import type { PoolRef, PoolSnapshot, V2PoolSnapshot, V3PoolSnapshot, V3TickCoverage } from './pools.ts'
+import { BlockScopedCache } from './block-scoped-cache.ts'
 import { blockKey, DEFAULT_VIEW_CALL_CONCURRENCY, ViewCallError, ViewCaller } from './view-calls.ts'
 
 /** ticks for a 2x price move: 1.0001^6932 ≈ 2.0000 */
@@ -46,7 +46,7 @@ export interface PoolLoadResult {
 
 
 export class PoolStateLoader {
-  private readonly cache: LRUCache<string, Promise<PoolSnapshot>>
+  private readonly cache: BlockScopedCache<Promise<PoolSnapshot>>
   private readonly tickWindow: number
   private readonly minWords: number
   private readonly maxWords: number
@@ -56,7 +56,7 @@ export class PoolStateLoader {
     private readonly simulator: Simulator,
     options: PoolStateLoaderOptions = {},
   ) {
-    this.cache = new LRUCache({ max: options.maxCacheEntries ?? 5_000 })
+    this.cache = new BlockScopedCache({ blocks: 4, maxPerBlock: options.maxCacheEntries ?? 5_000 })
     this.tickWindow = options.tickWindow ?? TICKS_PER_PRICE_DOUBLING
     this.minWords = Math.max(1, options.minWordsPerSide ?? 1)
     this.maxWords = Math.max(this.minWords, options.maxWordsPerSide ?? 16)
@@ -97,13 +97,14 @@ export class PoolStateLoader {
   }
 
   private loadWith(caller: ViewCaller, ref: PoolRef): Promise<PoolSnapshot> {
-    const key = `${blockKey(caller.reader)}|${ref.address}`
-    let entry = this.cache.get(key)
+    const block = blockKey(caller.reader)
+    const key = ref.address
+    let entry = this.cache.get(block, key)
     if (entry === undefined) {
       entry = ref.protocol === 'uniswap-v2' ? loadV2(caller, ref) : this.loadV3(caller, ref)
-      this.cache.set(key, entry)
+      this.cache.set(block, key, entry)
       entry.catch(() => {
-        if (this.cache.get(key) === entry) this.cache.delete(key)
+        if (this.cache.get(block, key) === entry) this.cache.delete(block, key)
       })
     }
     return entry

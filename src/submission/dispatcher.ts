@@ -49,6 +49,7 @@ import type { Address, Hex } from '../chain/types.ts'
 import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTransaction } from '../tx/decode-transaction.ts'
 import { bundleHash as computeBundleHash } from '../tx/bundle-hash.ts'
 import { RelayError, isPersistenceError } from './errors.ts'
+import { Limiter } from './limiter.ts'
 import { applyLifecycleEvent, summarizeLifecycle, wasSent, type LifecycleSummary } from './lifecycle.ts'
 import type { OutboxStore, PersistResult } from './outbox-store.ts'
 import type { BundleRelay, RelayBundle, RelayBundleEntry } from './relay-client.ts'
@@ -963,24 +964,6 @@ export class Dispatcher {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-class Limiter {
-  private active = 0
-  private readonly waiting: Array<() => void> = []
-
-  constructor(private readonly max: number) {}
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve))
-    this.active++
-    try {
-      return await fn()
-    } finally {
-      this.active--
-      this.waiting.shift()?.()
-    }
-  }
-}
 
 /** Order of planning at a new head: last block's backruns by net profit, then never planned, then the rest. */
 function planPriority(a: Task, b: Task): number {

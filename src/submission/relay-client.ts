@@ -22,6 +22,7 @@ import { keccak256, toBytes } from 'viem'
 import type { Hex } from '../chain/types.ts'
 import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
 import { RelayError } from './errors.ts'
+import { Limiter } from './limiter.ts'
 import type { SearcherKey } from './searcher-key.ts'
 
 export const FLASHBOTS_SIGNATURE_HEADER = 'X-Flashbots-Signature'
@@ -127,7 +128,7 @@ export class RelayClient implements BundleRelay {
   private readonly fetchImpl: typeof fetch
   private readonly random: () => number
   /** requests in flight to this relay at most: hundreds of sends at a head would each open a connection */
-  private readonly requests: RequestLimiter
+  private readonly requests: Limiter
   private nextId = 1
 
   /** @throws TypeError for an invalid endpoint (bad URL, empty name, non-positive limits) */
@@ -144,7 +145,7 @@ export class RelayClient implements BundleRelay {
     this.signer = signer
     this.fetchImpl = options.fetch ?? globalThis.fetch
     this.random = options.random ?? Math.random
-    this.requests = new RequestLimiter(endpoint.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS)
+    this.requests = new Limiter(endpoint.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS)
     if (endpoint.bundleStats !== true) this.bundleStats = undefined
   }
 
@@ -253,25 +254,6 @@ export class RelayClient implements BundleRelay {
       throw new RelayError(`relay ${this.name}: answer has neither result nor error`, this.name, 'malformed', attempt, { retryable: false })
     }
     return message.result
-  }
-}
-
-/** A FIFO bound on concurrent work. */
-class RequestLimiter {
-  private active = 0
-  private readonly waiting: Array<() => void> = []
-
-  constructor(private readonly max: number) {}
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve))
-    this.active++
-    try {
-      return await fn()
-    } finally {
-      this.active--
-      this.waiting.shift()?.()
-    }
   }
 }
 
