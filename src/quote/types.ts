@@ -45,7 +45,13 @@ export interface QuoteResult {
   routes: QuoteRoute[]
 }
 
-export type QuoteFailureReason = 'NO_ROUTE' | 'INSUFFICIENT_LIQUIDITY' | 'SAME_TOKEN' | 'NOT_A_TOKEN' | 'SIMULATION_FAILED'
+/**
+ * NO_ROUTE: no pools join the tokens; AMOUNT_TOO_SMALL: amountIn is dust, the output rounds down
+ * to zero on every route (a larger amount is quoted); INSUFFICIENT_LIQUIDITY: the pools on every
+ * route are too shallow to take the amount; SAME_TOKEN; NOT_A_TOKEN; SIMULATION_FAILED: the
+ * chosen route reverted in the EVM.
+ */
+export type QuoteFailureReason = 'NO_ROUTE' | 'AMOUNT_TOO_SMALL' | 'INSUFFICIENT_LIQUIDITY' | 'SAME_TOKEN' | 'NOT_A_TOKEN' | 'SIMULATION_FAILED'
 
 /** No quote can be produced for a valid request (HTTP 422 QUOTE_ERROR). */
 export class QuoteFailedError extends Error {

@@ -69,3 +69,47 @@ export function quotePath(hops: readonly PathHop[], amountIn: bigint): PathQuote
   }
   return { amountOut: amount, ticksCrossed }
 }
+
+/**
+ * Why `quotePath` has no quote for `amountIn`: `zero-output` when every hop up to the failing one
+ * takes its whole input and the failing hop's output rounds down to zero (a larger amount would
+ * go through: the input is dust for this path), `no-liquidity` for any other failure (an empty
+ * reserve, a V3 swap that runs out of liquidity or loaded ticks, a revert of the math).
+ * undefined when the path does quote.
+ */
+export function pathFailure(hops: readonly PathHop[], amountIn: bigint): 'zero-output' | 'no-liquidity' | undefined {
+  let amount = amountIn
+  for (const hop of hops) {
+    const q = quoteHop(hop.pool, hop.zeroForOne, amount)
+    if (q !== undefined) {
+      amount = q.amountOut
+      continue
+    }
+    return hopRoundsToZero(hop.pool, hop.zeroForOne, amount) ? 'zero-output' : 'no-liquidity'
+  }
+  return undefined
+}
+
+/** The hop takes all of `amountIn` and gives nothing back: its output rounds down to zero. */
+function hopRoundsToZero(pool: PoolSnapshot, zeroForOne: boolean, amountIn: bigint): boolean {
+  if (amountIn <= 0n) return false
+  if (pool.protocol === 'uniswap-v2') {
+    const [reserveIn, reserveOut] = zeroForOne ? [pool.reserve0, pool.reserve1] : [pool.reserve1, pool.reserve0]
+    if (reserveIn === 0n || reserveOut === 0n) return false
+    try {
+      return getAmountOut(amountIn, reserveIn, reserveOut, V2_FEE_BPS) === 0n
+    } catch (err) {
+      if (isAmmMathError(err)) return false
+      throw err
+    }
+  }
+  const limit = zeroForOne ? pool.coverage.sqrtPriceLimitDown : pool.coverage.sqrtPriceLimitUp
+  try {
+    const r = simulateV3Swap(pool.state, { zeroForOne, amountSpecified: amountIn, sqrtPriceLimitX96: limit })
+    const [used, out] = zeroForOne ? [r.amount0, -r.amount1] : [r.amount1, -r.amount0]
+    return used === amountIn && out === 0n
+  } catch (err) {
+    if (isAmmMathError(err)) return false
+    throw err
+  }
+}

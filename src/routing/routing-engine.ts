@@ -9,6 +9,7 @@ import type { Simulator } from '../evm/simulator.ts'
 import { PoolDiscovery, type DexDeployment, type PoolDiscoveryOptions } from './pool-discovery.ts'
 import { PoolStateLoader, type PoolLoadResult, type PoolStateLoaderOptions } from './pool-state.ts'
 import { buildPoolGraph, enumeratePaths } from './paths.ts'
+import { pathFailure } from './pool-quote.ts'
 import { findBestPlan, type RoutedPlan, type RouteSearchParams } from './route-search.ts'
 import { MAX_HOPS } from './swap-plan.ts'
 
@@ -31,9 +32,11 @@ export interface PlanRequest {
 
 /**
  * The search's answer with the reason when there is no plan: no path of pools joins the tokens
- * (`no-route`), or paths exist but none can take the amount (`insufficient-liquidity`).
+ * (`no-route`); paths exist but the amount is so small that the output rounds down to zero on a
+ * path that takes it whole (`amount-too-small`: a larger amount would be quoted); or paths exist
+ * but none can take the amount (`insufficient-liquidity`: the pools are too shallow).
  */
-export type RouteOutcome = { kind: 'plan'; plan: RoutedPlan } | { kind: 'no-route' } | { kind: 'insufficient-liquidity' }
+export type RouteOutcome = { kind: 'plan'; plan: RoutedPlan } | { kind: 'no-route' } | { kind: 'amount-too-small' } | { kind: 'insufficient-liquidity' }
 
 export class RoutingEngine {
   readonly discovery: PoolDiscovery
@@ -70,9 +73,17 @@ export class RoutingEngine {
       weth: this.options.dex.weth,
     })
     if (plan !== undefined) return { kind: 'plan', plan }
-    // one path is enough to tell the two failures apart
     const maxHops = this.options.search?.maxHops ?? MAX_HOPS
-    const anyPath = enumeratePaths(buildPoolGraph(pools), request.tokenIn.toLowerCase() as Address, request.tokenOut.toLowerCase() as Address, maxHops, 1)
-    return anyPath.length > 0 ? { kind: 'insufficient-liquidity' } : { kind: 'no-route' }
+    const paths = enumeratePaths(
+      buildPoolGraph(pools),
+      request.tokenIn.toLowerCase() as Address,
+      request.tokenOut.toLowerCase() as Address,
+      maxHops,
+      this.options.search?.maxPaths ?? 2_000,
+    )
+    if (paths.length === 0) return { kind: 'no-route' }
+    // dust: a path takes the whole amount but its output rounds down to zero (pools too shallow
+    // never give zero for a small amount; they refuse a large one)
+    return paths.some((path) => pathFailure(path, request.amountIn) === 'zero-output') ? { kind: 'amount-too-small' } : { kind: 'insufficient-liquidity' }
   }
 }

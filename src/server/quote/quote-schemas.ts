@@ -103,7 +103,7 @@ const errorSchema = (description: string, code: string, extra: Record<string, un
   ...extra,
 })
 
-const QUOTE_FAILURE_REASONS: readonly QuoteFailureReason[] = ['NO_ROUTE', 'INSUFFICIENT_LIQUIDITY', 'SAME_TOKEN', 'NOT_A_TOKEN', 'SIMULATION_FAILED']
+const QUOTE_FAILURE_REASONS: readonly QuoteFailureReason[] = ['NO_ROUTE', 'AMOUNT_TOO_SMALL', 'INSUFFICIENT_LIQUIDITY', 'SAME_TOKEN', 'NOT_A_TOKEN', 'SIMULATION_FAILED']
 
 const validationErrorSchema = {
   ...errorSchema(
@@ -137,7 +137,10 @@ const quoteErrorSchema = {
     message: { type: 'string', description: 'Human-readable; informational, not contract.' },
     details: {
       type: 'object',
-      description: '`reason` classifies the failure; other members depend on the reason.',
+      description:
+        '`reason` classifies the failure: NO_ROUTE (no pools join the tokens), AMOUNT_TOO_SMALL (amountIn is dust: the output rounds down to zero on every route), ' +
+        'INSUFFICIENT_LIQUIDITY (the pools on every route are too shallow for the amount), SAME_TOKEN, NOT_A_TOKEN, SIMULATION_FAILED (the route reverted in the EVM). ' +
+        'Other members depend on the reason.',
       required: ['reason'],
       additionalProperties: true,
       properties: { reason: { type: 'string', enum: QUOTE_FAILURE_REASONS } },
