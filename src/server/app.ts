@@ -9,11 +9,12 @@ import type { BackrunService } from '../backrun/types.ts'
 import type { QuoteService } from '../quote/types.ts'
 import type { ApiKeyRegistry } from './auth/api-keys.ts'
 import { registerHealthRoutes } from './health-routes.ts'
-import { jsonRpcLogSerializers, redactingNotFoundHandler, registerJsonRpcRoutes, type PartnerRegistry } from './jsonrpc/index.ts'
+import { createFrontDoor } from './http-errors.ts'
+import { jsonRpcLogSerializers, registerJsonRpcRoutes, type PartnerRegistry } from './jsonrpc/index.ts'
 import { registerMetrics } from './metrics/http-metrics.ts'
 import { MetricsRegistry } from './metrics/registry.ts'
 import { registerServiceMetrics } from './metrics/service-metrics.ts'
-import { registerOpenApi } from './openapi/openapi.ts'
+import { registerOpenApiPlugin, registerOpenApiRoute } from './openapi/openapi.ts'
 import { registerQuoteRoutes } from './quote/quote-routes.ts'
 import { backrunMethod } from './rpc/backrun-method.ts'
 import { submissionMethods, type SubmissionAcceptor, type SubmissionLimits, type SubmissionMethodsDeps } from './rpc/submission-methods.ts'
@@ -39,7 +40,11 @@ export interface AppServices {
 }
 
 export async function buildApp(config: ServiceConfig, services: AppServices): Promise<FastifyInstance> {
+  // Fastify's own answers (404, body errors, URLs its router refuses) in the documented shape,
+  // authentication first where the route needs it; see http-errors.ts
+  const frontDoor = createFrontDoor({ partners: services.partners, submissionStatus: services.submission !== undefined })
   const app = Fastify({
+    frameworkErrors: frontDoor.frameworkErrors,
     bodyLimit: config.bodyLimitBytes,
     logger: {
       level: config.logLevel,
@@ -54,14 +59,16 @@ export async function buildApp(config: ServiceConfig, services: AppServices): Pr
       return () => `req-${(++n).toString(36)}`
     })(),
   })
-  // Fastify's default 404 logs the raw URL, which may carry a partner token
-  app.setNotFoundHandler(redactingNotFoundHandler)
+  // Fastify's default 404 logs the raw URL, which may carry a partner token, and repeats it in its body
+  frontDoor.install(app)
 
-  // the metrics hook and the OpenAPI route collector must exist before the routes they observe
+  // the OpenAPI route collector and the metrics hook must exist before the routes they observe
+  // (GET /metrics included)
+  await registerOpenApiPlugin(app)
   const metrics = services.metrics ?? new MetricsRegistry()
   registerMetrics(app, { registry: metrics })
   registerServiceMetrics(metrics, services)
-  await registerOpenApi(app)
+  registerOpenApiRoute(app)
 
   registerHealthRoutes(app, services)
   await registerQuoteRoutes(app, {

@@ -1,5 +1,5 @@
 /** The JSON-RPC 2.0 layer shared by the four RPC methods: envelope, routing, auth, batches. */
-export { registerJsonRpcRoutes, UNAUTHORIZED_MESSAGE, REQUEST_TOO_LARGE_MESSAGE, type JsonRpcRoutesOptions } from './routes.ts'
+export { answerUnroutableRpc, registerJsonRpcRoutes, UNAUTHORIZED_MESSAGE, REQUEST_TOO_LARGE_MESSAGE, type JsonRpcRoutesOptions } from './routes.ts'
 export {
   InvalidParamsError,
   JsonRpcError,
@@ -27,6 +27,6 @@ export {
   type PartnerRegistry,
   type PartnerTokenEntry,
 } from './partners.ts'
-export { jsonRpcLogSerializers, redactingNotFoundHandler, redactingRequestSerializer, redactRpcUrl } from './log-redaction.ts'
+export { jsonRpcLogSerializers, NOT_FOUND_BODY, redactingNotFoundHandler, redactingRequestSerializer, redactRpcUrl } from './log-redaction.ts'
 export { DEFAULT_BATCH_CONCURRENCY, DEFAULT_MAX_BATCH_SIZE } from './batch.ts'
 export type { JsonRpcId } from './envelope.ts'

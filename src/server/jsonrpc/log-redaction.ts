@@ -8,8 +8,9 @@
  * that tree, a path segment over `maxParamLength`, a malformed URL when `frameworkErrors` logs)
  * use the root logger's serializers: pass {@link jsonRpcLogSerializers} to Fastify's `logger`
  * option so those are redacted as well. Fastify's default not-found handler also writes the raw
- * URL into its log message and its body; install {@link redactingNotFoundHandler} with
- * `app.setNotFoundHandler` to close that path.
+ * URL into its log message and its body; install {@link redactingNotFoundHandler} (or the app's
+ * front door, src/server/http-errors.ts, which uses the same body) with `app.setNotFoundHandler`
+ * to close that path.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -77,12 +78,14 @@ export function redactingRequestSerializer(req: LoggedRequest): LoggedRequestFie
 /** For `Fastify({ logger: { serializers: jsonRpcLogSerializers, … } })`. */
 export const jsonRpcLogSerializers = Object.freeze({ req: redactingRequestSerializer })
 
+/** The body of a 404: the documented error shape, and never the URL (it may carry a token or key). */
+export const NOT_FOUND_BODY = Object.freeze({ code: 'NOT_FOUND', message: 'no such route; the routes are described at GET /v1/openapi.json' })
+
 /**
- * Fastify's default 404 (same status and body shape), except that the URL in the log message and
- * in the body has its token segment redacted.
+ * A 404 in the service's error shape (`{ code, message }`, not Fastify's default body, which
+ * repeats the URL); the log line names the URL with its token segment redacted.
  */
 export function redactingNotFoundHandler(req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const route = `${req.method}:${redactRpcUrl(req.url)}`
-  req.log.info(`Route ${route} not found`)
-  return reply.code(404).send({ message: `Route ${route} not found`, error: 'Not Found', statusCode: 404 })
+  req.log.info(`Route ${req.method}:${redactRpcUrl(req.url)} not found`)
+  return reply.code(404).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(NOT_FOUND_BODY))
 }

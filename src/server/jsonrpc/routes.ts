@@ -15,10 +15,19 @@
  *
  * The body is read as a string by this plugin's own content-type parser, whatever the declared
  * Content-Type (spec 4.2 says clients send application/json; we do not refuse others), so that
- * invalid JSON is a JSON-RPC -32700 with HTTP 200 and not Fastify's 400. The parser, the error
- * handler and the log serializers are encapsulated: other routes of the app are not affected.
+ * invalid JSON is a JSON-RPC -32700 with HTTP 200 and not Fastify's 400. A malformed Content-Type
+ * header (one Fastify cannot parse) is a -32600 after the token check, with the body's id when
+ * the body is a request with a readable id. The parser, the error handler and the log
+ * serializers are encapsulated: other routes of the app are not affected.
+ *
+ * The routes carry JSON schemas for the OpenAPI document only: Fastify's validation would answer
+ * with its own 400 bodies, before the token check, so the routes' validator and serializer
+ * compilers pass everything through and every answer is the JSON-RPC one written here.
  */
+import { createRequire } from 'node:module'
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ref } from '../openapi/components.ts'
+import { ROOT_SERVERS } from '../openapi/openapi.ts'
 import { DEFAULT_BATCH_CONCURRENCY, DEFAULT_MAX_BATCH_SIZE, joinBatchResponses, mapBounded, planBatch } from './batch.ts'
 import { dispatchOne, INTERNAL_ERROR_MESSAGE } from './dispatch.ts'
 import { encodeFixedError, parseJsonText, readEchoId } from './envelope.ts'
@@ -51,6 +60,105 @@ export const REQUEST_TOO_LARGE_MESSAGE = 'request too large'
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 const ENDPOINT_PATH = /\/rpc\/[^/]+\/(?:backrun|submit)$/
+const MALFORMED_CONTENT_TYPE_MESSAGE = 'invalid request: malformed Content-Type header'
+
+/**
+ * Fastify's own Content-Type parser (the class its body parsing uses), so "malformed" means
+ * exactly what would have made Fastify refuse the body.
+ */
+const FastifyContentType = createRequire(import.meta.url)('fastify/lib/content-type.js') as { from(header: string): { isValid: boolean } }
+
+/** Requests whose Content-Type header was malformed (the header is removed so the body is still read). */
+const malformedContentType = new WeakSet<object>()
+
+function setAsideMalformedContentType(req: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  const header = req.raw.headers['content-type']
+  if (header !== undefined && !FastifyContentType.from(header).isValid) {
+    malformedContentType.add(req.raw)
+    delete req.raw.headers['content-type']
+  }
+  done()
+}
+
+const tokenParam = {
+  type: 'object',
+  required: ['partnerToken'],
+  properties: {
+    partnerToken: {
+      type: 'string',
+      minLength: 16,
+      maxLength: 100,
+      pattern: '^[A-Za-z0-9._~-]+$',
+      description: "the partner's secret token (on the devnet with no PARTNER_TOKENS: dev-partner-token-insecure); never logged",
+    },
+  },
+}
+
+const unauthorizedResponse = { description: 'Unknown partner token: -32001, with the request id when the body is a request with a readable id.', ...ref('JsonRpcErrorResponse') }
+const tooLargeResponse = { description: 'The body is over the body limit: -32600 "request too large", id null.', ...ref('JsonRpcErrorResponse') }
+const ENVELOPE_NOTES =
+  ' JSON-RPC 2.0 over HTTP POST: a request object or a batch (an array of at most RPC_MAX_BATCH_SIZE requests). `params` is always an array holding exactly one parameter object. ' +
+  'Every JSON-RPC error (-32700, -32600, -32601, -32000, -32603) is HTTP 200; a notification (no id) or a batch of notifications gets an empty 200.'
+
+/** Documentation of the two endpoints (see the module comment: not enforced by Fastify). */
+const ENDPOINT_SCHEMAS: Record<JsonRpcEndpointName, object> = {
+  backrun: {
+    operationId: 'rpcBackrun',
+    summary: 'eth_backrun',
+    description: 'Finds the most profitable backrun of a user transaction, verified in the EVM right after it; answers null when none pays.' + ENVELOPE_NOTES,
+    tags: ['json-rpc'],
+    servers: ROOT_SERVERS,
+    params: tokenParam,
+    body: { oneOf: [ref('EthBackrunRequest'), { type: 'array', minItems: 1, items: ref('EthBackrunRequest') }] },
+    response: {
+      200: {
+        description: 'The result or the JSON-RPC error (a batch: an array of them, in request order).',
+        oneOf: [
+          ref('EthBackrunResponse'),
+          ref('JsonRpcErrorResponse'),
+          { type: 'array', items: { oneOf: [ref('EthBackrunResponse'), ref('JsonRpcErrorResponse')] } },
+        ],
+      },
+      401: unauthorizedResponse,
+      413: tooLargeResponse,
+    },
+  },
+  submit: {
+    operationId: 'rpcSubmit',
+    summary: 'eth_sendPrivateRawTransaction, eth_sendBundle, eth_notifyRawTransaction',
+    description:
+      'Private submission. The answer (the transaction or bundle hash) is sent only once the submission is fsynced to the outbox; the same ' +
+      'submission again returns the same hash. Follow it with GET /v1/submissions/{hash}.' +
+      ENVELOPE_NOTES,
+    tags: ['json-rpc'],
+    servers: ROOT_SERVERS,
+    params: tokenParam,
+    body: {
+      oneOf: [
+        ref('EthSendPrivateRawTransactionRequest'),
+        ref('EthSendBundleRequest'),
+        ref('EthNotifyRawTransactionRequest'),
+        {
+          type: 'array',
+          minItems: 1,
+          items: { oneOf: [ref('EthSendPrivateRawTransactionRequest'), ref('EthSendBundleRequest'), ref('EthNotifyRawTransactionRequest')] },
+        },
+      ],
+    },
+    response: {
+      200: {
+        description: 'The hash or the JSON-RPC error (a batch: an array of them, in request order).',
+        oneOf: [
+          ref('SubmissionHashResponse'),
+          ref('JsonRpcErrorResponse'),
+          { type: 'array', items: { oneOf: [ref('SubmissionHashResponse'), ref('JsonRpcErrorResponse')] } },
+        ],
+      },
+      401: unauthorizedResponse,
+      413: tooLargeResponse,
+    },
+  },
+}
 
 interface Settings {
   partners: PartnerRegistry
@@ -77,8 +185,17 @@ export function registerJsonRpcRoutes(app: FastifyInstance, options: JsonRpcRout
       ...(settings.bodyLimit === undefined ? {} : { bodyLimit: settings.bodyLimit }),
     }
     for (const endpoint of JSON_RPC_ENDPOINTS) {
-      scope.post<{ Params: { partnerToken: string } }>(`/rpc/:partnerToken/${endpoint}`, routeOptions, (req, reply) =>
-        handleRpcPost(endpoint, settings, req, reply),
+      scope.post<{ Params: { partnerToken: string } }>(
+        `/rpc/:partnerToken/${endpoint}`,
+        {
+          ...routeOptions,
+          schema: ENDPOINT_SCHEMAS[endpoint],
+          // documentation only (see the module comment)
+          validatorCompiler: () => () => true,
+          serializerCompiler: () => (data) => JSON.stringify(data),
+          onRequest: setAsideMalformedContentType,
+        },
+        (req, reply) => handleRpcPost(endpoint, settings, req, reply),
       )
     }
     scope.all('/rpc/*', routeOptions, handleOtherRpcAddress)
@@ -118,6 +235,9 @@ async function handleRpcPost(
     req.log.warn({ endpoint }, 'json-rpc request with an unknown partner token refused')
     return sendJson(reply, 401, encodeFixedError(parsed.ok ? readEchoId(parsed.value) : null, RPC_UNAUTHORIZED, UNAUTHORIZED_MESSAGE))
   }
+  if (malformedContentType.has(req.raw)) {
+    return sendJson(reply, 200, encodeFixedError(parsed.ok ? readEchoId(parsed.value) : null, RPC_INVALID_REQUEST, MALFORMED_CONTENT_TYPE_MESSAGE))
+  }
   if (!parsed.ok) return sendJson(reply, 200, encodeFixedError(null, RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'))
 
   const base = { endpoint, partnerId, log: req.log, registry: settings.registry }
@@ -143,8 +263,37 @@ async function handleRpcPost(
   }
 }
 
-/** Other methods and paths under /rpc/: no token check, so nothing is revealed about tokens. */
+/**
+ * Other methods and paths under /rpc/: no token check, so nothing is revealed about tokens. A POST
+ * to an endpoint address lands here only when its token segment could not be routed (longer
+ * than the router's `maxParamLength`): no token is that long, so it is the 401 of an unknown token.
+ */
 async function handleOtherRpcAddress(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (req.method === 'POST' && ENDPOINT_PATH.test(req.url.split('?', 1)[0])) {
+    const parsed = parseJsonText(typeof req.body === 'string' ? req.body : undefined)
+    req.log.warn('json-rpc request with an unknown partner token refused')
+    return sendJson(reply, 401, encodeFixedError(parsed.ok ? readEchoId(parsed.value) : null, RPC_UNAUTHORIZED, UNAUTHORIZED_MESSAGE))
+  }
+  return answerOtherRpcAddress(req, reply)
+}
+
+/**
+ * A request under /rpc/ the router refused before any route (a path segment longer than
+ * `maxParamLength`, or one that is not valid percent-encoding), answered as this plugin answers:
+ * a POST to an endpoint address is a request with an unknown token (401, -32001: no token is that
+ * long or has such characters); anything else is the 404/405 of {@link handleOtherRpcAddress}.
+ * The body is not read, so the id is null.
+ */
+export function answerUnroutableRpc(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = req.url.split('?', 1)[0]
+  if (req.method === 'POST' && ENDPOINT_PATH.test(path)) {
+    req.log.warn('json-rpc request with an unknown partner token refused')
+    return sendJson(reply, 401, encodeFixedError(null, RPC_UNAUTHORIZED, UNAUTHORIZED_MESSAGE))
+  }
+  return answerOtherRpcAddress(req, reply)
+}
+
+function answerOtherRpcAddress(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = req.url.split('?', 1)[0]
   if (ENDPOINT_PATH.test(path)) {
     reply.header('allow', 'POST')
@@ -162,7 +311,8 @@ function handleFrameworkError(error: FastifyError, req: FastifyRequest, reply: F
   const log: FastifyBaseLogger = req.log
   if (status === 413) return sendJson(reply, 413, encodeFixedError(null, RPC_INVALID_REQUEST, REQUEST_TOO_LARGE_MESSAGE))
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return sendJson(reply, 200, encodeFixedError(null, RPC_INVALID_REQUEST, 'invalid request: malformed Content-Type header'))
+    // not reached while setAsideMalformedContentType runs first; kept as the fallback
+    return sendJson(reply, 200, encodeFixedError(null, RPC_INVALID_REQUEST, MALFORMED_CONTENT_TYPE_MESSAGE))
   }
   if (status >= 400 && status < 500) {
     log.info({ code: error.code }, 'json-rpc request body could not be read')

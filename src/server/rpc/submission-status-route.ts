@@ -24,6 +24,8 @@ import type { Address, Hex } from '../../chain/types.ts'
 import { summarizeLifecycle, type LifecycleStage } from '../../submission/lifecycle.ts'
 import type { LifecycleEvent, StoredSubmission, SubmissionKind } from '../../submission/types.ts'
 import type { PartnerRegistry } from '../jsonrpc/partners.ts'
+import { ref } from '../openapi/components.ts'
+import { PARTNER_BEARER_SECURITY_SCHEME } from '../openapi/openapi.ts'
 
 export const SUBMISSION_STATUS_PATH = '/v1/submissions/:hash'
 
@@ -118,33 +120,102 @@ export interface SubmissionStatusResponse {
 }
 
 const HASH = /^0x[0-9a-fA-F]{64}$/
+
+/**
+ * The route's schema, for the OpenAPI document. Fastify does not enforce it (the route's validator
+ * and serializer compilers pass everything through): authentication comes before the hash is
+ * checked, and every answer is written by the handler.
+ */
+export const submissionStatusRouteSchema = {
+  operationId: 'getSubmissionStatus',
+  summary: 'What became of a private submission',
+  description:
+    'The lifecycle of a submission made through the submit endpoint, for the partner that made it: simulation, per-relay forwarding, ' +
+    'per target block the backrun planned (or why none) and each bundle\'s fate (`blocks`), and the final state (`final`). ' +
+    'Times: `receivedAt` is ISO 8601; `receivedAtMs` and every `at` are milliseconds since the Unix epoch. ' +
+    'Authentication is checked first (401), then the hash (400). Another partner\'s submission is 404, as if it did not exist.',
+  tags: ['submissions'],
+  security: [{ [PARTNER_BEARER_SECURITY_SCHEME]: [] }],
+  params: {
+    type: 'object',
+    required: ['hash'],
+    properties: { hash: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$', description: 'the hash the RPC method returned (transaction or bundle hash)' } },
+  },
+  response: {
+    200: { description: 'The submissions of this partner under the hash.', ...ref('SubmissionStatusResponse') },
+    400: { description: 'VALIDATION_ERROR: the hash is not 32 bytes of 0x-prefixed hex.', ...ref('ErrorResponse') },
+    401: {
+      description: 'UNAUTHORIZED: no Authorization header, not the Bearer scheme, or an unknown partner token. Sent with WWW-Authenticate: Bearer.',
+      ...ref('ErrorResponse'),
+      headers: { 'WWW-Authenticate': { type: 'string', description: 'Bearer realm="submissions"' } },
+    },
+    404: { description: 'NOT_FOUND: no submission of this partner has that hash.', ...ref('ErrorResponse') },
+    500: { description: 'INTERNAL_ERROR: the status could not be read; retry.', ...ref('ErrorResponse') },
+  },
+}
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
 export function registerSubmissionStatusRoute(app: FastifyInstance, options: SubmissionStatusRouteOptions): void {
   if (typeof options.store?.findForPartner !== 'function') throw new TypeError('registerSubmissionStatusRoute: store must have findForPartner')
   if (typeof options.partners?.resolve !== 'function') throw new TypeError('registerSubmissionStatusRoute: partners must be a PartnerRegistry')
-  app.get<{ Params: { hash: string } }>(SUBMISSION_STATUS_PATH, (req, reply) => handle(options, req, reply))
+  app.get<{ Params: { hash: string } }>(
+    SUBMISSION_STATUS_PATH,
+    {
+      schema: submissionStatusRouteSchema,
+      // documentation only: Fastify's validation would answer before the token is checked, and the
+      // handler writes its bodies itself (see the schema's comment)
+      validatorCompiler: () => () => true,
+      serializerCompiler: () => (data) => JSON.stringify(data),
+    },
+    (req, reply) => handle(options, req, reply),
+  )
 }
 
-async function handle(options: SubmissionStatusRouteOptions, req: FastifyRequest<{ Params: { hash: string } }>, reply: FastifyReply): Promise<FastifyReply> {
+const HASH_MESSAGE = 'hash must be the 32-byte 0x-prefixed hex hash returned by the RPC method'
+
+/**
+ * The 401 of a request without a valid partner token, or undefined with the partner id. Sent
+ * before anything else is looked at, also for a path the router could not match (see
+ * {@link answerUnroutableStatusRequest}).
+ */
+function authenticate(partners: PartnerRegistry, req: FastifyRequest, reply: FastifyReply): { partnerId: string } | { sent: FastifyReply } {
   reply.header('cache-control', 'no-store')
   const header = req.headers.authorization
   if (typeof header !== 'string' || header === '') {
-    return unauthorized(reply, 'missing Authorization header: send "Authorization: Bearer <partner token>"')
+    return { sent: unauthorized(reply, 'missing Authorization header: send "Authorization: Bearer <partner token>"') }
   }
   const match = BEARER.exec(header)
-  const partnerId = match === null ? undefined : options.partners.resolve(match[1])
+  const partnerId = match === null ? undefined : partners.resolve(match[1])
   if (partnerId === undefined) {
     req.log.info('submission status request with an invalid partner token refused')
-    return unauthorized(reply, match === null ? 'the Authorization header must use the Bearer scheme' : 'invalid partner token')
+    return { sent: unauthorized(reply, match === null ? 'the Authorization header must use the Bearer scheme' : 'invalid partner token') }
   }
+  return { partnerId }
+}
+
+function invalidHash(reply: FastifyReply): FastifyReply {
+  return send(reply, 400, { code: 'VALIDATION_ERROR', message: HASH_MESSAGE, details: [{ field: 'hash', message: HASH_MESSAGE }] })
+}
+
+/**
+ * A GET under /v1/submissions/ whose hash segment the router refused (longer than
+ * `maxParamLength`, or not valid percent-encoding): answered as the route answers an invalid
+ * hash, authentication first (401), then 400 VALIDATION_ERROR.
+ */
+export function answerUnroutableStatusRequest(partners: PartnerRegistry, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const auth = authenticate(partners, req, reply)
+  if ('sent' in auth) return auth.sent
+  return invalidHash(reply)
+}
+
+async function handle(options: SubmissionStatusRouteOptions, req: FastifyRequest<{ Params: { hash: string } }>, reply: FastifyReply): Promise<FastifyReply> {
+  const auth = authenticate(options.partners, req, reply)
+  if ('sent' in auth) return auth.sent
+  const partnerId = auth.partnerId
 
   const raw = req.params.hash
-  if (!HASH.test(raw)) {
-    const message = 'hash must be the 32-byte 0x-prefixed hex hash returned by the RPC method'
-    return send(reply, 400, { code: 'VALIDATION_ERROR', message, details: [{ field: 'hash', message }] })
-  }
+  if (!HASH.test(raw)) return invalidHash(reply)
   const hash = raw.toLowerCase() as Hex
 
   let found: StoredSubmission[]

@@ -105,7 +105,27 @@ describe('JSON-RPC routes over app.inject', () => {
     it('an invalid Content-Type header gives a JSON-RPC error, not a Fastify error body', async () => {
       const res = await post(t.app, 'backrun', request('eth_backrun', [{}]), { contentType: '/////' })
       expect(res.statusCode).toBe(200)
-      expect(res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: RPC_INVALID_REQUEST, message: expect.any(String) } })
+      expect(res.json()).toEqual({ jsonrpc: '2.0', id: 1, error: { code: RPC_INVALID_REQUEST, message: 'invalid request: malformed Content-Type header' } })
+    })
+
+    it.each(['/////', 'text', ' ; a=b'])(
+      "a malformed Content-Type (%j) answers with the body's id where the body parses",
+      async (contentType) => {
+        const withId = await post(t.app, 'submit', request('eth_notifyRawTransaction', [{ tx: RAW_TX }], 'abc-7'), { contentType })
+        expect(withId.statusCode).toBe(200)
+        expect(withId.json()).toEqual({ jsonrpc: '2.0', id: 'abc-7', error: { code: RPC_INVALID_REQUEST, message: 'invalid request: malformed Content-Type header' } })
+        // nothing was dispatched: the request is refused as a whole
+        const notJson = await post(t.app, 'submit', '{"id":5', { contentType, raw: true })
+        expect(notJson.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: RPC_INVALID_REQUEST, message: 'invalid request: malformed Content-Type header' } })
+        const batch = await post(t.app, 'submit', [request('eth_notifyRawTransaction', [{ tx: RAW_TX }], 8)], { contentType })
+        expect(batch.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: RPC_INVALID_REQUEST, message: 'invalid request: malformed Content-Type header' } })
+      },
+    )
+
+    it('a malformed Content-Type with an unknown token is a 401 first (authentication before anything else)', async () => {
+      const res = await post(t.app, 'backrun', request('eth_backrun', [{}], 9), { contentType: '/////', token: TOKEN_UNKNOWN })
+      expect(res.statusCode).toBe(401)
+      expect(res.json()).toEqual({ jsonrpc: '2.0', id: 9, error: { code: RPC_UNAUTHORIZED, message: expect.any(String) } })
     })
   })
 
@@ -414,7 +434,9 @@ describe('tokens never reach the logs', () => {
     // not matched by the plugin (routes are case-sensitive): handled by the app's 404
     const res = await t.app.inject({ method: 'POST', url: `/RPC/${TOKEN_ALPHA}/backrun`, payload: '{}' })
     expect(res.statusCode).toBe(404)
-    expect(res.json()).toEqual({ message: 'Route POST:/RPC/[redacted]/backrun not found', error: 'Not Found', statusCode: 404 })
+    // the documented error shape; the URL is not repeated in the body
+    expect(res.json()).toEqual({ code: 'NOT_FOUND', message: expect.any(String) })
+    expect(res.body).not.toContain('RPC')
     await exercise(t)
     expect(t.logText()).not.toContain(TOKEN_ALPHA)
     expect(t.logText()).toContain('/RPC/[redacted]/backrun')

@@ -15,7 +15,9 @@ import { createPartnerRegistry, registerJsonRpcRoutes } from '../../../src/serve
 import { submissionMethods } from '../../../src/server/rpc/submission-methods.ts'
 import { registerSubmissionStatusRoute, type SubmissionStatusResponse } from '../../../src/server/rpc/submission-status-route.ts'
 import { OutboxStore, submissionId, type LifecycleEvent } from '../../../src/submission/index.ts'
+import { sharedSchemas } from '../../../src/server/openapi/components.ts'
 import { loadFixtureTxs } from '../../support/devnet.ts'
+import { schemaViolations } from '../openapi-check.ts'
 import { tempDir } from '../../submission/helpers.ts'
 import { TOKEN_ALPHA, TOKEN_BETA, TOKEN_UNKNOWN } from '../jsonrpc/helpers.ts'
 
@@ -23,6 +25,15 @@ const [A, B] = loadFixtureTxs().filter((f) => f.name === 'v2-swapExactETHForToke
 const PROFIT_TOKEN = '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2'
 const BACKRUN_HASH = `0x${'bb'.repeat(32)}` as Hex
 const BACKRUN_RAW = '0x02f8deadbeefcafe' as Hex
+
+/** the shared schemas as the OpenAPI document publishes them (`Name#` references as JSON pointers) */
+const DOCUMENT = JSON.parse(
+  JSON.stringify({ components: { schemas: Object.fromEntries(sharedSchemas().map((schema) => [(schema as { $id: string }).$id, schema])) } }).replace(
+    /"\$ref":"([A-Za-z]+)#"/g,
+    '"$ref":"#/components/schemas/$1"',
+  ),
+) as Record<string, unknown>
+const statusSchemaViolations = (body: unknown) => schemaViolations(DOCUMENT, { $ref: '#/components/schemas/SubmissionStatusResponse' }, body)
 
 let dir: { path: string; cleanup: () => Promise<void> }
 let store: OutboxStore
@@ -120,6 +131,33 @@ describe('GET /v1/submissions/:hash', () => {
     expect(logs.join('')).not.toContain(TOKEN_ALPHA)
   })
 
+  it('the answer conforms to the OpenAPI schema SubmissionStatusResponse, blocks and final included', async () => {
+    const hash = await submit('eth_sendPrivateRawTransaction', { tx: A.raw })
+    const t = Date.now()
+    await store.append(submissionId('private-tx', hash), [
+      { type: 'simulated', at: t + 1, success: true, gasUsed: 135_191n, blockNumber: 0n },
+      { type: 'no-backrun', at: t + 2, reason: 'no profitable backrun found', block: 1n },
+      { type: 'bundle-outcome', at: t + 3, relay: 'local', block: 1n, role: 'user', bundleHash: BACKRUN_HASH, status: 'outbid', reason: 'another bundle took it' },
+      {
+        type: 'backrun',
+        at: t + 4,
+        rawTx: BACKRUN_RAW,
+        txHash: BACKRUN_HASH,
+        grossProfit: 5n,
+        profitToken: PROFIT_TOKEN,
+        netProfitWei: 1n,
+        block: 2n,
+        searcher: '0x23618e81e3f5cdf7f54c3d65f7fbc0abf5b21e8f',
+      },
+      { type: 'bundle-outcome', at: t + 5, relay: 'local', block: 2n, role: 'backrun', bundleHash: BACKRUN_HASH, status: 'included' },
+      { type: 'included', at: t + 6, block: 2n, backrunIncluded: true, backrunTxHash: BACKRUN_HASH, backrunGrossProfit: 5n },
+    ])
+    const body = (await status(hash, `Bearer ${TOKEN_ALPHA}`)).json() as SubmissionStatusResponse
+    expect(body.submissions[0].blocks.map((b) => b.block)).toEqual(['1', '2'])
+    expect(body.submissions[0].final).toMatchObject({ state: 'included', block: '2', backrunGrossProfit: '5', at: t + 6 })
+    expect(statusSchemaViolations(body)).toEqual([])
+  })
+
   it('a reverted simulation with no backrun, and an expired or dropped end', async () => {
     const hash = await submit('eth_sendBundle', { txs: [A.raw, B.raw], blockNumber: '0x5' })
     expect(hash).toBe(keccak256(concat([keccak256(A.raw), keccak256(B.raw)])))
@@ -143,7 +181,9 @@ describe('GET /v1/submissions/:hash', () => {
 
     const notified = await submit('eth_notifyRawTransaction', { tx: A.raw })
     await store.append(submissionId('notify', notified), [{ type: 'dropped', at: t, reason: 'no profitable backrun found; a notified transaction is never dispatched by this service' }])
-    const n = ((await status(notified, `Bearer ${TOKEN_ALPHA}`)).json() as SubmissionStatusResponse).submissions[0]
+    const notifiedBody = (await status(notified, `Bearer ${TOKEN_ALPHA}`)).json() as SubmissionStatusResponse
+    expect(statusSchemaViolations(notifiedBody)).toEqual([])
+    const n = notifiedBody.submissions[0]
     expect(n).toMatchObject({ kind: 'notify', stage: 'dropped', backrun: { status: 'pending' }, final: { state: 'dropped' } })
   })
 

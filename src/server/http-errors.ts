@@ -1,0 +1,143 @@
+/**
+ * The front door: every answer Fastify itself would write (no route, a method the path does not
+ * serve, a body it cannot read, a URL its router refuses) in the service's documented shape
+ * `{ code, message[, details] }` (ErrorResponse in the OpenAPI document), never Fastify's default
+ * body (which repeats the URL, where a partner token or an API key may sit).
+ *
+ * - no route: 404 NOT_FOUND; a known path with another method: 405 METHOD_NOT_ALLOWED with
+ *   `Allow`. A request to no route is answered so whatever its body (a body too large, of an
+ *   unknown type or malformed does not change that the route does not exist).
+ * - a body Fastify cannot read on a route without its own error handler: 413 PAYLOAD_TOO_LARGE,
+ *   415 UNSUPPORTED_MEDIA_TYPE, 400 VALIDATION_ERROR (malformed JSON and the rest); anything else
+ *   500 INTERNAL_ERROR, logged, with a fixed message.
+ * - a URL the router refuses before any route (`frameworkErrors`: a path segment longer than
+ *   `maxParamLength`, or not valid percent-encoding): under /rpc/ the JSON-RPC plugin's answers
+ *   (an endpoint POST is 401 -32001); a GET of /v1/submissions/<segment> is answered as that route
+ *   answers a bad hash, authentication first (401, then 400 VALIDATION_ERROR); any other path the
+ *   404/405 above, or 400 VALIDATION_ERROR for a malformed URL.
+ *
+ * The quote route and the JSON-RPC routes keep their own error handlers (their own documented
+ * bodies); this one serves the rest of the app.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { answerUnroutableRpc, NOT_FOUND_BODY, redactRpcUrl, type PartnerRegistry } from './jsonrpc/index.ts'
+import type { HttpErrorCode } from './openapi/components.ts'
+import { listRegisteredRoutes } from './openapi/openapi.ts'
+import { answerUnroutableStatusRequest } from './rpc/submission-status-route.ts'
+
+export interface ErrorBody {
+  code: HttpErrorCode
+  message: string
+  details?: Array<{ field: string; message: string }>
+}
+
+export interface FrontDoorOptions {
+  partners: PartnerRegistry
+  /** whether GET /v1/submissions/:hash is served (its unroutable requests are answered as it does) */
+  submissionStatus: boolean
+}
+
+export interface FrontDoor {
+  /** pass as Fastify's `frameworkErrors` option */
+  frameworkErrors: (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => void
+  /** installs the not-found and the root error handler on the root instance */
+  install(app: FastifyInstance): void
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+const SUBMISSION_STATUS_SEGMENT = /^\/v1\/submissions\/[^/]*$/
+const INTERNAL_ERROR: ErrorBody = { code: 'INTERNAL_ERROR', message: 'internal error' }
+
+function send(reply: FastifyReply, status: number, body: ErrorBody | Readonly<{ code: string; message: string }>): FastifyReply {
+  return reply.code(status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(body))
+}
+
+function pathOf(url: string): string {
+  const at = url.search(/[?#]/)
+  return at === -1 ? url : url.slice(0, at)
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/** `/v1/submissions/:hash` -> /^\/v1\/submissions\/[^/]+$/; `/rpc/*` -> /^\/rpc\/.*$/ */
+function routePattern(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : escapeRegExp(segment).replace(/\*/g, '.*')))
+    .join('/')
+  return new RegExp(`^${source}$`)
+}
+
+export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
+  let app: FastifyInstance | undefined
+  const patterns = new Map<string, RegExp>()
+
+  /** methods the app serves on this concrete path (none: the path does not exist) */
+  const allowedMethods = (path: string): string[] => {
+    if (app === undefined) return []
+    const methods = new Set<string>()
+    for (const route of listRegisteredRoutes(app)) {
+      let pattern = patterns.get(route.url)
+      if (pattern === undefined) {
+        pattern = routePattern(route.url)
+        patterns.set(route.url, pattern)
+      }
+      if (pattern.test(path)) methods.add(route.method)
+    }
+    return [...methods].sort()
+  }
+
+  const answerNoRoute = (req: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const allowed = allowedMethods(pathOf(req.url)).filter((m) => m !== req.method)
+    if (allowed.length > 0) {
+      req.log.info(`Route ${req.method}:${redactRpcUrl(req.url)} does not serve this method`)
+      reply.header('allow', allowed.join(', '))
+      return send(reply, 405, { code: 'METHOD_NOT_ALLOWED', message: `this path serves only ${allowed.join(', ')}` })
+    }
+    req.log.info(`Route ${req.method}:${redactRpcUrl(req.url)} not found`)
+    return send(reply, 404, NOT_FOUND_BODY)
+  }
+
+  const rootErrorHandler = (error: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    if (req.is404) return answerNoRoute(req, reply)
+    const status = typeof error.statusCode === 'number' ? error.statusCode : 500
+    if (status >= 500) {
+      req.log.error({ err: error }, 'request failed')
+      return send(reply, 500, INTERNAL_ERROR)
+    }
+    req.log.info({ code: error.code }, 'request refused')
+    if (status === 413) return send(reply, 413, { code: 'PAYLOAD_TOO_LARGE', message: 'the request body is too large' })
+    if (status === 415) return send(reply, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'unsupported or malformed Content-Type' })
+    const message = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'is not valid JSON' : error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'is empty' : 'could not be read'
+    return send(reply, 400, { code: 'VALIDATION_ERROR', message: 'invalid request', details: [{ field: 'body', message }] })
+  }
+
+  const frameworkErrors = (error: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    const path = pathOf(req.url)
+    if (path.startsWith('/rpc/')) {
+      answerUnroutableRpc(req, reply)
+      return
+    }
+    if (options.submissionStatus && (req.method === 'GET' || req.method === 'HEAD') && SUBMISSION_STATUS_SEGMENT.test(path)) {
+      answerUnroutableStatusRequest(options.partners, req, reply)
+      return
+    }
+    if (error.code === 'FST_ERR_BAD_URL') {
+      req.log.info('request with a malformed URL refused')
+      send(reply, 400, { code: 'VALIDATION_ERROR', message: 'invalid request', details: [{ field: 'url', message: 'a path segment is not valid percent-encoding' }] })
+      return
+    }
+    answerNoRoute(req, reply)
+  }
+
+  return {
+    frameworkErrors,
+    install(instance) {
+      app = instance
+      instance.setNotFoundHandler(answerNoRoute)
+      instance.setErrorHandler(rootErrorHandler)
+    },
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The app as npm start composes it (buildApp), over stand-ins for the domain: an empty devnet
+ * chain, quote and backrun services that are never reached, and a submission status store that
+ * knows nothing unless told. For the tests of the HTTP front end as a whole.
+ */
+import type { FastifyInstance } from 'fastify'
+import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
+import { parseGenesis } from '../../src/chain/memory/genesis.ts'
+import { buildApp } from '../../src/server/app.ts'
+import { ApiKeyRegistry } from '../../src/server/auth/api-keys.ts'
+import { createPartnerRegistry } from '../../src/server/jsonrpc/index.ts'
+import type { SubmissionStatusStore } from '../../src/server/rpc/submission-status-route.ts'
+
+export const FULL_APP_TOKEN = 'front-door-partner-tok-0123'
+export const FULL_APP_API_KEY = 'front-door-api-key-0123456789'
+
+/**
+ * The values buildApp reads, under the flat names of the configuration before its sections and
+ * under `server` after (the configuration is being split into sections): these tests do not
+ * depend on how configuration is loaded.
+ */
+const SERVER = { host: '127.0.0.1', port: 0, logLevel: 'silent', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1000, rpcMaxBatchSize: 100 } as const
+const CONFIG = { ...SERVER, server: SERVER } as unknown as Parameters<typeof buildApp>[0]
+
+export async function buildFullApp(options: { store?: SubmissionStatusStore } = {}): Promise<FastifyInstance> {
+  const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
+  const quote = { quote: () => Promise.reject(new Error('not used')) }
+  const backrun = { backrun: () => Promise.reject(new Error('not used')) }
+  const app = await buildApp(
+    CONFIG,
+    {
+      chain,
+      quote,
+      backrun,
+      partners: createPartnerRegistry([{ partnerId: 'p', token: FULL_APP_TOKEN }]),
+      apiKeys: ApiKeyRegistry.fromKeys([FULL_APP_API_KEY]),
+      submission: {
+        acceptor: { accept: () => Promise.reject(new Error('not used')) },
+        store: options.store ?? { findForPartner: async () => [] },
+        decode: { chainId: 31337n, hardfork: 'prague' },
+        limits: {},
+      },
+    },
+  )
+  await app.ready()
+  return app
+}
