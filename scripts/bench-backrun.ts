@@ -31,10 +31,10 @@ import { enumerateBackrunCycles } from '../src/backrun/cycle-search.ts'
 import { readPoolMoves } from '../src/backrun/pool-moves.ts'
 import { bytesToHexString } from '../src/chain/quantity.ts'
 import type { Address } from '../src/chain/types.ts'
-import { loadConfig } from '../src/config.ts'
+import { loadConfig } from '../src/node/config.ts'
 import { buildPoolGraph, deriveTokenOutPerEth, type PoolSnapshot } from '../src/routing/index.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
-import { openDomainServices } from '../src/service.ts'
+import { openDomainServices } from '../src/node/domain.ts'
 import { decodeSignedTransaction } from '../src/tx/index.ts'
 
 const BALANCE_OF = parseAbi(['function balanceOf(address) view returns (uint256)'])

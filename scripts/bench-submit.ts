@@ -29,7 +29,7 @@ import { freePort } from './lib/net.ts'
 import { startServiceProcess } from './lib/service-process.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
-import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/submission-service.ts'
+import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
 
 const RATE = Number(process.env.BENCH_RATE ?? 200)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { ConfigError, type ServiceConfig } from '../src/config.ts'
+import { DEFAULTS, loadConfig } from '../src/node/config.ts'
+import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
+import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 
 const FORK_CONTRACTS = {
   ROUTER_ADDRESS: '0x00000000000000000000000000000000000000AA',
@@ -11,41 +14,99 @@ const FORK_CONTRACTS = {
   SEARCHER_PRIVATE_KEY: `0x${'11'.repeat(32)}`,
   RELAYS: '[{"name":"relay","url":"http://127.0.0.1:1"}]',
 }
+const FORK_ACCESS = { API_KEYS: 'fork-key-0123456789', PARTNER_TOKENS: 'p1:partner-token-0123456789' }
+const FORK = { UPSTREAM_RPC_URL: 'http://127.0.0.1:8545', ...FORK_CONTRACTS, ...FORK_ACCESS }
+
+function problemsOf(load: () => unknown): string[] {
+  try {
+    load()
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError)
+    return (err as ConfigError).problems
+  }
+  throw new Error('expected a ConfigError')
+}
 
 describe('loadConfig', () => {
-  it('defaults: devnet mode, loopback, port 8080', () => {
+  it('defaults: devnet mode, loopback, port 8080, the README table', () => {
     const c = loadConfig({})
-    expect(c.host).toBe('127.0.0.1')
-    expect(c.port).toBe(8080)
-    expect(c.upstreamRpcUrl).toBeUndefined()
-    expect(c.forkBlock).toBe('latest')
-    expect(c.blockTimeSeconds).toBe(12n)
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 8080, logLevel: 'info', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1_000, rpcMaxBatchSize: 100 })
+    expect(c.chain).toEqual({ mode: 'devnet', hardfork: 'prague', blockTimeSeconds: 12n })
+    expect(c.quote).toEqual({ defaultSlippageBps: 50, cacheMaxEntries: 10_000 })
+    expect(c.backrun).toEqual({ minNetProfitWei: 0n, priorityFeeWei: 10n ** 9n, refundBps: 0 })
+    expect(c.submission).toEqual({
+      dataDir: 'data',
+      searcherKeys: undefined,
+      relays: undefined,
+      maxPendingSubmissions: 20_000,
+      maxBackrunPlansPerBlock: 32,
+      expiryBlocks: 25,
+      maxBundleTxs: 16,
+      maxRawTxBytes: 131_072,
+      maxBundleBytes: 300_000,
+    })
+    expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000 })
+    expect(DEFAULTS.PORT).toBe(8080)
   })
 
-  it('UPSTREAM_RPC_URL switches to fork mode; FORK_BLOCK pins a block', () => {
-    const c = loadConfig({ UPSTREAM_RPC_URL: 'http://127.0.0.1:8545', FORK_BLOCK: '123', ...FORK_CONTRACTS })
-    expect(c.upstreamRpcUrl).toBe('http://127.0.0.1:8545')
-    expect(c.forkBlock).toBe(123n)
-    expect(c.routerAddress).toBe(FORK_CONTRACTS.ROUTER_ADDRESS.toLowerCase())
+  it('devnet without keys or tokens: only the development key and token, with a warning each', () => {
+    const { access } = loadConfig({})
+    expect(access.apiKeys.lookup(DEV_API_KEY)).toBeDefined()
+    expect(access.partners.resolve(DEV_PARTNER_TOKEN)).toBe('dev')
+    expect(access.warnings).toHaveLength(2)
   })
 
-  it('fork mode names every missing chain contract', () => {
-    try {
-      loadConfig({ UPSTREAM_RPC_URL: 'http://127.0.0.1:8545' })
-      expect.unreachable()
-    } catch (err) {
-      const problems = (err as ConfigError).problems.join('\n')
-      for (const name of ['ROUTER_ADDRESS', 'WETH_ADDRESS', 'V2_FACTORY', 'V3_FACTORY', 'BACKRUN_CONTRACT', 'ETH_USD_FEED', 'SEARCHER_PRIVATE_KEY', 'RELAYS']) expect(problems).toContain(name)
+  it('API_KEYS and PARTNER_TOKENS become registries of digests', () => {
+    const { access } = loadConfig({ API_KEYS: 'key-one,key-two', PARTNER_TOKENS: 'alpha:alpha-token-0123456789,beta:beta-token-0123456789' })
+    expect(access.apiKeys.lookup('key-two')).toBeDefined()
+    expect(access.apiKeys.lookup(DEV_API_KEY)).toBeUndefined()
+    expect(access.partners.resolve('beta-token-0123456789')).toBe('beta')
+    expect(access.warnings).toEqual([])
+  })
+
+  it('the key files are read through options.readFile, their problems reported with the rest', () => {
+    const files: Record<string, string> = { '/keys': `# ops\n${'ab'.repeat(32)}\n`, '/partners': 'alpha:alpha-token-0123456789\n' }
+    const readFile = (path: string) => {
+      const text = files[path]
+      if (text === undefined) throw Object.assign(new Error('nope'), { code: 'ENOENT' })
+      return text
     }
+    const c = loadConfig({ API_KEYS_FILE: '/keys', PARTNER_TOKENS_FILE: '/partners' }, { readFile })
+    expect(c.access.apiKeys.size).toBe(1)
+    expect(c.access.partners.resolve('alpha-token-0123456789')).toBe('alpha')
+    const problems = problemsOf(() => loadConfig({ API_KEYS_FILE: '/missing', PARTNER_TOKENS_FILE: '/partners', PORT: 'x' }, { readFile })).join('\n')
+    expect(problems).toContain('API_KEYS_FILE="/missing": cannot read the file (ENOENT)')
+    expect(problems).toContain('PORT')
+  })
+
+  it('UPSTREAM_RPC_URL switches to fork mode: upstream, pinned block and the chain contracts, parsed', () => {
+    const c = loadConfig({ ...FORK, FORK_BLOCK: '123', UPSTREAM_TIMEOUT_MS: '1000' })
+    if (c.chain.mode !== 'fork') throw new Error('fork mode expected')
+    expect(c.chain.upstream).toEqual({ url: 'http://127.0.0.1:8545', forkBlock: 123n, timeoutMs: 1_000, retries: 2, batchSize: 100, cacheMaxEntries: 250_000, headPollIntervalMs: 1_000 })
+    expect(c.chain.contracts.router).toBe(FORK_CONTRACTS.ROUTER_ADDRESS.toLowerCase())
+    // BASE_TOKENS defaults to WETH in fork mode
+    expect(c.chain.contracts.baseTokens).toEqual([FORK_CONTRACTS.WETH_ADDRESS.toLowerCase()])
+    expect(c.submission.relays).toEqual([{ name: 'relay', url: 'http://127.0.0.1:1' }])
+    expect(c.submission.searcherKeys).toEqual([FORK_CONTRACTS.SEARCHER_PRIVATE_KEY])
+  })
+
+  it('fork mode names every missing contract, key, relay list and access setting', () => {
+    const problems = problemsOf(() => loadConfig({ UPSTREAM_RPC_URL: 'http://127.0.0.1:8545' })).join('\n')
+    for (const name of ['ROUTER_ADDRESS', 'WETH_ADDRESS', 'V2_FACTORY', 'V3_FACTORY', 'BACKRUN_CONTRACT', 'ETH_USD_FEED', 'SEARCHER_PRIVATE_KEY', 'RELAYS', 'API_KEYS', 'PARTNER_TOKENS']) {
+      expect(problems).toContain(name)
+    }
+  })
+
+  it('fork mode refuses the public development key and token', () => {
+    const problems = problemsOf(() => loadConfig({ ...FORK, API_KEYS: DEV_API_KEY, PARTNER_TOKENS: `p:${DEV_PARTNER_TOKEN}` })).join('\n')
+    expect(problems).toMatch(/API_KEYS: the documented development key is not accepted in fork mode/)
+    expect(problems).toMatch(/development partner token is not accepted in fork mode/)
   })
 
   it('backrun settings: wei amounts as uint256 decimal strings, refund in basis points', () => {
     const c = loadConfig({ BACKRUN_MIN_NET_PROFIT_WEI: '1000', BACKRUN_PRIORITY_FEE_WEI: '0', BACKRUN_REFUND_BPS: '9000', RPC_MAX_BATCH_SIZE: '10' })
-    expect(c.backrunMinNetProfitWei).toBe(1000n)
-    expect(c.backrunPriorityFeeWei).toBe(0n)
-    expect(c.backrunRefundBps).toBe(9000)
-    expect(c.rpcMaxBatchSize).toBe(10)
-    expect(loadConfig({}).backrunPriorityFeeWei).toBe(10n ** 9n)
+    expect(c.backrun).toEqual({ minNetProfitWei: 1000n, priorityFeeWei: 0n, refundBps: 9000 })
+    expect(c.server.rpcMaxBatchSize).toBe(10)
     for (const [name, value] of [
       ['BACKRUN_MIN_NET_PROFIT_WEI', '-1'],
       ['BACKRUN_MIN_NET_PROFIT_WEI', (1n << 256n).toString()],
@@ -61,29 +122,97 @@ describe('loadConfig', () => {
     }
   })
 
-  it('never echoes the searcher key, and keeps the body limit above two bundles of hex', () => {
+  it('searcher keys: SEARCHER_PRIVATE_KEY first, then SEARCHER_PRIVATE_KEYS, each once; a key outside secp256k1 is refused', () => {
+    const [a, b] = [`0x${'11'.repeat(32)}`, `0x${'ab'.repeat(32)}`]
+    expect(loadConfig({ SEARCHER_PRIVATE_KEY: b, SEARCHER_PRIVATE_KEYS: `${a}, 0x${'AB'.repeat(32)}` }).submission.searcherKeys).toEqual([b, a])
+    // 32 bytes of hex, but zero and the group order are not private keys
+    const zero = `0x${'00'.repeat(32)}`
+    const order = '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141'
+    const problems = problemsOf(() => loadConfig({ SEARCHER_PRIVATE_KEY: zero, SEARCHER_PRIVATE_KEYS: `${a},${order},${a}` }))
+    expect(problems).toContain('SEARCHER_PRIVATE_KEY: the value is not a valid secp256k1 private key')
+    expect(problems).toContain('SEARCHER_PRIVATE_KEYS: entry 2 is not a valid secp256k1 private key')
+    expect(problems).toContain('SEARCHER_PRIVATE_KEYS: a key appears twice')
+    expect(problems.join('\n')).not.toContain('ffffffff')
+  })
+
+  it('RELAYS is parsed at load: every problem of every entry, prefixed with the variable', () => {
+    const problems = problemsOf(() => loadConfig({ RELAYS: '[{"name":"ok","url":"http://127.0.0.1:1"},{"name":"bad name","url":"ftp://x","timeoutMs":-1}]' }))
+    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^RELAYS: relay 1: name/), expect.stringMatching(/^RELAYS: relay 1: url/), expect.stringMatching(/^RELAYS: relay 1: timeoutMs/)]))
+    expect(problemsOf(() => loadConfig({ RELAYS: 'not-json' }))).toEqual([expect.stringMatching(/^RELAYS: expected a JSON array/)])
+    // devnet: the local builder is the relay unless RELAYS says otherwise
+    expect(loadConfig({ RELAYS: '[{"name":"r","url":"https://relay.example","bundleStats":true}]' }).submission.relays).toEqual([{ name: 'r', url: 'https://relay.example', bundleStats: true }])
+  })
+
+  it('never echoes a secret: searcher keys, API keys, partner tokens', () => {
     const secret = `0x${'ab'.repeat(31)}`
-    expect(() => loadConfig({ SEARCHER_PRIVATE_KEY: secret })).toThrow(/SEARCHER_PRIVATE_KEY/)
-    try {
-      loadConfig({ SEARCHER_PRIVATE_KEY: secret })
-    } catch (err) {
-      expect((err as Error).message).not.toContain('abab')
-    }
+    const message = (() => {
+      try {
+        loadConfig({ SEARCHER_PRIVATE_KEY: secret, SEARCHER_PRIVATE_KEYS: `${secret}zz,0xnothex`, PARTNER_TOKENS: 'p:short-secret', API_KEYS: ' , ' })
+      } catch (err) {
+        return (err as Error).message
+      }
+      throw new Error('expected a ConfigError')
+    })()
+    for (const name of ['SEARCHER_PRIVATE_KEY:', 'SEARCHER_PRIVATE_KEYS: entry 1', 'SEARCHER_PRIVATE_KEYS: entry 2', 'PARTNER_TOKENS: partner entry 0 (p): token must be', 'API_KEYS']) expect(message).toContain(name)
+    for (const leak of ['abab', 'short-secret', 'nothex']) expect(message).not.toContain(leak)
+  })
+
+  it('keeps the body limit above two bundles of hex', () => {
     expect(() => loadConfig({ BODY_LIMIT_BYTES: '100000' })).toThrow(/BODY_LIMIT_BYTES/)
+    expect(() => loadConfig({ MAX_RAW_TX_BYTES: '200000', MAX_BUNDLE_BYTES: '150000' })).toThrow(/MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES/)
   })
 
   it('rejects malformed addresses and base tokens', () => {
-    expect(() => loadConfig({ ROUTER_ADDRESS: '0x123', BASE_TOKENS: '0xabc,nope' })).toThrow(/ROUTER_ADDRESS[\s\S]*BASE_TOKENS|BASE_TOKENS[\s\S]*ROUTER_ADDRESS/)
+    const problems = problemsOf(() => loadConfig({ ROUTER_ADDRESS: '0x123', BASE_TOKENS: '0xabc,nope' })).join('\n')
+    expect(problems).toContain('ROUTER_ADDRESS')
+    expect(problems).toContain('BASE_TOKENS')
   })
 
-  it('reports every bad value at once, naming the variable', () => {
-    try {
-      loadConfig({ PORT: 'eighty', UPSTREAM_RPC_URL: 'ftp://x', LOG_LEVEL: 'loud', FORK_BLOCK: '-1', UPSTREAM_TIMEOUT_MS: '5' })
-      expect.unreachable()
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError)
-      const problems = (err as ConfigError).problems.join('\n')
-      for (const name of ['PORT', 'UPSTREAM_RPC_URL', 'LOG_LEVEL', 'FORK_BLOCK', 'UPSTREAM_TIMEOUT_MS']) expect(problems).toContain(name)
+  it('reports every bad value at once, naming each variable, in one error', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        PORT: 'abc',
+        RELAYS: 'not-json',
+        BODY_LIMIT_BYTES: 'lots',
+        SEARCHER_PRIVATE_KEY: '0x1234',
+        SEARCHER_PRIVATE_KEYS: `0x${'00'.repeat(32)}`,
+        UPSTREAM_RPC_URL: 'ftp://x',
+        LOG_LEVEL: 'loud',
+        FORK_BLOCK: '-1',
+        UPSTREAM_TIMEOUT_MS: '5',
+        API_KEYS: DEV_API_KEY,
+        PARTNER_TOKENS: 'no-colon',
+        HARDFORK: 'frontier',
+        LOCAL_BUILDER_PORT: '70000',
+        ETH_USD_FEED: 'feed',
+      }),
+    )
+    const all = problems.join('\n')
+    for (const name of [
+      'PORT=',
+      'RELAYS:',
+      'BODY_LIMIT_BYTES=',
+      'SEARCHER_PRIVATE_KEY:',
+      'SEARCHER_PRIVATE_KEYS: entry 1',
+      'UPSTREAM_RPC_URL',
+      'LOG_LEVEL',
+      'FORK_BLOCK',
+      'UPSTREAM_TIMEOUT_MS',
+      'API_KEYS:',
+      'PARTNER_TOKENS:',
+      'HARDFORK',
+      'LOCAL_BUILDER_PORT',
+      'ETH_USD_FEED',
+      'ROUTER_ADDRESS: required in fork mode',
+    ]) {
+      expect(all).toContain(name)
     }
+    // one line per problem in the message the service prints before it exits with status 1
+    expect(new ConfigError(problems).message.split('\n')).toHaveLength(problems.length + 1)
+  })
+
+  it('is typed by section', () => {
+    const c: ServiceConfig = loadConfig({ PORT: '0', LOCAL_BUILDER_PORT: '0', DATA_DIR: '/tmp/x' })
+    expect([c.server.port, c.devnet.localBuilderPort, c.submission.dataDir]).toEqual([0, 0, '/tmp/x'])
   })
 })

@@ -12,10 +12,10 @@ import { readFileSync } from 'node:fs'
 import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { loadConfig } from '../../src/config.ts'
+import { loadLegacyConfig as loadConfig } from '../../src/node/legacy-config.ts'
 import type { SimulationState } from '../../src/evm/simulator.ts'
 import { buildPoolGraph, enumeratePaths, VIEW_CALLER, type PathHop } from '../../src/routing/index.ts'
-import { openDomainServices, type DomainServices } from '../../src/service.ts'
+import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 
 const QUOTER_V2_ABI = parseAbi([
   'struct QuoteExactInputSingleParams { address tokenIn; address tokenOut; uint256 amountIn; uint24 fee; uint160 sqrtPriceLimitX96; }',

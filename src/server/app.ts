@@ -2,8 +2,8 @@
  * The HTTP front end, built by a function so tests can use inject() and a real listen alike.
  * The server depends on the domain; nothing in the domain imports the server.
  */
-import Fastify, { type FastifyInstance } from 'fastify'
-import type { ServiceConfig } from '../config.ts'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { LogLevel, ServiceConfig } from '../config.ts'
 import type { ChainStateSource } from '../chain/types.ts'
 import type { BackrunService } from '../backrun/types.ts'
 import type { QuoteService } from '../quote/types.ts'
@@ -39,20 +39,30 @@ export interface AppServices {
   metrics?: MetricsRegistry
 }
 
-export async function buildApp(config: ServiceConfig, services: AppServices): Promise<FastifyInstance> {
+/** The service's pino options: a logger made with them logs requests as the app's own would. */
+export function serviceLoggerOptions(level: LogLevel) {
+  return {
+    level,
+    // secrets never reach the logs
+    // the partner token sits in /rpc/{token}/... paths: request logs show it redacted
+    serializers: jsonRpcLogSerializers,
+    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers["x-flashbots-signature"]'], censor: '[redacted]' },
+  }
+}
+
+export interface BuildAppOptions {
+  /** the service's logger, made with serviceLoggerOptions and shared with the domain; default: the app makes its own */
+  loggerInstance?: FastifyBaseLogger
+}
+
+export async function buildApp(config: ServiceConfig, services: AppServices, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   // Fastify's own answers (404, body errors, URLs its router refuses) in the documented shape,
   // authentication first where the route needs it; see http-errors.ts
   const frontDoor = createFrontDoor({ partners: services.partners, submissionStatus: services.submission !== undefined })
   const app = Fastify({
     frameworkErrors: frontDoor.frameworkErrors,
-    bodyLimit: config.bodyLimitBytes,
-    logger: {
-      level: config.logLevel,
-      // secrets never reach the logs
-      // the partner token sits in /rpc/{token}/... paths: request logs show it redacted
-      serializers: jsonRpcLogSerializers,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers["x-flashbots-signature"]'], censor: '[redacted]' },
-    },
+    bodyLimit: config.server.bodyLimitBytes,
+    ...(options.loggerInstance === undefined ? { logger: serviceLoggerOptions(config.server.logLevel) } : { loggerInstance: options.loggerInstance }),
     // request ids for correlating logs; no trust in client-supplied ids
     genReqId: (() => {
       let n = 0
@@ -74,7 +84,7 @@ export async function buildApp(config: ServiceConfig, services: AppServices): Pr
   await registerQuoteRoutes(app, {
     quoteService: services.quote,
     apiKeys: services.apiKeys,
-    rateLimit: { max: config.rateLimitMax, timeWindowMs: config.rateLimitWindowMs },
+    rateLimit: { max: config.server.rateLimitMax, timeWindowMs: config.server.rateLimitWindowMs },
     metrics,
   })
   const submission = services.submission
@@ -87,7 +97,7 @@ export async function buildApp(config: ServiceConfig, services: AppServices): Pr
           ? {}
           : submissionMethods({ submissions: submission.acceptor, decode: submission.decode, limits: submission.limits, currentBlock: () => services.chain.latest().block.number }),
     },
-    maxBatchSize: config.rpcMaxBatchSize,
+    maxBatchSize: config.server.rpcMaxBatchSize,
   })
   if (submission !== undefined) registerSubmissionStatusRoute(app, { store: submission.store, partners: services.partners })
   return app

@@ -11,9 +11,9 @@ import { BackrunEngine, type BackrunEngineOptions } from '../../src/backrun/back
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { loadConfig } from '../../src/config.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
-import { openDomainServices, type DomainServices } from '../../src/service.ts'
+import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { loadFixtureTxs, loadRegistry, lower } from '../support/devnet.ts'
 

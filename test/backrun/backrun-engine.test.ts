@@ -14,9 +14,9 @@ import { BACKRUN_EXECUTOR_ABI, decodeBackrunEvents, encodeBackrunCall, splitBack
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { loadConfig } from '../../src/config.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import { SWAP_PLAN_ROUTER_ABI } from '../../src/quote/router-calldata.ts'
-import { openDomainServices, type DomainServices } from '../../src/service.ts'
+import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
 

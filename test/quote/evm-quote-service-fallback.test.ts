@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
-import { loadConfig } from '../../src/config.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
 import { EvmQuoteService, type RoutePlanner } from '../../src/quote/evm-quote-service.ts'
 import { QuoteFailedError, type QuoteRequest } from '../../src/quote/types.ts'
-import { openDomainServices, type DomainServices } from '../../src/service.ts'
+import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
 
 const registry = loadRegistry()

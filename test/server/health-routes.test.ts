@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
-import { loadConfig } from '../../src/config.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import { parseGenesis } from '../../src/chain/memory/genesis.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { buildApp } from '../../src/server/app.ts'

@@ -15,9 +15,9 @@ import { BACKRUN_EXECUTOR_ABI, decodeBackrunRevert } from '../../src/backrun/bac
 
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { loadConfig } from '../../src/config.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import type { SimulationState } from '../../src/evm/simulator.ts'
-import { openDomainServices, type DomainServices } from '../../src/service.ts'
+import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { EngineBackrunPlanner, privateKeyBackrunSigner, type BackrunTransactionSigner } from '../../src/submission/engine-backrun-planner.ts'
 import { engineSubmissionSimulator } from '../../src/submission/engine-simulator.ts'
 import type { BackrunPlan, BackrunPlanInput, SubmissionSimulator } from '../../src/submission/index.ts'

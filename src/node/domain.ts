@@ -1,17 +1,18 @@
 /**
- * The composition root: builds the domain objects the HTTP server serves from configuration. Both
- * `npm start` and the end-to-end tests go through here, so what the tests check is what runs.
+ * The domain objects the HTTP server serves, from configuration: state source, simulator, routing
+ * engine, quote service, backrun engine. Both `npm start` (src/node/start.ts) and the end-to-end
+ * tests go through here, so what the tests check is what runs.
  */
-import type { ServiceConfig } from './config.ts'
-import { resolveChainContracts, type ChainContracts } from './chain/chain-contracts.ts'
-import { openChainSource } from './chain/open-chain-source.ts'
-import type { ChainStateSource } from './chain/types.ts'
-import { commonForChain } from './evm/chain-config.ts'
-import { Erc20StateWriter } from './evm/erc20-slots.ts'
-import { Simulator } from './evm/simulator.ts'
-import { BackrunEngine } from './backrun/backrun-engine.ts'
-import { EvmQuoteService, type QuoteServiceLogger } from './quote/evm-quote-service.ts'
-import { RoutingEngine } from './routing/routing-engine.ts'
+import type { ServiceConfig } from '../config.ts'
+import type { ChainStateSource } from '../chain/types.ts'
+import { commonForChain } from '../evm/chain-config.ts'
+import { Erc20StateWriter } from '../evm/erc20-slots.ts'
+import { Simulator } from '../evm/simulator.ts'
+import { BackrunEngine } from '../backrun/backrun-engine.ts'
+import { EvmQuoteService, type QuoteServiceLogger } from '../quote/evm-quote-service.ts'
+import { RoutingEngine } from '../routing/routing-engine.ts'
+import { resolveChainContracts, type ChainContracts } from './chain-contracts.ts'
+import { openChainSource } from './open-chain-source.ts'
 
 export interface DomainServices {
   chain: ChainStateSource
@@ -32,7 +33,7 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
   // resolved first: a devnet registry without the router fails before any connection is opened
   const contracts = resolveChainContracts(config)
   const chain = await openChainSource(config, (err) => options.log.warn({ err }, 'upstream background read failed'))
-  const simulator = new Simulator({ common: commonForChain(chain.chainId, config.hardfork), blockTimeSeconds: config.blockTimeSeconds })
+  const simulator = new Simulator({ common: commonForChain(chain.chainId, config.chain.hardfork), blockTimeSeconds: config.chain.blockTimeSeconds })
   const routing = new RoutingEngine(simulator, {
     dex: { weth: contracts.weth, baseTokens: contracts.baseTokens, v2Factory: contracts.v2Factory, v3Factory: contracts.v3Factory },
   })
@@ -43,8 +44,8 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     erc20,
     planner: routing,
     router: contracts.router,
-    defaultSlippageBps: config.defaultSlippageBps,
-    maxCachedQuotes: config.quoteCacheMaxEntries,
+    defaultSlippageBps: config.quote.defaultSlippageBps,
+    maxCachedQuotes: config.quote.cacheMaxEntries,
     log: options.log,
   })
   const backrun = new BackrunEngine({
@@ -56,9 +57,9 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     baseTokens: contracts.baseTokens,
     executor: contracts.backrunExecutor,
     ethUsdFeed: contracts.ethUsdFeed,
-    minNetProfitWei: config.backrunMinNetProfitWei,
-    priorityFeeWei: config.backrunPriorityFeeWei,
-    refundBps: config.backrunRefundBps,
+    minNetProfitWei: config.backrun.minNetProfitWei,
+    priorityFeeWei: config.backrun.priorityFeeWei,
+    refundBps: config.backrun.refundBps,
     log: options.log,
   })
   return { chain, contracts, simulator, routing, quote, backrun, close: () => chain.close() }

@@ -3,11 +3,11 @@
  * that includes bundles atomically in the next devnet block, so the whole private-submission loop
  * (submit, backrun appended, included, profit at the beneficiary) runs on the embedded devnet.
  */
-import type { ServiceConfig } from './config.ts'
-import { DevnetStateSource } from './chain/memory/devnet-source.ts'
-import type { ChainStateSource } from './chain/types.ts'
-import type { Simulator } from './evm/simulator.ts'
-import { LocalBuilder } from './devnet/local-builder.ts'
+import type { ServiceConfig } from '../config.ts'
+import { DevnetStateSource } from '../chain/memory/devnet-source.ts'
+import type { ChainStateSource } from '../chain/types.ts'
+import type { Simulator } from '../evm/simulator.ts'
+import { LocalBuilder } from '../devnet/local-builder.ts'
 
 export interface DevnetBuilderService {
   builder: LocalBuilder
@@ -26,12 +26,12 @@ export async function openDevnetBuilder(
   const builder = new LocalBuilder({
     source: chain,
     simulator,
-    blockTimeMs: config.localBuilderBlockTimeMs,
+    blockTimeMs: config.devnet.localBuilderBlockTimeMs,
     // a chain keeps producing blocks: submissions are re-sent per block and expire by block count
     mineEmptyBlocks: true,
     onError: (err) => log.warn({ err }, 'local builder: block building failed'),
     onBlock: (built) => log.info({ block: built.block.number.toString(), txs: built.receipts.length }, 'local builder: block built'),
   })
-  const { url } = await builder.start({ host: '127.0.0.1', port: config.localBuilderPort })
+  const { url } = await builder.start({ host: '127.0.0.1', port: config.devnet.localBuilderPort })
   return { builder, url, close: () => builder.close() }
 }

@@ -1,24 +1,12 @@
 /**
  * Addresses of the contracts the service routes through: from the devnet registry in devnet mode,
- * from configuration in fork mode.
+ * from configuration in fork mode (parsed and required by loadConfig).
  */
 import { readFileSync } from 'node:fs'
-import type { ServiceConfig } from '../config.ts'
-import { normalizeAddress } from './quantity.ts'
-import type { Address } from './types.ts'
+import type { ChainContracts, ServiceConfig } from '../config.ts'
+import { normalizeAddress } from '../chain/quantity.ts'
 
-export interface ChainContracts {
-  router: Address
-  weth: Address
-  v2Factory: Address
-  v3Factory: Address
-  /** tokens routes may pass through */
-  baseTokens: Address[]
-  /** Chainlink-style ETH/USD feed (AggregatorV3Interface) */
-  ethUsdFeed: Address
-  /** the deployed BackrunExecutor (src/contracts/BackrunExecutor.sol) */
-  backrunExecutor: Address
-}
+export type { ChainContracts } from '../config.ts'
 
 interface DevnetRegistryFile {
   weth: string
@@ -53,20 +41,7 @@ export function devnetContracts(registryPath: string): ChainContracts {
 }
 
 export function resolveChainContracts(config: ServiceConfig): ChainContracts {
-  if (config.upstreamRpcUrl === undefined) return devnetContracts(config.devnetRegistryPath)
-  // loadConfig guarantees these in fork mode
-  const required = (value: string | undefined, name: string): Address => {
-    if (value === undefined) throw new Error(`${name} is required in fork mode`)
-    return normalizeAddress(value, name)
-  }
-  const weth = required(config.wethAddress, 'WETH_ADDRESS')
-  return {
-    router: required(config.routerAddress, 'ROUTER_ADDRESS'),
-    weth,
-    v2Factory: required(config.v2Factory, 'V2_FACTORY'),
-    v3Factory: required(config.v3Factory, 'V3_FACTORY'),
-    baseTokens: config.baseTokens?.map((t) => normalizeAddress(t, 'BASE_TOKENS')) ?? [weth],
-    ethUsdFeed: required(config.ethUsdFeed, 'ETH_USD_FEED'),
-    backrunExecutor: required(config.backrunContract, 'BACKRUN_CONTRACT'),
-  }
+  if (config.chain.mode === 'devnet') return devnetContracts(config.devnet.registryPath)
+  const contracts = config.chain.contracts
+  return { ...contracts, baseTokens: [...contracts.baseTokens] }
 }

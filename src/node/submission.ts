@@ -1,29 +1,21 @@
 /**
- * Composition of private submission (issue: committed delivery): the durable outbox, the relays,
- * the dispatcher and what it is injected with (simulation, backrun planning with the backrun
- * engine, inclusion checks against a JSON-RPC node). Part of the composition root, beside
- * service.ts.
+ * Private submission from configuration (issue: committed delivery): the durable outbox, the
+ * relays, the dispatcher and what it is injected with (simulation, backrun planning with the
+ * backrun engine, inclusion checks against a JSON-RPC node). Part of the composition root, beside
+ * domain.ts.
  */
 import { readFileSync } from 'node:fs'
-import type { AppServices } from './server/app.ts'
-import type { ServiceConfig } from './config.ts'
-import { ConfigError } from './config.ts'
-import type { BackrunEngine } from './backrun/backrun-engine.ts'
-import type { ChainStateSource } from './chain/types.ts'
-import type { Simulator } from './evm/simulator.ts'
-import {
-  Dispatcher,
-  OutboxStore,
-  parseRelayEndpoints,
-  RelayClient,
-  SearcherKey,
-  type DispatcherLogger,
-  type RelayEndpoint,
-} from './submission/index.ts'
-import { EngineBackrunPlanner, privateKeyBackrunSigner } from './submission/engine-backrun-planner.ts'
-import { engineSubmissionSimulator } from './submission/engine-simulator.ts'
-import { RpcInclusionChecker } from './submission/rpc-inclusion-checker.ts'
-import { SearcherKeyPool } from './submission/searcher-key-pool.ts'
+import type { AppServices } from '../server/app.ts'
+import type { ServiceConfig } from '../config.ts'
+import { ConfigError } from '../config.ts'
+import type { BackrunEngine } from '../backrun/backrun-engine.ts'
+import type { ChainStateSource } from '../chain/types.ts'
+import type { Simulator } from '../evm/simulator.ts'
+import { Dispatcher, OutboxStore, RelayClient, SearcherKey, type DispatcherLogger, type RelayEndpoint } from '../submission/index.ts'
+import { EngineBackrunPlanner, privateKeyBackrunSigner } from '../submission/engine-backrun-planner.ts'
+import { engineSubmissionSimulator } from '../submission/engine-simulator.ts'
+import { RpcInclusionChecker } from '../submission/rpc-inclusion-checker.ts'
+import { SearcherKeyPool } from '../submission/searcher-key-pool.ts'
 
 /**
  * The searcher account of the devnet when no key is configured: the well-known anvil development
@@ -71,29 +63,26 @@ export interface SubmissionServicesOptions {
 
 export async function openSubmissionServices(options: SubmissionServicesOptions): Promise<SubmissionServices> {
   const { config, chain, simulator } = options
-  const fork = config.upstreamRpcUrl !== undefined
-  let relays: RelayEndpoint[]
-  if (config.relaysJson !== undefined) {
-    const parsed = parseRelayEndpoints(config.relaysJson)
-    if (parsed.problems.length > 0) throw new ConfigError(parsed.problems.map((p) => `RELAYS: ${p}`))
-    relays = parsed.relays
-  } else if (!fork && options.localBuilderUrl !== undefined) {
+  const settings = config.submission
+  let relays: readonly RelayEndpoint[]
+  if (settings.relays !== undefined) {
+    relays = settings.relays
+  } else if (config.chain.mode === 'devnet' && options.localBuilderUrl !== undefined) {
     relays = [{ name: 'local-builder', url: options.localBuilderUrl, hashReference: 'eth_sendBundle', bundleStats: true }]
   } else {
     throw new ConfigError(['RELAYS: required (a JSON array of relay endpoints)'])
   }
-  const inclusionUrl = fork ? config.upstreamRpcUrl : options.localBuilderUrl
+  const inclusionUrl = config.chain.mode === 'fork' ? config.chain.upstream.url : options.localBuilderUrl
   if (inclusionUrl === undefined) throw new ConfigError(['no node to read inclusion from: set UPSTREAM_RPC_URL, or run the devnet with its local builder'])
 
-  const configured = [...(config.searcherPrivateKey === undefined ? [] : [config.searcherPrivateKey]), ...(config.searcherPrivateKeys ?? [])]
-  const rawKeys = [...new Set(configured.length > 0 ? configured.map((k) => k.toLowerCase()) : devnetSearcherKeys(config.devnetRegistryPath))]
-  if (configured.length === 0) {
+  const rawKeys = settings.searcherKeys ?? [...new Set(devnetSearcherKeys(config.devnet.registryPath).map((k) => k.toLowerCase()))]
+  if (settings.searcherKeys === undefined) {
     options.log.warn({ keys: rawKeys.length }, 'no SEARCHER_PRIVATE_KEY(S): backruns are signed with public devnet development keys (devnet only)')
   }
   // the first key also signs relay requests (X-Flashbots-Signature): the relays' view of "us"
   const key = SearcherKey.fromHex(rawKeys[0])
   const keys = new SearcherKeyPool(rawKeys.map((k) => privateKeyBackrunSigner(k)))
-  const store = new OutboxStore(config.dataDir, { maxOpen: config.maxPendingSubmissions })
+  const store = new OutboxStore(settings.dataDir, { maxOpen: settings.maxPendingSubmissions })
   await store.open()
   // submitted transactions are decoded with the simulator's chain rules, at the RPC and in the dispatcher alike
   const decode = { chainId: chain.chainId, common: simulator.common }
@@ -107,13 +96,13 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
       simulator,
       engine: options.backrun,
       signer: keys,
-      refundBps: config.backrunRefundBps,
-      maxPriorityFeePerGas: config.backrunPriorityFeeWei,
+      refundBps: config.backrun.refundBps,
+      maxPriorityFeePerGas: config.backrun.priorityFeeWei,
     }),
     simulate: engineSubmissionSimulator({ chain, simulator }),
     decode,
-    expiryBlocks: config.submissionExpiryBlocks,
-    maxPlansPerBlock: config.maxBackrunPlansPerBlock,
+    expiryBlocks: settings.expiryBlocks,
+    maxPlansPerBlock: settings.maxBackrunPlansPerBlock,
     log: options.log,
   })
   await dispatcher.start()
@@ -126,7 +115,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
       acceptor: dispatcher,
       store,
       decode,
-      limits: { maxBundleTxs: config.maxBundleTxs, maxRawTxBytes: config.maxRawTxBytes, maxBundleBytes: config.maxBundleBytes },
+      limits: { maxBundleTxs: settings.maxBundleTxs, maxRawTxBytes: settings.maxRawTxBytes, maxBundleBytes: settings.maxBundleBytes },
     },
     close: async () => {
       await dispatcher.stop()

@@ -1,0 +1,357 @@
+/**
+ * The environment -> ServiceConfig, in one pass: every variable is parsed here (numbers, wei,
+ * addresses, RELAYS, searcher keys, API keys and partner tokens into their registries) and every
+ * bad value is reported at once, in one ConfigError naming each variable and what is expected.
+ * A secret (API key, partner token, searcher key) is never quoted in a message.
+ *
+ * I/O: none, except reading API_KEYS_FILE and PARTNER_TOKENS_FILE when they are set (read only).
+ * Names, defaults and meanings are the README's Configuration table.
+ */
+import type { Address } from '../chain/types.ts'
+import {
+  ConfigError,
+  type AccessConfig,
+  type BackrunConfig,
+  type ChainConfig,
+  type ChainContracts,
+  type DevnetConfig,
+  type Hardfork,
+  type LogLevel,
+  type QuoteConfig,
+  type ServerConfig,
+  type ServiceConfig,
+  type SubmissionConfig,
+} from '../config.ts'
+import { resolveApiKeys, type ApiKeyRegistry } from '../server/auth/api-keys.ts'
+import type { PartnerRegistry } from '../server/jsonrpc/partners.ts'
+import { resolvePartnerTokens } from '../server/jsonrpc/partner-tokens-config.ts'
+import { parseRelayEndpoints, type RelayEndpoint } from '../submission/relay-client.ts'
+import { SearcherKey } from '../submission/searcher-key.ts'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LogLevel[]
+const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague'] as const satisfies readonly Hardfork[]
+const MAX_SEARCHER_KEYS = 256
+
+export const DEFAULTS = {
+  HOST: '127.0.0.1',
+  PORT: 8080,
+  LOG_LEVEL: 'info',
+  BODY_LIMIT_BYTES: 1_048_576,
+  FORK_BLOCK: 'latest',
+  UPSTREAM_TIMEOUT_MS: 5_000,
+  UPSTREAM_RETRIES: 2,
+  UPSTREAM_BATCH_SIZE: 100,
+  FORK_CACHE_MAX_ENTRIES: 250_000,
+  HEAD_POLL_INTERVAL_MS: 1_000,
+  BLOCK_TIME_SECONDS: 12,
+  HARDFORK: 'prague',
+  DEVNET_GENESIS: 'fixtures/devnet/genesis.json',
+  DEVNET_REGISTRY: 'fixtures/devnet/registry.json',
+  RATE_LIMIT_MAX: 100,
+  RATE_LIMIT_WINDOW_MS: 1_000,
+  DEFAULT_SLIPPAGE_BPS: 50,
+  QUOTE_CACHE_MAX_ENTRIES: 10_000,
+  RPC_MAX_BATCH_SIZE: 100,
+  BACKRUN_MIN_NET_PROFIT_WEI: '0',
+  BACKRUN_PRIORITY_FEE_WEI: '1000000000',
+  BACKRUN_REFUND_BPS: 0,
+  DATA_DIR: 'data',
+  SUBMISSION_EXPIRY_BLOCKS: 25,
+  MAX_PENDING_SUBMISSIONS: 20_000,
+  MAX_BACKRUN_PLANS_PER_BLOCK: 32,
+  MAX_BUNDLE_TXS: 16,
+  MAX_RAW_TX_BYTES: 131_072,
+  MAX_BUNDLE_BYTES: 300_000,
+  LOCAL_BUILDER_PORT: 8546,
+  LOCAL_BUILDER_BLOCK_TIME_MS: 12_000,
+} as const
+
+export interface LoadConfigOptions {
+  /** reads API_KEYS_FILE and PARTNER_TOKENS_FILE; default readFileSync(path, 'utf8') */
+  readFile?: (path: string) => string
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/**
+ * @throws ConfigError listing every problem found, each naming its variable
+ */
+export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceConfig {
+  const problems: string[] = []
+  const read = new EnvReader(env, problems)
+  const mode = read.set('UPSTREAM_RPC_URL') ? 'fork' : 'devnet'
+
+  const server: ServerConfig = {
+    host: read.host('HOST'),
+    port: read.int('PORT', 0, 65_535),
+    logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS),
+    bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_024, 64 * 1_048_576),
+    rateLimitMax: read.int('RATE_LIMIT_MAX', 1, 1_000_000),
+    rateLimitWindowMs: read.int('RATE_LIMIT_WINDOW_MS', 100, 3_600_000),
+    rpcMaxBatchSize: read.int('RPC_MAX_BATCH_SIZE', 1, 10_000),
+  }
+  const access = readAccess(env, mode, problems, options.readFile)
+  const chain = readChain(read, mode)
+  const quote: QuoteConfig = {
+    defaultSlippageBps: read.int('DEFAULT_SLIPPAGE_BPS', 0, 5_000),
+    cacheMaxEntries: read.int('QUOTE_CACHE_MAX_ENTRIES', 0, 1_000_000),
+  }
+  const backrun: BackrunConfig = {
+    minNetProfitWei: read.wei('BACKRUN_MIN_NET_PROFIT_WEI'),
+    priorityFeeWei: read.wei('BACKRUN_PRIORITY_FEE_WEI'),
+    refundBps: read.int('BACKRUN_REFUND_BPS', 0, 10_000),
+  }
+  const submission: SubmissionConfig = {
+    dataDir: read.str('DATA_DIR'),
+    searcherKeys: readSearcherKeys(env, mode, problems),
+    relays: readRelays(env, mode, problems),
+    maxPendingSubmissions: read.int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),
+    maxBackrunPlansPerBlock: read.int('MAX_BACKRUN_PLANS_PER_BLOCK', 1, 100_000),
+    expiryBlocks: read.int('SUBMISSION_EXPIRY_BLOCKS', 1, 10_000),
+    maxBundleTxs: read.int('MAX_BUNDLE_TXS', 1, 1_000),
+    maxRawTxBytes: read.int('MAX_RAW_TX_BYTES', 100, 1_048_576),
+    maxBundleBytes: read.int('MAX_BUNDLE_BYTES', 100, 16_777_216),
+  }
+  const devnet: DevnetConfig = {
+    genesisPath: read.str('DEVNET_GENESIS'),
+    registryPath: read.str('DEVNET_REGISTRY'),
+    localBuilderPort: read.int('LOCAL_BUILDER_PORT', 0, 65_535),
+    localBuilderBlockTimeMs: read.int('LOCAL_BUILDER_BLOCK_TIME_MS', 50, 600_000),
+  }
+
+  // across variables
+  if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')
+  if (server.bodyLimitBytes < 2 * submission.maxBundleBytes + 1_024) {
+    problems.push(`BODY_LIMIT_BYTES: must exceed 2 x MAX_BUNDLE_BYTES + 1024 (hex doubles the bytes), ${2 * submission.maxBundleBytes + 1_024}`)
+  }
+
+  if (problems.length > 0 || access === undefined) throw new ConfigError(problems)
+  return { server, access, chain, quote, backrun, submission, devnet }
+}
+
+/** Reads one variable at a time; a bad value adds a problem and yields the default, so reading goes on. */
+class EnvReader {
+  constructor(
+    private readonly env: Env,
+    readonly problems: string[],
+  ) {}
+
+  /** the value as given */
+  raw(name: string): string | undefined {
+    return this.env[name]
+  }
+
+  /** set and not empty */
+  set(name: string): boolean {
+    const v = this.env[name]
+    return v !== undefined && v !== ''
+  }
+
+  str(name: keyof typeof DEFAULTS): string {
+    const v = this.env[name]
+    return v === undefined || v === '' ? String(DEFAULTS[name]) : v
+  }
+
+  int(name: keyof typeof DEFAULTS, min: number, max: number): number {
+    const raw = this.str(name)
+    if (!/^\d+$/.test(raw)) {
+      this.problems.push(`${name}=${JSON.stringify(raw)}: expected a whole number from ${min} to ${max}`)
+      return Number(DEFAULTS[name])
+    }
+    const n = Number(raw)
+    if (n < min || n > max) {
+      this.problems.push(`${name}=${raw}: expected a whole number from ${min} to ${max}`)
+      return Number(DEFAULTS[name])
+    }
+    return n
+  }
+
+  oneOf<T extends string>(name: keyof typeof DEFAULTS, allowed: readonly T[]): T {
+    const raw = this.str(name)
+    if (!(allowed as readonly string[]).includes(raw)) {
+      this.problems.push(`${name}=${JSON.stringify(raw)}: expected one of ${allowed.join(', ')}`)
+      return DEFAULTS[name] as T
+    }
+    return raw as T
+  }
+
+  /** a whole number of wei, uint256, decimal */
+  wei(name: keyof typeof DEFAULTS): bigint {
+    const raw = this.str(name)
+    if (!/^\d{1,78}$/.test(raw) || BigInt(raw) >= 1n << 256n) {
+      this.problems.push(`${name}=${JSON.stringify(raw)}: expected a whole number of wei (uint256, decimal)`)
+      return BigInt(DEFAULTS[name])
+    }
+    return BigInt(raw)
+  }
+
+  host(name: 'HOST'): string {
+    const host = this.str(name)
+    if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) this.problems.push(`${name}=${JSON.stringify(host)}: expected an IP address or host name`)
+    return host
+  }
+
+  /** a 0x-prefixed 20-byte address, lowercase; undefined when unset */
+  address(name: string): Address | undefined {
+    const raw = this.env[name]
+    if (raw === undefined || raw === '') return undefined
+    if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) {
+      this.problems.push(`${name}: expected a 0x-prefixed 20-byte address`)
+      return undefined
+    }
+    return raw.toLowerCase() as Address
+  }
+
+  addresses(name: string): Address[] | undefined {
+    const raw = this.env[name]
+    if (raw === undefined || raw === '') return undefined
+    const list = raw.split(',').map((t) => t.trim().toLowerCase())
+    if (list.some((t) => !/^0x[0-9a-f]{40}$/.test(t))) {
+      this.problems.push(`${name}: expected comma-separated 0x-prefixed 20-byte addresses`)
+      return undefined
+    }
+    return list as Address[]
+  }
+}
+
+function readChain(read: EnvReader, mode: 'fork' | 'devnet'): ChainConfig {
+  const rules = { hardfork: read.oneOf('HARDFORK', HARDFORKS), blockTimeSeconds: BigInt(read.int('BLOCK_TIME_SECONDS', 1, 3_600)) }
+
+  let url: string | undefined
+  if (mode === 'fork') {
+    const raw = read.raw('UPSTREAM_RPC_URL') ?? ''
+    try {
+      const parsed = new URL(raw)
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol')
+      url = raw
+    } catch {
+      // the URL may carry a provider's API key: not echoed
+      read.problems.push('UPSTREAM_RPC_URL: expected an http(s) URL of a JSON-RPC node')
+    }
+  }
+  let forkBlock: bigint | 'latest' = 'latest'
+  const rawBlock = read.str('FORK_BLOCK')
+  if (rawBlock !== 'latest') {
+    if (/^\d+$/.test(rawBlock)) forkBlock = BigInt(rawBlock)
+    else read.problems.push(`FORK_BLOCK=${JSON.stringify(rawBlock)}: expected 'latest' or a block number`)
+  }
+  const upstream = {
+    url: url ?? '',
+    forkBlock,
+    timeoutMs: read.int('UPSTREAM_TIMEOUT_MS', 100, 120_000),
+    retries: read.int('UPSTREAM_RETRIES', 0, 10),
+    batchSize: read.int('UPSTREAM_BATCH_SIZE', 1, 1_000),
+    cacheMaxEntries: read.int('FORK_CACHE_MAX_ENTRIES', 1_000, 5_000_000),
+    headPollIntervalMs: read.int('HEAD_POLL_INTERVAL_MS', 50, 600_000),
+  }
+
+  // checked in both modes (a typo is a typo); used in fork mode, where the devnet registry does not apply
+  const router = read.address('ROUTER_ADDRESS')
+  const weth = read.address('WETH_ADDRESS')
+  const v2Factory = read.address('V2_FACTORY')
+  const v3Factory = read.address('V3_FACTORY')
+  const baseTokens = read.addresses('BASE_TOKENS')
+  const backrunExecutor = read.address('BACKRUN_CONTRACT')
+  const ethUsdFeed = read.address('ETH_USD_FEED')
+  if (mode === 'devnet') return { mode, ...rules }
+
+  const required = (name: string, value: Address | undefined): Address => {
+    // a malformed value was reported already
+    if (value === undefined && !read.set(name)) read.problems.push(`${name}: required in fork mode (UPSTREAM_RPC_URL is set)`)
+    return value ?? ('0x' as Address)
+  }
+  const contracts: ChainContracts = {
+    router: required('ROUTER_ADDRESS', router),
+    weth: required('WETH_ADDRESS', weth),
+    v2Factory: required('V2_FACTORY', v2Factory),
+    v3Factory: required('V3_FACTORY', v3Factory),
+    // default: WETH only
+    baseTokens: baseTokens ?? (weth === undefined ? [] : [weth]),
+    ethUsdFeed: required('ETH_USD_FEED', ethUsdFeed),
+    backrunExecutor: required('BACKRUN_CONTRACT', backrunExecutor),
+  }
+  return { mode, ...rules, upstream, contracts }
+}
+
+/** API keys and partner tokens, resolved into their registries by the rules of src/server (the same messages). */
+function readAccess(env: Env, mode: 'fork' | 'devnet', problems: string[], readFile: ((path: string) => string) | undefined): AccessConfig | undefined {
+  const warnings: string[] = []
+  const log = { warn: (message: string) => warnings.push(message) }
+  const collect = <T>(resolve: () => T): T | undefined => {
+    try {
+      return resolve()
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err
+      problems.push(...err.problems)
+      return undefined
+    }
+  }
+  const apiKeys: ApiKeyRegistry | undefined = collect(() => resolveApiKeys({ mode, apiKeys: env.API_KEYS, apiKeysFile: env.API_KEYS_FILE, log, readFile }))
+  const partners: PartnerRegistry | undefined = collect(() => {
+    try {
+      return resolvePartnerTokens({ mode, partnerTokens: env.PARTNER_TOKENS, partnerTokensFile: env.PARTNER_TOKENS_FILE, log, readFile })
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err
+      // the registry's own list ("invalid partner tokens:\n  - partner entry 0 (id): ...") becomes
+      // one problem per entry, each naming the variable
+      const source = env.PARTNER_TOKENS?.trim() ? 'PARTNER_TOKENS' : 'PARTNER_TOKENS_FILE'
+      throw new ConfigError(
+        err.problems.flatMap((problem) => {
+          const [head, ...entries] = problem.split(/\n\s*- /)
+          return head === 'invalid partner tokens:' && entries.length > 0 ? entries.map((e) => `${source}: ${e}`) : [problem]
+        }),
+      )
+    }
+  })
+  if (apiKeys === undefined || partners === undefined) return undefined
+  return { apiKeys, partners, warnings }
+}
+
+/**
+ * SEARCHER_PRIVATE_KEY then SEARCHER_PRIVATE_KEYS, each a valid secp256k1 key, each once. The values
+ * are never echoed: a bad entry is named by its position.
+ */
+function readSearcherKeys(env: Env, mode: 'fork' | 'devnet', problems: string[]): string[] | undefined {
+  const keys: string[] = []
+  /** `what`: the variable and, in a list, the entry's position (never the value) */
+  const check = (key: string, what: string): void => {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(key)) {
+      problems.push(`${what} is not a 0x-prefixed 32-byte hex private key`)
+      return
+    }
+    try {
+      SearcherKey.fromHex(key)
+    } catch {
+      problems.push(`${what} is not a valid secp256k1 private key`)
+      return
+    }
+    keys.push(key.toLowerCase())
+  }
+  const single = env.SEARCHER_PRIVATE_KEY
+  if (single !== undefined && single !== '') check(single, 'SEARCHER_PRIVATE_KEY: the value')
+  const many = env.SEARCHER_PRIVATE_KEYS
+  if (many !== undefined && many.trim() !== '') {
+    const list = many.split(',').map((k) => k.trim())
+    list.forEach((key, i) => check(key, `SEARCHER_PRIVATE_KEYS: entry ${i + 1}`))
+    if (new Set(list.map((k) => k.toLowerCase())).size !== list.length) problems.push('SEARCHER_PRIVATE_KEYS: a key appears twice')
+    if (list.length > MAX_SEARCHER_KEYS) problems.push(`SEARCHER_PRIVATE_KEYS: at most ${MAX_SEARCHER_KEYS} keys`)
+  }
+  const configured = single !== undefined && single !== '' ? true : many !== undefined && many.trim() !== ''
+  if (!configured) {
+    if (mode === 'fork') problems.push('SEARCHER_PRIVATE_KEY (or SEARCHER_PRIVATE_KEYS): required in fork mode (UPSTREAM_RPC_URL is set)')
+    return undefined
+  }
+  // SEARCHER_PRIVATE_KEY may repeat one of SEARCHER_PRIVATE_KEYS: it is used once
+  return [...new Set(keys)]
+}
+
+function readRelays(env: Env, mode: 'fork' | 'devnet', problems: string[]): RelayEndpoint[] | undefined {
+  const raw = env.RELAYS
+  if (raw === undefined || raw === '') {
+    if (mode === 'fork') problems.push('RELAYS: required in fork mode (UPSTREAM_RPC_URL is set)')
+    return undefined
+  }
+  const parsed = parseRelayEndpoints(raw)
+  problems.push(...parsed.problems.map((p) => `RELAYS: ${p}`))
+  return parsed.relays
+}
