@@ -216,6 +216,12 @@ export interface DispatcherOptions {
    * block's backrun by profit, then new ones, then those that had none). Default 32.
    */
   maxPlansPerBlock?: number
+  /**
+   * re-simulations of open submissions per target block at most (a new submission is always
+   * simulated), and as many bundle-stats questions to relays. Bounds the per-block CPU when
+   * submissions pile up. Default 512.
+   */
+  maxSimulationsPerBlock?: number
   /** limit for simulate and for plan, each, ms; then the submission goes on without. Default 2 000. */
   prepareTimeoutMs?: number
   /** inclusion checks running at the same time. Default 16. */
@@ -302,7 +308,10 @@ export class Dispatcher {
   private readonly backrunMayRevert: boolean
   private readonly planLimit: Limiter
   private readonly maxPlansPerBlock: number
-  private plansFor: { block: bigint; count: number } = { block: -1n, count: 0 }
+  private readonly maxSimulationsPerBlock: number
+  private readonly simulationBudget = { block: -1n, used: 0 }
+  private readonly statsBudget = { block: -1n, used: 0 }
+  private readonly planBudget = { block: -1n, used: 0 }
   /** pools claimed by a planned backrun bundle, for one target block */
   private claims: { block: bigint; pools: Map<Address, SubmissionId> } = { block: -1n, pools: new Map() }
   private readonly pruneIntervalMs: number
@@ -343,6 +352,7 @@ export class Dispatcher {
     this.backrunMayRevert = options.backrunMayRevert ?? false
     this.planLimit = new Limiter(this.prepareConcurrency)
     this.maxPlansPerBlock = positiveInt('maxPlansPerBlock', options.maxPlansPerBlock ?? 32)
+    this.maxSimulationsPerBlock = positiveInt('maxSimulationsPerBlock', options.maxSimulationsPerBlock ?? 512)
     this.pruneIntervalMs = positiveInt('pruneIntervalMs', options.pruneIntervalMs ?? 60_000)
     this.log = options.log ?? NOOP_LOGGER
     this.now = options.now ?? Date.now
@@ -585,12 +595,10 @@ export class Dispatcher {
     }
     // a bounded amount of backrun search per block: at most as many backruns can go out as there
     // are searcher keys, and every plan is CPU on this thread
-    const used = this.plansFor.block === target ? this.plansFor.count : 0
-    if (used >= this.maxPlansPerBlock) {
+    if (!this.spend(this.planBudget, target, this.maxPlansPerBlock)) {
       events.push({ type: 'no-backrun', at: this.now(), reason: `the backrun planning budget of block ${target} (${this.maxPlansPerBlock} plans) is spent; planned again at the next head`, block: target })
       return
     }
-    this.plansFor = { block: target, count: used + 1 }
     await yieldToEventLoop()
     try {
       const simulation = task.simulation
@@ -655,6 +663,17 @@ export class Dispatcher {
     }
     for (const pool of pools) this.claims.pools.set(pool, id)
     return undefined
+  }
+
+  /** Takes one unit of a per-block budget; false when `block`'s budget of `max` is spent. */
+  private spend(budget: { block: bigint; used: number }, block: bigint, max: number): boolean {
+    if (budget.block !== block) {
+      budget.block = block
+      budget.used = 0
+    }
+    if (budget.used >= max) return false
+    budget.used++
+    return true
   }
 
   /** The stored raw txs decoded, or undefined (logged) when they no longer decode. */
@@ -740,7 +759,11 @@ export class Dispatcher {
     //    partner dispatches the tx itself). Never held up by backrun planning.
     const userParts = record.kind === 'notify' ? [] : eligible.filter((relay) => !wasSent(summary, relay.name, target, 'user'))
     const planParts = eligible.filter((relay) => !wasSent(summary, relay.name, target, 'backrun'))
-    if (task.simulatedFor !== target && (userParts.length > 0 || planParts.length > 0)) {
+    // Re-simulation is bounded per block too (maxSimulationsPerBlock): a submission beyond the
+    // budget goes out on its last verdict and is simulated at a later head. New submissions are
+    // always simulated once (they have no verdict yet).
+    const fresh = task.simulatedFor === undefined
+    if (task.simulatedFor !== target && (userParts.length > 0 || planParts.length > 0) && (fresh || this.spend(this.simulationBudget, target, this.maxSimulationsPerBlock))) {
       task.simulatedFor = target
       const terminal = await this.simulateFor(task, head, target, events)
       if (terminal !== undefined) {
@@ -822,7 +845,10 @@ export class Dispatcher {
     task.accepted = task.accepted?.filter((a) => a.block > block)
     if (task.accepted?.length === 0) task.accepted = undefined
     if (accepted === undefined || accepted.length === 0) return
-    const asks = accepted.map(({ relay, role, hash }) =>
+    // bounded per block like the rest of the per-head work: what a relay tells is for the partner's
+    // information, never needed to deliver
+    const asked = accepted.filter(() => this.spend(this.statsBudget, block, this.maxSimulationsPerBlock))
+    const asks = asked.map(({ relay, role, hash }) =>
       this.inclusionLimit.run(async (): Promise<BundleOutcomeEvent | undefined> => {
         const stats = relay.bundleStats
         if (stats === undefined) return undefined

@@ -270,6 +270,21 @@ describe('Dispatcher: private transactions', () => {
     expect(h.planner.calls.map((c) => c.id)).toEqual([h.planner.calls[0].id, h.planner.calls[0].id])
   })
 
+  it('re-simulates at most maxSimulationsPerBlock open submissions per block; the others still go out on their last verdict', async () => {
+    let calls = 0
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { maxSimulationsPerBlock: 1, simulate: async () => (calls++, { success: true }) } })
+    const raws = await Promise.all([72, 73, 74].map((n) => userTx(n)))
+    for (const rawTx of raws) await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })
+    await h.dispatcher.whenIdle()
+    // new submissions are always simulated once
+    expect(calls).toBe(3)
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(calls).toBe(4)
+    // every user's own bundle went out for both blocks
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber).sort()).toEqual(['0x65', '0x65', '0x65', '0x66', '0x66', '0x66'])
+  })
+
   it('two backruns moving the same pool in one block: only the first planned goes out; the other user goes alone, told why, and its key is released', async () => {
     const pool = '0x00000000000000000000000000000000000000aa' as Address
     const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('backrun', 1n, [pool]), dispatcher: { prepareConcurrency: 1 } })
