@@ -5,9 +5,14 @@
  * malformed URL), no URL or secret repeated in a body, and authentication first where a route
  * needs it.
  */
-import type { FastifyInstance, InjectOptions } from 'fastify'
+import { Writable } from 'node:stream'
+import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RPC_INVALID_REQUEST, RPC_UNAUTHORIZED } from '../../src/server/jsonrpc/index.ts'
+import { createFrontDoor } from '../../src/server/http-errors.ts'
+import { createPartnerRegistry, jsonRpcLogSerializers, registerJsonRpcRoutes, RPC_INVALID_REQUEST, RPC_UNAUTHORIZED } from '../../src/server/jsonrpc/index.ts'
+import { registerOpenApiPlugin } from '../../src/server/openapi/openapi.ts'
+import { registerSubmissionStatusRoute } from '../../src/server/rpc/submission-status-route.ts'
+import { stubEndpoints } from './jsonrpc/helpers.ts'
 import { HTTP_ERROR_CODES } from '../../src/server/openapi/components.ts'
 import { buildFullApp, FULL_APP_API_KEY as API_KEY, FULL_APP_TOKEN as TOKEN } from './full-app.ts'
 
@@ -121,5 +126,46 @@ describe('no framework default body on any other route', () => {
     expect((await app.inject({ method: 'GET', url: '/v1/openapi.json' })).statusCode).toBe(200)
     const status = await app.inject({ method: 'GET', url: `/v1/submissions/${HASH}`, headers: { authorization: `Bearer ${TOKEN}` } })
     expectHttpErrorShape(status, 404, 'NOT_FOUND')
+  })
+})
+
+describe('what the front door logs', () => {
+  it('requests the router refuses or no route serves are logged with the URL redacted: no token, no secret', async () => {
+    const lines: string[] = []
+    const stream = new Writable({
+      write(chunk: Buffer | string, _encoding, callback) {
+        lines.push(chunk.toString())
+        callback()
+      },
+    })
+    // composed as buildApp composes it, with a captured log at trace level
+    const partners = createPartnerRegistry([{ partnerId: 'p', token: TOKEN }])
+    const door = createFrontDoor({ partners, submissionStatus: true })
+    const logged = Fastify({ frameworkErrors: door.frameworkErrors, logger: { level: 'trace', stream, serializers: jsonRpcLogSerializers } })
+    door.install(logged)
+    await registerOpenApiPlugin(logged)
+    registerJsonRpcRoutes(logged, { partners, endpoints: stubEndpoints() })
+    registerSubmissionStatusRoute(logged, { store: { findForPartner: async () => [] }, partners })
+    await logged.ready()
+    const requests: InjectOptions[] = [
+      { method: 'POST', url: `/rpc/${TOKEN}${'x'.repeat(200)}/backrun`, payload: '{}' },
+      { method: 'POST', url: `/rpc/%zz${TOKEN}/submit`, payload: '{}' },
+      { method: 'GET', url: `/v1/submissions/%zz${SECRET}` },
+      { method: 'GET', url: `/v1/submissions/${SECRET}${'y'.repeat(1_000)}` },
+      { method: 'GET', url: `/${TOKEN}/${SECRET}?key=${SECRET}` },
+      { method: 'POST', url: `/%zz${SECRET}`, payload: '{' },
+      { method: 'POST', url: `/RPC/${TOKEN}/backrun`, headers: { 'content-type': 'application/x-secret' }, payload: 'a' },
+    ]
+    for (const request of requests) {
+      const res = await logged.inject(request)
+      expect(res.body).not.toContain(TOKEN)
+      expect(res.body).not.toContain(SECRET)
+    }
+    await logged.close()
+    const text = lines.join('')
+    expect(lines.length).toBeGreaterThan(requests.length)
+    expect(text).not.toContain(TOKEN)
+    expect(text).not.toContain(SECRET)
+    expect(text).toContain('[redacted]')
   })
 })
