@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { parseGenesis } from '../../src/chain/memory/genesis.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import { buildApp } from '../../src/server/app.ts'
 import { ApiKeyRegistry } from '../../src/server/auth/api-keys.ts'
 import { createPartnerRegistry } from '../../src/server/jsonrpc/index.ts'
@@ -14,20 +15,12 @@ import type { SubmissionStatusStore } from '../../src/server/rpc/submission-stat
 export const FULL_APP_TOKEN = 'front-door-partner-tok-0123'
 export const FULL_APP_API_KEY = 'front-door-api-key-0123456789'
 
-/**
- * The values buildApp reads, under the flat names of the configuration before its sections and
- * under `server` after (the configuration is being split into sections): these tests do not
- * depend on how configuration is loaded.
- */
-const SERVER = { host: '127.0.0.1', port: 0, logLevel: 'silent', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1000, rpcMaxBatchSize: 100 } as const
-const CONFIG = { ...SERVER, server: SERVER } as unknown as Parameters<typeof buildApp>[0]
-
 export async function buildFullApp(options: { store?: SubmissionStatusStore } = {}): Promise<FastifyInstance> {
   const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
   const quote = { quote: () => Promise.reject(new Error('not used')) }
   const backrun = { backrun: () => Promise.reject(new Error('not used')) }
   const app = await buildApp(
-    CONFIG,
+    loadConfig({ LOG_LEVEL: 'silent' }),
     {
       chain,
       quote,
