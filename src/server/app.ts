@@ -61,6 +61,7 @@ export async function buildApp(config: ServiceConfig, services: AppServices, opt
   const frontDoor = createFrontDoor({ partners: services.partners, submissionStatus: services.submission !== undefined })
   const app = Fastify({
     frameworkErrors: frontDoor.frameworkErrors,
+    clientErrorHandler: frontDoor.clientErrorHandler,
     bodyLimit: config.server.bodyLimitBytes,
     ...(options.loggerInstance === undefined ? { logger: serviceLoggerOptions(config.server.logLevel) } : { loggerInstance: options.loggerInstance }),
     // request ids for correlating logs; no trust in client-supplied ids

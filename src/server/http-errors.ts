@@ -16,10 +16,17 @@
  *   answers a bad hash, authentication first (401, then 400 VALIDATION_ERROR); any other path the
  *   404/405 above, or 400 VALIDATION_ERROR for a malformed URL.
  *
+ * - a request Node's HTTP parser refuses before Fastify sees it (`clientErrorHandler`): the
+ *   request line and headers over Node's limit (16 KiB: a URL that long) 431 VALIDATION_ERROR, a
+ *   malformed request 400 VALIDATION_ERROR, a request not received in time 408 REQUEST_TIMEOUT.
+ *   Nothing of the raw request (which may hold a token or key) is logged.
+ *
  * The quote route and the JSON-RPC routes keep their own error handlers (their own documented
  * bodies); this one serves the rest of the app.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { answerUnroutableRpc, NOT_FOUND_BODY, redactRpcUrl, type PartnerRegistry } from './jsonrpc/index.ts'
 import type { HttpErrorCode } from './openapi/components.ts'
 import { listRegisteredRoutes } from './openapi/openapi.ts'
@@ -40,6 +47,8 @@ export interface FrontDoorOptions {
 export interface FrontDoor {
   /** pass as Fastify's `frameworkErrors` option */
   frameworkErrors: (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => void
+  /** pass as Fastify's `clientErrorHandler` option */
+  clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => void
   /** installs the not-found and the root error handler on the root instance */
   install(app: FastifyInstance): void
 }
@@ -132,9 +141,30 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
     answerNoRoute(req, reply)
   }
 
+  let log: FastifyBaseLogger | undefined
+  /** Fastify's defaultClientErrorHandler with the documented body, logging the error's code only */
+  const clientErrorHandler = (error: Error & { code?: string }, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return
+    const [status, body]: [number, ErrorBody] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, { code: 'REQUEST_TIMEOUT', message: 'the request was not received in time' }]
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, { code: 'VALIDATION_ERROR', message: 'invalid request', details: [{ field: 'headers', message: 'the request line and headers are too large (a URL this long cannot be served)' }] }]
+          : [400, { code: 'VALIDATION_ERROR', message: 'invalid request', details: [{ field: 'request', message: 'is not a well-formed HTTP request' }] }]
+    // the error's rawPacket holds the raw request (URL, headers): never logged
+    log?.debug({ code: error.code }, 'malformed HTTP request refused')
+    if (socket.writable) {
+      const json = JSON.stringify(body)
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(json)}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\nConnection: close\r\n\r\n${json}`)
+    }
+    socket.destroy()
+  }
+
   return {
     frameworkErrors,
+    clientErrorHandler,
     install(instance) {
+      log = instance.log
       app = instance
       instance.setNotFoundHandler(answerNoRoute)
       instance.setErrorHandler(rootErrorHandler)

@@ -5,6 +5,7 @@
  * malformed URL), no URL or secret repeated in a body, and authentication first where a route
  * needs it.
  */
+import { connect } from 'node:net'
 import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -167,5 +168,38 @@ describe('what the front door logs', () => {
     expect(text).not.toContain(TOKEN)
     expect(text).not.toContain(SECRET)
     expect(text).toContain('[redacted]')
+  })
+})
+
+describe("requests Node's HTTP parser refuses, over a real socket", () => {
+  /** writes `raw` on a fresh connection and reads until the server closes it */
+  async function exchange(raw: string): Promise<string> {
+    await app.listen({ host: '127.0.0.1', port: 0 }).catch(() => undefined)
+    const address = app.server.address()
+    const port = typeof address === 'object' && address !== null ? address.port : 0
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(raw))
+      let received = ''
+      socket.on('data', (chunk) => (received += chunk.toString()))
+      socket.on('close', () => resolve(received))
+      socket.on('error', reject)
+    })
+  }
+  const bodyOf = (response: string) => JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>
+
+  it('a URL over the 16 KiB header limit: 431 in the documented shape (was Fastify\'s default body), nothing of the URL echoed', async () => {
+    const response = await exchange(`GET /v1/submissions/0x${SECRET}${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`)
+    expect(response).toMatch(/^HTTP\/1\.1 431 /)
+    expect(response).toContain('Content-Type: application/json; charset=utf-8')
+    expect(bodyOf(response)).toEqual({ code: 'VALIDATION_ERROR', message: 'invalid request', details: [{ field: 'headers', message: expect.any(String) }] })
+    expect(response).not.toContain(SECRET)
+    expect(response).not.toContain(TOKEN)
+  })
+
+  it('a malformed request: 400 in the documented shape', async () => {
+    const response = await exchange(`GET /${SECRET} NOT-HTTP\r\n\r\n`)
+    expect(response).toMatch(/^HTTP\/1\.1 400 /)
+    expect(bodyOf(response)).toMatchObject({ code: 'VALIDATION_ERROR' })
+    expect(response).not.toContain(SECRET)
   })
 })

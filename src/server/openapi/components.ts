@@ -58,6 +58,7 @@ export const HTTP_ERROR_CODES = [
   'RATE_LIMIT_EXCEEDED',
   'QUOTE_ERROR',
   'UPSTREAM_ERROR',
+  'REQUEST_TIMEOUT',
   'INTERNAL_ERROR',
 ] as const
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number]
@@ -73,7 +74,8 @@ const errorResponse = {
   type: 'object',
   description:
     'Every error answer of the HTTP routes (everything but the JSON-RPC endpoints): `code` is stable, `message` is for people. ' +
-    'An unknown path answers 404 NOT_FOUND, a known path with another method 405 METHOD_NOT_ALLOWED (with Allow), a malformed URL 400 VALIDATION_ERROR; ' +
+    'An unknown path answers 404 NOT_FOUND, a known path with another method 405 METHOD_NOT_ALLOWED (with Allow), a malformed URL 400 VALIDATION_ERROR, ' +
+    'a request line and headers over 16 KiB 431 VALIDATION_ERROR, a request not received in time 408 REQUEST_TIMEOUT; ' +
     'no error body ever repeats the request URL.',
   required: ['code', 'message'],
   additionalProperties: false,
