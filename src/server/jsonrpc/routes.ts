@@ -178,7 +178,7 @@ export function registerJsonRpcRoutes(app: FastifyInstance, options: JsonRpcRout
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body))
-    scope.setErrorHandler(handleFrameworkError)
+    scope.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => handleFrameworkError(settings, error, req, reply))
 
     const routeOptions = {
       logSerializers: jsonRpcLogSerializers,
@@ -304,11 +304,17 @@ function answerOtherRpcAddress(req: FastifyRequest, reply: FastifyReply): Fastif
 
 /**
  * Errors raised by Fastify before the handler runs (body reading) or, by a bug, from it. Every
- * answer is a JSON-RPC error with id null: the body was never read as a request.
+ * answer is a JSON-RPC error with id null: the body was never read as a request. The token is
+ * still checked first: an unknown token is the 401 whatever became of the body.
  */
-function handleFrameworkError(error: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+function handleFrameworkError(settings: Settings, error: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const status = typeof error.statusCode === 'number' ? error.statusCode : 500
   const log: FastifyBaseLogger = req.log
+  const token = (req.params as { partnerToken?: unknown } | undefined)?.partnerToken
+  if (typeof token === 'string' && settings.partners.resolve(token) === undefined) {
+    log.warn('json-rpc request with an unknown partner token refused')
+    return sendJson(reply, 401, encodeFixedError(null, RPC_UNAUTHORIZED, UNAUTHORIZED_MESSAGE))
+  }
   if (status === 413) return sendJson(reply, 413, encodeFixedError(null, RPC_INVALID_REQUEST, REQUEST_TOO_LARGE_MESSAGE))
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     // not reached while setAsideMalformedContentType runs first; kept as the fallback

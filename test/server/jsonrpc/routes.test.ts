@@ -352,6 +352,15 @@ describe('body limit', () => {
     await t.app.close()
   })
 
+  it('a body over the limit with an unknown token: 401 first, not 413', async () => {
+    const t = await buildTestApp({ appBodyLimit: 1024 })
+    const big = request('eth_sendPrivateRawTransaction', [{ tx: `0x${'ab'.repeat(2000)}` }], 1)
+    const res = await post(t.app, 'submit', big, { token: TOKEN_UNKNOWN })
+    expect(res.statusCode).toBe(401)
+    expect(res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: RPC_UNAUTHORIZED, message: expect.any(String) } })
+    await t.app.close()
+  })
+
   it('the bodyLimit option overrides the app limit for the RPC routes only', async () => {
     const t = await buildTestApp({ appBodyLimit: 1_048_576, bodyLimit: 512 })
     const res = await post(t.app, 'submit', request('eth_sendPrivateRawTransaction', [{ tx: `0x${'ab'.repeat(400)}` }], 1))
