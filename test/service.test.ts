@@ -211,10 +211,10 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
     expect(notErc20.status).toBe(422)
     expect(notErc20.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'NOT_A_TOKEN', field: 'tokenIn' } })
 
-    // one wei of WETH buys no unit of USDC anywhere: every path exists, none delivers
+    // one wei of WETH buys no unit of USDC anywhere: every path exists, the output rounds to zero
     const dust = await postQuote(svc.url, { tokenIn: weth, tokenOut: tokenAddress(registry, 'USDC'), amountIn: '1' })
     expect(dust.status).toBe(422)
-    expect(dust.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'INSUFFICIENT_LIQUIDITY' } })
+    expect(dust.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'AMOUNT_TOO_SMALL' } })
   })
 
   it('answers 401 before 400, and 400 with one detail per violation', async () => {

@@ -67,7 +67,7 @@ describe('private submission in fork mode, through a relay that executes bundles
     // fifo: a block keeps the bundle's order; no automine: the relay mines the bundle as one block
     anvil = await startAnvil({ genesisPath: GENESIS_PATH, extraArgs: ['--order', 'fifo', '--no-mining'] })
     // A builder in miniature: the bundles for the next block are collected until the backrun bundle
-    // arrives (the user's own bundle comes first, the backrun bundle once planned) or 3 s pass, then
+    // arrives (the user's own bundle comes first, the backrun bundle once planned) or 20 s pass, then
     // the one that pays most (here: the longest) is mined as one block; the other conflicts with it
     // on the user's tx and is skipped.
     const collecting = new Map<bigint, Array<(typeof bundles)[number]>>()
@@ -96,7 +96,8 @@ describe('private submission in fork mode, through a relay that executes bundles
         const waiting = collecting.get(block)
         if (waiting === undefined) {
           collecting.set(block, [entry])
-          setTimeout(() => void (collecting.has(block) ? build(block, BigInt(head.timestamp)) : undefined), 3_000)
+          // long enough for planning on a busy machine: the backrun bundle is what this test checks
+          setTimeout(() => void (collecting.has(block) ? build(block, BigInt(head.timestamp)) : undefined), 20_000)
         } else {
           waiting.push(entry)
         }
