@@ -23,12 +23,6 @@ export interface ServiceConfig {
   backrun: BackrunConfig
   submission: SubmissionConfig
   devnet: DevnetConfig
-  /**
-   * @deprecated Read by nothing: the port is `server.port`. Accepted only so that callers written
-   * for the flat configuration (`{ ...config, port: 0 }` in test/service.test.ts,
-   * test/server/health-routes.test.ts) still compile; remove with those overrides.
-   */
-  port?: number
 }
 
 /** The HTTP front door: HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS, RPC_MAX_BATCH_SIZE. */

@@ -115,7 +115,7 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
   let svc: Running
   beforeAll(async () => {
     anvil = await startAnvil({ genesisPath: GENESIS_PATH })
-    svc = await startService({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 })
+    svc = await startService(loadConfig({ LOG_LEVEL: 'silent' }))
   })
   afterAll(async () => {
     await stopService(svc)
@@ -249,7 +249,7 @@ describe('eth_backrun over JSON-RPC on the embedded devnet', () => {
   let svc: Running
   const TOKEN = 'dev-partner-token-insecure'
   beforeAll(async () => {
-    svc = await startService({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 })
+    svc = await startService(loadConfig({ LOG_LEVEL: 'silent' }))
   })
   afterAll(() => stopService(svc))
 
@@ -299,7 +299,7 @@ describe('POST /v1/quote with a pool-less token', () => {
     genesis.alloc[LONELY.slice(2)] = { code: link.code, balance: '0x0' }
     dir = mkdtempSync(join(tmpdir(), 'lonely-'))
     writeFileSync(join(dir, 'genesis.json'), JSON.stringify(genesis))
-    svc = await startService({ ...loadConfig({ LOG_LEVEL: 'silent', DEVNET_GENESIS: join(dir, 'genesis.json') }), port: 0 })
+    svc = await startService(loadConfig({ LOG_LEVEL: 'silent', DEVNET_GENESIS: join(dir, 'genesis.json') }))
   })
   afterAll(async () => {
     await stopService(svc)
@@ -330,7 +330,7 @@ describe('POST /v1/quote in fork mode (anvil as the upstream)', () => {
       PARTNER_TOKENS: 'fork-partner:fork-partner-token-0123456789',
       RELAYS: '[{"name":"unused","url":"http://127.0.0.1:9"}]',
     })
-    svc = await startService({ ...config, port: 0 })
+    svc = await startService(config)
   })
   afterAll(async () => {
     await stopService(svc)

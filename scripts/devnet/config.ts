@@ -35,7 +35,7 @@ export const DEV_MNEMONIC = 'test test test test test test test test test test t
 export const DEV_ACCOUNT_COUNT = 64
 /**
  * Dev accounts reserved as searcher keys (registry devAccounts.searcherIndexes): 8, the service's
- * default searcher (DEVNET_SEARCHER_ACCOUNT_INDEX in src/submission-service.ts), then 56..63.
+ * default searcher (DEVNET_SEARCHER_ACCOUNT_INDEX in src/node/submission.ts), then 56..63.
  * Tests and benchmarks must not use them as users: a user sharing a searcher's account would
  * share its nonce with the backruns.
  */

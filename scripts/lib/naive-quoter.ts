@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs'
 import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { loadLegacyConfig as loadConfig } from '../../src/node/legacy-config.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import type { SimulationState } from '../../src/evm/simulator.ts'
 import { buildPoolGraph, enumeratePaths, VIEW_CALLER, type PathHop } from '../../src/routing/index.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
@@ -68,7 +68,7 @@ export class NaiveEvmQuoter {
 
 async function main() {
   const config = loadConfig({ LOG_LEVEL: 'silent' })
-  const registry = JSON.parse(readFileSync(config.devnetRegistryPath, 'utf8')) as { v2: { router02: string }; v3: { quoterV2: string } }
+  const registry = JSON.parse(readFileSync(config.devnet.registryPath, 'utf8')) as { v2: { router02: string }; v3: { quoterV2: string } }
   const services = await openDomainServices(config, { log: { warn: () => {} } })
   const naive = new NaiveEvmQuoter(services, registry.v3.quoterV2.toLowerCase() as Address, registry.v2.router02.toLowerCase() as Address)
   const app = Fastify({ logger: false })

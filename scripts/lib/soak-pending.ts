@@ -1,7 +1,7 @@
 /**
  * bench:soak's memory per pending submission, measured in THIS process (needs `node --expose-gc`):
- * the real submission pipeline wired as src/submission-service.ts wires it (domain services of
- * src/service.ts on the embedded devnet, an OutboxStore in a temp dir, a Dispatcher with the real
+ * the real submission pipeline wired as src/node/submission.ts wires it (domain services of
+ * src/node/domain.ts on the embedded devnet, an OutboxStore in a temp dir, a Dispatcher with the real
  * engine simulator and EngineBackrunPlanner signing with the devnet searcher keys, a RelayClient to
  * a recording HTTP relay that accepts everything and never includes, an inclusion checker that
  * always answers pending). Differences from the service: heads come from this module (one head is
@@ -23,7 +23,7 @@ import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Hex } from 'viem'
-import { loadLegacyConfig as loadConfig } from '../../src/node/legacy-config.ts'
+import { loadConfig } from '../../src/node/config.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { DEV_PARTNER_ID } from '../../src/server/jsonrpc/partner-tokens-config.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
@@ -135,10 +135,10 @@ export async function measurePendingSubmissionMemory(count: number, warmup: numb
         relays: [new RelayClient({ name: 'recorder', url: relay!.url }, relayKey)],
         heads,
         inclusion: { check: async () => ({ status: 'pending' as const }) },
-        planner: new EngineBackrunPlanner({ chain, simulator, engine: backrun, signer: signerPool, refundBps: config.backrunRefundBps, maxPriorityFeePerGas: config.backrunPriorityFeeWei }),
+        planner: new EngineBackrunPlanner({ chain, simulator, engine: backrun, signer: signerPool, refundBps: config.backrun.refundBps, maxPriorityFeePerGas: config.backrun.priorityFeeWei }),
         simulate: engineSubmissionSimulator({ chain, simulator }),
         decode,
-        expiryBlocks: config.submissionExpiryBlocks,
+        expiryBlocks: config.submission.expiryBlocks,
         log: quiet,
       })
 
@@ -162,7 +162,7 @@ export async function measurePendingSubmissionMemory(count: number, warmup: numb
     // 1. warm-up with a throw-away dispatcher and store
     log(`pending: warm-up with ${warmup} submissions...`)
     const warmTxs = await signAll(warmup, 1_000_000)
-    const warmStore = new OutboxStore(join(root, 'warm'), { maxOpen: config.maxPendingSubmissions })
+    const warmStore = new OutboxStore(join(root, 'warm'), { maxOpen: config.submission.maxPendingSubmissions })
     await warmStore.open()
     const warmHeads = manualHeads()
     const warm = makeDispatcher(warmStore, warmHeads)
@@ -177,7 +177,7 @@ export async function measurePendingSubmissionMemory(count: number, warmup: numb
     log(`pending: signing ${count} submissions...`)
     const txs = await signAll(count, 0)
     const rawTxBytes = txs.reduce((a, b) => a + b.length, 0) / txs.length
-    const store = new OutboxStore(join(root, 'outbox'), { maxOpen: config.maxPendingSubmissions })
+    const store = new OutboxStore(join(root, 'outbox'), { maxOpen: config.submission.maxPendingSubmissions })
     await store.open()
     cleanups.push(() => store.close())
     const heads = manualHeads()
@@ -201,7 +201,7 @@ export async function measurePendingSubmissionMemory(count: number, warmup: numb
     const after = gcHeap()
     // the share of the decoded-transaction memo (src/tx/decode-transaction.ts, 4,096 entries per
     // Common): the same txs decoded once more under a fresh Common fill a second memo of their own
-    const freshCommon = commonForChain(chain.chainId, config.hardfork)
+    const freshCommon = commonForChain(chain.chainId, config.chain.hardfork)
     for (const buf of txs) decodeSignedTransaction(`0x${buf.toString('hex')}` as Hex, { chainId: chain.chainId, common: freshCommon })
     const afterMemo = gcHeap()
     const memoEntries = Math.min(txs.length, 4_096)

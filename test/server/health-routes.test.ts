@@ -15,7 +15,7 @@ describe('health routes', () => {
     const quote = { quote: () => Promise.reject(new Error('not used by health routes')) }
     const backrun = { backrun: () => Promise.reject(new Error('not used by health routes')) }
     const partners = createPartnerRegistry([{ partnerId: 'p', token: 'partner-token-0123456789' }])
-    app = await buildApp({ ...loadConfig({ LOG_LEVEL: 'silent' }), port: 0 }, { chain, quote, backrun, partners, apiKeys: ApiKeyRegistry.fromKeys(['k']) })
+    app = await buildApp(loadConfig({ LOG_LEVEL: 'silent' }), { chain, quote, backrun, partners, apiKeys: ApiKeyRegistry.fromKeys(['k']) })
     await app.listen({ host: '127.0.0.1', port: 0 })
   })
   afterAll(() => app.close())
