@@ -1,0 +1,131 @@
+/**
+ * What the Dispatcher is given: its ports (heads, simulation, backrun planning, inclusion, the
+ * outbox, a logger), each a narrow interface so the dispatcher never knows which node, EVM or
+ * store stands behind it. The engine-backed implementations are engine-simulator.ts,
+ * engine-backrun-planner.ts, rpc-inclusion-checker.ts and outbox-store.ts.
+ */
+import type { Address, Hex } from '../chain/types.ts'
+import type { DecodedTransaction } from '../tx/decode-transaction.ts'
+import type { OutboxStore } from './outbox-store.ts'
+import type { SubmissionId, SubmissionKind } from './types.ts'
+
+/** The part of a block header the dispatcher needs; src/chain/types.ts BlockInfo has it. */
+export interface HeadInfo {
+  number: bigint
+  /** unix seconds */
+  timestamp: bigint
+}
+
+/**
+ * New chain heads. A ChainStateSource fits:
+ * `{ onNewHead: (l) => chain.onNewHead(l), currentHead: () => chain.latest().block }`.
+ */
+export interface HeadSource {
+  /** Called with each new head; returns an unsubscribe function. */
+  onNewHead(listener: (head: HeadInfo) => void): () => void
+  /** The newest head already known, so new submissions are sent before the next head arrives. */
+  currentHead?(): HeadInfo | undefined
+}
+
+export interface SimulationInput {
+  id: SubmissionId
+  kind: SubmissionKind
+  /** the user's txs in bundle order (one for private-tx and notify) */
+  userTxs: readonly DecodedTransaction[]
+  /** aborted when prepareTimeoutMs passes */
+  signal: AbortSignal
+}
+
+export interface SimulationReport {
+  /** false when a user tx reverts */
+  success: boolean
+  revertReason?: string
+  /** index of the reverting tx in userTxs */
+  failedTxIndex?: number
+  /**
+   * Set when the failing tx cannot be included at all on this head (not executed): `nonce-used`
+   * (it can never be included: its nonce is taken), `nonce-gap` (a predecessor is missing),
+   * `funds`, `fee` (fee cap below the base fee) or `other`.
+   */
+  rejection?: 'nonce-used' | 'nonce-gap' | 'funds' | 'fee' | 'other'
+  gasUsed?: bigint
+  /** block the state was pinned to */
+  blockNumber?: bigint
+}
+
+/** Simulates the user txs in order in the next-block context; throw when it cannot be run. */
+export type SubmissionSimulator = (input: SimulationInput) => Promise<SimulationReport>
+
+export interface BackrunPlanInput {
+  id: SubmissionId
+  kind: SubmissionKind
+  /** the user's txs in bundle order; the backrun goes behind the last one */
+  userTxs: readonly DecodedTransaction[]
+  /** undefined when the simulation could not be run */
+  simulation: SimulationReport | undefined
+  /** aborted when prepareTimeoutMs passes */
+  signal: AbortSignal
+  /** the block the backrun is for (the head's next block) */
+  targetBlock?: bigint
+  /** the highest tip cap among the other open submissions' txs: the backrun bundle should pay more per gas */
+  tipFloor?: bigint
+}
+
+export interface BackrunPlan {
+  /** the signed backrun tx, from the searcher account */
+  rawBackrunTx: Hex
+  /** profit in profitToken base units */
+  grossProfit: bigint
+  profitToken: Address
+  /** net of gas, in wei of the native token */
+  netProfitWei?: bigint
+  gasUsed?: bigint
+  /** the block it was planned and signed for */
+  block?: bigint
+  /** the searcher account that signed it */
+  searcher?: Address
+  /** the pools the bundle [user txs, backrun] moves (lowercase), when the planner knows them */
+  pools?: Address[]
+}
+
+/** Finds a profitable backrun behind the user txs (the lead implements it with the eth_backrun engine). */
+export interface BackrunPlanner {
+  /** null when there is no profitable backrun */
+  plan(input: BackrunPlanInput): Promise<BackrunPlan | null>
+  /** A plan made for `block` is not used: what it holds for that block (its searcher key) is free again. */
+  release?(id: SubmissionId, block: bigint): void
+}
+
+export interface InclusionQuery {
+  id: SubmissionId
+  kind: SubmissionKind
+  /** the user's tx hashes (for notify: the notified tx) */
+  txHashes: readonly Hex[]
+  backrunTxHash?: Hex
+  /** first block the submission was sent for */
+  firstBlock: bigint
+  /** the head being processed */
+  head: HeadInfo
+}
+
+export type InclusionStatus =
+  | { status: 'pending' }
+  /** the user txs are on chain in `blockNumber` (for notify: the notified tx) */
+  | { status: 'included'; blockNumber: bigint; backrunIncluded?: boolean; backrunTxHash?: Hex; backrunGrossProfit?: bigint }
+  /** it can never be included any more (e.g. the sender's nonce was used by another tx) */
+  | { status: 'dropped'; reason: string }
+
+export interface InclusionChecker {
+  /** Throwing counts as 'pending' (logged); the check is repeated at the next head. */
+  check(query: InclusionQuery): Promise<InclusionStatus>
+}
+
+/** Pino / Fastify logger shape. Nothing logged carries raw txs or the searcher key. */
+export interface DispatcherLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  error(obj: object, msg: string): void
+}
+
+/** The store operations the dispatcher uses; OutboxStore implements them. */
+export type SubmissionOutbox = Pick<OutboxStore, 'persist' | 'append' | 'listUndelivered' | 'pruneFinished'>
