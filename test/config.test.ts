@@ -38,7 +38,7 @@ describe('loadConfig', () => {
       dataDir: 'data',
       searcherKeys: undefined,
       relays: undefined,
-      maxPendingSubmissions: 20_000,
+      maxPendingSubmissions: 5_000,
       maxBackrunPlansPerBlock: 32,
       expiryBlocks: 25,
       maxBundleTxs: 16,

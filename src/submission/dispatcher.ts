@@ -343,6 +343,11 @@ export class Dispatcher {
     if (this.stopping) return
     if (this.head !== undefined && head.number < this.head.number) return // an older head arriving late
     this.head = head
+    // sends for a block that is now built are useless: abort them (their place in the relay's
+    // queue included) instead of letting a backlog hold them
+    for (const task of this.active.values()) {
+      for (const send of task.inflight?.values() ?? []) if (send.block <= head.number) send.controller.abort(new Error(`block ${send.block} is built`))
+    }
     // the submissions most likely to carry a backrun are planned first: the per-block planning
     // budget (maxPlansPerBlock) then goes where it pays
     for (const task of [...this.active.values()].sort(planPriority)) this.schedule(task)
@@ -621,15 +626,30 @@ export class Dispatcher {
 
     if (summary.targeting !== undefined && task.lastCheckedHead !== head.number) {
       task.lastCheckedHead = head.number
-      await this.recordOutcomes(task, head.number)
-      const status = await this.checkInclusion(task, head, summary.targeting.firstBlock)
-      if (status.status === 'included') {
-        await this.finish(task, includedEvent(status, this.now()))
-        return
-      }
-      if (status.status === 'dropped') {
-        await this.finish(task, { type: 'dropped', at: this.now(), reason: status.reason })
-        return
+      // Past its last block: settled now, with one direct inclusion check, never behind the
+      // queue of per-block work (a backlog must not keep submissions it can no longer send alive).
+      if (this.expiredAt(task, head) !== undefined) {
+        const status = await this.checkInclusion(task, head, summary.targeting.firstBlock, { direct: true })
+        if (status.status === 'included') {
+          await this.finish(task, includedEvent(status, this.now()))
+          return
+        }
+      } else {
+        await this.recordOutcomes(task, head.number, head)
+        const status = await this.checkInclusion(task, head, summary.targeting.firstBlock)
+        if (status.status === 'included') {
+          await this.finish(task, includedEvent(status, this.now()))
+          return
+        }
+        if (status.status === 'dropped') {
+          await this.finish(task, { type: 'dropped', at: this.now(), reason: status.reason })
+          return
+        }
+        // the queue was long and a newer head came meanwhile: this block is gone, go on with that one
+        if (this.head !== undefined && this.head.number !== head.number) {
+          task.rerun = true
+          return
+        }
       }
     }
     if (task.finished || this.stopping) return
@@ -642,15 +662,9 @@ export class Dispatcher {
       events.push(targeting)
     }
     const target = head.number + 1n
-    const maxTimestamp = record.bundleOptions?.maxTimestamp
-    if (target > targeting.lastBlock || (maxTimestamp !== undefined && head.timestamp >= maxTimestamp)) {
-      const reason =
-        target > targeting.lastBlock
-          ? record.bundleOptions?.blockNumber !== undefined
-            ? `the bundle's blockNumber ${targeting.lastBlock} has passed without inclusion`
-            : `not included by block ${targeting.lastBlock} (${this.expiryBlocks} blocks)`
-          : `maxTimestamp ${maxTimestamp} has passed without inclusion`
-      await this.finish(task, { type: 'expired', at: this.now(), lastBlock: targeting.lastBlock, reason }, events)
+    const expiry = this.expiredAt(task, head, targeting)
+    if (expiry !== undefined) {
+      await this.finish(task, { type: 'expired', at: this.now(), lastBlock: targeting.lastBlock, reason: expiry }, events)
       return
     }
     if (target < targeting.firstBlock) {
@@ -723,19 +737,36 @@ export class Dispatcher {
     return { type: 'targeting', at: this.now(), firstBlock, lastBlock, relays: eligible.map((r) => r.name) }
   }
 
-  private async checkInclusion(task: Task, head: HeadInfo, firstBlock: bigint): Promise<InclusionStatus> {
+  /** Why the submission can no longer be sent at `head`, or undefined while it can. */
+  private expiredAt(task: Task, head: HeadInfo, targeting: TargetingEvent | undefined = task.summary.targeting): string | undefined {
+    if (targeting === undefined) return undefined
+    const { record } = task
+    const target = head.number + 1n
+    const maxTimestamp = record.bundleOptions?.maxTimestamp
+    if (target > targeting.lastBlock) {
+      return record.bundleOptions?.blockNumber !== undefined
+        ? `the bundle's blockNumber ${targeting.lastBlock} has passed without inclusion`
+        : `not included by block ${targeting.lastBlock} (${this.expiryBlocks} blocks)`
+    }
+    if (maxTimestamp !== undefined && head.timestamp >= maxTimestamp) return `maxTimestamp ${maxTimestamp} has passed without inclusion`
+    return undefined
+  }
+
+  private async checkInclusion(task: Task, head: HeadInfo, firstBlock: bigint, how: { direct?: boolean } = {}): Promise<InclusionStatus> {
     const { record, summary } = task
+    const check = (): Promise<InclusionStatus> =>
+      this.inclusion.check({
+        id: record.id,
+        kind: record.kind,
+        txHashes: record.txHashes,
+        ...(summary.backrun ? { backrunTxHash: summary.backrun.txHash } : {}),
+        firstBlock,
+        head,
+      })
     try {
-      return await this.inclusionLimit.run(() =>
-        this.inclusion.check({
-          id: record.id,
-          kind: record.kind,
-          txHashes: record.txHashes,
-          ...(summary.backrun ? { backrunTxHash: summary.backrun.txHash } : {}),
-          firstBlock,
-          head,
-        }),
-      )
+      if (how.direct === true) return await check()
+      // a check that waited in the queue past its head is stale: the next head asks again
+      return await this.inclusionLimit.run(() => (this.head !== undefined && this.head.number !== head.number ? Promise.resolve({ status: 'pending' as const }) : check()))
     } catch (err) {
       this.log.warn({ err, id: record.id }, 'inclusion check failed; treating as pending')
       return { status: 'pending' }
@@ -743,7 +774,7 @@ export class Dispatcher {
   }
 
   /** Asks every relay that tells (bundleStats) what became of the bundles it accepted for `block`. */
-  private async recordOutcomes(task: Task, block: bigint): Promise<void> {
+  private async recordOutcomes(task: Task, block: bigint, head: HeadInfo): Promise<void> {
     const accepted = task.accepted?.filter((a) => a.block === block)
     task.accepted = task.accepted?.filter((a) => a.block > block)
     if (task.accepted?.length === 0) task.accepted = undefined
@@ -754,7 +785,8 @@ export class Dispatcher {
     const asks = asked.map(({ relay, role, hash }) =>
       this.inclusionLimit.run(async (): Promise<BundleOutcomeEvent | undefined> => {
         const stats = relay.bundleStats
-        if (stats === undefined) return undefined
+        // stale once a newer head came while it waited: for the partner's information only
+        if (stats === undefined || (this.head !== undefined && this.head.number !== head.number)) return undefined
         try {
           const answer = await stats.call(relay, hash, block, { signal: AbortSignal.timeout(this.prepareTimeoutMs) })
           const event: BundleOutcomeEvent = { type: 'bundle-outcome', at: this.now(), relay: relay.name, block, role, bundleHash: hash, status: answer.status }

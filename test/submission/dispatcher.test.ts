@@ -285,6 +285,23 @@ describe('Dispatcher: private transactions', () => {
     expect(h.relays.a.requests.map((r) => r.params.blockNumber).sort()).toEqual(['0x65', '0x65', '0x65', '0x66', '0x66', '0x66'])
   })
 
+  it('a submission past its last block expires at once, not behind a queue of inclusion checks', async () => {
+    let calls = 0
+    const slow = { check: async () => (calls++, await new Promise((r) => setTimeout(r, 100)), { status: 'pending' as const }) }
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion: slow as never, dispatcher: { expiryBlocks: 1, inclusionConcurrency: 1 } })
+    const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => userTx(80 + i)))
+    const ids: SubmissionId[] = []
+    for (const rawTx of raws) ids.push((await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })).record.id)
+    await h.dispatcher.whenIdle()
+    // block 101 was their only block: at head 101 each is settled with one direct check, in parallel
+    const started = Date.now()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(Date.now() - started).toBeLessThan(20 * 100)
+    for (const id of ids) expect(summarizeLifecycle(await h.events(id)).outcome).toMatchObject({ type: 'expired', lastBlock: 101n })
+    expect(calls).toBe(20)
+  })
+
   it('two backruns moving the same pool in one block: only the first planned goes out; the other user goes alone, told why, and its key is released', async () => {
     const pool = '0x00000000000000000000000000000000000000aa' as Address
     const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('backrun', 1n, [pool]), dispatcher: { prepareConcurrency: 1 } })
