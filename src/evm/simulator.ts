@@ -69,6 +69,18 @@ export interface CallRequest {
 }
 
 /** The transaction can never be included as is (nonce, funds, fee below base fee, gas limit). */
+const NONCE_MISMATCH = /account has nonce of: (\d+) tx has nonce of: (\d+)/
+
+/**
+ * The nonces in a rejection for a wrong nonce (ethereumjs: "account has nonce of: A tx has nonce
+ * of: T"), or undefined for any other rejection. `tx < account`: that nonce is used for good;
+ * `tx > account`: a predecessor is missing and may still come.
+ */
+export function nonceMismatch(message: string): { account: bigint; tx: bigint } | undefined {
+  const m = NONCE_MISMATCH.exec(message)
+  return m === null ? undefined : { account: BigInt(m[1]), tx: BigInt(m[2]) }
+}
+
 export class TransactionRejectedError extends Error {
   override readonly name = 'TransactionRejectedError'
   constructor(

@@ -17,7 +17,7 @@
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx'
 
 import type { ChainStateSource } from '../chain/types.ts'
-import { TransactionRejectedError, type BundleResult, type Simulator } from '../evm/simulator.ts'
+import { nonceMismatch, TransactionRejectedError, type BundleResult, type Simulator } from '../evm/simulator.ts'
 import type { DecodedTransaction } from '../tx/decode-transaction.ts'
 import type { SimulationInput, SimulationReport, SubmissionSimulator } from './dispatcher.ts'
 
@@ -75,16 +75,14 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw signal.reason instanceof Error ? signal.reason : new Error('aborted')
 }
 
-const NONCE_MISMATCH = /account has nonce of: (\d+) tx has nonce of: (\d+)/
-
 /**
  * Why a transaction cannot be included, from ethereumjs' message: a nonce below the account's can
  * never be included again (that nonce is used); a nonce above it may become valid once its
  * predecessors land, and funds or a fee cap below the base fee may change with the next blocks.
  */
 export function classifyRejection(message: string): NonNullable<SimulationReport['rejection']> {
-  const nonce = NONCE_MISMATCH.exec(message)
-  if (nonce !== null) return BigInt(nonce[2]) < BigInt(nonce[1]) ? 'nonce-used' : 'nonce-gap'
+  const nonce = nonceMismatch(message)
+  if (nonce !== undefined) return nonce.tx < nonce.account ? 'nonce-used' : 'nonce-gap'
   if (/baseFeePerGas/.test(message)) return 'fee'
   if (/balance|funds|upfront cost/i.test(message)) return 'funds'
   return 'other'

@@ -16,7 +16,7 @@
  */
 import type { Address, Hex } from '../../chain/types.ts'
 import type { ExecutionBlock } from '../../evm/block-context.ts'
-import { TransactionRejectedError, type SimulationState, type Simulator, type TransactionResult } from '../../evm/simulator.ts'
+import { nonceMismatch, TransactionRejectedError, type SimulationState, type Simulator, type TransactionResult } from '../../evm/simulator.ts'
 import type { DecodedTransaction } from '../../tx/index.ts'
 import type { BuilderReceipt, PendingBundle } from './types.ts'
 
@@ -226,10 +226,9 @@ export async function mergeBundles(ctx: MergeContext, bundles: readonly PendingB
 }
 
 const NONCE_PASSES = 8
-const NONCE_MISMATCH = /account has nonce of: (\d+) tx has nonce of: (\d+)/
 
 /** a failure because the sender's nonce is below the tx's: a predecessor may still come */
 function isNonceGap(reason: string): boolean {
-  const m = NONCE_MISMATCH.exec(reason)
-  return m !== null && BigInt(m[2]) > BigInt(m[1])
+  const nonce = nonceMismatch(reason)
+  return nonce !== undefined && nonce.tx > nonce.account
 }
