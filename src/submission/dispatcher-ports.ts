@@ -118,6 +118,12 @@ export type InclusionStatus =
 export interface InclusionChecker {
   /** Throwing counts as 'pending' (logged); the check is repeated at the next head. */
   check(query: InclusionQuery): Promise<InclusionStatus>
+  /**
+   * The tx hashes of block `number`, or null when the node does not have it. When given, the
+   * dispatcher indexes each new block once and calls check() only for submissions found in it
+   * (or whose blocks it could not index): see BlockTxIndex.
+   */
+  blockTransactions?(number: bigint): Promise<readonly Hex[] | null>
 }
 
 /** Pino / Fastify logger shape. Nothing logged carries raw txs or the searcher key. */

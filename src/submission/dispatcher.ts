@@ -4,7 +4,10 @@
  * 1. asks the relays that tell (bundleStats) what became of the bundles it sent for the block just
  *    built (included, outbid, invalid and why) and records it, so a partner can read per block why
  *    its transaction did not land;
- * 2. checks inclusion (receipts) and finishes the submission when its txs are on chain;
+ * 2. checks inclusion and finishes the submission when its txs are on chain: each new block's tx
+ *    hashes are read once (BlockTxIndex, when the inclusion checker can read blocks) and receipts
+ *    are asked only for the submissions found there, so the per-head cost does not grow with the
+ *    number of open submissions;
  * 3. re-plans on the new head: simulates the user's txs again (a tx whose nonce is now used, or
  *    that now reverts without the partner's leave, ends with that reason instead of being re-sent
  *    until expiry) and searches the backrun again (profit grows, shrinks or vanishes as other
@@ -48,6 +51,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Address, Hex } from '../chain/types.ts'
 import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTransaction } from '../tx/decode-transaction.ts'
 import { bundleHash as computeBundleHash } from '../tx/bundle-hash.ts'
+import { BlockTxIndex } from './block-tx-index.ts'
 import { RelayError, isPersistenceError } from './errors.ts'
 import { Limiter } from './limiter.ts'
 import { applyLifecycleEvent, summarizeLifecycle, wasSent, type LifecycleSummary } from './lifecycle.ts'
@@ -208,6 +212,10 @@ export class Dispatcher {
   private readonly prepareConcurrency: number
   private readonly prepareTimeoutMs: number
   private readonly inclusionLimit: Limiter
+  /** each new block's tx hashes, read once per head; undefined when the checker cannot read blocks */
+  private readonly blockIndex: BlockTxIndex | undefined
+  /** the index being brought up to the current head */
+  private indexed: { head: bigint; ready: Promise<void> } | undefined
   private readonly backrunMayRevert: boolean
   private readonly planLimit: Limiter
   private readonly maxPlansPerBlock: number
@@ -259,6 +267,17 @@ export class Dispatcher {
     this.pruneIntervalMs = positiveInt('pruneIntervalMs', options.pruneIntervalMs ?? 60_000)
     this.log = options.log ?? NOOP_LOGGER
     this.now = options.now ?? Date.now
+    const inclusion = options.inclusion
+    this.blockIndex =
+      inclusion.blockTransactions === undefined
+        ? undefined
+        : new BlockTxIndex({
+            read: (n) => inclusion.blockTransactions?.(n) ?? Promise.resolve(null),
+            // a submission's whole life (and the block before its first, where a notified tx sent
+            // by the partner itself may land) fits in the window
+            windowBlocks: Number(this.expiryBlocks) + 2,
+            onError: (block, err) => this.log.warn({ block: block.toString(), err: errorText(err) }, 'reading a block for the inclusion index failed; its submissions are checked by receipt'),
+          })
   }
 
   /**
@@ -343,6 +362,7 @@ export class Dispatcher {
     if (this.stopping) return
     if (this.head !== undefined && head.number < this.head.number) return // an older head arriving late
     this.head = head
+    if (this.blockIndex !== undefined) this.indexed = { head: head.number, ready: this.blockIndex.advance(head.number) }
     // sends for a block that is now built are useless: abort them (their place in the relay's
     // queue included) instead of letting a backlog hold them
     for (const task of this.active.values()) {
@@ -483,7 +503,7 @@ export class Dispatcher {
     const why = simulation.revertReason ?? 'failed'
     if (simulation.rejection === 'nonce-used') {
       // its nonce is taken: it landed (by another path) or the sender replaced it
-      const status = await this.checkInclusion(task, head, target)
+      const status = await this.checkInclusion(task, head, target, { direct: true })
       if (status.status === 'included') return includedEvent(status, this.now())
       return { type: 'dropped', at: this.now(), reason: `tx ${index} (${txHash}) can never be included: ${why.replace(/^not includable: /, '')} (its nonce is used: replaced by the sender or included elsewhere)` }
     }
@@ -765,6 +785,13 @@ export class Dispatcher {
       })
     try {
       if (how.direct === true) return await check()
+      // the block index says where each hash is: no receipt request for what is not on chain
+      const indexed = this.indexed
+      if (indexed !== undefined && indexed.head === head.number && this.blockIndex !== undefined) {
+        await indexed.ready
+        const from = firstBlock > 0n ? firstBlock - 1n : 0n
+        if (this.blockIndex.covers(from, head.number) && record.txHashes.every((h) => this.blockIndex?.blockOf(h) === undefined)) return { status: 'pending' }
+      }
       // a check that waited in the queue past its head is stale: the next head asks again
       return await this.inclusionLimit.run(() => (this.head !== undefined && this.head.number !== head.number ? Promise.resolve({ status: 'pending' as const }) : check()))
     } catch (err) {

@@ -9,6 +9,9 @@
  * - otherwise: `pending` (a bundle whose first txs landed on their own stays pending until it
  *   expires: whether the rest can still land is not knowable from receipts alone)
  *
+ * blockTransactions() reads a block's tx hashes (eth_getBlockByNumber without bodies), so the
+ * dispatcher can index each block once and ask for receipts only where it found a hash.
+ *
  * The last user tx is asked first: while it has no receipt (the usual answer) one request per
  * check suffices. Each request has a timeout; transient failures (timeout, network, HTTP
  * 408/425/429/5xx, JSON-RPC errors other than "invalid request / method / params") are retried a
@@ -136,23 +139,36 @@ export class RpcInclusionChecker implements InclusionChecker {
    */
   async receipt(hash: Hex): Promise<ReceiptInfo | null> {
     if (!HASH.test(hash)) throw new TypeError(`RpcInclusionChecker.receipt: ${JSON.stringify(hash)} is not a 32-byte hash`)
+    return this.withRetries('eth_getTransactionReceipt', [hash], (result, attempt) => parseReceipt(result, hash, attempt))
+  }
+
+  /**
+   * The transaction hashes of block `number` (eth_getBlockByNumber without bodies), or null when
+   * the node does not have that block. Lets the dispatcher index each block once instead of asking
+   * for every open submission's receipt (see BlockTxIndex).
+   * @throws InclusionCheckError
+   */
+  async blockTransactions(number: bigint): Promise<readonly Hex[] | null> {
+    if (number < 0n) throw new RangeError(`RpcInclusionChecker.blockTransactions: ${number} is not a block number`)
+    return this.withRetries('eth_getBlockByNumber', [`0x${number.toString(16)}`, false], (result, attempt) => parseBlockTransactions(result, number, attempt))
+  }
+
+  private async withRetries<T>(method: string, params: unknown[], parse: (result: unknown, attempt: number) => T): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.requestReceipt(hash, attempt)
+        return parse(await this.request(method, params, attempt), attempt)
       } catch (error) {
-        const failure =
-          error instanceof InclusionCheckError
-            ? error
-            : new InclusionCheckError(`eth_getTransactionReceipt: ${errorText(error)}`, 'network', attempt, { retryable: true }, { cause: error })
+        const failure = error instanceof InclusionCheckError ? error : new InclusionCheckError(`${method}: ${errorText(error)}`, 'network', attempt, { retryable: true }, { cause: error })
         if (failure.details.retryable !== true || attempt >= this.maxAttempts) throw failure
         await sleep(fullJitterDelay(attempt, this.backoff, this.random))
       }
     }
   }
 
-  private async requestReceipt(hash: Hex, attempt: number): Promise<ReceiptInfo | null> {
+  /** One JSON-RPC request; its `result` (null included). @throws InclusionCheckError */
+  private async request(method: string, params: unknown[], attempt: number): Promise<unknown> {
     const id = this.nextId++
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_getTransactionReceipt', params: [hash] })
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params })
     let response: Response
     let text: string
     try {
@@ -164,34 +180,48 @@ export class RpcInclusionChecker implements InclusionChecker {
       })
       text = await response.text()
     } catch (error) {
-      if (isTimeout(error)) throw new InclusionCheckError(`eth_getTransactionReceipt: no answer within ${this.timeoutMs} ms`, 'timeout', attempt, { retryable: true }, { cause: error })
-      throw new InclusionCheckError(`eth_getTransactionReceipt: ${errorText(error)}`, 'network', attempt, { retryable: true }, { cause: error })
+      if (isTimeout(error)) throw new InclusionCheckError(`${method}: no answer within ${this.timeoutMs} ms`, 'timeout', attempt, { retryable: true }, { cause: error })
+      throw new InclusionCheckError(`${method}: ${errorText(error)}`, 'network', attempt, { retryable: true }, { cause: error })
     }
     if (!response.ok) {
       const retryable = RETRYABLE_HTTP.has(response.status) || response.status >= 500
-      throw new InclusionCheckError(`eth_getTransactionReceipt: HTTP ${response.status} ${clip(text)}`, 'http', attempt, { status: response.status, retryable })
+      throw new InclusionCheckError(`${method}: HTTP ${response.status} ${clip(text)}`, 'http', attempt, { status: response.status, retryable })
     }
     let json: unknown
     try {
       json = JSON.parse(text)
     } catch (cause) {
-      throw new InclusionCheckError(`eth_getTransactionReceipt: the answer is not JSON: ${clip(text)}`, 'malformed', attempt, { retryable: true }, { cause })
+      throw new InclusionCheckError(`${method}: the answer is not JSON: ${clip(text)}`, 'malformed', attempt, { retryable: true }, { cause })
     }
     if (!isObject(json) || json.jsonrpc !== '2.0' || json.id !== id) {
-      throw new InclusionCheckError('eth_getTransactionReceipt: the answer is not a JSON-RPC 2.0 response to this request', 'malformed', attempt, { retryable: true })
+      throw new InclusionCheckError(`${method}: the answer is not a JSON-RPC 2.0 response to this request`, 'malformed', attempt, { retryable: true })
     }
     if (json.error !== undefined) {
       const err = isObject(json.error) ? json.error : {}
       const code = typeof err.code === 'number' ? err.code : undefined
       const message = typeof err.message === 'string' ? err.message : 'no message'
-      throw new InclusionCheckError(`eth_getTransactionReceipt: JSON-RPC error ${code ?? '?'}: ${clip(message)}`, 'rpc', attempt, {
+      throw new InclusionCheckError(`${method}: JSON-RPC error ${code ?? '?'}: ${clip(message)}`, 'rpc', attempt, {
         ...(code === undefined ? {} : { rpcCode: code }),
         retryable: code === undefined || !FINAL_RPC_CODES.has(code),
       })
     }
-    if (!('result' in json)) throw new InclusionCheckError('eth_getTransactionReceipt: the answer has neither result nor error', 'malformed', attempt, { retryable: true })
-    return parseReceipt(json.result, hash, attempt)
+    if (!('result' in json)) throw new InclusionCheckError(`${method}: the answer has neither result nor error`, 'malformed', attempt, { retryable: true })
+    return json.result
   }
+}
+
+function parseBlockTransactions(value: unknown, number: bigint, attempt: number): readonly Hex[] | null {
+  if (value === null) return null
+  const bad = (what: string): InclusionCheckError => new InclusionCheckError(`eth_getBlockByNumber: malformed block: ${what}`, 'malformed', attempt, { retryable: false })
+  if (!isObject(value)) throw bad('not an object')
+  if (typeof value.number !== 'string' || !QUANTITY.test(value.number) || BigInt(value.number) !== number) throw bad(`it is not block ${number}`)
+  if (!Array.isArray(value.transactions)) throw bad('transactions is not a list')
+  // without bodies a node answers hashes; a node that sends bodies anyway has them under .hash
+  return value.transactions.map((tx: unknown) => {
+    const hash = isObject(tx) ? tx.hash : tx
+    if (typeof hash !== 'string' || !HASH.test(hash)) throw bad('a transaction hash is not a 32-byte hash')
+    return hash.toLowerCase() as Hex
+  })
 }
 
 function parseReceipt(value: unknown, hash: Hex, attempt: number): ReceiptInfo | null {

@@ -22,6 +22,7 @@ import {
   CHAIN_ID,
   FixedPlanner,
   ManualHeads,
+  BlockReadingInclusion,
   ManualInclusion,
   SEARCHER_KEY_HEX,
   sentTxs,
@@ -250,6 +251,61 @@ describe('Dispatcher: private transactions', () => {
     expect(summary.outcome).toMatchObject({ type: 'included', block: 102n, backrunIncluded: false })
     expect(await h.store.listUndelivered()).toEqual([])
     expect(h.dispatcher.stats().active).toBe(0)
+  })
+
+  it('with a checker that reads blocks: one block read per head and receipts only for what was found there', async () => {
+    const inclusion = new BlockReadingInclusion()
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion })
+    const raws = await Promise.all([81, 82, 83].map((n) => userTx(n)))
+    const records = []
+    for (const rawTx of raws) records.push((await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })).record)
+    await h.dispatcher.whenIdle()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    // block 101 holds none of them: no receipt was asked for
+    expect(inclusion.queries).toHaveLength(0)
+    expect(inclusion.blockReads).toContain(101n)
+    inclusion.include(records[1].hash, 102n)
+    const readsBefore = inclusion.blockReads.length
+    h.heads.emit(102n)
+    await h.dispatcher.whenIdle()
+    // block 102 read once; the receipt asked for the one submission found in it
+    expect(inclusion.blockReads.slice(readsBefore)).toEqual([102n])
+    expect(inclusion.queries.map((q) => q.id)).toEqual([records[1].id])
+    expect(summarizeLifecycle(await h.events(records[1].id)).outcome).toMatchObject({ type: 'included', block: 102n })
+    expect(h.dispatcher.stats().active).toBe(2)
+  })
+
+  it('a block the index could not read: its submissions are checked by receipt, and land all the same', async () => {
+    const inclusion = new BlockReadingInclusion()
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(84) })
+    await h.dispatcher.whenIdle()
+    inclusion.failing.add(101n)
+    inclusion.include(record.hash, 101n)
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(inclusion.queries.map((q) => q.id)).toEqual([record.id])
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'included', block: 101n })
+  })
+
+  it('a head re-announced at the same height (a reorg) is read again: a tx in the replacing block is found', async () => {
+    const inclusion = new BlockReadingInclusion()
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(85) })
+    await h.dispatcher.whenIdle()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(inclusion.queries).toHaveLength(0)
+    inclusion.include(record.hash, 101n)
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    h.heads.emit(102n)
+    await h.dispatcher.whenIdle()
+    // found through the index (block 101 as read the second time), not by a receipt sweep
+    expect(inclusion.blockReads.filter((n) => n === 101n)).toHaveLength(2)
+    expect(inclusion.queries.map((q) => q.id)).toEqual([record.id])
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'included', block: 101n })
   })
 
   it('plans at most maxPlansPerBlock backruns per block; the others go out with their own bundle and say why', async () => {

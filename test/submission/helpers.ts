@@ -220,6 +220,23 @@ export class ManualInclusion implements InclusionChecker {
   }
 }
 
+/**
+ * A ManualInclusion that can also read blocks (the node's eth_getBlockByNumber): a block holds the
+ * hashes included in it; blocks in `failing` throw, blocks above `known` are unknown (null).
+ */
+export class BlockReadingInclusion extends ManualInclusion {
+  readonly blockReads: bigint[] = []
+  readonly failing = new Set<bigint>()
+  known = 1n << 62n
+
+  async blockTransactions(number: bigint): Promise<readonly Hex[] | null> {
+    this.blockReads.push(number)
+    if (this.failing.has(number)) throw new Error(`block ${number} unavailable`)
+    if (number > this.known) return null
+    return [...this.included].filter(([, block]) => block === number).map(([hash]) => hash as Hex)
+  }
+}
+
 /** A planner that returns a fixed backrun (signed from nonce 0 upwards) or null, and records its inputs. */
 export class FixedPlanner implements BackrunPlanner {
   readonly calls: BackrunPlanInput[] = []

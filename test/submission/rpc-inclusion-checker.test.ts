@@ -27,6 +27,8 @@ interface Node {
   url: string
   /** hash (lowercase) -> block number */
   receipts: Map<string, bigint>
+  /** block number -> tx hashes, for eth_getBlockByNumber */
+  blocks: Map<bigint, Hex[]>
   /** consumed one per request, before the normal answer */
   script: Behaviour[]
   requests: Array<{ method: string; params: unknown[] }>
@@ -35,6 +37,7 @@ interface Node {
 
 async function startNode(): Promise<Node> {
   const receipts = new Map<string, bigint>()
+  const blocks = new Map<bigint, Hex[]>()
   const script: Behaviour[] = []
   const requests: Node['requests'] = []
   const server: Server = createServer((req, res) => {
@@ -68,6 +71,12 @@ async function startNode(): Promise<Node> {
             return
         }
       }
+      if (body.method === 'eth_getBlockByNumber') {
+        const n = BigInt(String(body.params[0]))
+        const txs = blocks.get(n)
+        json({ jsonrpc: '2.0', id: body.id, result: txs === undefined ? null : { number: `0x${n.toString(16)}`, hash: h(Number(n) + 1000), transactions: txs } })
+        return
+      }
       if (body.method !== 'eth_getTransactionReceipt') {
         json({ jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'method not found' } })
         return
@@ -86,6 +95,7 @@ async function startNode(): Promise<Node> {
   return {
     url: `http://127.0.0.1:${port}/`,
     receipts,
+    blocks,
     script,
     requests,
     close: () =>
@@ -195,6 +205,28 @@ describe('RpcInclusionChecker', () => {
     expect(error.reason).toBe('network')
     expect(error.attempts).toBe(2)
     expect(error.message).not.toContain('s3cret')
+  })
+
+  it("reads a block's tx hashes (without bodies), null for a block the node does not have", async () => {
+    const checker = fast()
+    node.blocks.set(16n, [h(7), h(8)])
+    expect(await checker.blockTransactions(16n)).toEqual([h(7), h(8)])
+    expect(node.requests).toEqual([{ method: 'eth_getBlockByNumber', params: ['0x10', false] }])
+    expect(await checker.blockTransactions(17n)).toBeNull()
+    // a node that sends bodies anyway: the hashes are read from them
+    node.script.push({ kind: 'result', result: { number: '0x12', transactions: [{ hash: h(9), input: '0x' }] } })
+    expect(await checker.blockTransactions(18n)).toEqual([h(9)])
+  })
+
+  it('a block answer for another number or with bad hashes is malformed; transient failures are retried', async () => {
+    const checker = fast()
+    node.script.push({ kind: 'result', result: { number: '0x5', transactions: [] } })
+    await expect(checker.blockTransactions(6n)).rejects.toMatchObject({ name: 'InclusionCheckError', reason: 'malformed', message: expect.stringMatching(/not block 6/) })
+    node.script.push({ kind: 'result', result: { number: '0x6', transactions: ['0x12'] } })
+    await expect(checker.blockTransactions(6n)).rejects.toMatchObject({ reason: 'malformed' })
+    node.blocks.set(6n, [h(1)])
+    node.script.push({ kind: 'http', status: 503 })
+    expect(await checker.blockTransactions(6n)).toEqual([h(1)])
   })
 
   it('refuses a bad configuration', () => {

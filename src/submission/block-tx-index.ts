@@ -1,0 +1,110 @@
+/**
+ * Which of the last few blocks holds which transaction hash: the dispatcher's cheap answer to "is
+ * it on chain yet?" for every open submission at once.
+ *
+ * Without it, every open submission asks the node for its receipt at every head: one request per
+ * submission per block, which under a backlog of thousands is the node's (and, with the embedded
+ * devnet, this process's own) heaviest load, and grows with the very backlog it should drain. With
+ * it, the dispatcher reads each new block's transaction hashes once (eth_getBlockByNumber without
+ * bodies) and asks for receipts only for the submissions whose hash it found: one request per
+ * block plus one per inclusion.
+ *
+ * Exactness: a block that could not be read (timeout, the node not having it yet) is a gap, and a
+ * submission whose blocks are not all indexed is checked by receipt as before. The head block is
+ * always read again when it arrives (a same-height reorg replaces it); a deeper reorg that replaces
+ * an indexed block is not seen here, which is why expiry and a used nonce are always settled with a
+ * direct receipt check.
+ */
+import type { Hex } from '../chain/types.ts'
+
+/** The transaction hashes of block `number`, or null when the node does not have it (yet). */
+export type BlockTransactionsReader = (number: bigint) => Promise<readonly Hex[] | null>
+
+export interface BlockTxIndexOptions {
+  read: BlockTransactionsReader
+  /** blocks kept (the newest ones); a submission older than that is checked by receipt */
+  windowBlocks: number
+  /** blocks read at most per head, newest first; older missing ones stay gaps. Default windowBlocks. */
+  maxReadsPerHead?: number
+  onError?: (block: bigint, error: unknown) => void
+}
+
+export class BlockTxIndex {
+  private readonly read: BlockTransactionsReader
+  private readonly windowBlocks: bigint
+  private readonly maxReadsPerHead: number
+  private readonly onError: (block: bigint, error: unknown) => void
+  /** block number -> its tx hashes (lower case) */
+  private readonly blocks = new Map<bigint, readonly string[]>()
+  /** tx hash (lower case) -> block number */
+  private readonly where = new Map<string, bigint>()
+  private newest = -1n
+  private chain: Promise<void> = Promise.resolve()
+
+  constructor(options: BlockTxIndexOptions) {
+    if (!Number.isSafeInteger(options.windowBlocks) || options.windowBlocks <= 0) throw new RangeError(`BlockTxIndex: windowBlocks must be a positive integer, got ${options.windowBlocks}`)
+    const maxReads = options.maxReadsPerHead ?? options.windowBlocks
+    if (!Number.isSafeInteger(maxReads) || maxReads <= 0) throw new RangeError(`BlockTxIndex: maxReadsPerHead must be a positive integer, got ${maxReads}`)
+    this.read = options.read
+    this.windowBlocks = BigInt(options.windowBlocks)
+    this.maxReadsPerHead = maxReads
+    this.onError = options.onError ?? (() => undefined)
+  }
+
+  /**
+   * Reads `head` (again, if it was indexed: a same-height reorg) and every block of the window not
+   * indexed yet, newest first, at most maxReadsPerHead. Heads are indexed one after another; the
+   * promise resolves when this one is done, never rejects (a failed read is a gap).
+   */
+  advance(head: bigint): Promise<void> {
+    const run = this.chain.then(() => this.index(head))
+    this.chain = run
+    return run
+  }
+
+  /** Every block from `from` to `to` (both included) is indexed. */
+  covers(from: bigint, to: bigint): boolean {
+    if (to - from + 1n > this.windowBlocks) return false
+    for (let n = from; n <= to; n++) if (!this.blocks.has(n)) return false
+    return true
+  }
+
+  /** The indexed block that holds `hash`, if any. */
+  blockOf(hash: Hex): bigint | undefined {
+    return this.where.get(hash.toLowerCase())
+  }
+
+  /** blocks and hashes held (for tests and metrics) */
+  size(): { blocks: number; hashes: number } {
+    return { blocks: this.blocks.size, hashes: this.where.size }
+  }
+
+  private async index(head: bigint): Promise<void> {
+    if (head > this.newest) this.newest = head
+    const oldest = this.newest - this.windowBlocks + 1n
+    for (const n of [...this.blocks.keys()]) if (n < oldest) this.drop(n)
+    let reads = 0
+    for (let n = head; n >= oldest && n >= 0n && reads < this.maxReadsPerHead; n--) {
+      if (n !== head && this.blocks.has(n)) continue
+      reads++
+      try {
+        const hashes = await this.read(n)
+        this.drop(n)
+        if (hashes === null) continue
+        const lower = hashes.map((h) => h.toLowerCase())
+        this.blocks.set(n, lower)
+        for (const h of lower) this.where.set(h, n)
+      } catch (error) {
+        this.drop(n)
+        this.onError(n, error)
+      }
+    }
+  }
+
+  private drop(n: bigint): void {
+    const hashes = this.blocks.get(n)
+    if (hashes === undefined) return
+    this.blocks.delete(n)
+    for (const h of hashes) if (this.where.get(h) === n) this.where.delete(h)
+  }
+}
