@@ -24,7 +24,12 @@ export interface BlockTxIndexOptions {
   read: BlockTransactionsReader
   /** blocks kept (the newest ones); a submission older than that is checked by receipt */
   windowBlocks: number
-  /** blocks read at most per head, newest first; older missing ones stay gaps. Default windowBlocks. */
+  /**
+   * blocks read at most per head (in parallel), the head first, then missing ones newest first;
+   * the others stay gaps until a later head. Default 4: one read per head in steady state, and a
+   * window's worth of gaps filled over a few heads without ever holding a head up behind a long
+   * series of reads.
+   */
   maxReadsPerHead?: number
   onError?: (block: bigint, error: unknown) => void
 }
@@ -43,7 +48,7 @@ export class BlockTxIndex {
 
   constructor(options: BlockTxIndexOptions) {
     if (!Number.isSafeInteger(options.windowBlocks) || options.windowBlocks <= 0) throw new RangeError(`BlockTxIndex: windowBlocks must be a positive integer, got ${options.windowBlocks}`)
-    const maxReads = options.maxReadsPerHead ?? options.windowBlocks
+    const maxReads = options.maxReadsPerHead ?? 4
     if (!Number.isSafeInteger(maxReads) || maxReads <= 0) throw new RangeError(`BlockTxIndex: maxReadsPerHead must be a positive integer, got ${maxReads}`)
     this.read = options.read
     this.windowBlocks = BigInt(options.windowBlocks)
@@ -52,9 +57,9 @@ export class BlockTxIndex {
   }
 
   /**
-   * Reads `head` (again, if it was indexed: a same-height reorg) and every block of the window not
-   * indexed yet, newest first, at most maxReadsPerHead. Heads are indexed one after another; the
-   * promise resolves when this one is done, never rejects (a failed read is a gap).
+   * Reads `head` (again, if it was indexed: a same-height reorg) and blocks of the window not
+   * indexed yet, newest first, at most maxReadsPerHead, in parallel. Heads are indexed one after
+   * another; the promise resolves when this one is done, never rejects (a failed read is a gap).
    */
   advance(head: bigint): Promise<void> {
     const run = this.chain.then(() => this.index(head))
@@ -83,21 +88,27 @@ export class BlockTxIndex {
     if (head > this.newest) this.newest = head
     const oldest = this.newest - this.windowBlocks + 1n
     for (const n of [...this.blocks.keys()]) if (n < oldest) this.drop(n)
-    let reads = 0
-    for (let n = head; n >= oldest && n >= 0n && reads < this.maxReadsPerHead; n--) {
-      if (n !== head && this.blocks.has(n)) continue
-      reads++
-      try {
-        const hashes = await this.read(n)
-        this.drop(n)
-        if (hashes === null) continue
-        const lower = hashes.map((h) => h.toLowerCase())
-        this.blocks.set(n, lower)
-        for (const h of lower) this.where.set(h, n)
-      } catch (error) {
-        this.drop(n)
-        this.onError(n, error)
-      }
+    const wanted: bigint[] = []
+    for (let n = head; n >= oldest && n >= 0n && wanted.length < this.maxReadsPerHead; n--) {
+      if (n === head || !this.blocks.has(n)) wanted.push(n)
+    }
+    const answers = await Promise.all(
+      wanted.map((n) =>
+        this.read(n).then(
+          (hashes) => ({ n, hashes }),
+          (error: unknown) => {
+            this.onError(n, error)
+            return { n, hashes: null }
+          },
+        ),
+      ),
+    )
+    for (const { n, hashes } of answers) {
+      this.drop(n)
+      if (hashes === null) continue
+      const lower = hashes.map((h) => h.toLowerCase())
+      this.blocks.set(n, lower)
+      for (const h of lower) this.where.set(h, n)
     }
   }
 

@@ -66,7 +66,11 @@ describe('BlockTxIndex', () => {
     expect(index.blockOf(h(2))).toBe(10n)
   })
 
-  it('reads at most maxReadsPerHead blocks per head; heads are indexed one after another', async () => {
+  it('reads at most maxReadsPerHead blocks per head (default 4); heads are indexed one after another', async () => {
+    const d = chain({})
+    await new BlockTxIndex({ read: d.read, windowBlocks: 10 }).advance(20n)
+    expect(d.reads).toEqual([20n, 19n, 18n, 17n])
+
     const c = chain({ 1: [], 2: [], 3: [], 4: [], 5: [] })
     const index = new BlockTxIndex({ read: c.read, windowBlocks: 5, maxReadsPerHead: 2 })
     const a = index.advance(5n)

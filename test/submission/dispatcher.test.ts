@@ -269,8 +269,12 @@ describe('Dispatcher: private transactions', () => {
     const readsBefore = inclusion.blockReads.length
     h.heads.emit(102n)
     await h.dispatcher.whenIdle()
-    // block 102 read once; the receipt asked for the one submission found in it
-    expect(inclusion.blockReads.slice(readsBefore)).toEqual([102n])
+    // block 102 read once (with at most 3 older blocks of the window not read yet); the receipt
+    // asked for the one submission found in it
+    const reads = inclusion.blockReads.slice(readsBefore)
+    expect(reads[0]).toBe(102n)
+    expect(reads.filter((n) => n === 102n)).toHaveLength(1)
+    expect(reads.length).toBeLessThanOrEqual(4)
     expect(inclusion.queries.map((q) => q.id)).toEqual([records[1].id])
     expect(summarizeLifecycle(await h.events(records[1].id)).outcome).toMatchObject({ type: 'included', block: 102n })
     expect(h.dispatcher.stats().active).toBe(2)
