@@ -19,10 +19,17 @@
  * 4. MSTORE pads its word to 32 bytes through array spreads (`setLengthLeft`), ~7% of a swap;
  *    the word is written from its hex form instead. Gas is charged before the handler runs and is
  *    untouched.
+ * 5. `Interpreter.run` awaits every step, so even a synchronous step (3.) costs a microtask turn
+ *    per opcode. For legacy (non-EOF) code without profiler or binary-tree witness, `run` is the
+ *    stock loop line for line except that it awaits a step only when the step returned a promise:
+ *    a step that cannot suspend never yields. Same jump analysis, same error handling (VM errors
+ *    end the frame, STOP is not an error, anything else is rethrown), same EIP-8037 epilogue.
+ *    EOF containers, the profiler and EIP-7864 go to the stock `run`.
  *
  * Gas and results are identical with and without the patches (checked by the anvil comparison tests).
  */
 import { Common } from '@ethereumjs/common'
+import { EthereumJSErrorWithoutCode } from '@ethereumjs/util'
 import { loadSyncGasHandlers, type GasRunState } from './sync-gas.ts'
 
 interface JumpAnalysis {
@@ -51,6 +58,29 @@ interface InterpreterLike {
   lookupOpInfo(op: number): StepEntry
   useGas(amount: bigint, context: OpInfo): void
   runStep(entry?: StepEntry): Promise<void> | undefined
+}
+
+interface RunResult {
+  runState: unknown
+  exceptionError?: unknown
+}
+interface LoopRunState {
+  programCounter: number
+  opCode: number
+  code: Uint8Array
+  validJumps: Uint8Array
+  cachedPushes: Record<number, bigint>
+  shouldDoJumpAnalysis: boolean
+  gasLeft: bigint
+  eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean
+  env: { accessWitness?: { revert(): void } }
+}
+interface RunnableInterpreter extends InterpreterLike {
+  run(code: Uint8Array, opts?: { pc?: number }): Promise<RunResult>
+}
+interface EvmErrorModule {
+  EVMError: { new (error: string): unknown; errorMessages: Record<string, string> }
+  EVMErrorTypeString: string
 }
 
 interface CommonInternals {
@@ -85,9 +115,13 @@ async function apply(): Promise<void> {
   const mod = (await import(new URL('./interpreter.js', evmEntry).href)) as {
     Interpreter: { prototype: InterpreterLike }
   }
-  const iproto = mod.Interpreter.prototype
+  const iproto = mod.Interpreter.prototype as RunnableInterpreter
   const original = iproto._getValidJumpDestinations
   const stockRunStep = iproto.runStep
+  const stockRun = iproto.run
+  const { EVMError, EVMErrorTypeString } = (await import(new URL('./errors.js', evmEntry).href)) as EvmErrorModule
+  const STOP = EVMError.errorMessages.STOP
+  const OUT_OF_GAS = EVMError.errorMessages.OUT_OF_GAS
   const syncGas = await loadSyncGasHandlers()
   iproto.runStep = function (this: InterpreterLike, entry?: StepEntry): Promise<void> | undefined {
     const opEntry = entry ?? this.lookupOpInfo(this._runState.opCode)
@@ -117,6 +151,56 @@ async function apply(): Promise<void> {
     opEntry.opHandler(this._runState, this.common)
     this._runState.env.accessWitness?.commit()
     return undefined
+  }
+
+  iproto.run = async function (this: RunnableInterpreter, code: Uint8Array, opts: { pc?: number } = {}): Promise<RunResult> {
+    if (this.profilerOpts?.enabled === true || (code[0] === 0xef && this.common.isActivatedEIP(3540)) || this.common.isActivatedEIP(7864)) {
+      return stockRun.call(this, code, opts)
+    }
+    const rs = this._runState as unknown as LoopRunState
+    rs.code = code
+    rs.programCounter = opts.pc ?? rs.programCounter
+    const pc = rs.programCounter
+    if (pc !== 0 && (pc < 0 || pc >= rs.code.length)) throw EthereumJSErrorWithoutCode('Internal error: program counter not in range')
+    let err: unknown
+    let cachedOpcodes: StepEntry[] | undefined
+    let doJumpAnalysis = true
+    while (rs.programCounter < rs.code.length) {
+      const programCounter = rs.programCounter
+      let opCode: number
+      let opCodeObj: StepEntry | undefined
+      if (doJumpAnalysis) {
+        opCode = rs.code[programCounter]
+        // the analysis runs once the code is seen to jump (JUMP, JUMPI, MCOPY as in the stock loop)
+        if (opCode === 0x56 || opCode === 0x57 || opCode === 0x5e) {
+          const { jumps, pushes, opcodesCached } = this._getValidJumpDestinations(rs.code)
+          rs.validJumps = jumps
+          rs.cachedPushes = pushes
+          rs.shouldDoJumpAnalysis = false
+          cachedOpcodes = opcodesCached as StepEntry[]
+          doJumpAnalysis = false
+        }
+      } else {
+        opCodeObj = cachedOpcodes![programCounter]
+        opCode = opCodeObj.opcodeInfo.code
+      }
+      rs.opCode = opCode
+      try {
+        const pending = this.runStep(opCodeObj)
+        if (pending !== undefined) await pending
+      } catch (e) {
+        rs.env.accessWitness?.revert()
+        // as the stock loop: a non-VM error is a bug or a failed state read, rethrown
+        if (!('errorType' in (e as object) && (e as { errorType: unknown }).errorType === EVMErrorTypeString)) throw e
+        if ((e as { error: unknown }).error !== STOP) err = e
+        break
+      }
+    }
+    if (err === undefined && rs.eip8037BurnLeftoverAfterCreateHaltOntoAlive === true && rs.gasLeft > 0n) {
+      rs.gasLeft = 0n
+      err = new EVMError(OUT_OF_GAS)
+    }
+    return { runState: rs, exceptionError: err }
   }
 
   iproto._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
