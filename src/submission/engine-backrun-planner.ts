@@ -22,7 +22,7 @@
  * net once the transaction's own 21 000 base gas is paid). Throws {@link BackrunPlanError} when a
  * plan cannot be made for a reason worth seeing in the submission's lifecycle ("why no backrun").
  */
-import { decodeAbiParameters } from 'viem'
+import { decodeAbiParameters, hexToBytes, keccak256, serializeTransaction, type TransactionSerializableEIP1559 } from 'viem'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { inspect } from 'node:util'
 
@@ -31,6 +31,7 @@ import { readPoolMoves } from '../backrun/pool-moves.ts'
 import type { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, ChainStateSource, Hex } from '../chain/types.ts'
+import { signHash } from '../crypto/sign.ts'
 import { TransactionRejectedError, type BundleResult, type Simulator, type TransactionResult } from '../evm/simulator.ts'
 import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
 import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher.ts'
@@ -302,6 +303,7 @@ export function privateKeyBackrunSigner(privateKey: string): BackrunTransactionS
     throw new TypeError('searcher private key is not a valid secp256k1 private key')
   }
   const address = account.address
+  const key = hexToBytes(privateKey.toLowerCase() as Hex)
   const describe = (): string => `BackrunTransactionSigner(${address}, private key redacted)`
   return {
     address,
@@ -309,7 +311,7 @@ export function privateKeyBackrunSigner(privateKey: string): BackrunTransactionS
       if (request.chainId > BigInt(Number.MAX_SAFE_INTEGER) || request.nonce > BigInt(Number.MAX_SAFE_INTEGER)) {
         throw new RangeError('backrun transaction: chainId and nonce must be below 2^53')
       }
-      return account.signTransaction({
+      const tx: TransactionSerializableEIP1559 = {
         type: 'eip1559',
         chainId: Number(request.chainId),
         nonce: Number(request.nonce),
@@ -320,7 +322,10 @@ export function privateKeyBackrunSigner(privateKey: string): BackrunTransactionS
         maxFeePerGas: request.maxFeePerGas,
         maxPriorityFeePerGas: request.maxPriorityFeePerGas,
         accessList: [],
-      })
+      }
+      // what viem's account.signTransaction does, with the native signer (src/crypto/sign.ts)
+      const signature = await signHash(keccak256(serializeTransaction(tx), 'bytes'), key)
+      return serializeTransaction(tx, signature)
     },
     toString: describe,
     toJSON: describe,

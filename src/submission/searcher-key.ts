@@ -1,25 +1,28 @@
 /**
  * The searcher key that signs relay requests (X-Flashbots-Signature) and identifies us to relays.
- * It never leaves this object: the key is held only inside viem's account closure, and
+ * It never leaves this object: the key is held only in a private field (and viem's account, used for
+ * its address), and
  * JSON.stringify, util.inspect, String() and template literals show the address, never the key.
  * Error messages about a bad key never quote the value.
  */
 import { inspect } from 'node:util'
 
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { hashMessage, hexToBytes, serializeSignature } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 
 import type { Address, Hex } from '../chain/types.ts'
+import { signHash } from '../crypto/sign.ts'
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/
 
 export class SearcherKey {
-  readonly #account: PrivateKeyAccount
+  readonly #key: Uint8Array
   /** checksummed address of the key */
   readonly address: Address
 
-  private constructor(account: PrivateKeyAccount) {
-    this.#account = account
-    this.address = account.address
+  private constructor(key: Uint8Array, address: Address) {
+    this.#key = key
+    this.address = address
   }
 
   /**
@@ -31,15 +34,17 @@ export class SearcherKey {
       throw new TypeError('searcher private key must be 0x-prefixed 32-byte hex')
     }
     try {
-      return new SearcherKey(privateKeyToAccount(privateKey.toLowerCase() as Hex))
+      const hexKey = privateKey.toLowerCase() as Hex
+      return new SearcherKey(hexToBytes(hexKey), privateKeyToAccount(hexKey).address)
     } catch {
       throw new TypeError('searcher private key is not a valid secp256k1 private key')
     }
   }
 
-  /** EIP-191 personal_sign of `message` (a UTF-8 string). */
-  signMessage(message: string): Promise<Hex> {
-    return this.#account.signMessage({ message })
+  /** EIP-191 personal_sign of `message` (a UTF-8 string), as viem's account.signMessage signs it. */
+  async signMessage(message: string): Promise<Hex> {
+    const { r, s, yParity } = await signHash(hexToBytes(hashMessage(message)), this.#key)
+    return serializeSignature({ r, s, yParity })
   }
 
   toJSON(): string {
