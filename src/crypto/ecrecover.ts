@@ -8,24 +8,11 @@
  * the 64-byte uncompressed key without its prefix. When the binding cannot be loaded, undefined:
  * ethereumjs then uses its JavaScript implementation.
  */
-import { createRequire } from 'node:module'
+import { nativeSecp256k1 } from './native-secp256k1.ts'
+
+const native = nativeSecp256k1
 
 type Ecrecover = (msgHash: Uint8Array, v: bigint, r: Uint8Array, s: Uint8Array, chainId?: bigint) => Uint8Array
-
-interface NativeSecp256k1 {
-  ecdsaRecover(signature: Uint8Array, recid: number, message: Uint8Array, compressed: boolean): Uint8Array
-}
-
-function loadNative(): NativeSecp256k1 | undefined {
-  try {
-    // the binding itself, not the package's fallback to the pure-JS `elliptic`
-    return createRequire(import.meta.url)('secp256k1/bindings.js') as NativeSecp256k1
-  } catch {
-    return undefined
-  }
-}
-
-const native = loadNative()
 
 function recoveryId(v: bigint, chainId: bigint | undefined): bigint {
   if (v === 0n || v === 1n) return v

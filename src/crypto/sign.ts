@@ -8,32 +8,16 @@
  * RFC 6979 (deterministic nonces, no extra entropy) and return low-s signatures, so the bytes are
  * the same either way (test/crypto/sign.test.ts compares them).
  */
-import { createRequire } from 'node:module'
-
 import { sign as viemSign } from 'viem/accounts'
 
 import type { Hex } from '../chain/types.ts'
+import { nativeSecp256k1 as native } from './native-secp256k1.ts'
 
 export interface Signature {
   r: Hex
   s: Hex
   yParity: 0 | 1
 }
-
-interface NativeSecp256k1 {
-  /** @throws Error for a key the library cannot sign with */
-  ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number }
-}
-
-function loadNative(): NativeSecp256k1 | undefined {
-  try {
-    return createRequire(import.meta.url)('secp256k1/bindings.js') as NativeSecp256k1
-  } catch {
-    return undefined
-  }
-}
-
-const native = loadNative()
 
 const hex = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`
 

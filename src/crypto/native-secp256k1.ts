@@ -1,0 +1,22 @@
+/**
+ * The `secp256k1` npm package's prebuilt native binding (libsecp256k1), or undefined when it cannot
+ * be loaded on this machine: its users (ecrecover.ts, sign.ts) then fall back to JavaScript.
+ */
+import { createRequire } from 'node:module'
+
+export interface NativeSecp256k1 {
+  ecdsaRecover(signature: Uint8Array, recid: number, message: Uint8Array, compressed: boolean): Uint8Array
+  /** @throws Error for a key the library cannot sign with */
+  ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number }
+}
+
+function load(): NativeSecp256k1 | undefined {
+  try {
+    // the binding itself, not the package's fallback to the pure-JS `elliptic`
+    return createRequire(import.meta.url)('secp256k1/bindings.js') as NativeSecp256k1
+  } catch {
+    return undefined
+  }
+}
+
+export const nativeSecp256k1: NativeSecp256k1 | undefined = load()
