@@ -2,15 +2,22 @@
  * The ethereumjs Common for a chain: which hardfork rules apply. Pinned explicitly, because
  * ethereumjs and anvil default to different forks and gas differs between them.
  */
-import type { KZG } from '@ethereumjs/util'
 import { Common, Mainnet, createCommonFromGethGenesis, createCustomCommon, type GethGenesis } from '@ethereumjs/common'
 import { CUSTOM_CRYPTO } from '../crypto/ecrecover.ts'
+import { MAINNET_KZG } from './kzg.ts'
 
 export const DEFAULT_HARDFORK = 'prague'
 
+/**
+ * Native ecrecover, and a real KZG with the mainnet trusted setup (./kzg.ts): the point-evaluation
+ * precompile (0x0a) verifies proofs exactly, so a contract that checks a blob proof (a rollup
+ * bridge) simulates as it executes on chain, and blob transactions decode.
+ */
+const EVM_CRYPTO = { ...CUSTOM_CRYPTO, kzg: MAINNET_KZG }
+
 export function commonForChain(chainId: bigint, hardfork: string = DEFAULT_HARDFORK): Common {
-  if (chainId === 1n) return new Common({ chain: Mainnet, hardfork, customCrypto: CUSTOM_CRYPTO })
-  return createCustomCommon({ chainId: Number(chainId), name: `chain-${chainId}` }, Mainnet, { hardfork, customCrypto: CUSTOM_CRYPTO })
+  if (chainId === 1n) return new Common({ chain: Mainnet, hardfork, customCrypto: EVM_CRYPTO })
+  return createCustomCommon({ chainId: Number(chainId), name: `chain-${chainId}` }, Mainnet, { hardfork, customCrypto: EVM_CRYPTO })
 }
 
 /**
@@ -18,26 +25,7 @@ export function commonForChain(chainId: bigint, hardfork: string = DEFAULT_HARDF
  * (fork blocks and fork timestamps both honoured).
  */
 export function commonFromGethGenesis(genesis: GethGenesis, block: { number: bigint; timestamp: bigint }): Common {
-  const common = createCommonFromGethGenesis(genesis, { chain: 'custom', customCrypto: { ...CUSTOM_CRYPTO, kzg: BLOB_PROOFS_UNSUPPORTED } })
+  const common = createCommonFromGethGenesis(genesis, { chain: 'custom', customCrypto: EVM_CRYPTO })
   common.setHardforkBy({ blockNumber: block.number, timestamp: block.timestamp })
   return common
-}
-
-/**
- * ethereumjs refuses to even decode a blob (type 3) transaction without a KZG implementation.
- * A canonical blob transaction (as included in a block, without its sidecar) needs none to execute:
- * the blob versioned hashes are plain fields. Any attempt to verify a sidecar fails loudly.
- */
-const unsupported = (): never => {
-  throw new Error('blob sidecar verification is not supported: this service executes canonical blob transactions only')
-}
-const BLOB_PROOFS_UNSUPPORTED: KZG = {
-  blobToKzgCommitment: unsupported,
-  computeBlobProof: unsupported,
-  verifyProof: unsupported,
-  verifyBlobProofBatch: unsupported,
-  computeCells: unsupported,
-  computeCellsAndProofs: unsupported,
-  recoverCellsAndProofs: unsupported,
-  verifyCellKzgProofBatch: unsupported,
 }
