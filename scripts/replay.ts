@@ -1,23 +1,82 @@
 /**
- * npm run replay -- FILE
- * Replays one go-ethereum tracer fixture (genesis, context, input) and prints JSON with status,
- * gasUsed, output, logs, and geth's recorded gasUsed/output when the fixture has them.
+ * npm run replay -- FILE|DIR [FILE|DIR ...]
+ *
+ * Replays go-ethereum tracer fixtures (genesis prestate, block context, raw signed transaction)
+ * through the project's simulator and prints one JSON line per fixture file, in the order given
+ * (a directory: every *.json below it, sorted by path):
+ *
+ *   file, hardfork, hash, from, status ("success" | "reverted" | "halted" | "rejected" | "error"),
+ *   gasUsed (decimal string), output (0x hex), revertReason, error, logs ([{address, topics, data}]),
+ *   logsHash (keccak256 of the RLP of [[address, [topics], data], ...], as the state tests' `logs`),
+ *   stateRoot (the post-state root over the fixture's whole prestate),
+ *   recorded (geth's gasUsed/output/error when the fixture has a call-tracer result).
+ *
+ * "rejected": the transaction cannot be included (nonce, funds, intrinsic gas, ...); `error` says
+ * why, nothing executed, and stateRoot is the prestate's root. "error": the file could not be
+ * replayed at all (unreadable, not a fixture); the exit code is then 1.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseGenesis } from '../src/chain/memory/genesis.ts'
 import { bytesToHexString } from '../src/chain/quantity.ts'
 import { replayGethFixture, type GethFixture } from '../src/evm/geth-fixture.ts'
+import { logsHash, postStateRoot } from '../src/evm/post-state.ts'
+import { TransactionRejectedError, type SimulationLog } from '../src/evm/simulator.ts'
 
-const file = process.argv[2]
-if (!file) {
-  console.error('usage: npm run replay -- FILE')
-  process.exit(2)
+export interface ReplayLine {
+  file: string
+  hardfork?: string
+  hash?: string
+  from?: string
+  status: 'success' | 'reverted' | 'halted' | 'rejected' | 'error'
+  gasUsed?: string
+  output?: string
+  revertReason?: string
+  error?: string
+  logs?: SimulationLog[]
+  logsHash?: string
+  stateRoot?: string
+  recorded?: { gasUsed: string; output?: string; error?: string }
 }
-const fixture = JSON.parse(readFileSync(file, 'utf8')) as GethFixture
-const { hardfork, result } = await replayGethFixture(fixture)
-const recorded = fixture.result as { gasUsed?: string; output?: string; error?: string } | undefined
-console.log(
-  JSON.stringify(
-    {
+
+const NO_CHANGES = { accounts: new Map(), code: new Map(), storage: new Map(), cleared: new Set<never>() }
+
+/** Every fixture file named by `paths`: files as given, directories expanded to their *.json files (recursively, sorted). */
+export function fixtureFiles(paths: readonly string[]): string[] {
+  const out: string[] = []
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name)
+      if (statSync(path).isDirectory()) walk(path)
+      else if (name.endsWith('.json')) out.push(path)
+    }
+  }
+  for (const path of paths) {
+    if (statSync(path).isDirectory()) walk(path)
+    else out.push(path)
+  }
+  return out
+}
+
+/** Replays one fixture file; never throws (a failure is a line with status "rejected" or "error"). */
+export async function replayFile(file: string): Promise<ReplayLine> {
+  let fixture: GethFixture
+  let pre: ReturnType<typeof parseGenesis>['accounts']
+  try {
+    fixture = JSON.parse(readFileSync(file, 'utf8')) as GethFixture
+    pre = parseGenesis(fixture.genesis).accounts
+  } catch (err) {
+    return { file, status: 'error', error: err instanceof Error ? err.message : String(err) }
+  }
+  const recordedResult = fixture.result as { gasUsed?: string; output?: string; error?: string } | undefined
+  const recorded =
+    recordedResult !== undefined && typeof recordedResult === 'object' && typeof recordedResult.gasUsed === 'string'
+      ? { gasUsed: BigInt(recordedResult.gasUsed).toString(), output: recordedResult.output, error: recordedResult.error }
+      : undefined
+  try {
+    const { hardfork, result } = await replayGethFixture(fixture)
+    return {
       file,
       hardfork,
       hash: result.hash,
@@ -28,11 +87,38 @@ console.log(
       revertReason: result.revertReason,
       error: result.error,
       logs: result.logs,
-      recorded: recorded && 'gasUsed' in recorded
-        ? { gasUsed: BigInt(recorded.gasUsed as string).toString(), output: recorded.output, error: recorded.error }
-        : undefined,
-    },
-    null,
-    2,
-  ),
-)
+      logsHash: logsHash(result.logs),
+      stateRoot: postStateRoot(pre, result.state.overlay.changesSinceReader()),
+      recorded,
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err)
+    if (!(err instanceof TransactionRejectedError)) return { file, status: 'error', error: message, recorded }
+    return { file, status: 'rejected', error: message, logs: [], logsHash: logsHash([]), stateRoot: postStateRoot(pre, NO_CHANGES), recorded }
+  }
+}
+
+export async function main(args: readonly string[], write: (line: string) => void = (l) => console.log(l)): Promise<number> {
+  if (args.length === 0) {
+    console.error('usage: npm run replay -- FILE|DIR [FILE|DIR ...]')
+    return 2
+  }
+  let files: string[]
+  try {
+    files = fixtureFiles(args)
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err))
+    return 2
+  }
+  let failed = 0
+  for (const file of files) {
+    const line = await replayFile(file)
+    if (line.status === 'error') failed++
+    write(JSON.stringify(line))
+  }
+  return failed === 0 ? 0 : 1
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2))
+}
