@@ -133,6 +133,12 @@ export interface SubmissionConfig {
   maxPendingSubmissions: number
   /** backrun plans per target block at most (CPU bound of re-planning every open submission) */
   maxBackrunPlansPerBlock: number
+  /**
+   * per target block at most: re-simulations of open submissions, re-sends of their own bundles,
+   * and bundle-stats questions, each (a new submission is always simulated and sent). Keeps the
+   * per-block work bounded when submissions pile up, so a backlog degrades instead of feeding itself.
+   */
+  maxResendsPerBlock: number
   /** blocks a submission is re-sent for before it expires */
   expiryBlocks: number
   maxBundleTxs: number

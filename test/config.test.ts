@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       relays: undefined,
       maxPendingSubmissions: 5_000,
       maxBackrunPlansPerBlock: 32,
+      maxResendsPerBlock: 512,
       expiryBlocks: 25,
       maxBundleTxs: 16,
       maxRawTxBytes: 131_072,

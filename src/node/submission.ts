@@ -103,6 +103,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     decode,
     expiryBlocks: settings.expiryBlocks,
     maxPlansPerBlock: settings.maxBackrunPlansPerBlock,
+    maxSimulationsPerBlock: settings.maxResendsPerBlock,
     log: options.log,
   })
   await dispatcher.start()

@@ -124,9 +124,11 @@ export interface DispatcherOptions {
    */
   maxPlansPerBlock?: number
   /**
-   * re-simulations of open submissions per target block at most (a new submission is always
-   * simulated), and as many bundle-stats questions to relays. Bounds the per-block CPU when
-   * submissions pile up. Default 512.
+   * per target block at most, each: re-simulations of open submissions, re-sends of their own
+   * bundles, and bundle-stats questions to relays (a new submission is always simulated and sent).
+   * Bounds the per-block work when submissions pile up: beyond it a submission skips that block
+   * (counted in stats().resendsSkipped) and goes out again at the next. Default 512
+   * (MAX_RESENDS_PER_BLOCK).
    */
   maxSimulationsPerBlock?: number
   /** limit for simulate and for plan, each, ms; then the submission goes on without. Default 2 000. */
@@ -154,6 +156,8 @@ export interface DispatcherStats {
   inflightSends: number
   /** the queue overflowed; the store will be re-read once it drains */
   overflowed: boolean
+  /** (submission, block) pairs not sent because the block's re-send budget was spent, since start */
+  resendsSkipped: number
   head: bigint | undefined
 }
 
@@ -222,6 +226,8 @@ export class Dispatcher {
   private readonly maxSimulationsPerBlock: number
   private readonly simulationBudget = { block: -1n, used: 0 }
   private readonly statsBudget = { block: -1n, used: 0 }
+  private readonly resendBudget = { block: -1n, used: 0 }
+  private resendsSkipped = 0
   private readonly planBudget = { block: -1n, used: 0 }
   /** pools claimed by a planned backrun bundle, for one target block */
   private claims: { block: bigint; pools: Map<Address, SubmissionId> } = { block: -1n, pools: new Map() }
@@ -352,7 +358,7 @@ export class Dispatcher {
   stats(): DispatcherStats {
     let inflightSends = 0
     for (const task of this.active.values()) inflightSends += task.inflight?.size ?? 0
-    return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, head: this.head?.number }
+    return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, resendsSkipped: this.resendsSkipped, head: this.head?.number }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -695,6 +701,13 @@ export class Dispatcher {
     // 1. the user's own bundle, right after a simulation on this head (a notify has none: the
     //    partner dispatches the tx itself). Never held up by backrun planning.
     const userParts = record.kind === 'notify' ? [] : eligible.filter((relay) => !wasSent(summary, relay.name, target, 'user'))
+    // re-sends are bounded per block (a first send never is): beyond the budget this block is
+    // skipped, and the next head tries again
+    if (userParts.length > 0 && task.simulatedFor !== undefined && !this.spend(this.resendBudget, target, this.maxSimulationsPerBlock)) {
+      this.resendsSkipped++
+      await this.record(task, events)
+      return
+    }
     const planParts = eligible.filter((relay) => !wasSent(summary, relay.name, target, 'backrun'))
     // Re-simulation is bounded per block too (maxSimulationsPerBlock): a submission beyond the
     // budget goes out on its last verdict and is simulated at a later head. New submissions are

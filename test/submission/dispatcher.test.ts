@@ -330,7 +330,7 @@ describe('Dispatcher: private transactions', () => {
     expect(h.planner.calls.map((c) => c.id)).toEqual([h.planner.calls[0].id, h.planner.calls[0].id])
   })
 
-  it('re-simulates at most maxSimulationsPerBlock open submissions per block; the others still go out on their last verdict', async () => {
+  it('re-simulates and re-sends at most maxSimulationsPerBlock open submissions per block; new ones always go out', async () => {
     let calls = 0
     const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { maxSimulationsPerBlock: 1, simulate: async () => (calls++, { success: true }) } })
     const raws = await Promise.all([72, 73, 74].map((n) => userTx(n)))
@@ -341,8 +341,14 @@ describe('Dispatcher: private transactions', () => {
     h.heads.emit(101n)
     await h.dispatcher.whenIdle()
     expect(calls).toBe(4)
-    // every user's own bundle went out for both blocks
-    expect(h.relays.a.requests.map((r) => r.params.blockNumber).sort()).toEqual(['0x65', '0x65', '0x65', '0x66', '0x66', '0x66'])
+    // every user's own bundle went out for its first block; re-sends are bounded the same way:
+    // one for block 0x66, the two others skip it (counted) and go out again at the next head
+    expect(h.relays.a.requests.map((r) => r.params.blockNumber).sort()).toEqual(['0x65', '0x65', '0x65', '0x66'])
+    expect(h.dispatcher.stats().resendsSkipped).toBe(2)
+    h.heads.emit(102n)
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.filter((r) => r.params.blockNumber === '0x67')).toHaveLength(1)
+    expect(h.dispatcher.stats()).toMatchObject({ active: 3, resendsSkipped: 4 })
   })
 
   it('a submission past its last block expires at once, not behind a queue of inclusion checks', async () => {
