@@ -96,6 +96,13 @@ export type {
   SendBundleRequest,
 } from './builder/types.ts'
 
+/** What a local builder did since it was made (for metrics). */
+export interface LocalBuilderTotals {
+  blocksBuilt: number
+  /** what became of bundles, per (bundle, block): `invalid` includes replaced and cancelled ones */
+  bundles: Record<Exclude<BundleBlockStatus, 'pending'>, number>
+}
+
 export class LocalBuilder {
   readonly coinbase: Address
   private readonly source: DevnetStateSource
@@ -113,6 +120,7 @@ export class LocalBuilder {
   private readonly stats: BundleStatsStore
   private readonly history = new Map<bigint, { reader: StateReader; transactions: Hex[] }>()
   private seq = 0
+  private readonly counts: LocalBuilderTotals = { blocksBuilt: 0, bundles: { included: 0, outbid: 0, invalid: 0, expired: 0 } }
 
   private server: JsonRpcHttpServer | undefined
   private endpoint: string | undefined
@@ -305,6 +313,11 @@ export class LocalBuilder {
     return { bundles: this.bundles.length, transactions: this.mempool.size }
   }
 
+  /** Blocks built and bundle outcomes since this builder was made (a copy). */
+  get totals(): LocalBuilderTotals {
+    return { blocksBuilt: this.counts.blocksBuilt, bundles: { ...this.counts.bundles } }
+  }
+
   /** (bundle, block) records held (bounded by maxTrackedBundles). */
   get trackedBundles(): number {
     return this.stats.size
@@ -360,6 +373,7 @@ export class LocalBuilder {
     // everything below runs in the same synchronous turn as the commit: a request that sees the
     // new head also sees its receipts and the bundles' records
     const block = reader.block
+    this.counts.blocksBuilt++
     const sealedAt = this.now()
     const receipts = this.recordReceipts(block, context, executed)
     for (const sim of merged.simulations) {
@@ -443,6 +457,7 @@ export class LocalBuilder {
   }
 
   private settle(bundle: PendingBundle, status: Exclude<BundleBlockStatus, 'pending'>, reason: string | undefined, fields: Partial<BundleStatsRecord> = {}): void {
+    this.counts.bundles[status]++
     this.stats.settle(bundle.bundleHash, bundle.blockNumber, status, { consideredAt: this.now(), ...fields, ...(reason === undefined ? {} : { reason }) })
   }
 

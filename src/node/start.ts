@@ -9,11 +9,13 @@ import type { FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { ServiceConfig } from '../config.ts'
 import { buildApp } from '../server/app.ts'
+import type { MetricsRegistry } from '../server/metrics/registry.ts'
 import { resolveAccess } from './access.ts'
 import { loadConfig, type LoadConfigOptions } from './config.ts'
 import { openDevnetBuilder, type DevnetBuilderService } from './devnet-builder.ts'
 import { openDomainServices, type DomainServices } from './domain.ts'
 import { createServiceLogger, type ServiceLogger } from './logger.ts'
+import { createNodeMetrics } from './metrics.ts'
 import { openSubmissionServices, type SubmissionServices } from './submission.ts'
 
 export interface StartNodeOptions extends LoadConfigOptions {
@@ -29,6 +31,8 @@ export interface ServiceNode {
   /** devnet mode: the local block builder */
   builder?: DevnetBuilderService
   submission: SubmissionServices
+  /** what GET /metrics serves */
+  metrics: MetricsRegistry
   app: FastifyInstance
   /** where the HTTP server listens, http://host:port */
   url: string
@@ -64,7 +68,8 @@ export async function startNode(env: Readonly<Record<string, string | undefined>
       log,
     })
     opened.push(() => submission.close())
-    const app = await buildApp(config, { ...domain, ...access, submission: submission.app }, { loggerInstance: log })
+    const metrics = createNodeMetrics(config, { domain, builder, submission })
+    const app = await buildApp(config, { ...domain, ...access, submission: submission.app, metrics }, { loggerInstance: log })
     opened.push(() => app.close())
     await app.listen({ host: config.server.host, port: config.server.port })
     const address = app.server.address()
@@ -74,7 +79,7 @@ export async function startNode(env: Readonly<Record<string, string | undefined>
       { mode: chain.kind, chainId: chain.chainId.toString(), block: chain.latest().block.number.toString(), router: domain.contracts.router, localBuilder: builder?.url, searcher: submission.searcherAddress },
       'state source ready',
     )
-    return { config, log, domain, builder, submission, app, url, close }
+    return { config, log, domain, builder, submission, metrics, app, url, close }
   } catch (err) {
     await close().catch((closeErr: unknown) => log.error({ err: closeErr }, 'closing after a failed start failed'))
     throw err

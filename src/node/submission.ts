@@ -43,6 +43,8 @@ function devnetSearcherKeys(registryPath: string): string[] {
 export interface SubmissionServices {
   store: OutboxStore
   dispatcher: Dispatcher
+  /** the dispatcher's relays (for their metrics) */
+  relays: readonly RelayClient[]
   searcherAddress: string
   /** every account that signs backruns (one backrun per account per block) */
   searcherAddresses: string[]
@@ -86,9 +88,10 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   await store.open()
   // submitted transactions are decoded with the simulator's chain rules, at the RPC and in the dispatcher alike
   const decode = { chainId: chain.chainId, common: simulator.common }
+  const relayClients = relays.map((r) => new RelayClient(r, key))
   const dispatcher = new Dispatcher({
     store,
-    relays: relays.map((r) => new RelayClient(r, key)),
+    relays: relayClients,
     heads: { onNewHead: (listener) => chain.onNewHead(listener), currentHead: () => chain.latest().block },
     inclusion: new RpcInclusionChecker({ url: inclusionUrl }),
     planner: new EngineBackrunPlanner({
@@ -110,6 +113,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   return {
     store,
     dispatcher,
+    relays: relayClients,
     searcherAddress: key.address,
     searcherAddresses: keys.signers.map((s) => s.address),
     app: {

@@ -11,8 +11,9 @@ import type { ApiKeyRegistry } from './auth/api-keys.ts'
 import { registerHealthRoutes } from './health-routes.ts'
 import { createFrontDoor } from './http-errors.ts'
 import { jsonRpcLogSerializers, registerJsonRpcRoutes, type PartnerRegistry } from './jsonrpc/index.ts'
+import { countBackrunAnswers } from './metrics/backrun-metrics.ts'
 import { registerMetrics } from './metrics/http-metrics.ts'
-import { MetricsRegistry } from './metrics/registry.ts'
+import { createMetricsRegistry, type MetricsRegistry } from './metrics/registry.ts'
 import { registerServiceMetrics } from './metrics/service-metrics.ts'
 import { registerOpenApiPlugin, registerOpenApiRoute } from './openapi/openapi.ts'
 import { registerQuoteRoutes } from './quote/quote-routes.ts'
@@ -35,7 +36,11 @@ export interface AppServices {
     decode: SubmissionMethodsDeps['decode']
     limits: Partial<SubmissionLimits>
   }
-  /** default: a fresh registry */
+  /**
+   * where the app registers its metrics (HTTP, quote, state source, eth_backrun answers) and serves
+   * them from, at GET /metrics; the composition root adds the submission and builder families to
+   * it. Default: a fresh registry with prom-client's default process metrics.
+   */
   metrics?: MetricsRegistry
 }
 
@@ -76,7 +81,7 @@ export async function buildApp(config: ServiceConfig, services: AppServices, opt
   // the OpenAPI route collector and the metrics hook must exist before the routes they observe
   // (GET /metrics included)
   await registerOpenApiPlugin(app)
-  const metrics = services.metrics ?? new MetricsRegistry()
+  const metrics = services.metrics ?? createMetricsRegistry()
   registerMetrics(app, { registry: metrics })
   registerServiceMetrics(metrics, services)
   registerOpenApiRoute(app)
@@ -92,7 +97,7 @@ export async function buildApp(config: ServiceConfig, services: AppServices, opt
   await registerJsonRpcRoutes(app, {
     partners: services.partners,
     endpoints: {
-      backrun: { eth_backrun: backrunMethod(services.backrun) },
+      backrun: { eth_backrun: backrunMethod(countBackrunAnswers(services.backrun, metrics)) },
       submit:
         submission === undefined
           ? {}

@@ -21,7 +21,7 @@ import { keccak256, toBytes } from 'viem'
 
 import type { Hex } from '../chain/types.ts'
 import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
-import { RelayError } from './errors.ts'
+import { RelayError, type RelayErrorReason } from './errors.ts'
 import { Limiter } from './limiter.ts'
 import type { SearcherKey } from './searcher-key.ts'
 
@@ -101,6 +101,20 @@ export interface BundleRelay {
   bundleStats?(bundleHash: Hex, block: bigint, options?: RelaySendOptions): Promise<RelayBundleStats>
 }
 
+/** What a relay client counted since it was made (for metrics). */
+export interface RelayClientStats {
+  /** JSON-RPC requests to the relay: every attempt of bundle sends and bundle-stats questions, retries and attempts cancelled before they were sent included */
+  requests: number
+  /** of those, the attempts that failed, by reason (`aborted`: cancelled, e.g. because the block was built) */
+  failures: Record<RelayErrorReason, number>
+  /** bundle sends by final outcome: accepted by the relay, or failed (after retries) for this reason */
+  bundles: { accepted: number; failed: Record<RelayErrorReason, number> }
+}
+
+function noFailures(): Record<RelayErrorReason, number> {
+  return { timeout: 0, network: 0, http: 0, rpc: 0, malformed: 0, aborted: 0, unsupported: 0 }
+}
+
 export interface RelayClientOptions {
   /** Injected for tests. Default globalThis.fetch. */
   fetch?: typeof fetch
@@ -130,6 +144,7 @@ export class RelayClient implements BundleRelay {
   /** requests in flight to this relay at most: hundreds of sends at a head would each open a connection */
   private readonly requests: Limiter
   private nextId = 1
+  private readonly counters = { requests: 0, failures: noFailures(), accepted: 0, sendFailures: noFailures() }
 
   /** @throws TypeError for an invalid endpoint (bad URL, empty name, non-positive limits) */
   constructor(endpoint: RelayEndpoint, signer: SearcherKey, options: RelayClientOptions = {}) {
@@ -161,13 +176,27 @@ export class RelayClient implements BundleRelay {
     return parseBundleStats(result)
   }
 
+  /** Requests, failures and bundle outcomes since this client was made (copies). */
+  stats(): RelayClientStats {
+    const c = this.counters
+    return { requests: c.requests, failures: { ...c.failures }, bundles: { accepted: c.accepted, failed: { ...c.sendFailures } } }
+  }
+
   /**
    * Send `bundle`, retrying transient failures.
    * @throws RelayError after the last attempt, at the first non-retryable failure, or on abort
    */
   async sendBundle(bundle: RelayBundle, options: RelaySendOptions = {}): Promise<RelaySendResult> {
-    const body = encodeSendBundleRequest(bundle, this.nextId++, this.hashReference, this.name)
-    const { result, attempts } = await this.withRetries(body, options)
+    let sent: { result: unknown; attempts: number }
+    try {
+      const body = encodeSendBundleRequest(bundle, this.nextId++, this.hashReference, this.name)
+      sent = await this.withRetries(body, options)
+    } catch (error) {
+      if (error instanceof RelayError) this.counters.sendFailures[error.reason]++
+      throw error
+    }
+    this.counters.accepted++
+    const { result, attempts } = sent
     const relayBundleHash = result !== null && typeof result === 'object' && typeof (result as { bundleHash?: unknown }).bundleHash === 'string' ? (result as { bundleHash: string }).bundleHash : undefined
     return relayBundleHash === undefined ? { relay: this.name, attempts } : { relay: this.name, attempts, relayBundleHash }
   }
@@ -176,11 +205,13 @@ export class RelayClient implements BundleRelay {
   private async withRetries(body: string, options: RelaySendOptions): Promise<{ result: unknown; attempts: number }> {
     const signature = await flashbotsSignature(body, this.signer)
     for (let attempt = 1; ; attempt++) {
+      this.counters.requests++
       try {
         const result = await this.post(body, signature, attempt, options.signal)
         return { result, attempts: attempt }
       } catch (error) {
         const relayError = error instanceof RelayError ? error : new RelayError(`relay ${this.name}: ${String(error)}`, this.name, 'network', attempt, { retryable: true }, { cause: error })
+        this.counters.failures[relayError.reason]++
         if (relayError.details.retryable !== true || attempt >= this.maxAttempts || options.signal?.aborted === true) throw relayError
         const delayMs = fullJitterDelay(attempt, this.backoff, this.random)
         options.onRetry?.({ attempt, error: relayError, delayMs })

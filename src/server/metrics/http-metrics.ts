@@ -11,12 +11,12 @@
  * single label value UNMATCHED_ROUTE.
  */
 import type { FastifyInstance } from 'fastify'
-import { type Counter, type Histogram, type MetricsRegistry, DEFAULT_LATENCY_BUCKETS, PROMETHEUS_CONTENT_TYPE } from './registry.ts'
+import { Counter, Histogram, type Registry } from 'prom-client'
 
 export const UNMATCHED_ROUTE = 'unmatched'
 
 export interface MetricsPluginOptions {
-  registry: MetricsRegistry
+  registry: Registry
   /** path of the scrape endpoint; default /metrics */
   path?: string
 }
@@ -31,16 +31,18 @@ export function registerMetrics(app: FastifyInstance, options: MetricsPluginOpti
   const { registry } = options
   const path = options.path ?? '/metrics'
   const metrics: HttpMetrics = {
-    requests: registry.counter({
+    requests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status_code'],
+      registers: [registry],
     }),
-    duration: registry.histogram({
+    // prom-client's default buckets (5 ms to 10 s), which suit HTTP latencies
+    duration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time from request arrival to the end of the response, by method and route pattern.',
       labelNames: ['method', 'route'],
-      buckets: DEFAULT_LATENCY_BUCKETS,
+      registers: [registry],
     }),
   }
 
@@ -55,8 +57,8 @@ export function registerMetrics(app: FastifyInstance, options: MetricsPluginOpti
 
   // untagged, so the OpenAPI document (which lists tagged routes only) leaves it out
   app.get(path, async (_request, reply) => {
-    const body = await registry.render()
-    return reply.type(PROMETHEUS_CONTENT_TYPE).send(body)
+    const body = await registry.metrics()
+    return reply.type(registry.contentType).send(body)
   })
 
   return metrics

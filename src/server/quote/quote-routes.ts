@@ -18,6 +18,7 @@
  */
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { Counter, Histogram } from 'prom-client'
 import type { QuoteRequest, QuoteService } from '../../quote/types.ts'
 import { apiKeyAuthHook, getApiKeyId } from '../auth/api-key-auth.ts'
 import type { ApiKeyRegistry } from '../auth/api-keys.ts'
@@ -78,14 +79,16 @@ const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options
   const timeWindowMs = positiveInteger('rateLimit.timeWindowMs', options.rateLimit.timeWindowMs)
   const bodyLimit = positiveInteger('bodyLimitBytes', options.bodyLimitBytes ?? DEFAULT_QUOTE_BODY_LIMIT_BYTES)
 
-  const metrics = options.metrics && {
-    outcomes: options.metrics.counter({
+  const registers = options.metrics && [options.metrics]
+  const metrics = registers && {
+    outcomes: new Counter({
       name: 'quote_requests_total',
       help: 'POST /v1/quote outcomes: ok, unauthorized, validation_error, rate_limited, quote_error, upstream_error, internal_error.',
       labelNames: ['outcome'],
+      registers,
     }),
-    failures: options.metrics.counter({ name: 'quote_failures_total', help: 'Quotes that could not be produced (422), by reason.', labelNames: ['reason'] }),
-    serviceSeconds: options.metrics.histogram({ name: 'quote_service_duration_seconds', help: 'Time the routing engine took per quote, any outcome.' }),
+    failures: new Counter({ name: 'quote_failures_total', help: 'Quotes that could not be produced (422), by reason.', labelNames: ['reason'], registers }),
+    serviceSeconds: new Histogram({ name: 'quote_service_duration_seconds', help: 'Time the routing engine took per quote, any outcome.', registers }),
   }
 
   // The spec's only request media type. Dropping the default text/plain parser makes any other
@@ -154,7 +157,7 @@ const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options
       try {
         result = await options.quoteService.quote(request.body)
       } finally {
-        metrics?.serviceSeconds.observe(undefined, (performance.now() - started) / 1000)
+        metrics?.serviceSeconds.observe((performance.now() - started) / 1000)
       }
       const body = toWireQuote(result)
       metrics?.outcomes.inc({ outcome: 'ok' })

@@ -1,7 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { UNMATCHED_ROUTE, registerMetrics } from '../../../src/server/metrics/http-metrics.ts'
-import { MetricsRegistry } from '../../../src/server/metrics/registry.ts'
+import { createMetricsRegistry, registerScrapedFamily } from '../../../src/server/metrics/registry.ts'
+import { parseExposition, sampleValue } from './exposition.ts'
 
 let app: FastifyInstance | undefined
 afterEach(async () => {
@@ -11,7 +12,7 @@ afterEach(async () => {
 
 async function build() {
   app = Fastify({ logger: false })
-  const registry = new MetricsRegistry()
+  const registry = createMetricsRegistry({ defaultMetrics: false })
   const metrics = registerMetrics(app, { registry })
   app.get('/items/:id', async () => ({ ok: true }))
   app.get('/boom', async () => {
@@ -34,10 +35,15 @@ describe('HTTP metrics and GET /metrics', () => {
     await app.inject({ method: 'POST', url: '/v1/child' })
     await app.inject({ url: '/does/not/exist' })
     await app.inject({ url: '/another/missing/path' })
-    expect(metrics.requests.get({ method: 'GET', route: '/items/:id', status_code: '200' })).toBe(2)
-    expect(metrics.requests.get({ method: 'GET', route: '/boom', status_code: '500' })).toBe(1)
-    expect(metrics.requests.get({ method: 'POST', route: '/v1/child', status_code: '201' })).toBe(1)
-    expect(metrics.requests.get({ method: 'GET', route: UNMATCHED_ROUTE, status_code: '404' })).toBe(2)
+    const counted = (await metrics.requests.get()).values.map((v) => [v.labels, v.value])
+    expect(counted).toEqual(
+      expect.arrayContaining([
+        [{ method: 'GET', route: '/items/:id', status_code: '200' }, 2],
+        [{ method: 'GET', route: '/boom', status_code: '500' }, 1],
+        [{ method: 'POST', route: '/v1/child', status_code: '201' }, 1],
+        [{ method: 'GET', route: UNMATCHED_ROUTE, status_code: '404' }, 2],
+      ]),
+    )
 
     const res = await app.inject({ url: '/metrics' })
     expect(res.statusCode).toBe(200)
@@ -49,39 +55,36 @@ describe('HTTP metrics and GET /metrics', () => {
     expect(text).not.toContain('/items/1')
     expect(text).not.toContain('secret')
     expect(text).not.toContain('/does/not/exist')
+    parseExposition(text)
   })
 
   it('observes latency per route in a histogram', async () => {
-    const { app, metrics } = await build()
+    const { app } = await build()
     for (let i = 0; i < 3; i++) await app.inject({ url: '/items/9' })
-    const snap = metrics.duration.snapshot({ method: 'GET', route: '/items/:id' })
-    expect(snap.count).toBe(3)
-    expect(snap.buckets.at(-1)).toBe(3)
-    expect(snap.sum).toBeGreaterThan(0)
     const text = (await app.inject({ url: '/metrics' })).body
-    expect(text).toContain('# TYPE http_request_duration_seconds histogram\n')
-    expect(text).toContain('http_request_duration_seconds_bucket{method="GET",route="/items/:id",le="+Inf"} 3\n')
-    expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/items/:id"} 3\n')
+    const exposition = parseExposition(text)
+    expect(exposition.types.get('http_request_duration_seconds')).toBe('histogram')
+    expect(sampleValue(exposition, 'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/items/:id"}')).toBe(3)
+    expect(sampleValue(exposition, 'http_request_duration_seconds_count{method="GET",route="/items/:id"}')).toBe(3)
+    expect(sampleValue(exposition, 'http_request_duration_seconds_sum{method="GET",route="/items/:id"}')).toBeGreaterThan(0)
+    // the default buckets, 5 ms to 10 s
+    expect(exposition.samples.has('http_request_duration_seconds_bucket{le="0.005",method="GET",route="/items/:id"}')).toBe(true)
+    expect(exposition.samples.has('http_request_duration_seconds_bucket{le="10",method="GET",route="/items/:id"}')).toBe(true)
   })
 
-  it('exports collector samples registered by other modules', async () => {
+  it('serves the families other modules registered in the same registry, read at scrape time', async () => {
     const { app, registry } = await build()
-    const stats = { upstreamCalls: 12, hits: 30, misses: 4 }
-    registry.registerCollector(() => [
-      { name: 'fork_upstream_calls_total', help: 'Upstream JSON-RPC calls.', type: 'counter', samples: [{ value: stats.upstreamCalls }] },
-      {
-        name: 'fork_cache_lookups_total',
-        help: 'Fork state cache lookups by result.',
-        type: 'counter',
-        samples: [
-          { labels: { result: 'hit' }, value: stats.hits },
-          { labels: { result: 'miss' }, value: stats.misses },
-        ],
-      },
-    ])
-    const text = (await app.inject({ url: '/metrics' })).body
-    expect(text).toContain('fork_upstream_calls_total 12\n')
-    expect(text).toContain('fork_cache_lookups_total{result="hit"} 30\n')
-    expect(text).toContain('fork_cache_lookups_total{result="miss"} 4\n')
+    const stats = { upstreamCalls: 12 }
+    registerScrapedFamily(registry, { name: 'fork_upstream_calls_total', help: 'Upstream JSON-RPC calls.', type: 'counter' }, () => stats.upstreamCalls)
+    expect((await app.inject({ url: '/metrics' })).body).toContain('fork_upstream_calls_total 12\n')
+    stats.upstreamCalls = 13
+    expect((await app.inject({ url: '/metrics' })).body).toContain('fork_upstream_calls_total 13\n')
+  })
+
+  it('serves the scrape path it is given', async () => {
+    app = Fastify({ logger: false })
+    registerMetrics(app, { registry: createMetricsRegistry({ defaultMetrics: false }), path: '/internal/metrics' })
+    expect((await app.inject({ url: '/internal/metrics' })).statusCode).toBe(200)
+    expect((await app.inject({ url: '/metrics' })).statusCode).toBe(404)
   })
 })

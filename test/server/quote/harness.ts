@@ -8,7 +8,7 @@ import { Writable } from 'node:stream'
 import type { QuoteRequest, QuoteResult, QuoteService } from '../../../src/quote/types.ts'
 import { ApiKeyRegistry } from '../../../src/server/auth/api-keys.ts'
 import { registerMetrics } from '../../../src/server/metrics/http-metrics.ts'
-import { MetricsRegistry } from '../../../src/server/metrics/registry.ts'
+import { createMetricsRegistry, type MetricsRegistry } from '../../../src/server/metrics/registry.ts'
 import { registerOpenApi } from '../../../src/server/openapi/openapi.ts'
 import { registerQuoteRoutes } from '../../../src/server/quote/quote-routes.ts'
 
@@ -104,7 +104,7 @@ export async function buildHarness(options: { max?: number; timeWindowMs?: numbe
   // key material, independent of the app's redact paths
   const app = Fastify({ logger: { level: 'trace', stream } })
   const service = new FakeQuoteService()
-  const registry = new MetricsRegistry()
+  const registry = createMetricsRegistry({ defaultMetrics: false })
   registerMetrics(app, { registry })
   await registerOpenApi(app)
   await registerQuoteRoutes(app, {
