@@ -14,7 +14,7 @@ import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { loadConfig } from '../../src/node/config.ts'
 import type { SimulationState } from '../../src/evm/simulator.ts'
-import { buildPoolGraph, enumeratePaths, VIEW_CALLER, type PathHop } from '../../src/routing/index.ts'
+import { buildPoolGraph, enumeratePaths, VIEW_CALLER, type PathHop } from '../../src/pools/index.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 
 const QUOTER_V2_ABI = parseAbi([

@@ -39,7 +39,8 @@ import {
 } from 'viem'
 import artifact from '../contracts/artifacts/BackrunExecutor.json' with { type: 'json' }
 import type { Address, Hex } from '../chain/types.ts'
-import type { PlanHop, PoolProtocol } from '../routing/swap-plan.ts'
+import type { PoolProtocol } from '../pools/pools.ts'
+import type { PlanHop } from '../routing/swap-plan.ts'
 
 /** The backrun contract's ABI, from its committed artifact. */
 export const BACKRUN_EXECUTOR_ABI = artifact.abi as Abi

@@ -27,7 +27,7 @@
  *
  * Valuation in ETH (profitWei): a profit in WETH is its own value. A profit in another token is
  * divided by the token's price in ETH from the same snapshots, `deriveTokenOutPerEth` of
- * routing/gas-price.ts: 0.1 WETH quoted to the token through its best path of at most two hops,
+ * pools/gas-price.ts: 0.1 WETH quoted to the token through its best path of at most two hops,
  * rate = output / input in base units (the fee and a small price impact included, so a token
  * profit is valued slightly above its mid price). profitWei = floor(profit · den / num); undefined
  * when no path of at most two hops joins WETH and the token. The rate is taken on the state after
@@ -35,10 +35,10 @@
  */
 import type { Address } from '../chain/types.ts'
 import { MAX_INT256, Q96 } from '../dex/math/index.ts'
-import { deriveTokenOutPerEth, type Rational } from '../routing/gas-price.ts'
-import { buildPoolGraph, type PoolGraph } from '../routing/paths.ts'
-import { quotePath, type PathHop } from '../routing/pool-quote.ts'
-import { hasLiquidity, V2_FEE_BPS, type PoolSnapshot } from '../routing/pools.ts'
+import { deriveTokenOutPerEth, type Rational } from '../pools/gas-price.ts'
+import { buildPoolGraph, type PoolGraph } from '../pools/paths.ts'
+import { quotePath, type PathHop } from '../pools/pool-quote.ts'
+import { hasLiquidity, V2_FEE_BPS, type PoolSnapshot } from '../pools/pools.ts'
 import { MAX_HOPS, type PlanHop } from '../routing/swap-plan.ts'
 import {
   composeCurves,

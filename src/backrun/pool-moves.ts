@@ -14,7 +14,7 @@
 import { decodeAbiParameters, toEventSelector } from 'viem'
 import type { Address, Hex } from '../chain/types.ts'
 import type { SimulationLog } from '../evm/simulator.ts'
-import type { PoolSnapshot } from '../routing/pools.ts'
+import type { PoolSnapshot } from '../pools/pools.ts'
 
 export const V2_SYNC_TOPIC = toEventSelector('Sync(uint112,uint112)')
 export const V3_SWAP_TOPIC = toEventSelector('Swap(address,address,int256,int256,uint160,uint128,int24)')

@@ -15,7 +15,8 @@
 import { encodeFunctionData, zeroAddress, type Abi } from 'viem'
 import artifact from '../contracts/artifacts/SwapPlanRouter.json' with { type: 'json' }
 import type { Address, Hex } from '../chain/types.ts'
-import { MAX_HOPS, type PlanHop, type PoolProtocol, type SwapPlan } from '../routing/swap-plan.ts'
+import type { PoolProtocol } from '../pools/pools.ts'
+import { MAX_HOPS, type PlanHop, type SwapPlan } from '../routing/swap-plan.ts'
 
 /** The router's ABI, from its committed artifact. */
 export const SWAP_PLAN_ROUTER_ABI = artifact.abi as Abi

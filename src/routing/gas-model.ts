@@ -31,7 +31,7 @@
  * Only differences between plans steer the search: perLeg, the per-hop costs and the tick cost.
  * `base` matters only for the reported estimate.
  */
-import type { PoolProtocol } from './swap-plan.ts'
+import type { PoolProtocol } from '../pools/pools.ts'
 
 export interface GasModel {
   /** per plan: intrinsic 21,000, calldata, router entry, tokenIn pull and tokenOut delivery */

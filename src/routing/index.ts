@@ -1,13 +1,6 @@
-/** Routing: pool discovery, pool state at a block, and the split / multi-hop route search. */
+/** Routing: the split / multi-hop route search over the pools of one block (from src/pools), the swap plan it produces, and its gas model. */
 export * from './swap-plan.ts'
-export * from './pools.ts'
-export { ViewCallError, ViewCaller, VIEW_CALLER, blockKey } from './view-calls.ts'
-export * from './pool-discovery.ts'
-export * from './pool-state.ts'
-export * from './pool-quote.ts'
-export * from './paths.ts'
 export * from './gas-model.ts'
-export * from './gas-price.ts'
 export * from './split-allocator.ts'
 export * from './route-search.ts'
 export * from './routing-engine.ts'

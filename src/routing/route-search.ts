@@ -10,13 +10,13 @@
  * the legs share no pool, so the plan's total is what the legs deliver executed one after another.
  */
 import type { Address } from '../chain/types.ts'
+import { deriveTokenOutPerEth, gasCostInToken, type Rational } from '../pools/gas-price.ts'
+import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
+import { quotePath, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
+import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, type GasModel } from './gas-model.ts'
-import { deriveTokenOutPerEth, gasCostInToken, type Rational } from './gas-price.ts'
-import { buildPoolGraph, enumeratePaths } from './paths.ts'
-import { quotePath, type PathHop, type PathQuote } from './pool-quote.ts'
-import type { PoolSnapshot } from './pools.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
-import { MAX_HOPS, type PlanHop, type PlanLeg, type PoolProtocol, type SwapPlan } from './swap-plan.ts'
+import { MAX_HOPS, type PlanHop, type PlanLeg, type SwapPlan } from './swap-plan.ts'
 
 export interface RouteSearchParams {
   tokenIn: Address
@@ -28,7 +28,7 @@ export interface RouteSearchParams {
   gasPriceWei: bigint
   /**
    * price of ETH in tokenOut, both in base units (tokenOut base units per wei); 1/1 for WETH.
-   * Default: derived from `pools` through `weth` (gas-price.ts); gas is not valued (gross output
+   * Default: derived from `pools` through `weth` (pools/gas-price.ts); gas is not valued (gross output
    * is maximised) when neither is given or no pool path links WETH to tokenOut.
    */
   tokenOutPerEth?: Rational

@@ -3,8 +3,7 @@
  * is split over legs; each leg is a path of up to three hops through V2 pairs and V3 pools.
  */
 import type { Address } from '../chain/types.ts'
-
-export type PoolProtocol = 'uniswap-v2' | 'uniswap-v3'
+import type { PoolProtocol } from '../pools/pools.ts'
 
 export interface PlanHop {
   protocol: PoolProtocol

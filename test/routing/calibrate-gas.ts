@@ -13,7 +13,8 @@ import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
 import { encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
-import { DEFAULT_GAS_MODEL, planGas, quoteHop, RoutingEngine, type PlanLeg, type PoolSnapshot, type SwapPlan } from '../../src/routing/index.ts'
+import { quoteHop, type PoolSnapshot } from '../../src/pools/index.ts'
+import { DEFAULT_GAS_MODEL, planGas, RoutingEngine, type PlanLeg, type SwapPlan } from '../../src/routing/index.ts'
 import { DEX, E18, lower, registry, sim, source, tok } from './helpers.ts'
 
 type Hop = [protocol: 'v2' | 'v3', from: string, to: string, fee?: number]

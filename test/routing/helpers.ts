@@ -19,7 +19,7 @@ import {
 } from '../../src/dex/math/index.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
-import { tickCoverage, type DexDeployment, type PoolSnapshot, type V2PoolSnapshot, type V3PoolSnapshot } from '../../src/routing/index.ts'
+import { tickCoverage, type DexDeployment, type PoolSnapshot, type V2PoolSnapshot, type V3PoolSnapshot } from '../../src/pools/index.ts'
 import { FIXTURES, GENESIS_PATH } from '../support/devnet.ts'
 
 export interface RoutingRegistry {

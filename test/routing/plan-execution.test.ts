@@ -14,7 +14,8 @@ import type { Address } from '../../src/chain/types.ts'
 import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
 import type { SimulationState } from '../../src/evm/simulator.ts'
 import { encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
-import { quotePath, RoutingEngine, type PathHop, type RoutedPlan, type SwapPlan } from '../../src/routing/index.ts'
+import { quotePath, type PathHop } from '../../src/pools/index.ts'
+import { RoutingEngine, type RoutedPlan, type SwapPlan } from '../../src/routing/index.ts'
 import { DEX, E18, lower, registry, sim, source, tok } from './helpers.ts'
 
 const engine = new RoutingEngine(sim, { dex: DEX })

@@ -7,16 +7,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
-import {
-  DEFAULT_GAS_MODEL,
-  findBestPlan,
-  gasCostInToken,
-  RouteSearchError,
-  RoutingEngine,
-  type PoolSnapshot,
-  type RoutedPlan,
-  type Rational,
-} from '../../src/routing/index.ts'
+import { gasCostInToken, type PoolSnapshot, type Rational } from '../../src/pools/index.ts'
+import { DEFAULT_GAS_MODEL, findBestPlan, RouteSearchError, RoutingEngine, type RoutedPlan } from '../../src/routing/index.ts'
 import { DEX, E18, lower, referencePathQuote, referencePaths, referenceQuote, registry, sim, source, syntheticToken, tok, v2Pool, v3Pool, type ReferencePath } from './helpers.ts'
 
 const engine = new RoutingEngine(sim, { dex: DEX })

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest'
 import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
 import type { Address, StateReader } from '../../src/chain/types.ts'
 import { Simulator, type CallRequest, type ExecutionResult, type SimulationState } from '../../src/evm/simulator.ts'
-import { PoolDiscovery, ViewCaller, type PoolRef } from '../../src/routing/index.ts'
-import { DEX, lower, registry, sim, source, tok } from './helpers.ts'
+import { PoolDiscovery, ViewCaller, type PoolRef } from '../../src/pools/index.ts'
+import { DEX, lower, registry, sim, source, tok } from '../routing/helpers.ts'
 
 class CountingSimulator extends Simulator {
   calls = 0

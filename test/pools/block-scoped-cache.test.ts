@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { BlockScopedCache } from '../../src/routing/block-scoped-cache.ts'
+import { BlockScopedCache } from '../../src/pools/block-scoped-cache.ts'
 
 describe('BlockScopedCache', () => {
   it('keeps only the newest blocks: an old block goes as a whole when a new one arrives', () => {

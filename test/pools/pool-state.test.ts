@@ -22,8 +22,8 @@ import {
   type PoolSnapshot,
   type V2PoolSnapshot,
   type V3PoolSnapshot,
-} from '../../src/routing/index.ts'
-import { E18, lower, registry, sim, source, tok } from './helpers.ts'
+} from '../../src/pools/index.ts'
+import { E18, lower, registry, sim, source, tok } from '../routing/helpers.ts'
 
 const QUOTER_V2_ABI = parseAbi([
   'function quoteExactInputSingle((address tokenIn, address tokenOut, uint256 amountIn, uint24 fee, uint160 sqrtPriceLimitX96) params) returns (uint256 amountOut, uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate)',

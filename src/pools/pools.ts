@@ -1,11 +1,19 @@
 /**
- * What the routing layer knows about a pool: a reference found by discovery (which contract, which
- * tokens, which fee), and a snapshot of its state at one block, loaded by the pool-state loader
- * and read by the search. Token addresses are lowercase; token0 < token1 as both factories sort.
+ * What the market-data layer knows about a pool: a reference found by discovery (which contract,
+ * which tokens, which fee), and a snapshot of its state at one block, loaded by the pool-state
+ * loader and read by the searches (routing, backrun). Token addresses are lowercase; token0 < token1
+ * as both factories sort.
  */
 import type { Address } from '../chain/types.ts'
 import type { V3PoolState } from '../dex/math/index.ts'
-import type { PoolProtocol } from './swap-plan.ts'
+
+/**
+ * The kinds of pool the layer can discover, load and quote: the discriminant of PoolRef and
+ * PoolSnapshot, and the hop kind a swap plan executes. A new venue kind is a new member here, with
+ * its snapshot type in PoolSnapshot, and the places that switch on it (discovery, pool-state,
+ * pool-quote, and the executors' encoders) made to handle it.
+ */
+export type PoolProtocol = 'uniswap-v2' | 'uniswap-v3'
 
 /** Uniswap V2 pairs charge 0.3%; in the plan's unit (hundredths of a bip) that is 3000. */
 export const V2_FEE_PIPS = 3000
