@@ -14,6 +14,7 @@ import { bytesToHexString, hexToBytesStrict } from '../chain/quantity.ts'
 import { UpstreamError, type Address, type BlockInfo, type Hex, type StateReader } from '../chain/types.ts'
 import { nextBlockContext, toEjsBlock, type ExecutionBlock } from './block-context.ts'
 import { JournaledState } from './journaled-state.ts'
+import { runDirectCall, type CallRunResult } from './direct-call.ts'
 import { decodeRevertReason } from './revert-reason.ts'
 import { VmPool } from './vm-pool.ts'
 
@@ -169,29 +170,41 @@ export class Simulator {
    * An unsigned call from any sender, with eth_call semantics: nonce not checked, gas price 0 and
    * a base fee of 0 in the call's block (as geth does for a zero-price call), so no fee is charged
    * and balances seen by the call are the state's. gasUsed is still what a receipt would show.
+   * Runs on the EVM directly (direct-call.ts, runTx's rules for a call without its transaction
+   * object, bloom and receipt); creations and what that path does not implement go through runTx.
    */
   async call(parent: SimulationState, request: CallRequest): Promise<ExecutionResult> {
     const state = parent.fork()
     const block = state.toEjsCallBlock()
+    const data = typeof request.data === 'string' ? hexToBytesStrict(request.data, 'data') : (request.data ?? new Uint8Array(0))
+    const sender = createAddressFromString(request.from)
+    const value = request.value ?? 0n
+    const gasLimit = request.gasLimit ?? block.header.gasLimit
+    const to = request.to === undefined ? undefined : createAddressFromString(request.to)
+    const result = await this.vms.with(state.overlay, async (vm) => {
+      // a call goes straight to the EVM (direct-call.ts); what that path leaves to runTx runs here
+      const direct = to === undefined ? undefined : await runDirectCall(vm, block, { caller: sender, to, data, value, gasLimit })
+      return direct ?? runTx(vm, { tx: this.callTx(block, sender, to, data, value, gasLimit), block, skipNonce: true, skipBalance: true, skipHardForkValidation: true })
+    })
+    return { ...toOutcome(result, this.common), state }
+  }
+
+  /** The unsigned zero-price transaction runTx executes for a call. */
+  private callTx(block: Block, sender: EjsAddress, to: EjsAddress | undefined, data: Uint8Array, value: bigint, gasLimit: bigint): TypedTransaction {
     const london = block.header.baseFeePerGas !== undefined
-    const data = typeof request.data === 'string' ? hexToBytesStrict(request.data, 'data') : request.data
     const tx = createTx(
       {
         type: london ? 2 : 0,
-        to: request.to,
+        to,
         data,
-        value: request.value ?? 0n,
-        gasLimit: request.gasLimit ?? block.header.gasLimit,
+        value,
+        gasLimit,
         ...(london ? { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n } : { gasPrice: 0n }),
       },
       { common: this.common, freeze: false },
     )
-    const sender = createAddressFromString(request.from)
     ;(tx as { getSenderAddress: () => EjsAddress }).getSenderAddress = () => sender
-    const result = await this.vms.with(state.overlay, (vm) =>
-      runTx(vm, { tx, block, skipNonce: true, skipBalance: true, skipHardForkValidation: true }),
-    )
-    return { ...toOutcome(result, this.common), state }
+    return tx
   }
 
   /** A signed transaction, with every inclusion rule of a real block (nonce, funds, base fee). */
@@ -250,7 +263,7 @@ export class Simulator {
   }
 }
 
-function toOutcome(result: RunTxResult, common: Common): ExecutionOutcome {
+function toOutcome(result: CallRunResult, common: Common): ExecutionOutcome {
   const exec = result.execResult
   const logs: SimulationLog[] = (exec.logs ?? []).map(([address, topics, data]) => ({
     address: bytesToHexString(address),

@@ -14,6 +14,7 @@ import { nextBlockContext } from '../../src/evm/block-context.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { Simulator, type SimulationState } from '../../src/evm/simulator.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
+import { expectFixtureOutcome } from './fixture-outcome.ts'
 import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
 
 const registry = loadRegistry()
@@ -51,12 +52,7 @@ async function checkAgainstAnvil(sim: Simulator, reader: StateReader, fx: Fixtur
   expect(tx.hash).toBe(fx.hash)
   const result = await sim.transaction(base, tx.tx)
 
-  expect(result.status === 'success' ? 1 : 0).toBe(fx.expected.status)
-  expect(result.gasUsed.toString()).toBe(fx.expected.gasUsed)
-  expect(bytesToHexString(result.returnData)).toBe(fx.expected.output.toLowerCase())
-  expect(result.logs).toEqual(
-    fx.expected.logs.map((l) => ({ address: lower(l.address), topics: l.topics.map((t) => t.toLowerCase()), data: l.data.toLowerCase() })),
-  )
+  expectFixtureOutcome(result, fx)
   for (const change of fx.expected.balanceChanges) {
     const holder = lower(change.address)
     const symbols = Object.keys(change.deltas)
