@@ -31,6 +31,12 @@ export interface BlockInfo {
   difficulty: bigint
   excessBlobGas?: bigint
   blobGasUsed?: bigint
+  /**
+   * The block's transaction hashes (lower case), when the source has them: the devnet always, a
+   * fork from the eth_getBlockByNumber answer it reads the header from. Lets the dispatcher see
+   * which submissions landed without asking for receipts.
+   */
+  transactionHashes?: readonly Hex[]
 }
 
 /** Read-only view of the world state at one block. Implementations cache as they see fit. */

@@ -5,9 +5,10 @@
  * Without it, every open submission asks the node for its receipt at every head: one request per
  * submission per block, which under a backlog of thousands is the node's (and, with the embedded
  * devnet, this process's own) heaviest load, and grows with the very backlog it should drain. With
- * it, the dispatcher reads each new block's transaction hashes once (eth_getBlockByNumber without
- * bodies) and asks for receipts only for the submissions whose hash it found: one request per
- * block plus one per inclusion.
+ * it, the dispatcher learns each new block's transaction hashes once, and asks for receipts only
+ * for the submissions whose hash it found. The hashes come with the head itself where the chain
+ * source has them (the devnet, a fork's header answer: no request at all); otherwise, and for a
+ * head that was missed, they are read (eth_getBlockByNumber without bodies).
  *
  * Exactness: a block that could not be read (timeout, the node not having it yet) is a gap, and a
  * submission whose blocks are not all indexed is checked by receipt as before. The head block is
@@ -57,12 +58,13 @@ export class BlockTxIndex {
   }
 
   /**
-   * Reads `head` (again, if it was indexed: a same-height reorg) and blocks of the window not
-   * indexed yet, newest first, at most maxReadsPerHead, in parallel. Heads are indexed one after
-   * another; the promise resolves when this one is done, never rejects (a failed read is a gap).
+   * Indexes `head` (again, if it was indexed: a same-height reorg) from `hashes` when the head
+   * came with them, else by reading it; then reads blocks of the window not indexed yet, newest
+   * first, at most maxReadsPerHead reads in all, in parallel. Heads are indexed one after another;
+   * the promise resolves when this one is done and never rejects (a failed read is a gap).
    */
-  advance(head: bigint): Promise<void> {
-    const run = this.chain.then(() => this.index(head))
+  advance(head: bigint, hashes?: readonly Hex[]): Promise<void> {
+    const run = this.chain.then(() => this.index(head, hashes)).catch((error: unknown) => this.onError(head, error))
     this.chain = run
     return run
   }
@@ -84,13 +86,14 @@ export class BlockTxIndex {
     return { blocks: this.blocks.size, hashes: this.where.size }
   }
 
-  private async index(head: bigint): Promise<void> {
+  private async index(head: bigint, headHashes: readonly Hex[] | undefined): Promise<void> {
     if (head > this.newest) this.newest = head
     const oldest = this.newest - this.windowBlocks + 1n
     for (const n of [...this.blocks.keys()]) if (n < oldest) this.drop(n)
+    if (headHashes !== undefined) this.put(head, headHashes)
     const wanted: bigint[] = []
     for (let n = head; n >= oldest && n >= 0n && wanted.length < this.maxReadsPerHead; n--) {
-      if (n === head || !this.blocks.has(n)) wanted.push(n)
+      if ((n === head && headHashes === undefined) || !this.blocks.has(n)) wanted.push(n)
     }
     const answers = await Promise.all(
       wanted.map((n) =>
@@ -104,12 +107,16 @@ export class BlockTxIndex {
       ),
     )
     for (const { n, hashes } of answers) {
-      this.drop(n)
-      if (hashes === null) continue
-      const lower = hashes.map((h) => h.toLowerCase())
-      this.blocks.set(n, lower)
-      for (const h of lower) this.where.set(h, n)
+      if (hashes === null) this.drop(n)
+      else this.put(n, hashes)
     }
+  }
+
+  private put(n: bigint, hashes: readonly Hex[]): void {
+    this.drop(n)
+    const lower = hashes.map((h) => h.toLowerCase())
+    this.blocks.set(n, lower)
+    for (const h of lower) this.where.set(h, n)
   }
 
   private drop(n: bigint): void {

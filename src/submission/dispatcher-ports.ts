@@ -14,6 +14,8 @@ export interface HeadInfo {
   number: bigint
   /** unix seconds */
   timestamp: bigint
+  /** the block's tx hashes, when the head source has them (then no request is made to learn them) */
+  transactionHashes?: readonly Hex[]
 }
 
 /**

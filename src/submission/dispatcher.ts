@@ -216,8 +216,8 @@ export class Dispatcher {
   private readonly prepareConcurrency: number
   private readonly prepareTimeoutMs: number
   private readonly inclusionLimit: Limiter
-  /** each new block's tx hashes, read once per head; undefined when the checker cannot read blocks */
-  private readonly blockIndex: BlockTxIndex | undefined
+  /** each new block's tx hashes, from the head or read once per head */
+  private readonly blockIndex: BlockTxIndex
   /** the index being brought up to the current head */
   private indexed: { head: bigint; ready: Promise<void> } | undefined
   private readonly backrunMayRevert: boolean
@@ -274,16 +274,14 @@ export class Dispatcher {
     this.log = options.log ?? NOOP_LOGGER
     this.now = options.now ?? Date.now
     const inclusion = options.inclusion
-    this.blockIndex =
-      inclusion.blockTransactions === undefined
-        ? undefined
-        : new BlockTxIndex({
-            read: (n) => inclusion.blockTransactions?.(n) ?? Promise.resolve(null),
-            // a submission's whole life (and the block before its first, where a notified tx sent
-            // by the partner itself may land) fits in the window
-            windowBlocks: Number(this.expiryBlocks) + 2,
-            onError: (block, err) => this.log.warn({ block: block.toString(), err: errorText(err) }, 'reading a block for the inclusion index failed; its submissions are checked by receipt'),
-          })
+    this.blockIndex = new BlockTxIndex({
+      // a checker that cannot read blocks leaves the heads that came without hashes as gaps
+      read: (n) => inclusion.blockTransactions?.(n) ?? Promise.resolve(null),
+      // a submission's whole life (and the block before its first, where a notified tx sent by
+      // the partner itself may land) fits in the window
+      windowBlocks: Number(this.expiryBlocks) + 2,
+      onError: (block, err) => this.log.warn({ block: block.toString(), err: errorText(err) }, 'reading a block for the inclusion index failed; its submissions are checked by receipt'),
+    })
   }
 
   /**
@@ -368,7 +366,7 @@ export class Dispatcher {
     if (this.stopping) return
     if (this.head !== undefined && head.number < this.head.number) return // an older head arriving late
     this.head = head
-    if (this.blockIndex !== undefined) this.indexed = { head: head.number, ready: this.blockIndex.advance(head.number) }
+    this.indexed = { head: head.number, ready: this.blockIndex.advance(head.number, head.transactionHashes) }
     // sends for a block that is now built are useless: abort them (their place in the relay's
     // queue included) instead of letting a backlog hold them
     for (const task of this.active.values()) {
@@ -800,10 +798,10 @@ export class Dispatcher {
       if (how.direct === true) return await check()
       // the block index says where each hash is: no receipt request for what is not on chain
       const indexed = this.indexed
-      if (indexed !== undefined && indexed.head === head.number && this.blockIndex !== undefined) {
+      if (indexed !== undefined && indexed.head === head.number) {
         await indexed.ready
         const from = firstBlock > 0n ? firstBlock - 1n : 0n
-        if (this.blockIndex.covers(from, head.number) && record.txHashes.every((h) => this.blockIndex?.blockOf(h) === undefined)) return { status: 'pending' }
+        if (this.blockIndex.covers(from, head.number) && record.txHashes.every((h) => this.blockIndex.blockOf(h) === undefined)) return { status: 'pending' }
       }
       // a check that waited in the queue past its head is stale: the next head asks again
       return await this.inclusionLimit.run(() => (this.head !== undefined && this.head.number !== head.number ? Promise.resolve({ status: 'pending' as const }) : check()))

@@ -81,6 +81,38 @@ describe('BlockTxIndex', () => {
     expect(index.covers(3n, 5n)).toBe(true)
   })
 
+  it('a head that comes with its hashes is indexed without a read', async () => {
+    const c = chain({ 9: [h(1)] })
+    const index = new BlockTxIndex({ read: c.read, windowBlocks: 2 })
+    await index.advance(10n, [h(2)])
+    expect(c.reads).toEqual([9n])
+    expect(index.blockOf(h(2))).toBe(10n)
+    expect(index.covers(9n, 10n)).toBe(true)
+    // announced again with other hashes (a same-height reorg): replaced
+    await index.advance(10n, [h(3)])
+    expect(index.blockOf(h(2))).toBeUndefined()
+    expect(index.blockOf(h(3))).toBe(10n)
+  })
+
+  it('never stays broken: a reader that throws synchronously is a gap, later heads are indexed', async () => {
+    let calls = 0
+    const errors: bigint[] = []
+    const index = new BlockTxIndex({
+      read: (n) => {
+        calls++
+        if (n === 5n) throw new Error('synchronous failure')
+        return Promise.resolve([h(Number(n))])
+      },
+      windowBlocks: 1,
+      onError: (n) => errors.push(n),
+    })
+    await index.advance(5n)
+    await index.advance(6n)
+    expect(errors).toEqual([5n])
+    expect(index.blockOf(h(6))).toBe(6n)
+    expect(calls).toBe(2)
+  })
+
   it('ranges wider than the window are never covered; a bad window is refused', () => {
     const index = new BlockTxIndex({ read: async () => [], windowBlocks: 2 })
     expect(index.covers(1n, 3n)).toBe(false)

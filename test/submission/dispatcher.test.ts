@@ -280,6 +280,27 @@ describe('Dispatcher: private transactions', () => {
     expect(h.dispatcher.stats().active).toBe(2)
   })
 
+  it('heads that carry their tx hashes: no block read and no receipt request for what is not on chain', async () => {
+    const inclusion = new BlockReadingInclusion()
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion, heads: new ManualHeads(100n) })
+    const raws = await Promise.all([86, 87].map((n) => userTx(n)))
+    const records = []
+    for (const rawTx of raws) records.push((await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })).record)
+    await h.dispatcher.whenIdle()
+    const readsBefore = inclusion.blockReads.length
+    h.heads.emit(101n, [])
+    await h.dispatcher.whenIdle()
+    inclusion.include(records[0].hash, 102n)
+    h.heads.emit(102n, [records[0].hash])
+    await h.dispatcher.whenIdle()
+    // the heads' own hashes were used; reads only went to the older blocks of the window not indexed yet
+    expect(inclusion.blockReads.slice(readsBefore)).not.toContain(101n)
+    expect(inclusion.blockReads.slice(readsBefore)).not.toContain(102n)
+    expect(inclusion.queries.map((q) => q.id)).toEqual([records[0].id])
+    expect(summarizeLifecycle(await h.events(records[0].id)).outcome).toMatchObject({ type: 'included', block: 102n })
+    expect(h.dispatcher.stats().active).toBe(1)
+  })
+
   it('a block the index could not read: its submissions are checked by receipt, and land all the same', async () => {
     const inclusion = new BlockReadingInclusion()
     const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion })

@@ -189,8 +189,9 @@ export class ManualHeads implements HeadSource {
     return this.current
   }
 
-  emit(number: bigint): void {
-    this.current = { number, timestamp: this.timestampOf(number) }
+  /** `transactionHashes`: the block's tx hashes, as a head source that has them sends them */
+  emit(number: bigint, transactionHashes?: readonly Hex[]): void {
+    this.current = { number, timestamp: this.timestampOf(number), ...(transactionHashes === undefined ? {} : { transactionHashes }) }
     for (const l of this.listeners) l(this.current)
   }
 

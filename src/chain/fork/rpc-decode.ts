@@ -66,6 +66,9 @@ export function decodeBlock(value: unknown, method: string, requested: string): 
   if (excessBlobGas !== undefined) info.excessBlobGas = excessBlobGas
   const blobGasUsed = optional('blobGasUsed')
   if (blobGasUsed !== undefined) info.blobGasUsed = blobGasUsed
+  // without bodies a node lists hashes; anything else (bodies, an odd node) leaves them unknown
+  const txs = block.transactions
+  if (Array.isArray(txs) && txs.every((t): t is string => typeof t === 'string' && HASH.test(t))) info.transactionHashes = txs.map((t) => t.toLowerCase() as Hex)
   return info
 }
 

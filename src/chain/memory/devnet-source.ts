@@ -121,6 +121,7 @@ export class DevnetStateSource implements ChainStateSource {
       excessBlobGas: fields.excessBlobGas,
       // no blob transactions are built on the devnet
       blobGasUsed: head.blobGasUsed === undefined && fields.excessBlobGas === undefined ? undefined : 0n,
+      transactionHashes: transactionHashes.map((h) => h.toLowerCase() as Hex),
     }
     const reader = LayeredStateReader.stack(this.current, block, changes, this.maxLayerDepth)
     this.current = reader

@@ -95,6 +95,8 @@ describe('reads match anvil', () => {
       difficulty: BigInt(expected.difficulty!),
       excessBlobGas: BigInt(expected.excessBlobGas!),
       blobGasUsed: BigInt(expected.blobGasUsed!),
+      // the hashes the header answer lists (the dispatcher's inclusion index reads them)
+      transactionHashes: (expected.transactions as unknown as Hex[]).map((h) => h.toLowerCase()),
     })
   })
 

@@ -94,6 +94,8 @@ describe('DevnetStateSource.commitBlock', () => {
     expect(head.block.hash).toMatch(/^0x[0-9a-f]{64}$/)
     expect(head.block.hash).not.toBe(genesis.block.hash)
     expect(seen).toEqual([head.block])
+    // the head carries its transaction hashes: the dispatcher sees what landed without receipts
+    expect(head.block.transactionHashes).toEqual([tx.hash.toLowerCase()])
 
     // the new head: nonce and ETH (value + gas at the legacy gas price), USDC and the pool's reserves
     const after = (await head.getAccount(sender))!
