@@ -37,8 +37,9 @@ import type { Address } from '../chain/types.ts'
 import { MAX_INT256, Q96 } from '../dex/math/index.ts'
 import { deriveTokenOutPerEth, type Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph, type PoolGraph } from '../pools/paths.ts'
+import { hasLiquidity } from '../pools/pool-kinds.ts'
 import { quotePath, type PathHop } from '../pools/pool-quote.ts'
-import { hasLiquidity, V2_FEE_BPS, type PoolSnapshot } from '../pools/pools.ts'
+import { V2_FEE_BPS, type PoolSnapshot } from '../pools/pools.ts'
 import { MAX_HOPS, type PlanHop } from '../routing/swap-plan.ts'
 import {
   composeCurves,

@@ -5,8 +5,9 @@
  * are different paths.
  */
 import type { Address } from '../chain/types.ts'
+import { hasLiquidity } from './pool-kinds.ts'
 import type { PathHop } from './pool-quote.ts'
-import { hasLiquidity, type PoolSnapshot } from './pools.ts'
+import type { PoolSnapshot } from './pools.ts'
 
 export type PoolGraph = ReadonlyMap<Address, readonly PathHop[]>
 

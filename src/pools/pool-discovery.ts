@@ -1,16 +1,17 @@
 /**
- * Pool discovery: every Uniswap V2 pair and V3 pool between any two tokens of
- * {tokenIn, tokenOut} ∪ baseTokens, found by asking the factories (getPair, getPool for each fee
- * tier) through view calls on the pinned state. Works the same on the devnet and on a fork.
+ * Pool discovery: every pool of every venue between any two tokens of {tokenIn, tokenOut} ∪
+ * baseTokens, found by asking each venue's factory (a V2 factory's getPair, a V3 factory's getPool
+ * for each fee tier: the venue's PoolKind says how) through view calls on the pinned state. Works
+ * the same on the devnet and on a fork.
  *
  * Results are cached per (block, token pair), bounded. The cache holds promises, so concurrent
  * requests for the same pair at the same block share one lookup.
  */
 import type { Address, StateReader } from '../chain/types.ts'
 import type { Simulator } from '../evm/simulator.ts'
-import { V2_FACTORY_ABI, V3_FACTORY_ABI } from './abis.ts'
-import { poolPairKey, sortTokens, V2_FEE_PIPS, type PoolRef } from './pools.ts'
 import { BlockScopedCache } from './block-scoped-cache.ts'
+import { poolKind } from './pool-kinds.ts'
+import { poolPairKey, sortTokens, type PoolRef, type Venue } from './pools.ts'
 import { blockKey, DEFAULT_VIEW_CALL_CONCURRENCY, ViewCaller } from './view-calls.ts'
 
 /** The fee tiers the Uniswap V3 factory enables by default (0.01%, 0.05%, 0.3%, 1%). */
@@ -34,11 +35,10 @@ export interface PoolDiscoveryOptions {
   concurrency?: number
 }
 
-const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
-
 export class PoolDiscovery {
   private readonly cache: BlockScopedCache<Promise<PoolRef[]>>
-  private readonly feeTiers: readonly number[]
+  /** the venues asked, in order: the V2 factory's, then the V3 factory's */
+  readonly venues: readonly Venue[]
   private readonly concurrency: number
 
   constructor(
@@ -47,7 +47,7 @@ export class PoolDiscovery {
     options: PoolDiscoveryOptions = {},
   ) {
     this.cache = new BlockScopedCache({ blocks: 4, maxPerBlock: options.maxCacheEntries ?? 20_000 })
-    this.feeTiers = dex.v3FeeTiers ?? DEFAULT_V3_FEE_TIERS
+    this.venues = dexVenues(dex)
     this.concurrency = options.concurrency ?? DEFAULT_VIEW_CALL_CONCURRENCY
   }
 
@@ -85,25 +85,15 @@ export class PoolDiscovery {
 
   private async lookUpPair(caller: ViewCaller, a: Address, b: Address): Promise<PoolRef[]> {
     const [token0, token1] = sortTokens(a, b)
-    const lookups: Array<Promise<PoolRef | undefined>> = []
-    const { v2Factory, v3Factory } = this.dex
-    if (v2Factory !== undefined) {
-      lookups.push(
-        caller.read(v2Factory, V2_FACTORY_ABI, 'getPair', [token0, token1]).then((pair) => found(pair, { protocol: 'uniswap-v2', token0, token1, fee: V2_FEE_PIPS })),
-      )
-    }
-    if (v3Factory !== undefined) {
-      for (const fee of this.feeTiers) {
-        lookups.push(
-          caller.read(v3Factory, V3_FACTORY_ABI, 'getPool', [token0, token1, fee]).then((pool) => found(pool, { protocol: 'uniswap-v3', token0, token1, fee })),
-        )
-      }
-    }
+    const lookups = this.venues.flatMap((venue) => poolKind(venue.protocol).lookUp(caller, venue, token0, token1))
     return (await Promise.all(lookups)).filter((p): p is PoolRef => p !== undefined)
   }
 }
 
-function found(address: string, rest: Omit<PoolRef, 'address'>): PoolRef | undefined {
-  const lower = address.toLowerCase() as Address
-  return lower === ZERO_ADDRESS ? undefined : { ...rest, address: lower }
+/** the venues of a deployment: its V2 factory's pairs, then its V3 factory's pools */
+export function dexVenues(dex: DexDeployment): Venue[] {
+  const venues: Venue[] = []
+  if (dex.v2Factory !== undefined) venues.push({ protocol: 'uniswap-v2', factory: dex.v2Factory })
+  if (dex.v3Factory !== undefined) venues.push({ protocol: 'uniswap-v3', factory: dex.v3Factory, feeTiers: dex.v3FeeTiers ?? DEFAULT_V3_FEE_TIERS })
+  return venues
 }

@@ -1,18 +1,14 @@
 /**
- * Exact-input quotes on pool snapshots with the exact native math: V2 getAmountOut, V3 the pool's
- * swap loop. A quote is `undefined` when the pool cannot take the whole amount: a V2 output of
- * zero (the pair would revert), a V3 swap that would run past the loaded ticks (it stops at the
- * coverage bound and fills partly), or any revert of the math.
+ * Exact-input quotes on pool snapshots with the exact native math, each pool by its kind
+ * (uniswap-v2.ts: getAmountOut; uniswap-v3.ts: the pool's swap loop). A quote is `undefined` when
+ * the pool cannot take the whole amount: a V2 output of zero (the pair would revert), a V3 swap
+ * that would run past the loaded ticks (it stops at the coverage bound and fills partly), or any
+ * revert of the math.
  */
-import { getAmountOut, isAmmMathError, simulateV3Swap } from '../dex/math/index.ts'
 import type { Address } from '../chain/types.ts'
-import { V2_FEE_BPS, type PoolSnapshot, type V2PoolSnapshot, type V3PoolSnapshot } from './pools.ts'
-
-export interface HopQuote {
-  amountOut: bigint
-  /** initialized ticks the V3 swap loop crosses (each one costs gas); 0 for V2 */
-  ticksCrossed: number
-}
+import type { HopQuote } from './pool-kind.ts'
+import { poolKind } from './pool-kinds.ts'
+import type { PoolSnapshot } from './pools.ts'
 
 export interface PathHop {
   pool: PoolSnapshot
@@ -26,35 +22,8 @@ export interface PathQuote {
   ticksCrossed: number
 }
 
-export function quoteV2(pool: V2PoolSnapshot, zeroForOne: boolean, amountIn: bigint): HopQuote | undefined {
-  const [reserveIn, reserveOut] = zeroForOne ? [pool.reserve0, pool.reserve1] : [pool.reserve1, pool.reserve0]
-  if (amountIn <= 0n || reserveIn === 0n || reserveOut === 0n) return undefined
-  try {
-    const amountOut = getAmountOut(amountIn, reserveIn, reserveOut, V2_FEE_BPS)
-    return amountOut > 0n ? { amountOut, ticksCrossed: 0 } : undefined
-  } catch (err) {
-    if (isAmmMathError(err)) return undefined
-    throw err
-  }
-}
-
-export function quoteV3(pool: V3PoolSnapshot, zeroForOne: boolean, amountIn: bigint): HopQuote | undefined {
-  if (amountIn <= 0n) return undefined
-  const limit = zeroForOne ? pool.coverage.sqrtPriceLimitDown : pool.coverage.sqrtPriceLimitUp
-  try {
-    const r = simulateV3Swap(pool.state, { zeroForOne, amountSpecified: amountIn, sqrtPriceLimitX96: limit })
-    const [used, out] = zeroForOne ? [r.amount0, -r.amount1] : [r.amount1, -r.amount0]
-    // a partial fill: the pool ran out of liquidity, or of loaded ticks (which we cannot tell apart)
-    if (used !== amountIn || out <= 0n) return undefined
-    return { amountOut: out, ticksCrossed: r.initializedTicksCrossed }
-  } catch (err) {
-    if (isAmmMathError(err)) return undefined
-    throw err
-  }
-}
-
 export function quoteHop(pool: PoolSnapshot, zeroForOne: boolean, amountIn: bigint): HopQuote | undefined {
-  return pool.protocol === 'uniswap-v2' ? quoteV2(pool, zeroForOne, amountIn) : quoteV3(pool, zeroForOne, amountIn)
+  return poolKind(pool.protocol).quote(pool, zeroForOne, amountIn)
 }
 
 /** amountIn through every hop in turn; undefined when a hop cannot take what it is given */
@@ -85,31 +54,7 @@ export function pathFailure(hops: readonly PathHop[], amountIn: bigint): 'zero-o
       amount = q.amountOut
       continue
     }
-    return hopRoundsToZero(hop.pool, hop.zeroForOne, amount) ? 'zero-output' : 'no-liquidity'
+    return poolKind(hop.pool.protocol).roundsToZero(hop.pool, hop.zeroForOne, amount) ? 'zero-output' : 'no-liquidity'
   }
   return undefined
-}
-
-/** The hop takes all of `amountIn` and gives nothing back: its output rounds down to zero. */
-function hopRoundsToZero(pool: PoolSnapshot, zeroForOne: boolean, amountIn: bigint): boolean {
-  if (amountIn <= 0n) return false
-  if (pool.protocol === 'uniswap-v2') {
-    const [reserveIn, reserveOut] = zeroForOne ? [pool.reserve0, pool.reserve1] : [pool.reserve1, pool.reserve0]
-    if (reserveIn === 0n || reserveOut === 0n) return false
-    try {
-      return getAmountOut(amountIn, reserveIn, reserveOut, V2_FEE_BPS) === 0n
-    } catch (err) {
-      if (isAmmMathError(err)) return false
-      throw err
-    }
-  }
-  const limit = zeroForOne ? pool.coverage.sqrtPriceLimitDown : pool.coverage.sqrtPriceLimitUp
-  try {
-    const r = simulateV3Swap(pool.state, { zeroForOne, amountSpecified: amountIn, sqrtPriceLimitX96: limit })
-    const [used, out] = zeroForOne ? [r.amount0, -r.amount1] : [r.amount1, -r.amount0]
-    return used === amountIn && out === 0n
-  } catch (err) {
-    if (isAmmMathError(err)) return false
-    throw err
-  }
 }

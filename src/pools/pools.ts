@@ -8,12 +8,27 @@ import type { Address } from '../chain/types.ts'
 import type { V3PoolState } from '../dex/math/index.ts'
 
 /**
- * The kinds of pool the layer can discover, load and quote: the discriminant of PoolRef and
- * PoolSnapshot, and the hop kind a swap plan executes. A new venue kind is a new member here, with
- * its snapshot type in PoolSnapshot, and the places that switch on it (discovery, pool-state,
- * pool-quote, and the executors' encoders) made to handle it.
+ * The kinds of pool the layer can discover, load and quote: the discriminant of PoolRef,
+ * PoolSnapshot and Venue, and the hop kind a swap plan executes. Each has its PoolKind in
+ * pool-kinds.ts (pool-kind.ts says what a new kind takes).
  */
 export type PoolProtocol = 'uniswap-v2' | 'uniswap-v3'
+
+/** A deployment of Uniswap V2 pairs: its factory. */
+export interface V2Venue {
+  protocol: 'uniswap-v2'
+  factory: Address
+}
+
+/** A deployment of Uniswap V3 pools: its factory and the fee tiers (hundredths of a bip) it enables. */
+export interface V3Venue {
+  protocol: 'uniswap-v3'
+  factory: Address
+  feeTiers: readonly number[]
+}
+
+/** Where pools of one kind are found: discovery asks each venue for a pair's pools. */
+export type Venue = V2Venue | V3Venue
 
 /** Uniswap V2 pairs charge 0.3%; in the plan's unit (hundredths of a bip) that is 3000. */
 export const V2_FEE_PIPS = 3000
@@ -73,10 +88,4 @@ export function poolPairKey(a: Address, b: Address): string {
 
 export function sortTokens(a: Address, b: Address): [Address, Address] {
   return a < b ? [a, b] : [b, a]
-}
-
-/** true when the pool holds anything a swap could take */
-export function hasLiquidity(pool: PoolSnapshot): boolean {
-  if (pool.protocol === 'uniswap-v2') return pool.reserve0 > 0n && pool.reserve1 > 0n
-  return pool.state.liquidity > 0n || pool.state.ticks.size > 0
 }
