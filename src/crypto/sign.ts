@@ -8,9 +8,10 @@
  * RFC 6979 (deterministic nonces, no extra entropy) and return low-s signatures, so the bytes are
  * the same either way (test/crypto/sign.test.ts compares them).
  */
+import { getAddress, hexToBytes, keccak256, recoverAddress as viemRecoverAddress } from 'viem'
 import { sign as viemSign } from 'viem/accounts'
 
-import type { Hex } from '../chain/types.ts'
+import type { Address, Hex } from '../chain/types.ts'
 import { nativeSecp256k1 as native } from './native-secp256k1.ts'
 
 export interface Signature {
@@ -42,4 +43,21 @@ export async function signHash(hash: Uint8Array, privateKey: Uint8Array): Promis
     throw new Error('signHash: the private key cannot sign', { cause })
   }
   return { r: hex(out.signature.subarray(0, 32)), s: hex(out.signature.subarray(32)), yParity: out.recid === 1 ? 1 : 0 }
+}
+
+/**
+ * The address that signed `hash` with the 65-byte `signature` (r, s, v with v 27/28 or 0/1),
+ * checksummed, as viem's recoverAddress answers; libsecp256k1 when loaded (the devnet builder
+ * verifies every relay request's X-Flashbots-Signature with it).
+ * @throws Error for a signature that is malformed or that no key recovers from
+ */
+export async function recoverHashAddress(hash: Uint8Array, signature: Hex): Promise<Address> {
+  const bytes = hexToBytes(signature)
+  if (hash.length !== 32 || bytes.length !== 65) throw new TypeError('recoverHashAddress: a 32-byte hash and a 65-byte signature are needed')
+  if (native === undefined) return viemRecoverAddress({ hash: hex(hash), signature })
+  const v = bytes[64]
+  const recid = v >= 27 ? v - 27 : v
+  if (recid !== 0 && recid !== 1) throw new Error('recoverHashAddress: invalid v')
+  const publicKey = native.ecdsaRecover(bytes.subarray(0, 64), recid, hash, false)
+  return getAddress(`0x${keccak256(publicKey.subarray(1)).slice(-40)}`)
 }

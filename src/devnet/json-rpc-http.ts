@@ -10,8 +10,9 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { keccak256, recoverMessageAddress } from 'viem'
+import { hashMessage, hexToBytes, keccak256 } from 'viem'
 import type { Address, Hex } from '../chain/types.ts'
+import { recoverHashAddress } from '../crypto/sign.ts'
 
 export const RPC_PARSE_ERROR = -32700
 export const RPC_INVALID_REQUEST = -32600
@@ -202,7 +203,7 @@ export async function verifyFlashbotsSignature(body: Uint8Array, header: string)
   if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) throw new Error('expected <address>:<signature>, the signature being 65 bytes of 0x-hex')
   let recovered: string
   try {
-    recovered = await recoverMessageAddress({ message: keccak256(body), signature: signature as Hex })
+    recovered = await recoverHashAddress(hexToBytes(hashMessage(keccak256(body))), signature as Hex)
   } catch {
     throw new Error('the signature cannot be recovered')
   }

@@ -1,10 +1,10 @@
 import fc from 'fast-check'
-import { hexToBytes, keccak256, parseTransaction, recoverTransactionAddress } from 'viem'
+import { hexToBytes, keccak256, parseTransaction, recoverAddress, recoverTransactionAddress, serializeSignature } from 'viem'
 import { privateKeyToAccount, sign as viemSign } from 'viem/accounts'
 import { describe, expect, it } from 'vitest'
 
 import type { Hex } from '../../src/chain/types.ts'
-import { nativeSigning, signHash } from '../../src/crypto/sign.ts'
+import { nativeSigning, recoverHashAddress, signHash } from '../../src/crypto/sign.ts'
 import { privateKeyBackrunSigner } from '../../src/submission/engine-backrun-planner.ts'
 import { SearcherKey } from '../../src/submission/searcher-key.ts'
 
@@ -62,5 +62,25 @@ describe('the signers built on it', () => {
     expect(raw).toBe(viemRaw)
     expect(await recoverTransactionAddress({ serializedTransaction: raw as never })).toBe(signer.address)
     expect(parseTransaction(raw)).toMatchObject({ nonce: 7, gas: 300_000n })
+  })
+})
+
+describe('recoverHashAddress', () => {
+  it("recovers what viem recovers, for any key and hash, with v as 27/28", async () => {
+    await fc.assert(
+      fc.asyncProperty(hex32, key, async (hash, privateKey) => {
+        const sig = await viemSign({ hash, privateKey })
+        const serialized = serializeSignature(sig)
+        const ours = await recoverHashAddress(hexToBytes(hash), serialized)
+        expect(ours).toBe(privateKeyToAccount(privateKey).address)
+        expect(ours).toBe(await recoverAddress({ hash, signature: serialized }))
+      }),
+      { numRuns: 100 },
+    )
+  })
+
+  it('refuses a malformed signature', async () => {
+    await expect(recoverHashAddress(new Uint8Array(32).fill(1), '0x1234')).rejects.toThrow(TypeError)
+    await expect(recoverHashAddress(new Uint8Array(32).fill(1), `0x${'11'.repeat(64)}1d`)).rejects.toThrow(/invalid v/)
   })
 })
