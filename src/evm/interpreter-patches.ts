@@ -1,21 +1,21 @@
 /**
- * Two measured hot spots of the stock ethereumjs interpreter, cached without changing semantics:
+ * Measured hot spots of the stock ethereumjs interpreter, patched without changing semantics:
  *
- * 1. `_getValidJumpDestinations` re-analyses a contract's bytecode on every call frame (~14% of a
- *    swap simulation). Its result depends only on the code bytes and the EVM's opcode table, so it
- *    is memoised per (EVM, code object). Overlays hand out the same Uint8Array for the same code,
- *    and nothing mutates code arrays.
+ * 1. `_getValidJumpDestinations` analyses a contract's bytecode on every call frame (~14% of a
+ *    swap simulation). Its result depends only on the code bytes and the opcode table, which is
+ *    the same for every EVM built on one Common and hardfork (every VM of a pool), so it is shared
+ *    by those EVMs: found by code object first, then by content (SHA-256 of the code: 11 V3 pools
+ *    hold the same bytes in different arrays). Nothing mutates code arrays or analyses. The
+ *    content-keyed table is bounded (least recently used out past 4 MiB of code).
  * 2. `Common.isActivatedEIP` scans an array on every opcode (~10%). It is answered from a Set that
  *    is rebuilt whenever the Common replaces its activated-EIP array (on a hardfork change).
- *
  * 3. `runStep` is an async function, so every opcode allocates a promise even when nothing in it
  *    awaits. For the common case (static gas, synchronous handler, no tracer, no debug, no
  *    stateless witness, no pending EIP-7928 call) the step runs synchronously, doing exactly what
  *    the stock step does in that case: charge the static fee, advance the pc, run the handler.
  *    Memory-only dynamic gas (MLOAD, MSTORE, KECCAK256, copies, RETURN, ...) and SLOAD's access
  *    cost are computed by the synchronous twins in sync-gas.ts; an async handler (SLOAD's read)
- *    is returned as the step's only promise. Every other step goes to the stock implementation. Errors propagate the same way: the
- *    interpreter's `await this.runStep()` sits in the same try block either way.
+ *    is returned as the step's only promise. Every other step goes to the stock implementation.
  * 4. MSTORE pads its word to 32 bytes through array spreads (`setLengthLeft`), ~7% of a swap;
  *    the word is written from its hex form instead. Gas is charged before the handler runs and is
  *    untouched.
@@ -24,13 +24,17 @@
  *    stock loop line for line except that it awaits a step only when the step returned a promise:
  *    a step that cannot suspend never yields. Same jump analysis, same error handling (VM errors
  *    end the frame, STOP is not an error, anything else is rethrown), same EIP-8037 epilogue.
- *    EOF containers, the profiler and EIP-7864 go to the stock `run`.
+ *    What the fast step (3.) asks of the frame (no debug, no profiler, no step listener, no
+ *    stateless EIP 6800/7864) is asked once per frame, not once per opcode: none of it changes
+ *    while a frame runs. EOF containers, the profiler and EIP-7864 go to the stock `run`.
  *
- * Gas and results are identical with and without the patches (checked by the anvil comparison tests).
+ * Gas and results are identical with and without the patches (checked by the anvil and geth
+ * comparison tests; interpreter-patches.test.ts checks what the patches themselves promise).
  */
+import { createHash } from 'node:crypto'
 import { Common } from '@ethereumjs/common'
 import { EthereumJSErrorWithoutCode } from '@ethereumjs/util'
-import { loadSyncGasHandlers, type GasRunState } from './sync-gas.ts'
+import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
 
 interface JumpAnalysis {
   jumps: Uint8Array
@@ -90,12 +94,57 @@ interface CommonInternals {
 }
 
 let applied: Promise<void> | undefined
-const jumpCache = new WeakMap<object, WeakMap<Uint8Array, JumpAnalysis>>()
 
 export function applyInterpreterPatches(): Promise<void> {
   applied ??= apply()
   return applied
 }
+
+/** Code bytes analysed at most in the content-keyed table of one Common (the analyses take ~10 bytes per code byte). */
+export const SHARED_ANALYSIS_CODE_BYTES = 4 * 1024 * 1024
+
+/** The jump analyses shared by the EVMs of one Common while its EIP set stays the same. */
+interface SharedAnalyses {
+  eips: number[]
+  byCode: WeakMap<Uint8Array, JumpAnalysis>
+  byContent: Map<string, JumpAnalysis>
+  bytes: number
+}
+const sharedAnalyses = new WeakMap<object, SharedAnalyses>()
+
+function analysesOf(common: CommonInternals): SharedAnalyses {
+  let shared = sharedAnalyses.get(common)
+  if (shared === undefined || shared.eips !== common._activatedEIPsCache) {
+    shared = { eips: common._activatedEIPsCache, byCode: new WeakMap(), byContent: new Map(), bytes: 0 }
+    sharedAnalyses.set(common, shared)
+  }
+  return shared
+}
+
+function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () => JumpAnalysis): JumpAnalysis {
+  const shared = analysesOf(common)
+  let analysis = shared.byCode.get(code)
+  if (analysis !== undefined) return analysis
+  const key = createHash('sha256').update(code).digest('base64')
+  analysis = shared.byContent.get(key)
+  if (analysis !== undefined) {
+    shared.byContent.delete(key) // most recently used last
+  } else {
+    analysis = analyse()
+    shared.bytes += code.length
+    for (const [oldKey, old] of shared.byContent) {
+      if (shared.bytes <= SHARED_ANALYSIS_CODE_BYTES) break
+      shared.byContent.delete(oldKey)
+      shared.bytes -= old.jumps.length
+    }
+  }
+  shared.byContent.set(key, analysis)
+  shared.byCode.set(code, analysis)
+  return analysis
+}
+
+/** Returned by `fastStep` when the stock step must run the opcode. */
+const STOCK = Symbol('stock step')
 
 async function apply(): Promise<void> {
   const proto = Common.prototype as unknown as { isActivatedEIP(eip: number): boolean }
@@ -116,41 +165,56 @@ async function apply(): Promise<void> {
     Interpreter: { prototype: InterpreterLike }
   }
   const iproto = mod.Interpreter.prototype as RunnableInterpreter
-  const original = iproto._getValidJumpDestinations
+  const stockAnalysis = iproto._getValidJumpDestinations
   const stockRunStep = iproto.runStep
   const stockRun = iproto.run
   const { EVMError, EVMErrorTypeString } = (await import(new URL('./errors.js', evmEntry).href)) as EvmErrorModule
   const STOP = EVMError.errorMessages.STOP
   const OUT_OF_GAS = EVMError.errorMessages.OUT_OF_GAS
-  const syncGas = await loadSyncGasHandlers()
-  iproto.runStep = function (this: InterpreterLike, entry?: StepEntry): Promise<void> | undefined {
-    const opEntry = entry ?? this.lookupOpInfo(this._runState.opCode)
-    const info = opEntry.opcodeInfo
-    const gasFn = info.dynamicGas ? syncGas.get(info.code) : undefined
-    if (
-      (info.dynamicGas && gasFn === undefined) ||
-      info.isInvalid ||
-      this._evm.DEBUG ||
-      this.profilerOpts?.enabled === true ||
-      this._runState.eip7928PostTargetCallOog !== undefined ||
-      this._evm.events.listenerCount('step') > 0 ||
-      this.common.isActivatedEIP(6800) ||
-      this.common.isActivatedEIP(7864)
-    ) {
-      return stockRunStep.call(this, opEntry)
+  const syncGasHandlers = await loadSyncGasHandlers()
+  const syncGas: Array<SyncGasHandler | undefined> = Array.from({ length: 256 }, (_, op) => syncGasHandlers.get(op))
+
+  /** What the fast step needs of the frame: nothing that watches or witnesses single steps. */
+  const frameAllowsFastSteps = (self: InterpreterLike): boolean =>
+    !self._evm.DEBUG &&
+    self.profilerOpts?.enabled !== true &&
+    self._evm.events.listenerCount('step') === 0 &&
+    !self.common.isActivatedEIP(6800) &&
+    !self.common.isActivatedEIP(7864)
+
+  /** One step as the stock step runs it when the frame allows fast steps (see 3.), or STOCK. */
+  const fastStep = (self: InterpreterLike, entry: StepEntry): Promise<void> | undefined | typeof STOCK => {
+    const info = entry.opcodeInfo
+    const rs = self._runState
+    let gas = info.feeBigInt
+    if (info.dynamicGas) {
+      const gasFn = syncGas[info.code]
+      if (gasFn === undefined) return STOCK
+      if (info.isInvalid || rs.eip7928PostTargetCallOog !== undefined) return STOCK
+      gas = gasFn(rs as unknown as GasRunState, gas, self.common as unknown as Common)
+    } else if (info.isInvalid || rs.eip7928PostTargetCallOog !== undefined) {
+      return STOCK
     }
-    const gas = gasFn === undefined ? info.feeBigInt : gasFn(this._runState as unknown as GasRunState, info.feeBigInt, this.common as unknown as Common)
-    this.useGas(gas, info)
-    this._runState.programCounter++
+    self.useGas(gas, info)
+    rs.programCounter++
     if (info.isAsync) {
       // a state-reading handler (SLOAD, ...): one promise instead of three
-      const pending = opEntry.opHandler(this._runState, this.common) as unknown as Promise<void>
-      const witness = this._runState.env.accessWitness
+      const pending = entry.opHandler(rs, self.common) as unknown as Promise<void>
+      const witness = rs.env.accessWitness
       return witness === undefined ? pending : pending.then(() => witness.commit())
     }
-    opEntry.opHandler(this._runState, this.common)
-    this._runState.env.accessWitness?.commit()
+    entry.opHandler(rs, self.common)
+    rs.env.accessWitness?.commit()
     return undefined
+  }
+
+  iproto.runStep = function (this: InterpreterLike, entry?: StepEntry): Promise<void> | undefined {
+    const opEntry = entry ?? this.lookupOpInfo(this._runState.opCode)
+    if (frameAllowsFastSteps(this)) {
+      const pending = fastStep(this, opEntry)
+      if (pending !== STOCK) return pending
+    }
+    return stockRunStep.call(this, opEntry)
   }
 
   iproto.run = async function (this: RunnableInterpreter, code: Uint8Array, opts: { pc?: number } = {}): Promise<RunResult> {
@@ -162,6 +226,7 @@ async function apply(): Promise<void> {
     rs.programCounter = opts.pc ?? rs.programCounter
     const pc = rs.programCounter
     if (pc !== 0 && (pc < 0 || pc >= rs.code.length)) throw EthereumJSErrorWithoutCode('Internal error: program counter not in range')
+    const fast = frameAllowsFastSteps(this)
     let err: unknown
     let cachedOpcodes: StepEntry[] | undefined
     let doJumpAnalysis = true
@@ -186,7 +251,8 @@ async function apply(): Promise<void> {
       }
       rs.opCode = opCode
       try {
-        const pending = this.runStep(opCodeObj)
+        let pending = fast ? fastStep(this, opCodeObj ?? this.lookupOpInfo(opCode)) : STOCK
+        if (pending === STOCK) pending = stockRunStep.call(this, opCodeObj)
         if (pending !== undefined) await pending
       } catch (e) {
         rs.env.accessWitness?.revert()
@@ -204,17 +270,7 @@ async function apply(): Promise<void> {
   }
 
   iproto._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
-    let perEvm = jumpCache.get(this._evm)
-    if (perEvm === undefined) {
-      perEvm = new WeakMap()
-      jumpCache.set(this._evm, perEvm)
-    }
-    let analysis = perEvm.get(code)
-    if (analysis === undefined) {
-      analysis = original.call(this, code)
-      perEvm.set(code, analysis)
-    }
-    return analysis
+    return sharedAnalysis(this.common as unknown as CommonInternals, code, () => stockAnalysis.call(this, code))
   }
 }
 

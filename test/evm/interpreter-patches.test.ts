@@ -1,16 +1,25 @@
 /**
- * interpreter-patches.ts: a step that cannot suspend never yields. A pure-compute loop of 7,000
- * opcodes must run in a handful of microtask turns (the stock interpreter takes at least one per
- * opcode), with the gas the yellow paper gives it. Gas and results of real contracts are checked
- * against anvil and geth by the differential tests.
+ * interpreter-patches.ts: a step that cannot suspend never yields (a pure-compute loop of 7,000
+ * opcodes runs in a handful of microtask turns, where the stock interpreter takes at least one per
+ * opcode) and costs the gas the yellow paper gives it; a frame watched step by step (a `step`
+ * listener) still sees every step; jump analyses are shared by the EVMs of one Common, by code
+ * content, and not across Commons. Gas and results of real contracts are checked against anvil and
+ * geth by the differential tests.
  */
 import { describe, expect, it } from 'vitest'
 import type { Hex } from 'viem'
+import type { Common } from '@ethereumjs/common'
+import { createAddressFromString } from '@ethereumjs/util'
+import { createVM, type VM } from '@ethereumjs/vm'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
+import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
+import { applyInterpreterPatches, SHARED_ANALYSIS_CODE_BYTES } from '../../src/evm/interpreter-patches.ts'
+import { JournaledState } from '../../src/evm/journaled-state.ts'
 import { applyAccountOverrides } from '../../src/evm/state-overrides.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
+import { VmPool } from '../../src/evm/vm-pool.ts'
 import { GENESIS_PATH } from '../support/devnet.ts'
 
 // PUSH2 1000, loop: JUMPDEST PUSH1 1 SWAP1 SUB DUP1 PUSH1 3 JUMPI, STOP
@@ -49,5 +58,81 @@ describe('interpreter patches', () => {
     // intrinsic 21,000 + PUSH2 3 + per iteration JUMPDEST 1, PUSH1 3, SWAP1 3, SUB 3, DUP1 3, PUSH1 3, JUMPI 10
     expect(result.gasUsed).toBe(21_000n + 3n + BigInt(ITERATIONS) * 26n)
     expect(turns).toBeLessThan(STEPS / 20)
+  })
+})
+
+type Analyse = (this: unknown, code: Uint8Array) => object
+
+/** The patched `Interpreter.prototype._getValidJumpDestinations`, called as an interpreter of `vm` would. */
+async function analyser(): Promise<(vm: VM, code: Uint8Array) => object> {
+  await applyInterpreterPatches()
+  const mod = (await import(new URL('./interpreter.js', import.meta.resolve('@ethereumjs/evm')).href)) as { Interpreter: { prototype: { _getValidJumpDestinations: Analyse } } }
+  const analyse = mod.Interpreter.prototype._getValidJumpDestinations
+  return (vm, code) => {
+    const opcodes = (vm.evm as unknown as { _opcodeMap: unknown[] })._opcodeMap
+    return analyse.call({ common: vm.common, _evm: vm.evm, lookupOpInfo: (op: number) => opcodes[op] }, code)
+  }
+}
+
+const vmOn = (common: Common) => createVM({ common, stateManager: JournaledState.over(EMPTY_STATE_READER) })
+
+describe('interpreter patches: frames and analyses', () => {
+  it('a frame with a step listener runs every step through the stock step (and the same gas)', async () => {
+    const common = commonForChain(31337n)
+    const pool = new VmPool(common)
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    const loop = createAddressFromString('0x0000000000000000000000000000000000001007')
+    await state.putCode(loop, Buffer.from(COUNTDOWN.slice(2), 'hex'))
+    const run = (watch: boolean) =>
+      pool.with(state, async (vm) => {
+        let steps = 0
+        const listener = () => void steps++
+        if (watch) vm.evm.events!.on('step', listener)
+        try {
+          const result = await vm.evm.runCall({ to: loop, gasLimit: 100_000n })
+          return { gas: result.execResult.executionGasUsed, steps }
+        } finally {
+          vm.evm.events!.off('step', listener)
+        }
+      })
+    // PUSH2, 7 per iteration, STOP
+    expect(await run(true)).toEqual({ gas: 3n + BigInt(ITERATIONS) * 26n, steps: 1 + STEPS + 1 })
+    expect(await run(false)).toEqual({ gas: 3n + BigInt(ITERATIONS) * 26n, steps: 0 })
+  })
+
+  it('shares a jump analysis between the VMs of one Common and between equal code arrays, not across Commons', async () => {
+    const analyse = await analyser()
+    const common = commonForChain(31337n)
+    const [a, b, other] = await Promise.all([vmOn(common), vmOn(common), vmOn(commonForChain(31337n))])
+    const code = Buffer.from(COUNTDOWN.slice(2), 'hex')
+    const copy = Uint8Array.from(code)
+    const first = analyse(a, code)
+    expect(analyse(a, code)).toBe(first)
+    expect(analyse(b, code)).toBe(first)
+    expect(analyse(b, copy)).toBe(first)
+    expect(analyse(other, copy)).not.toBe(first)
+    expect(analyse(other, copy)).toEqual(first)
+  })
+
+  it('bounds the analyses kept by content: the least recently used go first', async () => {
+    const analyse = await analyser()
+    const vm = await vmOn(commonForChain(31337n))
+    const size = 24_576
+    const distinct = (i: number) => {
+      const code = new Uint8Array(size)
+      code[0] = 0x61 // PUSH2 i: a different content per i
+      code[1] = i >> 8
+      code[2] = i & 0xff
+      return code
+    }
+    const kept = analyse(vm, distinct(0))
+    const evicted = analyse(vm, distinct(1))
+    const fill = Math.ceil(SHARED_ANALYSIS_CODE_BYTES / size)
+    for (let i = 2; i < fill + 1; i++) {
+      analyse(vm, distinct(i))
+      if (i % 16 === 0) expect(analyse(vm, distinct(0))).toBe(kept) // used again: stays
+    }
+    expect(analyse(vm, distinct(0))).toBe(kept)
+    expect(analyse(vm, distinct(1))).not.toBe(evicted)
   })
 })
