@@ -52,6 +52,14 @@ export interface StateReader {
   getStorage(address: Address, slot: bigint): Promise<bigint>
   /** Warm these reads in one round trip where the source supports it (a no-op in memory). */
   prefetch?(reads: PrefetchRequest): Promise<void>
+  /**
+   * Whether the account has any non-zero storage slot at this block (its storage root is not the
+   * empty trie's), whether or not the account otherwise exists. Only asked for the target of a
+   * contract creation (EIP-7610: creating over storage is a collision), never on ordinary reads,
+   * so a source may answer it at a cost it would not pay per read (the fork: one eth_getProof).
+   * A reader without it is taken to hold no storage on codeless, nonce-0 accounts.
+   */
+  hasStorage?(address: Address): Promise<boolean>
 }
 
 export interface PrefetchRequest {

@@ -8,8 +8,20 @@
  * records since that length. Checkpoint and revert cost what changed, not the size of the state.
  *
  * The EVM never learns where state comes from: it only sees this overlay.
+ *
+ * Storage roots: an overlay has no tries, so the accounts it hands out carry the empty storage
+ * root, except at one place. EIP-7610 makes a contract creation over an account with storage a
+ * collision, and ethereumjs decides it from the storage root of the account it reads at the
+ * creation's target (`EVM._executeCreate`). Knowing whether an account has storage can cost a
+ * round trip (a fork's eth_getProof), so it is asked only there: ethereumjs computes that target
+ * with `EVM._generateAddress` just before reading it, which is wrapped (once, below) to tell the
+ * overlay bound to that EVM; the overlay's next account read, if it is that address and the
+ * account has no nonce and no code (otherwise the collision stands without storage), asks
+ * `hasStorage` (this overlay's writes, then the reader's optional `hasStorage`) and reports a
+ * non-empty storage root when there is storage.
  */
 import type { AccountFields, StateManagerInterface, StorageDump } from '@ethereumjs/common'
+import { EVM, type Message } from '@ethereumjs/evm'
 import { OriginalStorageCache } from '@ethereumjs/statemanager'
 import {
   Account,
@@ -19,8 +31,10 @@ import {
   bigIntToBytes,
   bytesToBigInt,
   bytesToHex,
+  equalsBytes,
 } from '@ethereumjs/util'
 import { keccak_256 } from '@noble/hashes/sha3.js'
+import { storageInLayers, type StorageWrites } from '../chain/storage-presence.ts'
 import type { AccountInfo, Address, StateReader } from '../chain/types.ts'
 
 /** What an overlay reads through: the base reader, or a frozen parent overlay. */
@@ -40,6 +54,12 @@ type UndoRecord =
   | { kind: 'clear'; address: Address; previousSlots: Map<bigint, bigint> | undefined; wasCleared: boolean }
 
 const EMPTY_CODE = new Uint8Array(0)
+
+/**
+ * The storage root reported for a creation target that has storage. The overlay does not know the
+ * real root; ethereumjs only compares it with the empty root (KECCAK256_RLP).
+ */
+const NON_EMPTY_STORAGE_ROOT = new Uint8Array(32).fill(0xff)
 
 class ReaderLayer implements StateLayer {
   constructor(private readonly reader: StateReader) {}
@@ -70,6 +90,8 @@ export class JournaledState implements StateManagerInterface, StateLayer {
   private frozen = false
   /** observers of storage reads that reach this layer (used to discover ERC-20 balance slots) */
   private readonly storageReadObservers = new Set<(address: Address, slot: bigint) => void>()
+  /** the address the EVM is creating at, until the next account read (see the module comment) */
+  private creationTarget: Address | undefined
 
   private constructor(
     private readonly base: StateLayer,
@@ -139,10 +161,38 @@ export class JournaledState implements StateManagerInterface, StateLayer {
   // ---- StateManagerInterface ----
 
   async getAccount(address: EjsAddress): Promise<Account | undefined> {
-    const info = await this.readAccount(toKey(address))
+    const key = toKey(address)
+    const creating = this.creationTarget === key
+    this.creationTarget = undefined
+    const info = await this.readAccount(key)
+    if (creating && (info === undefined || (info.nonce === 0n && !hasCode(info))) && (await this.hasStorage(key))) {
+      // EIP-7610: ethereumjs sees a collision in this root
+      return new Account(info?.nonce ?? 0n, info?.balance ?? 0n, NON_EMPTY_STORAGE_ROOT, info?.codeHash ?? KECCAK256_NULL)
+    }
     if (info === undefined) return undefined
     // A fresh object every time: ethereumjs mutates the account it gets before putting it back.
     return new Account(info.nonce, info.balance, KECCAK256_RLP, info.codeHash)
+  }
+
+  /**
+   * Tells this overlay that the EVM bound to it is creating a contract at `address`: its next
+   * account read is the creation's collision check (called by the `_generateAddress` wrapper).
+   */
+  expectCreationAt(address: EjsAddress): void {
+    this.creationTarget = toKey(address)
+  }
+
+  /**
+   * Whether the account has any non-zero storage slot: what this overlay and its frozen parents
+   * wrote (see storageInLayers), then the reader (a reader without `hasStorage` holds none).
+   */
+  async hasStorage(address: Address): Promise<boolean> {
+    return storageInLayers(this.layerWrites(), address) ?? (await this.reader.hasStorage?.(address)) ?? false
+  }
+
+  /** The writes of this overlay and of the frozen overlays below it, newest first. */
+  private *layerWrites(): Generator<StorageWrites> {
+    for (let layer: StateLayer = this; layer instanceof JournaledState; layer = layer.base) yield { storage: layer.storage, cleared: layer.cleared }
   }
 
   async putAccount(address: EjsAddress, account?: Account): Promise<void> {
@@ -361,3 +411,31 @@ export interface StateDiff {
   storage: Map<Address, Map<bigint, bigint>>
   cleared: Set<Address>
 }
+
+function hasCode(info: AccountInfo): boolean {
+  return info.codeHash.length !== 0 && !equalsBytes(info.codeHash, KECCAK256_NULL)
+}
+
+/**
+ * Wraps `EVM._generateAddress` (the target of every creation: ethereumjs calls it in `runCall` to
+ * warm the address and in `_executeCreate` right before reading the target for the collision
+ * check) so that it tells the state manager of that EVM, when it is an overlay (found by its
+ * method, not by class: a module loaded twice must still be told). Any other state manager is left
+ * alone. Installed once, when this module loads; fails loudly if ethereumjs renames the method,
+ * since the EIP-7610 check would otherwise pass silently.
+ */
+function reportCreationTargets(): void {
+  type Generate = (this: { stateManager: unknown }, message: Message) => Promise<EjsAddress>
+  const proto = EVM.prototype as unknown as { _generateAddress?: Generate; __reportsCreationTargets?: true }
+  if (proto.__reportsCreationTargets === true) return
+  const generate = proto._generateAddress
+  if (typeof generate !== 'function') throw new Error('@ethereumjs/evm has no EVM._generateAddress: the EIP-7610 collision check in journaled-state.ts needs it')
+  proto._generateAddress = async function (this: { stateManager: unknown }, message: Message): Promise<EjsAddress> {
+    const address = await generate.call(this, message)
+    ;(this.stateManager as Partial<Pick<JournaledState, 'expectCreationAt'>>).expectCreationAt?.(address)
+    return address
+  }
+  proto.__reportsCreationTargets = true
+}
+
+reportCreationTargets()

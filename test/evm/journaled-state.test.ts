@@ -1,4 +1,4 @@
-import { Account, createAddressFromString, KECCAK256_NULL } from '@ethereumjs/util'
+import { Account, createAddressFromString, KECCAK256_NULL, KECCAK256_RLP } from '@ethereumjs/util'
 import { describe, expect, it } from 'vitest'
 import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
 import type { GenesisAccount } from '../../src/chain/memory/genesis.ts'
@@ -111,5 +111,108 @@ describe('JournaledState', () => {
     await s.revert()
     expect(s.journalLength).toBe(0)
     expect((await s.getStorage(a, key(1)))[0]).toBe(1)
+  })
+})
+
+describe('JournaledState storage presence (EIP-7610 creation collisions)', () => {
+  const T: Address = '0x00000000000000000000000000000000000000cc'
+  const t = createAddressFromString(T)
+  const b = createAddressFromString(B)
+
+  /** A reader holding a storage-only account T (nonce 0, no code), counting hasStorage questions. */
+  function storageOnly(storage: Map<bigint, bigint>) {
+    const accounts = new Map<Address, GenesisAccount>([[T, { nonce: 0n, balance: 0n, code: new Uint8Array(0), codeHash: KECCAK256_NULL, storage }]])
+    const reader = new MemoryStateReader(EMPTY_STATE_READER.block, accounts)
+    const asked: Address[] = []
+    const hasStorage = reader.hasStorage.bind(reader)
+    reader.hasStorage = (address: Address) => {
+      asked.push(address)
+      return hasStorage(address)
+    }
+    return { reader, asked }
+  }
+
+  it('reports a non-empty storage root only at a creation target that has storage', async () => {
+    const { reader, asked } = storageOnly(new Map([[1n, 1n]]))
+    const s = JournaledState.over(reader)
+    // ordinary reads: the empty root, and the reader is never asked
+    expect((await s.getAccount(t))?.storageRoot).toEqual(KECCAK256_RLP)
+    expect(asked).toEqual([])
+    s.expectCreationAt(t)
+    const target = await s.getAccount(t)
+    expect(target).toBeDefined()
+    expect(target?.storageRoot).not.toEqual(KECCAK256_RLP)
+    expect(asked).toEqual([T])
+    // the expectation is used up by that read
+    expect((await s.getAccount(t))?.storageRoot).toEqual(KECCAK256_RLP)
+    expect(asked).toEqual([T])
+  })
+
+  it('the expectation is for the very next account read only', async () => {
+    const { reader, asked } = storageOnly(new Map([[1n, 1n]]))
+    const s = JournaledState.over(reader)
+    s.expectCreationAt(t)
+    await s.getAccount(b)
+    expect((await s.getAccount(t))?.storageRoot).toEqual(KECCAK256_RLP)
+    expect(asked).toEqual([])
+  })
+
+  it('a target with a nonce or code collides without the storage question', async () => {
+    const { reader, asked } = storageOnly(new Map([[1n, 1n]]))
+    const s = JournaledState.over(reader)
+    await s.modifyAccountFields(t, { nonce: 1n })
+    s.expectCreationAt(t)
+    expect((await s.getAccount(t))?.nonce).toBe(1n)
+    expect(asked).toEqual([])
+  })
+
+  it('an account that does not exist but has storage is reported at a creation target', async () => {
+    const accountless = { ...EMPTY_STATE_READER, hasStorage: async (address: Address) => address === T }
+    const s = JournaledState.over(accountless)
+    expect(await s.getAccount(t)).toBeUndefined()
+    s.expectCreationAt(t)
+    const target = await s.getAccount(t)
+    expect(target?.nonce).toBe(0n)
+    expect(target?.codeHash).toEqual(KECCAK256_NULL)
+    expect(target?.storageRoot).not.toEqual(KECCAK256_RLP)
+    s.expectCreationAt(b)
+    expect(await s.getAccount(b)).toBeUndefined()
+  })
+
+  it('counts slots written in this overlay and in frozen parents, newest write first', async () => {
+    const s = JournaledState.over(EMPTY_STATE_READER)
+    expect(await s.hasStorage(T)).toBe(false)
+    await s.checkpoint()
+    await s.putStorage(t, key(1), val(1))
+    expect(await s.hasStorage(T)).toBe(true)
+    await s.revert()
+    expect(await s.hasStorage(T)).toBe(false)
+    await s.putStorage(t, key(1), val(1))
+    const child = s.fork()
+    expect(await child.hasStorage(T)).toBe(true)
+    // a zero written over the parent's slot
+    await child.putStorage(t, key(1), new Uint8Array(0))
+    expect(await child.hasStorage(T)).toBe(false)
+    expect(await s.hasStorage(T)).toBe(true)
+  })
+
+  it('a clear hides the storage below it; slots written after the clear count', async () => {
+    const { reader } = storageOnly(new Map([[1n, 1n]]))
+    const s = JournaledState.over(reader)
+    expect(await s.hasStorage(T)).toBe(true)
+    await s.clearStorage(t)
+    expect(await s.hasStorage(T)).toBe(false)
+    const child = s.fork()
+    await child.putStorage(t, key(2), val(2))
+    expect(await child.hasStorage(T)).toBe(true)
+    const other = JournaledState.over(reader)
+    await other.deleteAccount(t)
+    expect(await other.hasStorage(T)).toBe(false)
+  })
+
+  it('a reader without the capability holds no storage; zero-valued slots are no storage', async () => {
+    expect(await JournaledState.over(EMPTY_STATE_READER).hasStorage(T)).toBe(false)
+    const { reader } = storageOnly(new Map([[1n, 0n]]))
+    expect(await JournaledState.over(reader).hasStorage(T)).toBe(false)
   })
 })

@@ -52,14 +52,7 @@ interface StateTest {
  * Cases of the subset that the project does not pass, with why. Each still runs, as a test that
  * must fail: when the cause is fixed it starts passing, the test fails, and the entry goes.
  */
-const KNOWN_FAILURES: Record<string, string> = {
-  // EIP-7610: a creation into an address that has storage (but no code and nonce 0) must fail as a
-  // collision. ethereumjs checks the account's storage root, and JournaledState (an overlay without
-  // a trie) reports every account's storage root as empty, so the creation proceeds.
-  'stSStoreTest/InitCollisionParis.json': 'EIP-7610 collision on non-empty storage: JournaledState has no storage roots',
-  'stRevertTest/RevertInCreateInInit_Paris.json': 'EIP-7610 collision on non-empty storage: JournaledState has no storage roots',
-  'stCreate2/create2collisionStorageParis.json': 'EIP-7610 collision on non-empty storage: JournaledState has no storage roots',
-}
+const KNOWN_FAILURES: Record<string, string> = {}
 
 /**
  * What each expected exception is rejected for, as ethereumjs words it: a rejection for another

@@ -37,6 +37,11 @@ export class ForkStateReader implements StateReader {
     return this.loader.storage(this.block.number, addr, slot)
   }
 
+  /** One eth_getProof per account and block (cached); not a recent read: it is never warmed. */
+  async hasStorage(address: Address): Promise<boolean> {
+    return this.loader.hasStorage(this.block.number, normalizeAddress(address))
+  }
+
   async prefetch(reads: PrefetchRequest): Promise<void> {
     for (const address of reads.accounts ?? []) this.recent.account(normalizeAddress(address), this.block.number)
     for (const { address, slot } of reads.storage ?? []) this.recent.storage(normalizeAddress(address), checkSlot(slot), this.block.number)

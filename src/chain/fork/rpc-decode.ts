@@ -31,6 +31,14 @@ export function decodeData(value: unknown, method: string): Uint8Array {
   return hexToBytes(value as Hex)
 }
 
+/** The `storageHash` of an `eth_getProof` result (EIP-1186): the account's storage root. */
+export function decodeStorageHash(value: unknown, method: string): Hex {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw malformed(method, `result is not a proof object: ${show(value)}`)
+  const hash = (value as Record<string, unknown>).storageHash
+  if (typeof hash !== 'string' || !HASH.test(hash)) throw malformed(method, `storageHash is not a 32-byte hash: ${show(hash)}`)
+  return hash.toLowerCase() as Hex
+}
+
 /** Header fields of an `eth_getBlockByNumber(n, false)` result. `null` means the block is unknown. */
 export function decodeBlock(value: unknown, method: string, requested: string): BlockInfo {
   if (value === null) {

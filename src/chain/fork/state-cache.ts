@@ -63,11 +63,12 @@ export interface KnownCode {
   readonly sinceBlock: bigint
 }
 
-type StateValue = CachedAccount | bigint
+/** an account, a storage word, or whether an account has storage (see `storagePresenceKey`) */
+type StateValue = CachedAccount | bigint | boolean
 
 /** Measured heap cost (see the header comment): key characters plus a fixed overhead. */
 export function approxStateEntryBytes(key: string, value: StateValue): number {
-  return key.length + (typeof value === 'bigint' ? 256 : 320)
+  return key.length + (typeof value === 'object' ? 320 : 256)
 }
 
 export function accountKey(block: bigint, address: Address): string {
@@ -76,6 +77,11 @@ export function accountKey(block: bigint, address: Address): string {
 
 export function storageKey(block: bigint, address: Address, slot: bigint): string {
   return `s:${block}:${address}:${slot.toString(16)}`
+}
+
+/** Whether the account has any storage at `block` (asked only for contract-creation targets). */
+export function storagePresenceKey(block: bigint, address: Address): string {
+  return `r:${block}:${address}`
 }
 
 export interface StateCacheStats {
@@ -127,6 +133,15 @@ export class StateCache {
 
   setStorage(key: string, value: bigint): void {
     this.state.set(key, value)
+  }
+
+  getStoragePresence(key: string): boolean | undefined {
+    const value = this.state.get(key)
+    return typeof value === 'boolean' ? value : undefined
+  }
+
+  setStoragePresence(key: string, present: boolean): void {
+    this.state.set(key, present)
   }
 
   getCode(codeHash: Hex): Uint8Array | undefined {

@@ -8,10 +8,13 @@
  * since Cancun (EIP-6780) a deployed contract's code cannot change or vanish, except EIP-7702
  * delegations (code 0xef0100‖address), which are never treated as immutable. (On a pre-Cancun chain
  * a SELFDESTRUCT + CREATE2 "metamorphic" contract would be missed; no supported chain is pre-Cancun.)
+ *
+ * Whether an account has storage at all is eth_getProof's storageHash, fetched only for the target
+ * of a contract creation (EIP-7610), once per account and block.
  */
 import type { Address, Hex, PrefetchRequest } from '../types.ts'
-import { decodeData, decodeQuantity, decodeWord } from './rpc-decode.ts'
-import { accountKey, codeHashHex, KECCAK256_NULL_HEX, storageKey, type CachedAccount, type StateCache } from './state-cache.ts'
+import { decodeData, decodeQuantity, decodeStorageHash, decodeWord } from './rpc-decode.ts'
+import { accountKey, codeHashHex, KECCAK256_NULL_HEX, storageKey, storagePresenceKey, type CachedAccount, type StateCache } from './state-cache.ts'
 import type { UpstreamClient } from './upstream-client.ts'
 
 export interface StateLoaderStats {
@@ -44,6 +47,11 @@ export function checkSlot(slot: bigint): bigint {
   if (typeof slot !== 'bigint' || slot < 0n || slot > MAX_SLOT) throw new RangeError(`storage slot out of range: ${String(slot)}`)
   return slot
 }
+
+/** The root of an empty trie, keccak256(rlp('')): the storage root of an account without storage. */
+const EMPTY_TRIE_ROOT_HEX: Hex = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421'
+/** Some nodes answer a zero storageHash for an account that does not exist. */
+const ZERO_HASH_HEX: Hex = `0x${'00'.repeat(32)}`
 
 /** EIP-7702 delegation designator: 0xef0100 followed by a 20-byte address. It can change any block. */
 function isDelegation(code: Uint8Array): boolean {
@@ -94,6 +102,26 @@ export class StateLoader {
     }
     this.counters.cacheMisses++
     return this.loadStorage(block, address, slot, key)
+  }
+
+  /**
+   * Whether the account has any storage at `block`: the storageHash of eth_getProof with no keys
+   * (one call, whatever the size of the storage). Asked only for contract-creation targets.
+   */
+  async hasStorage(block: bigint, address: Address): Promise<boolean> {
+    const key = storagePresenceKey(block, address)
+    const cached = this.cache.getStoragePresence(key)
+    if (cached !== undefined) {
+      this.counters.cacheHits++
+      return cached
+    }
+    this.counters.cacheMisses++
+    return this.shared(key, async () => {
+      const root = decodeStorageHash(await this.client.call('eth_getProof', [address, [], blockTag(block)]), 'eth_getProof')
+      const present = root !== EMPTY_TRIE_ROOT_HEX && root !== ZERO_HASH_HEX
+      this.cache.setStoragePresence(key, present)
+      return present
+    })
   }
 
   /**

@@ -14,6 +14,7 @@
  * blocks; older readers keep their own layers and are unaffected. Memory held by the newest
  * reader is the root plus every account, code and slot changed since it.
  */
+import { storageInLayers } from '../storage-presence.ts'
 import type { AccountInfo, Address, BlockInfo, Hex, PrefetchRequest, StateReader } from '../types.ts'
 
 /** What one block (or a merged run of blocks) changed, relative to the state below it. */
@@ -99,6 +100,11 @@ export class LayeredStateReader implements StateReader {
       if (layer.cleared.has(address)) return 0n
     }
     return this.root.getStorage(address, slot)
+  }
+
+  /** The layers' writes (see storageInLayers), then the root's answer. */
+  async hasStorage(address: Address): Promise<boolean> {
+    return storageInLayers(this.layers, address) ?? (await this.root.hasStorage?.(address)) ?? false
   }
 
   async prefetch(reads: PrefetchRequest): Promise<void> {

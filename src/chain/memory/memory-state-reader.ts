@@ -22,4 +22,9 @@ export class MemoryStateReader implements StateReader {
   async getStorage(address: Address, slot: bigint): Promise<bigint> {
     return this.accounts.get(address)?.storage.get(slot) ?? 0n
   }
+
+  async hasStorage(address: Address): Promise<boolean> {
+    for (const value of this.accounts.get(address)?.storage.values() ?? []) if (value !== 0n) return true
+    return false
+  }
 }
