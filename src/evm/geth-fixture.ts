@@ -63,11 +63,32 @@ const CANONICAL_CONFIG_KEYS = [
   'ethash', 'clique', 'depositContractAddress',
 ]
 
+/** The block-numbered forks in go-ethereum's order (its CheckConfigForkOrder list, without the DAO fork). */
+const FORK_BLOCK_ORDER = [
+  'homesteadBlock', 'eip150Block', 'eip158Block', 'byzantiumBlock', 'constantinopleBlock', 'petersburgBlock',
+  'istanbulBlock', 'muirGlacierBlock', 'berlinBlock', 'londonBlock', 'arrowGlacierBlock', 'grayGlacierBlock',
+  'mergeNetsplitBlock',
+]
+
 /**
  * go-ethereum reads config keys case-insensitively (one fixture spells `IstanbulBlock`), so the
  * keys are mapped to their canonical spelling. The consensus engine section (clique) is dropped:
  * it decides who seals blocks, never how a transaction executes, and ethereumjs would demand a
  * signer to build the block.
+ *
+ * go-ethereum asks each fork on its own whether it is active (`IsEIP150(n)`, `IsEIP158(n)`, ...),
+ * while ethereumjs knows hardforks as a sequence and rejects or misreads configs that are not one:
+ * - `eip155Block` must equal `eip158Block` (both are Spurious Dragon). EIP-155 only decides which
+ *   signatures are accepted (replay protection); what a transaction executes under (EIP-158
+ *   state clearing, EIP-160, EIP-170) is EIP-158's, so Spurious Dragon is put at `eip158Block`
+ *   (and left out when only `eip155Block` is configured). Between the two blocks ethereumjs may
+ *   then accept or refuse a replay-protected signature that geth would not; execution is the same.
+ * - fork blocks out of order (mainnet's Homestead at 1,150,000 with EIP-150 and EIP-158 at 0, as
+ *   in geth's call_tracer_flat `big_slow.json`): ethereumjs sorts forks by block and would run
+ *   block 1,719,577 under Homestead alone, where geth runs EIP-150 and EIP-158. Each fork's block is
+ *   brought down to the earliest block of the forks after it, so a block runs under the latest fork
+ *   geth finds active there. This is geth's answer wherever the earlier forks are active too (every
+ *   block of that fixture); below them geth would mix rules no hardfork sequence can express.
  */
 export function normalizeGethConfig(genesis: GethGenesisJson, proofOfWorkBlock: boolean): GethGenesisJson {
   const canonical = new Map(CANONICAL_CONFIG_KEYS.map((k) => [k.toLowerCase(), k]))
@@ -81,5 +102,15 @@ export function normalizeGethConfig(genesis: GethGenesisJson, proofOfWorkBlock: 
     if (proofOfWorkBlock && (name === 'terminalTotalDifficulty' || name === 'mergeNetsplitBlock' || name.endsWith('Time'))) continue
     config[name] = value
   }
+  let earliestLater: number | undefined
+  for (let i = FORK_BLOCK_ORDER.length - 1; i >= 0; i--) {
+    const name = FORK_BLOCK_ORDER[i]
+    const block = config[name]
+    if (typeof block !== 'number') continue
+    if (earliestLater !== undefined && block > earliestLater) config[name] = earliestLater
+    earliestLater = Math.min(block, earliestLater ?? block)
+  }
+  if (config.eip158Block === undefined) delete config.eip155Block
+  else config.eip155Block = config.eip158Block
   return { ...genesis, config }
 }

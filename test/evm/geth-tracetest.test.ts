@@ -7,15 +7,17 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bytesToHexString, normalizeAddress, parseQuantity } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { replayGethFixture, type GethFixture } from '../../src/evm/geth-fixture.ts'
+import { normalizeGethConfig, replayGethFixture, type GethFixture } from '../../src/evm/geth-fixture.ts'
 
 const ROOT = join(import.meta.dirname, '../../fixtures/corpora/geth-tracetest')
+/** fixtures of geth's testdata not in the shared corpus (see its NOTICE.md) */
+const EXTRA = join(import.meta.dirname, 'geth-tracetest')
 
-function fixtures(dir: string): Array<[string, GethFixture]> {
-  return readdirSync(join(ROOT, dir))
+function fixtures(dir: string, root = ROOT): Array<[string, GethFixture]> {
+  return readdirSync(join(root, dir))
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => [f, JSON.parse(readFileSync(join(ROOT, dir, f), 'utf8')) as GethFixture])
+    .map((f) => [f, JSON.parse(readFileSync(join(root, dir, f), 'utf8')) as GethFixture])
 }
 
 interface CallFrame {
@@ -86,5 +88,51 @@ describe('prestate_tracer_with_diff_mode', () => {
       checked++
     }
     expect(checked).toBeGreaterThan(0)
+  })
+})
+
+interface FlatTrace {
+  error?: string
+  result?: { gasUsed: string; output?: string; address?: string; code?: string }
+}
+
+describe('call_tracer_flat', () => {
+  it.each(fixtures('call_tracer_flat', EXTRA))('%s: gasUsed, status and created code equal geth', async (_name, fixture) => {
+    const [top] = fixture.result as FlatTrace[]
+    const { result } = await replayGethFixture(fixture)
+    expect(result.status === 'success').toBe(top.error === undefined)
+    if (top.result === undefined) return
+    expect(result.gasUsed).toBe(parseQuantity(top.result.gasUsed))
+    if (top.result.address !== undefined) {
+      expect(result.createdAddress).toBe(normalizeAddress(top.result.address))
+      expect(bytesToHexString(await result.state.overlay.readCode(result.createdAddress as Address))).toBe(top.result.code?.toLowerCase())
+    } else if (top.result.output !== undefined) {
+      expect(bytesToHexString(result.returnData)).toBe(top.result.output.toLowerCase())
+    }
+  })
+})
+
+describe('normalizeGethConfig', () => {
+  const config = (c: Record<string, unknown>) => normalizeGethConfig({ config: c } as unknown as GethFixture['genesis'], false).config as Record<string, unknown>
+
+  it('puts Spurious Dragon at eip158Block when eip155Block differs, and leaves it out without eip158Block', () => {
+    expect(config({ eip155Block: 3_000_000, eip158Block: 0 })).toMatchObject({ eip155Block: 0, eip158Block: 0 })
+    expect(config({ eip155Block: 10, eip158Block: 20 })).toMatchObject({ eip155Block: 20, eip158Block: 20 })
+    expect(config({ eip155Block: 10 })).not.toHaveProperty('eip155Block')
+  })
+
+  it('brings a fork block down to the earliest block of the forks after it (big_slow.json)', () => {
+    expect(config({ homesteadBlock: 1_150_000, eip150Block: 0, eip155Block: 3_000_000, eip158Block: 0, byzantiumBlock: 8_772_000 })).toEqual({
+      homesteadBlock: 0,
+      eip150Block: 0,
+      eip155Block: 0,
+      eip158Block: 0,
+      byzantiumBlock: 8_772_000,
+    })
+  })
+
+  it('leaves an ordered config as it is', () => {
+    const ordered = { chainId: 1, homesteadBlock: 0, eip150Block: 2, eip155Block: 3, eip158Block: 3, byzantiumBlock: 4, berlinBlock: 9 }
+    expect(config(ordered)).toEqual(ordered)
   })
 })
