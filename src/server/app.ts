@@ -67,6 +67,8 @@ export async function buildApp(config: ServiceConfig, services: AppServices, opt
   const app = Fastify({
     frameworkErrors: frontDoor.frameworkErrors,
     clientErrorHandler: frontDoor.clientErrorHandler,
+    // while closing, the front door answers in the documented shape (see http-errors.ts)
+    return503OnClosing: false,
     bodyLimit: config.server.bodyLimitBytes,
     ...(options.loggerInstance === undefined ? { logger: serviceLoggerOptions(config.server.logLevel) } : { loggerInstance: options.loggerInstance }),
     // request ids for correlating logs; no trust in client-supplied ids

@@ -16,6 +16,9 @@
  *   answers a bad hash, authentication first (401, then 400 VALIDATION_ERROR); any other path the
  *   404/405 above, or 400 VALIDATION_ERROR for a malformed URL.
  *
+ * - a request that arrives while the server is closing (keep-alive connections still open):
+ *   503 SERVICE_UNAVAILABLE (under /rpc/: 503 with JSON-RPC -32603, id null), `Connection: close`,
+ *   instead of Fastify's default 503 body; nothing of it is processed.
  * - a request Node's HTTP parser refuses before Fastify sees it (`clientErrorHandler`): the
  *   request line and headers over Node's limit (16 KiB: a URL that long) 431 VALIDATION_ERROR, a
  *   malformed request 400 VALIDATION_ERROR, a request not received in time 408 REQUEST_TIMEOUT.
@@ -27,7 +30,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { answerUnroutableRpc, NOT_FOUND_BODY, redactRpcUrl, type PartnerRegistry } from './jsonrpc/index.ts'
+import { answerRpcWhileClosing, answerUnroutableRpc, NOT_FOUND_BODY, redactRpcUrl, SHUTTING_DOWN_MESSAGE, type PartnerRegistry } from './jsonrpc/index.ts'
 import type { HttpErrorCode } from './openapi/components.ts'
 import { listRegisteredRoutes } from './openapi/openapi.ts'
 import { answerUnroutableStatusRequest } from './rpc/submission-status-route.ts'
@@ -49,7 +52,10 @@ export interface FrontDoor {
   frameworkErrors: (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => void
   /** pass as Fastify's `clientErrorHandler` option */
   clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => void
-  /** installs the not-found and the root error handler on the root instance */
+  /**
+   * installs the not-found and the root error handler, and the answer while closing, on the root
+   * instance (create it with `return503OnClosing: false`)
+   */
   install(app: FastifyInstance): void
 }
 
@@ -168,6 +174,17 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
       app = instance
       instance.setNotFoundHandler(answerNoRoute)
       instance.setErrorHandler(rootErrorHandler)
+      let closing = false
+      instance.addHook('preClose', (done) => {
+        closing = true
+        done()
+      })
+      instance.addHook('onRequest', (req, reply, done) => {
+        if (!closing) return done()
+        reply.header('connection', 'close')
+        if (pathOf(req.url).startsWith('/rpc/')) answerRpcWhileClosing(reply)
+        else send(reply, 503, { code: 'SERVICE_UNAVAILABLE', message: SHUTTING_DOWN_MESSAGE })
+      })
     },
   }
 }

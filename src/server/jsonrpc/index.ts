@@ -1,5 +1,5 @@
 /** The JSON-RPC 2.0 layer shared by the four RPC methods: envelope, routing, auth, batches. */
-export { answerUnroutableRpc, registerJsonRpcRoutes, UNAUTHORIZED_MESSAGE, REQUEST_TOO_LARGE_MESSAGE, type JsonRpcRoutesOptions } from './routes.ts'
+export { answerRpcWhileClosing, answerUnroutableRpc, registerJsonRpcRoutes, SHUTTING_DOWN_MESSAGE, UNAUTHORIZED_MESSAGE, REQUEST_TOO_LARGE_MESSAGE, type JsonRpcRoutesOptions } from './routes.ts'
 export {
   InvalidParamsError,
   JsonRpcError,

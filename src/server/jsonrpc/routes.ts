@@ -293,6 +293,13 @@ export function answerUnroutableRpc(req: FastifyRequest, reply: FastifyReply): F
   return answerOtherRpcAddress(req, reply)
 }
 
+/** A JSON-RPC request that arrives while the server is shutting down: 503, -32603, id null (its body is not read). */
+export function answerRpcWhileClosing(reply: FastifyReply): FastifyReply {
+  return sendJson(reply, 503, encodeFixedError(null, RPC_INTERNAL_ERROR, SHUTTING_DOWN_MESSAGE))
+}
+
+export const SHUTTING_DOWN_MESSAGE = 'the service is shutting down: retry, on another instance if there is one'
+
 function answerOtherRpcAddress(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = req.url.split('?', 1)[0]
   if (ENDPOINT_PATH.test(path)) {

@@ -59,6 +59,7 @@ export const HTTP_ERROR_CODES = [
   'QUOTE_ERROR',
   'UPSTREAM_ERROR',
   'REQUEST_TIMEOUT',
+  'SERVICE_UNAVAILABLE',
   'INTERNAL_ERROR',
 ] as const
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number]
