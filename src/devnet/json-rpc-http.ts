@@ -13,18 +13,21 @@ import type { AddressInfo } from 'node:net'
 import { hashMessage, hexToBytes, keccak256 } from 'viem'
 import type { Address, Hex } from '../chain/types.ts'
 import { recoverHashAddress } from '../crypto/sign.ts'
+import { positiveInt } from '../primitives/numbers.ts'
+import { JsonRpcCode } from '../transport/json-rpc-codes.ts'
 
-export const RPC_PARSE_ERROR = -32700
-export const RPC_INVALID_REQUEST = -32600
-export const RPC_METHOD_NOT_FOUND = -32601
-export const RPC_INVALID_PARAMS = -32602
-export const RPC_INTERNAL_ERROR = -32603
-/** the request is well formed but refused (unknown referenced tx, nonce too low, ...) */
-export const RPC_REFUSED = -32000
+// The codes come from the service's one table (src/transport/json-rpc-codes.ts); the names are this server's.
+export const RPC_PARSE_ERROR = JsonRpcCode.parseError
+export const RPC_INVALID_REQUEST = JsonRpcCode.invalidRequest
+export const RPC_METHOD_NOT_FOUND = JsonRpcCode.methodNotFound
+export const RPC_INVALID_PARAMS = JsonRpcCode.invalidParams
+export const RPC_INTERNAL_ERROR = JsonRpcCode.internalError
+/** the request is well formed but refused (unknown referenced tx, nonce too low, ...): EIP-1474's "invalid input" */
+export const RPC_REFUSED = JsonRpcCode.invalidInput
 /** a bound was reached (pending bundles, mempool): retry later */
-export const RPC_LIMIT_EXCEEDED = -32005
+export const RPC_LIMIT_EXCEEDED = JsonRpcCode.limitExceeded
 /** eth_call reverted (geth's code), `data` is the revert data */
-export const RPC_EXECUTION_REVERTED = 3
+export const RPC_EXECUTION_REVERTED = JsonRpcCode.executionReverted
 
 export class RpcError extends Error {
   override readonly name = 'RpcError'
@@ -276,9 +279,4 @@ function endEmpty(res: ServerResponse): void {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
-}
-
-function positiveInt(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`)
-  return value
 }

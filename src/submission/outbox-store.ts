@@ -28,8 +28,10 @@ import { ClassicLevel } from 'classic-level'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 
 import type { Hex } from '../chain/types.ts'
+import { errorText } from '../primitives/error-text.ts'
+import { nonNegativeInt, positiveInt } from '../primitives/numbers.ts'
+import { fullJitterDelay, sleep, type BackoffPolicy } from '../transport/backoff.ts'
 import { bundleHash } from '../tx/bundle-hash.ts'
-import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
 import { decodeJson, encodeJson } from './codec.ts'
 import { OutboxFullError, PersistenceError } from './errors.ts'
 import {
@@ -138,12 +140,12 @@ export class OutboxStore {
   constructor(dataDir: string, options: OutboxStoreOptions = {}) {
     if (typeof dataDir !== 'string' || dataDir === '') throw new TypeError('OutboxStore: dataDir must be a non-empty path')
     this.dataDir = dataDir
-    this.maxOpen = positiveInt('maxOpen', options.maxOpen ?? DEFAULT_MAX_OPEN)
-    this.maxFinished = nonNegativeInt('retention.maxFinished', options.retention?.maxFinished ?? DEFAULT_MAX_FINISHED)
-    this.finishedTtlMs = nonNegativeInt('retention.finishedTtlMs', options.retention?.finishedTtlMs ?? DEFAULT_FINISHED_TTL_MS)
-    this.writeAttempts = positiveInt('writeAttempts', options.writeAttempts ?? DEFAULT_WRITE_ATTEMPTS)
+    this.maxOpen = positiveInt('maxOpen', options.maxOpen ?? DEFAULT_MAX_OPEN, 'OutboxStore')
+    this.maxFinished = nonNegativeInt('retention.maxFinished', options.retention?.maxFinished ?? DEFAULT_MAX_FINISHED, 'OutboxStore')
+    this.finishedTtlMs = nonNegativeInt('retention.finishedTtlMs', options.retention?.finishedTtlMs ?? DEFAULT_FINISHED_TTL_MS, 'OutboxStore')
+    this.writeAttempts = positiveInt('writeAttempts', options.writeAttempts ?? DEFAULT_WRITE_ATTEMPTS, 'OutboxStore')
     this.writeBackoff = options.writeBackoff ?? DEFAULT_WRITE_BACKOFF
-    this.maxGroupOps = positiveInt('maxGroupOps', options.maxGroupOps ?? DEFAULT_MAX_GROUP_OPS)
+    this.maxGroupOps = positiveInt('maxGroupOps', options.maxGroupOps ?? DEFAULT_MAX_GROUP_OPS, 'OutboxStore')
     this.now = options.now ?? Date.now
     this.onRetry = options.onRetry
   }
@@ -173,7 +175,7 @@ export class OutboxStore {
       this.finishedCount = finished
     } catch (cause) {
       await db.close().catch(() => undefined)
-      throw new PersistenceError(`cannot open the outbox database in ${this.dataDir}: ${errorMessage(cause)}`, 'open', 0, { cause })
+      throw new PersistenceError(`cannot open the outbox database in ${this.dataDir}: ${errorText(cause)}`, 'open', 0, { cause })
     }
   }
 
@@ -337,7 +339,7 @@ export class OutboxStore {
       // Events first: if we stop halfway, the index entry is still there and the next run finishes the job.
       for (const { id } of victims) await db.clear({ gte: key.eventsFrom(id), lt: key.eventsTo(id) })
     } catch (cause) {
-      throw new PersistenceError(`pruning finished submissions failed: ${errorMessage(cause)}`, 'prune', 1, { cause })
+      throw new PersistenceError(`pruning finished submissions failed: ${errorText(cause)}`, 'prune', 1, { cause })
     }
     if (victims.length === 0) return 0
     await this.commit(
@@ -398,7 +400,7 @@ export class OutboxStore {
       } catch (error) {
         for (const w of group) {
           const attempts = error instanceof PersistenceError ? error.attempts : 0
-          w.reject(new PersistenceError(`could not write to the outbox (${w.operation}) after ${attempts} attempts: ${errorMessage(error instanceof PersistenceError ? error.cause : error)}`, w.operation, attempts, { cause: error instanceof PersistenceError ? error.cause : error }))
+          w.reject(new PersistenceError(`could not write to the outbox (${w.operation}) after ${attempts} attempts: ${errorText(error instanceof PersistenceError ? error.cause : error)}`, w.operation, attempts, { cause: error instanceof PersistenceError ? error.cause : error }))
         }
       }
     }
@@ -410,7 +412,7 @@ export class OutboxStore {
         return await run()
       } catch (error) {
         if (attempt >= this.writeAttempts) {
-          throw new PersistenceError(`outbox ${operation} failed after ${attempt} attempts: ${errorMessage(error)}`, operation, attempt, { cause: error })
+          throw new PersistenceError(`outbox ${operation} failed after ${attempt} attempts: ${errorText(error)}`, operation, attempt, { cause: error })
         }
         this.onRetry?.({ operation, attempt, error })
         await sleep(fullJitterDelay(attempt, this.writeBackoff))
@@ -475,22 +477,4 @@ function normalizeBundleOptions(options: BundleOptions | undefined): BundleOptio
 
 function keccakHex(raw: Hex): Hex {
   return `0x${Buffer.from(keccak_256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`
-}
-
-function positiveInt(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`OutboxStore: ${name} must be a positive integer, got ${value}`)
-  return value
-}
-
-function nonNegativeInt(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`OutboxStore: ${name} must be a non-negative integer, got ${value}`)
-  return value
-}
-
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : ''
-    return `${error.message}${cause}`
-  }
-  return String(error)
 }

@@ -12,15 +12,24 @@
  * - `mev_sendBundle` (Flashbots MEV-Share): `body: [{ hash }, { tx, canRevert: false }]`
  * A relay configured without `hashReference` never receives such a bundle.
  *
- * Every HTTP attempt has a timeout. Failed attempts are retried (bounded) with exponential backoff
- * and full jitter when the failure may be transient: timeout, network error, HTTP 408/425/429/5xx,
- * JSON-RPC -32603 / -32005 (internal error, limit exceeded). A relay's retries never hold up
- * another relay: the dispatcher runs one send per relay in parallel.
+ * Requests go through the service's JSON-RPC transport (src/transport), which signs each body it
+ * sends. Every HTTP attempt has a timeout. Failed attempts are retried (bounded) with exponential
+ * backoff and full jitter when the failure may be transient: timeout, network error, HTTP
+ * 408/425/429/5xx, JSON-RPC -32603 / -32005 (internal error, limit exceeded). A relay's retries
+ * never hold up another relay: the dispatcher runs one send per relay in parallel.
+ *
+ * What it keeps of its own over the transport's: RelayError (the transport's failure, named for
+ * the relay, its cause the TransportError), the per-relay limit on requests in flight, its stats
+ * counters, and answers matched without insisting on the id (it never did).
  */
 import { keccak256, toBytes } from 'viem'
 
 import type { Hex } from '../chain/types.ts'
-import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
+import { errorText } from '../primitives/error-text.ts'
+import type { BackoffPolicy } from '../transport/backoff.ts'
+import { JsonRpcCode } from '../transport/json-rpc-codes.ts'
+import { JsonRpcTransport, isTransientFailure, type AttemptFailure, type JsonRpcParams } from '../transport/json-rpc-transport.ts'
+import { TransportError } from '../transport/transport-error.ts'
 import { RelayError, type RelayErrorReason } from './errors.ts'
 import { Limiter } from './limiter.ts'
 import type { SearcherKey } from './searcher-key.ts'
@@ -126,24 +135,19 @@ const DEFAULT_TIMEOUT_MS = 2_000
 const DEFAULT_MAX_ATTEMPTS = 4
 const DEFAULT_MAX_CONCURRENT_REQUESTS = 32
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 2_000 }
-const RETRYABLE_HTTP = new Set([408, 425, 429])
-const RETRYABLE_RPC = new Set([-32603, -32005])
-const MAX_ERROR_TEXT = 200
+
+/** What is sent again: what the transport retries by default, and -32603 (a relay's internal error is often its load). */
+function retryable(failure: AttemptFailure): boolean {
+  return isTransientFailure(failure) || (failure.reason === 'rpc' && failure.rpcCode === JsonRpcCode.internalError)
+}
 
 export class RelayClient implements BundleRelay {
   readonly name: string
   readonly url: string
   readonly hashReference: HashReferenceStyle | undefined
   readonly acceptsHashReference: boolean
-  private readonly timeoutMs: number
-  private readonly maxAttempts: number
-  private readonly backoff: BackoffPolicy
   private readonly signer: SearcherKey
-  private readonly fetchImpl: typeof fetch
-  private readonly random: () => number
-  /** requests in flight to this relay at most: hundreds of sends at a head would each open a connection */
-  private readonly requests: Limiter
-  private nextId = 1
+  private readonly transport: JsonRpcTransport
   private readonly counters = { requests: 0, failures: noFailures(), accepted: 0, sendFailures: noFailures() }
 
   /** @throws TypeError for an invalid endpoint (bad URL, empty name, non-positive limits) */
@@ -154,13 +158,19 @@ export class RelayClient implements BundleRelay {
     this.url = endpoint.url
     this.hashReference = endpoint.hashReference
     this.acceptsHashReference = endpoint.hashReference !== undefined
-    this.timeoutMs = endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS
-    this.maxAttempts = endpoint.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
-    this.backoff = endpoint.backoff ?? DEFAULT_BACKOFF
     this.signer = signer
-    this.fetchImpl = options.fetch ?? globalThis.fetch
-    this.random = options.random ?? Math.random
-    this.requests = new Limiter(endpoint.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS)
+    this.transport = new JsonRpcTransport({
+      url: endpoint.url,
+      timeoutMs: endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxAttempts: endpoint.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      backoff: endpoint.backoff ?? DEFAULT_BACKOFF,
+      retryable,
+      // requests in flight to this relay at most: hundreds of sends at a head would each open a connection
+      limiter: new Limiter(endpoint.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS),
+      strictIds: false,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.random === undefined ? {} : { random: options.random }),
+    })
     if (endpoint.bundleStats !== true) this.bundleStats = undefined
   }
 
@@ -171,8 +181,7 @@ export class RelayClient implements BundleRelay {
    * @throws RelayError
    */
   bundleStats?: (bundleHash: Hex, block: bigint, options?: RelaySendOptions) => Promise<RelayBundleStats> = async (bundleHash, block, options = {}) => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'flashbots_getBundleStatsV2', params: [{ bundleHash, blockNumber: `0x${block.toString(16)}` }] })
-    const result = await this.withRetries(body, options)
+    const result = await this.withRetries('flashbots_getBundleStatsV2', [{ bundleHash, blockNumber: `0x${block.toString(16)}` }], options)
     return parseBundleStats(result)
   }
 
@@ -189,8 +198,8 @@ export class RelayClient implements BundleRelay {
   async sendBundle(bundle: RelayBundle, options: RelaySendOptions = {}): Promise<RelaySendResult> {
     let sent: { result: unknown; attempts: number }
     try {
-      const body = encodeSendBundleRequest(bundle, this.nextId++, this.hashReference, this.name)
-      sent = await this.withRetries(body, options)
+      const { method, params } = sendBundleCall(bundle, this.hashReference, this.name)
+      sent = await this.withRetries(method, params, options)
     } catch (error) {
       if (error instanceof RelayError) this.counters.sendFailures[error.reason]++
       throw error
@@ -201,90 +210,37 @@ export class RelayClient implements BundleRelay {
     return relayBundleHash === undefined ? { relay: this.name, attempts } : { relay: this.name, attempts, relayBundleHash }
   }
 
-  /** POSTs a signed JSON-RPC body, retrying transient failures; the `result` and the attempts made. */
-  private async withRetries(body: string, options: RelaySendOptions): Promise<{ result: unknown; attempts: number }> {
-    const signature = await flashbotsSignature(body, this.signer)
-    for (let attempt = 1; ; attempt++) {
-      this.counters.requests++
-      try {
-        const result = await this.post(body, signature, attempt, options.signal)
-        return { result, attempts: attempt }
-      } catch (error) {
-        const relayError = error instanceof RelayError ? error : new RelayError(`relay ${this.name}: ${String(error)}`, this.name, 'network', attempt, { retryable: true }, { cause: error })
-        this.counters.failures[relayError.reason]++
-        if (relayError.details.retryable !== true || attempt >= this.maxAttempts || options.signal?.aborted === true) throw relayError
-        const delayMs = fullJitterDelay(attempt, this.backoff, this.random)
-        options.onRetry?.({ attempt, error: relayError, delayMs })
-        try {
-          await sleep(delayMs, options.signal)
-        } catch {
-          throw new RelayError(`relay ${this.name}: aborted while waiting to retry`, this.name, 'aborted', attempt, { retryable: false }, { cause: relayError })
-        }
-      }
+  /** One signed call through the transport, retrying transient failures; the `result` and the attempts made. */
+  private async withRetries(method: string, params: JsonRpcParams, options: RelaySendOptions): Promise<{ result: unknown; attempts: number }> {
+    let attempts = 0
+    const onRetry = options.onRetry
+    try {
+      const result = await this.transport.request(method, params, {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        // over the exact bytes sent; a call's body is the same on every attempt, so it is signed once
+        headers: async (body) => ({ [FLASHBOTS_SIGNATURE_HEADER]: await flashbotsSignature(body, this.signer) }),
+        onAttempt: ({ attempt }) => {
+          attempts = attempt
+          this.counters.requests++
+        },
+        onFailedAttempt: ({ error }) => {
+          this.counters.failures[error.reason]++
+        },
+        ...(onRetry === undefined ? {} : { onRetry: ({ attempt, error, delayMs }) => onRetry({ attempt, error: this.relayError(error, attempts), delayMs }) }),
+      })
+      return { result, attempts }
+    } catch (error) {
+      throw this.relayError(error, attempts)
     }
   }
 
-  private async post(body: string, signature: string, attempt: number, outer: AbortSignal | undefined): Promise<unknown> {
-    if (outer?.aborted === true) throw new RelayError(`relay ${this.name}: aborted`, this.name, 'aborted', attempt - 1, { retryable: false })
-    // One controller per attempt, fed by the caller's signal and a timer that are both released
-    // when the attempt ends: AbortSignal.any / AbortSignal.timeout signals stay reachable from
-    // Node's internals until they abort, which held ~1 KB per pending submission until its next block.
-    const controller = new AbortController()
-    let timedOut = false
-    let timer: NodeJS.Timeout | undefined
-    const forward = (): void => controller.abort(outer?.reason)
-    outer?.addEventListener('abort', forward, { once: true })
-    let response: Response
-    let text: string
-    try {
-      ;({ response, text } = await this.requests.run(async () => {
-        // the attempt's time starts when it leaves the queue, not while it waits its turn
-        controller.signal.throwIfAborted()
-        timer = setTimeout(() => {
-          timedOut = true
-          controller.abort(new Error(`no answer within ${this.timeoutMs} ms`))
-        }, this.timeoutMs)
-        const r = await this.fetchImpl(this.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', [FLASHBOTS_SIGNATURE_HEADER]: signature },
-          body,
-          signal: controller.signal,
-        })
-        return { response: r, text: await r.text() }
-      }))
-    } catch (cause) {
-      // (a function call, so TypeScript does not keep the narrowing from the check above)
-      if (isAborted(outer)) throw new RelayError(`relay ${this.name}: aborted`, this.name, 'aborted', attempt, { retryable: false }, { cause })
-      if (timedOut) throw new RelayError(`relay ${this.name}: no answer within ${this.timeoutMs} ms`, this.name, 'timeout', attempt, { retryable: true }, { cause })
-      throw new RelayError(`relay ${this.name}: request failed: ${causeMessage(cause)}`, this.name, 'network', attempt, { retryable: true }, { cause })
-    } finally {
-      clearTimeout(timer)
-      outer?.removeEventListener('abort', forward)
-    }
-    if (!response.ok) {
-      const retryable = response.status >= 500 || RETRYABLE_HTTP.has(response.status)
-      throw new RelayError(`relay ${this.name}: HTTP ${response.status}: ${clip(text)}`, this.name, 'http', attempt, { status: response.status, retryable })
-    }
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      throw new RelayError(`relay ${this.name}: answer is not JSON: ${clip(text)}`, this.name, 'malformed', attempt, { status: response.status, retryable: false })
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new RelayError(`relay ${this.name}: answer is not a JSON-RPC response object`, this.name, 'malformed', attempt, { retryable: false })
-    }
-    const message = parsed as { error?: unknown; result?: unknown }
-    if (message.error !== undefined && message.error !== null) {
-      const err = message.error as { code?: unknown; message?: unknown }
-      const rpcCode = typeof err.code === 'number' ? err.code : undefined
-      const text = typeof err.message === 'string' ? err.message : JSON.stringify(message.error)
-      throw new RelayError(`relay ${this.name}: JSON-RPC error ${rpcCode ?? '?'}: ${clip(text)}`, this.name, 'rpc', attempt, { rpcCode, retryable: rpcCode !== undefined && RETRYABLE_RPC.has(rpcCode) })
-    }
-    if (!('result' in message)) {
-      throw new RelayError(`relay ${this.name}: answer has neither result nor error`, this.name, 'malformed', attempt, { retryable: false })
-    }
-    return message.result
+  /** The transport's failure as this relay's: `relay <name>: <what happened>`, the TransportError as cause. */
+  private relayError(error: unknown, attempts: number): RelayError {
+    if (!(error instanceof TransportError)) return new RelayError(`relay ${this.name}: ${errorText(error)}`, this.name, 'network', attempts, { retryable: false }, { cause: error })
+    const details: { status?: number; rpcCode?: number; retryable: boolean } = { retryable: error.retryable }
+    if (error.status !== undefined) details.status = error.status
+    if (error.rpcCode !== undefined) details.rpcCode = error.rpcCode
+    return new RelayError(`relay ${this.name}: ${error.shortMessage}`, this.name, error.reason, error.attempts, details, { cause: error })
   }
 }
 
@@ -314,6 +270,15 @@ export async function flashbotsSignature(body: string, signer: SearcherKey): Pro
  *   or a hash reference that is not the first entry
  */
 export function encodeSendBundleRequest(bundle: RelayBundle, id: number, hashReference: HashReferenceStyle | undefined, relayName = 'relay'): string {
+  const { method, params } = sendBundleCall(bundle, hashReference, relayName)
+  return JSON.stringify({ jsonrpc: '2.0', id, method, params })
+}
+
+/**
+ * The method and params that send `bundle` (see {@link encodeSendBundleRequest}).
+ * @throws RelayError 'unsupported'
+ */
+function sendBundleCall(bundle: RelayBundle, hashReference: HashReferenceStyle | undefined, relayName: string): { method: string; params: unknown[] } {
   if (bundle.entries.length === 0) throw new RelayError(`relay ${relayName}: a bundle needs at least one entry`, relayName, 'unsupported', 0, { retryable: false })
   const hashAt = bundle.entries.findIndex((e) => 'hash' in e)
   if (hashAt > 0 || bundle.entries.filter((e) => 'hash' in e).length > 1) {
@@ -327,7 +292,7 @@ export function encodeSendBundleRequest(bundle: RelayBundle, id: number, hashRef
     if (hashReference === 'mev_sendBundle') {
       // MEV-Share has no revertingTxHashes; the backrun behind a hash reference must not revert.
       const body = bundle.entries.map((e) => ('hash' in e ? { hash: e.hash } : { tx: e.tx, canRevert: false }))
-      return JSON.stringify({ jsonrpc: '2.0', id, method: 'mev_sendBundle', params: [{ version: 'v0.1', inclusion: { block: blockNumber }, body }] })
+      return { method: 'mev_sendBundle', params: [{ version: 'v0.1', inclusion: { block: blockNumber }, body }] }
     }
   }
   const params: Record<string, unknown> = {
@@ -339,7 +304,7 @@ export function encodeSendBundleRequest(bundle: RelayBundle, id: number, hashRef
   if (bundle.maxTimestamp !== undefined) params.maxTimestamp = Number(bundle.maxTimestamp)
   if (bundle.revertingTxHashes !== undefined && bundle.revertingTxHashes.length > 0) params.revertingTxHashes = [...bundle.revertingTxHashes]
   if (bundle.replacementUuid !== undefined) params.replacementUuid = bundle.replacementUuid
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_sendBundle', params: [params] })
+  return { method: 'eth_sendBundle', params: [params] }
 }
 
 /** Problems with a relay endpoint, empty when it is usable (for configuration validation). */
@@ -398,20 +363,4 @@ export function parseRelayEndpoints(json: string): { relays: RelayEndpoint[]; pr
     relays.push(endpoint)
   })
   return { relays, problems }
-}
-
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true
-}
-
-function clip(text: string): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim()
-  return oneLine.length <= MAX_ERROR_TEXT ? oneLine : `${oneLine.slice(0, MAX_ERROR_TEXT)}…`
-}
-
-function causeMessage(error: unknown): string {
-  if (!(error instanceof Error)) return String(error)
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
-  if (cause !== undefined && typeof cause.code === 'string') return `${error.message} (${cause.code})`
-  return error.message
 }

@@ -13,14 +13,21 @@
  * dispatcher can index each block once and ask for receipts only where it found a hash.
  *
  * The last user tx is asked first: while it has no receipt (the usual answer) one request per
- * check suffices. Each request has a timeout; transient failures (timeout, network, HTTP
- * 408/425/429/5xx, JSON-RPC errors other than "invalid request / method / params") are retried a
- * bounded number of times with exponential backoff and full jitter. Then it throws an
- * {@link InclusionCheckError}; the Dispatcher counts that as pending and asks again at the next head.
+ * check suffices. Requests go through the service's JSON-RPC transport (src/transport): each
+ * attempt has a timeout; transient failures (timeout, network, HTTP 408/425/429/5xx, answers that
+ * are not a JSON-RPC response to the request, JSON-RPC errors other than "parse error / invalid
+ * request / method / params") are retried a bounded number of times with exponential backoff and
+ * full jitter. Then it throws an {@link InclusionCheckError}; the Dispatcher counts that as pending
+ * and asks again at the next head. A receipt or block that is malformed is not asked again.
  */
 import { decodeBackrunEvents } from '../backrun/backrun-calldata.ts'
 import type { Hex } from '../chain/types.ts'
-import { fullJitterDelay, sleep, type BackoffPolicy } from './backoff.ts'
+import { errorText } from '../primitives/error-text.ts'
+import { positiveInt } from '../primitives/numbers.ts'
+import type { BackoffPolicy } from '../transport/backoff.ts'
+import { REQUEST_ERROR_CODES } from '../transport/json-rpc-codes.ts'
+import { JsonRpcTransport, isTransientFailure, type AttemptFailure } from '../transport/json-rpc-transport.ts'
+import { TransportError, type TransportErrorReason } from '../transport/transport-error.ts'
 import type { InclusionChecker, InclusionQuery, InclusionStatus } from './dispatcher.ts'
 
 export interface RpcInclusionCheckerOptions {
@@ -39,27 +46,14 @@ export interface RpcInclusionCheckerOptions {
 }
 
 /**
- * - `timeout`: an attempt exceeded timeoutMs
- * - `network`: connection refused / reset, DNS failure
- * - `http`: non-2xx status
- * - `rpc`: the node answered with a JSON-RPC error object
- * - `malformed`: the answer is not a JSON-RPC response with a receipt or null
+ * The transport's reasons (see TransportErrorReason); `malformed` also when the answer is a
+ * JSON-RPC response but not a receipt (or block) or null.
  */
-export type InclusionCheckErrorReason = 'timeout' | 'network' | 'http' | 'rpc' | 'malformed'
+export type InclusionCheckErrorReason = TransportErrorReason
 
-export class InclusionCheckError extends Error {
-  override readonly name = 'InclusionCheckError'
-
-  constructor(
-    message: string,
-    readonly reason: InclusionCheckErrorReason,
-    /** HTTP requests made before giving up */
-    readonly attempts: number,
-    readonly details: { status?: number; rpcCode?: number; retryable?: boolean } = {},
-    options?: { cause?: unknown },
-  ) {
-    super(message, options)
-  }
+/** A {@link TransportError} of the inclusion checker, its `name` telling the two apart in logs. */
+export class InclusionCheckError extends TransportError {
+  override readonly name: string = 'InclusionCheckError'
 }
 
 /** The receipt fields used; nodes send more. */
@@ -75,38 +69,35 @@ export interface ReceiptInfo {
 const DEFAULT_TIMEOUT_MS = 2_000
 const DEFAULT_MAX_ATTEMPTS = 3
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 50, maxMs: 1_000 }
-const RETRYABLE_HTTP = new Set([408, 425, 429])
-/** request-shape errors: asking again gives the same answer */
-const FINAL_RPC_CODES = new Set([-32700, -32600, -32601, -32602])
 const HASH = /^0x[0-9a-fA-F]{64}$/
 const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/
-const MAX_ERROR_TEXT = 200
+
+/**
+ * What is asked again: what the transport retries by default, an answer that is not a JSON-RPC
+ * response to the request (a proxy's hiccup), and every JSON-RPC error but the request-shape ones
+ * (a node still indexing answers -32000 and will answer later).
+ */
+function retryable(failure: AttemptFailure): boolean {
+  if (failure.reason === 'malformed') return true
+  if (failure.reason === 'rpc') return failure.rpcCode === undefined || !REQUEST_ERROR_CODES.has(failure.rpcCode)
+  return isTransientFailure(failure)
+}
 
 export class RpcInclusionChecker implements InclusionChecker {
-  /** may carry an API key (upstream URLs often do): never put in messages or logs */
-  private readonly url: string
-  private readonly timeoutMs: number
-  private readonly maxAttempts: number
-  private readonly backoff: BackoffPolicy
-  private readonly fetchImpl: typeof fetch
-  private readonly random: () => number
-  private nextId = 1
+  /** the URL may carry an API key (upstream URLs often do): the transport never puts it in messages */
+  private readonly transport: JsonRpcTransport
 
-  /** @throws TypeError for a URL that is not http(s), RangeError for non-positive limits */
+  /** @throws TypeError for a URL that is not http(s) (from the transport, which does not quote it), RangeError for non-positive limits */
   constructor(options: RpcInclusionCheckerOptions) {
-    let parsed: URL
-    try {
-      parsed = new URL(options.url)
-    } catch {
-      throw new TypeError('RpcInclusionChecker: url must be an absolute http(s) URL')
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError('RpcInclusionChecker: url must be an http(s) URL')
-    this.url = options.url
-    this.timeoutMs = positiveInt('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
-    this.maxAttempts = positiveInt('maxAttempts', options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)
-    this.backoff = options.backoff ?? DEFAULT_BACKOFF
-    this.fetchImpl = options.fetch ?? globalThis.fetch
-    this.random = options.random ?? Math.random
+    this.transport = new JsonRpcTransport({
+      url: options.url,
+      timeoutMs: positiveInt('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'RpcInclusionChecker'),
+      maxAttempts: positiveInt('maxAttempts', options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, 'RpcInclusionChecker'),
+      backoff: options.backoff ?? DEFAULT_BACKOFF,
+      retryable,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.random === undefined ? {} : { random: options.random }),
+    })
   }
 
   /** @throws InclusionCheckError after the retries of one receipt request */
@@ -153,66 +144,28 @@ export class RpcInclusionChecker implements InclusionChecker {
     return this.withRetries('eth_getBlockByNumber', [`0x${number.toString(16)}`, false], (result, attempt) => parseBlockTransactions(result, number, attempt))
   }
 
+  /** One call through the transport, its result parsed; every failure an InclusionCheckError. */
   private async withRetries<T>(method: string, params: unknown[], parse: (result: unknown, attempt: number) => T): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return parse(await this.request(method, params, attempt), attempt)
-      } catch (error) {
-        const failure = error instanceof InclusionCheckError ? error : new InclusionCheckError(`${method}: ${errorText(error)}`, 'network', attempt, { retryable: true }, { cause: error })
-        if (failure.details.retryable !== true || attempt >= this.maxAttempts) throw failure
-        await sleep(fullJitterDelay(attempt, this.backoff, this.random))
-      }
-    }
-  }
-
-  /** One JSON-RPC request; its `result` (null included). @throws InclusionCheckError */
-  private async request(method: string, params: unknown[], attempt: number): Promise<unknown> {
-    const id = this.nextId++
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params })
-    let response: Response
-    let text: string
+    let attempts = 0
+    let result: unknown
     try {
-      response = await this.fetchImpl(this.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(this.timeoutMs),
-      })
-      text = await response.text()
+      result = await this.transport.request(method, params, { onAttempt: ({ attempt }) => (attempts = attempt) })
     } catch (error) {
-      if (isTimeout(error)) throw new InclusionCheckError(`${method}: no answer within ${this.timeoutMs} ms`, 'timeout', attempt, { retryable: true }, { cause: error })
-      throw new InclusionCheckError(`${method}: ${errorText(error)}`, 'network', attempt, { retryable: true }, { cause: error })
+      if (error instanceof TransportError) throw InclusionCheckError.from(error)
+      throw new InclusionCheckError(errorText(error), { reason: 'network', retryable: false, attempts, method, cause: error })
     }
-    if (!response.ok) {
-      const retryable = RETRYABLE_HTTP.has(response.status) || response.status >= 500
-      throw new InclusionCheckError(`${method}: HTTP ${response.status} ${clip(text)}`, 'http', attempt, { status: response.status, retryable })
-    }
-    let json: unknown
     try {
-      json = JSON.parse(text)
-    } catch (cause) {
-      throw new InclusionCheckError(`${method}: the answer is not JSON: ${clip(text)}`, 'malformed', attempt, { retryable: true }, { cause })
+      return parse(result, attempts)
+    } catch (error) {
+      if (error instanceof InclusionCheckError) throw error
+      throw new InclusionCheckError(`the answer could not be read: ${errorText(error)}`, { reason: 'malformed', retryable: false, attempts, method, cause: error })
     }
-    if (!isObject(json) || json.jsonrpc !== '2.0' || json.id !== id) {
-      throw new InclusionCheckError(`${method}: the answer is not a JSON-RPC 2.0 response to this request`, 'malformed', attempt, { retryable: true })
-    }
-    if (json.error !== undefined) {
-      const err = isObject(json.error) ? json.error : {}
-      const code = typeof err.code === 'number' ? err.code : undefined
-      const message = typeof err.message === 'string' ? err.message : 'no message'
-      throw new InclusionCheckError(`${method}: JSON-RPC error ${code ?? '?'}: ${clip(message)}`, 'rpc', attempt, {
-        ...(code === undefined ? {} : { rpcCode: code }),
-        retryable: code === undefined || !FINAL_RPC_CODES.has(code),
-      })
-    }
-    if (!('result' in json)) throw new InclusionCheckError(`${method}: the answer has neither result nor error`, 'malformed', attempt, { retryable: true })
-    return json.result
   }
 }
 
 function parseBlockTransactions(value: unknown, number: bigint, attempt: number): readonly Hex[] | null {
   if (value === null) return null
-  const bad = (what: string): InclusionCheckError => new InclusionCheckError(`eth_getBlockByNumber: malformed block: ${what}`, 'malformed', attempt, { retryable: false })
+  const bad = (what: string): InclusionCheckError => new InclusionCheckError(`malformed block: ${what}`, { reason: 'malformed', retryable: false, attempts: attempt, method: 'eth_getBlockByNumber' })
   if (!isObject(value)) throw bad('not an object')
   if (typeof value.number !== 'string' || !QUANTITY.test(value.number) || BigInt(value.number) !== number) throw bad(`it is not block ${number}`)
   if (!Array.isArray(value.transactions)) throw bad('transactions is not a list')
@@ -226,7 +179,7 @@ function parseBlockTransactions(value: unknown, number: bigint, attempt: number)
 
 function parseReceipt(value: unknown, hash: Hex, attempt: number): ReceiptInfo | null {
   if (value === null) return null
-  const bad = (what: string): InclusionCheckError => new InclusionCheckError(`eth_getTransactionReceipt: malformed receipt: ${what}`, 'malformed', attempt, { retryable: false })
+  const bad = (what: string): InclusionCheckError => new InclusionCheckError(`malformed receipt: ${what}`, { reason: 'malformed', retryable: false, attempts: attempt, method: 'eth_getTransactionReceipt' })
   if (!isObject(value)) throw bad('not an object')
   const txHash = value.transactionHash
   if (typeof txHash !== 'string' || !HASH.test(txHash)) throw bad('transactionHash is not a 32-byte hash')
@@ -250,26 +203,4 @@ function parseReceipt(value: unknown, hash: Hex, attempt: number): ReceiptInfo |
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-function isTimeout(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'TimeoutError' || (error.name === 'AbortError' && /timeout/i.test(error.message)))
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : ''
-    return `${error.message}${cause}`
-  }
-  return String(error)
-}
-
-function clip(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  return flat.length > MAX_ERROR_TEXT ? `${flat.slice(0, MAX_ERROR_TEXT)}…` : flat
-}
-
-function positiveInt(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`RpcInclusionChecker: ${name} must be a positive integer, got ${value}`)
-  return value
 }

@@ -122,6 +122,27 @@ describe('RelayClient', () => {
     expect(r.requests).toHaveLength(1)
   })
 
+  it('counts every attempt, each failed attempt by reason, and each send by outcome', async () => {
+    const r = await relay({ failFirst: 2, failStatus: 503 })
+    const client = new RelayClient({ name: 'r', url: r.url, maxAttempts: 4, backoff: fastBackoff }, key)
+    await client.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n })
+    const controller = new AbortController()
+    const slow = await relay({ failFirst: 100 })
+    const aborted = new RelayClient({ name: 's', url: slow.url, maxAttempts: 4, backoff: { baseMs: 1_000, maxMs: 1_000 } }, key)
+    await expect(aborted.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }, { signal: controller.signal, onRetry: () => controller.abort() })).rejects.toMatchObject({
+      reason: 'aborted',
+      attempts: 1,
+      message: 'relay s: aborted while waiting to retry',
+    })
+    expect(client.stats()).toMatchObject({ requests: 3, failures: { http: 2, aborted: 0 }, bundles: { accepted: 1, failed: { http: 0 } } })
+    // the abort came while waiting: not a failed attempt, but the send's outcome
+    expect(aborted.stats()).toMatchObject({ requests: 1, failures: { http: 1, aborted: 0 }, bundles: { accepted: 0, failed: { aborted: 1 } } })
+    // an already aborted send makes no request but counts its attempt, as cancelled
+    await expect(aborted.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }, { signal: controller.signal })).rejects.toMatchObject({ reason: 'aborted', attempts: 0 })
+    expect(aborted.stats()).toMatchObject({ requests: 2, failures: { http: 1, aborted: 1 }, bundles: { failed: { aborted: 2 } } })
+    expect(slow.requests).toHaveLength(1)
+  })
+
   it('sends hash references only in the relay dialect configured for it', async () => {
     const target = keccak256(await userTx(0))
     const backrun = await backrunTx(0)

@@ -12,6 +12,7 @@ import type { Hex } from '../../src/chain/types.ts'
 import type { InclusionQuery } from '../../src/submission/index.ts'
 import { submissionId } from '../../src/submission/index.ts'
 import { InclusionCheckError, RpcInclusionChecker } from '../../src/submission/rpc-inclusion-checker.ts'
+import { TransportError } from '../../src/transport/transport-error.ts'
 
 const h = (n: number): Hex => `0x${n.toString(16).padStart(64, '0')}`
 
@@ -170,7 +171,9 @@ describe('RpcInclusionChecker', () => {
     const started = Date.now()
     const error = await checker.check(query([h(1)])).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(InclusionCheckError)
-    expect(error).toMatchObject({ reason: 'timeout', attempts: 2 })
+    // one error family with the transport: InclusionCheckError is a TransportError
+    expect(error).toBeInstanceOf(TransportError)
+    expect(error).toMatchObject({ name: 'InclusionCheckError', reason: 'timeout', attempts: 2, retryable: true, message: 'eth_getTransactionReceipt: no answer within 100 ms' })
     expect(node.requests).toHaveLength(2)
     expect(Date.now() - started).toBeLessThan(2_000)
   })

@@ -14,27 +14,32 @@
  * |        | {@link InvalidParamsError}). The standard -32602 is deliberately not used. |
  * | -32001 | unknown partner token in the URL (HTTP 401); see {@link RPC_UNAUTHORIZED} |
  * | -32603 | anything else a handler throws; the client sees only "internal error" |
+ *
+ * The codes come from the service's one table, src/transport/json-rpc-codes.ts; the names here
+ * are this server's.
  */
+import { JsonRpcCode } from '../../transport/json-rpc-codes.ts'
 
 /** The body could not be parsed as JSON. */
-export const RPC_PARSE_ERROR = -32700
+export const RPC_PARSE_ERROR = JsonRpcCode.parseError
 /** The JSON is not a request this service accepts (see the table above). */
-export const RPC_INVALID_REQUEST = -32600
+export const RPC_INVALID_REQUEST = JsonRpcCode.invalidRequest
 /** No such method, or not on this endpoint. */
-export const RPC_METHOD_NOT_FOUND = -32601
+export const RPC_METHOD_NOT_FOUND = JsonRpcCode.methodNotFound
 /** Unexpected failure inside a handler; details are logged, never sent. */
-export const RPC_INTERNAL_ERROR = -32603
+export const RPC_INTERNAL_ERROR = JsonRpcCode.internalError
 /**
  * A field of the method's parameter object is missing or malformed. The spec (4.2, 7.2) assigns
- * -32000 to this, in the implementation-defined server-error range, instead of JSON-RPC's -32602.
+ * -32000 to this (EIP-1474's "invalid input"), in the implementation-defined server-error range,
+ * instead of JSON-RPC's -32602.
  */
-export const RPC_INVALID_PARAMS = -32000
+export const RPC_INVALID_PARAMS = JsonRpcCode.invalidInput
 /**
  * The partner token in the URL path is unknown. -32001 is ours: JSON-RPC 2.0 reserves
  * -32000..-32099 for implementation-defined server errors, the spec already uses -32000 for
  * malformed fields, so the next code of that range names this. It is sent with HTTP 401.
  */
-export const RPC_UNAUTHORIZED = -32001
+export const RPC_UNAUTHORIZED = JsonRpcCode.unauthorized
 
 /** The error member of a JSON-RPC error response: exactly these keys, `data` only when present. */
 export interface JsonRpcErrorObject {
