@@ -23,6 +23,7 @@ export interface ServiceConfig {
   backrun: BackrunConfig
   submission: SubmissionConfig
   devnet: DevnetConfig
+  evm: EvmConfig
 }
 
 /** The HTTP front door: HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS, RPC_MAX_BATCH_SIZE. */
@@ -154,6 +155,18 @@ export interface DevnetConfig {
   localBuilderPort: number
   /** the local builder seals a block this often, ms */
   localBuilderBlockTimeMs: number
+}
+
+/**
+ * What one EVM execution may cost (src/evm/execution-budget.ts): every call and transaction the
+ * service executes (quote, eth_backrun, the dispatcher's simulations and backrun planning).
+ * EVM_MAX_GAS, EVM_MAX_MS.
+ */
+export interface EvmConfig {
+  /** most gas one execution is given; a signed transaction asking for more is stopped before it runs code */
+  maxGas: bigint
+  /** wall-clock milliseconds one execution may run before it is stopped */
+  maxMs: number
 }
 
 /** A configuration the service refuses to start with: every problem, each naming its variable, never a secret's value. */

@@ -27,13 +27,20 @@
  *    What the fast step (3.) asks of the frame (no debug, no profiler, no step listener, no
  *    stateless EIP 6800/7864) is asked once per frame, not once per opcode: none of it changes
  *    while a frame runs. EOF containers, the profiler and EIP-7864 go to the stock `run`.
+ * 6. The execution budget (execution-budget.ts): the loop of 5. reads the running execution's
+ *    deadline from the EVM once per frame, checks it as the frame starts (so deep or wide call
+ *    trees are caught, however few steps each frame runs) and every DEADLINE_CHECK_STEPS steps,
+ *    and abandons the execution with an ExecutionBudgetError past it. Without a deadline (a VM
+ *    outside the pool) nothing is checked. The stock `run` of 5.'s exceptions checks nothing.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
- * comparison tests; interpreter-patches.test.ts checks what the patches themselves promise).
+ * comparison tests; interpreter-patches.test.ts and execution-budget.test.ts check what the
+ * patches themselves promise).
  */
 import { createHash } from 'node:crypto'
 import { Common } from '@ethereumjs/common'
 import { EthereumJSErrorWithoutCode } from '@ethereumjs/util'
+import { DEADLINE_CHECK_STEPS, checkDeadline, checkFrameStart, executionDeadline } from './execution-budget.ts'
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
 
 interface JumpAnalysis {
@@ -227,10 +234,18 @@ async function apply(): Promise<void> {
     const pc = rs.programCounter
     if (pc !== 0 && (pc < 0 || pc >= rs.code.length)) throw EthereumJSErrorWithoutCode('Internal error: program counter not in range')
     const fast = frameAllowsFastSteps(this)
+    // 6. the execution's wall-clock budget: checked as the frame starts and every N steps
+    const deadline = executionDeadline(this._evm)
+    if (deadline !== undefined) checkFrameStart(deadline)
+    let countdown = DEADLINE_CHECK_STEPS
     let err: unknown
     let cachedOpcodes: StepEntry[] | undefined
     let doJumpAnalysis = true
     while (rs.programCounter < rs.code.length) {
+      if (deadline !== undefined && --countdown === 0) {
+        countdown = DEADLINE_CHECK_STEPS
+        checkDeadline(deadline)
+      }
       const programCounter = rs.programCounter
       let opCode: number
       let opCodeObj: StepEntry | undefined

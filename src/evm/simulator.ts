@@ -15,6 +15,7 @@ import { UpstreamError, type Address, type BlockInfo, type Hex, type StateReader
 import { nextBlockContext, toEjsBlock, type ExecutionBlock } from './block-context.ts'
 import { JournaledState } from './journaled-state.ts'
 import { runDirectCall, type CallRunResult } from './direct-call.ts'
+import { DEFAULT_EXECUTION_BUDGET, ExecutionBudgetError, checkExecutionBudget, type ExecutionBudget } from './execution-budget.ts'
 import { decodeRevertReason } from './revert-reason.ts'
 import { VmPool } from './vm-pool.ts'
 
@@ -68,6 +69,9 @@ export interface CallRequest {
   /** default: the block gas limit */
   gasLimit?: bigint
 }
+
+/** ethereumjs' EVMError message of an out-of-gas halt */
+const OUT_OF_GAS = 'out of gas'
 
 /** The transaction can never be included as is (nonce, funds, fee below base fee, gas limit). */
 const NONCE_MISMATCH = /account has nonce of: (\d+) tx has nonce of: (\d+)/
@@ -137,11 +141,17 @@ export interface SimulatorOptions {
   /** seconds between blocks: the next-block timestamp is the head's plus this */
   blockTimeSeconds?: bigint
   maxIdleVms?: number
+  /**
+   * what one execution may cost (EVM_MAX_GAS, EVM_MAX_MS; execution-budget.ts); default
+   * DEFAULT_EXECUTION_BUDGET
+   */
+  budget?: ExecutionBudget
 }
 
 export class Simulator {
   readonly common: Common
   readonly blockTimeSeconds: bigint
+  readonly budget: Readonly<ExecutionBudget>
   private readonly vms: VmPool
   /**
    * The next-block context of each head and its ethereumjs block objects, so states opened on the
@@ -152,6 +162,7 @@ export class Simulator {
   constructor(options: SimulatorOptions) {
     this.common = options.common
     this.blockTimeSeconds = options.blockTimeSeconds ?? 12n
+    this.budget = Object.freeze({ ...checkExecutionBudget(options.budget ?? DEFAULT_EXECUTION_BUDGET) })
     this.vms = new VmPool(options.common, options.maxIdleVms)
   }
 
@@ -172,6 +183,9 @@ export class Simulator {
    * and balances seen by the call are the state's. gasUsed is still what a receipt would show.
    * Runs on the EVM directly (direct-call.ts, runTx's rules for a call without its transaction
    * object, bloom and receipt); creations and what that path does not implement go through runTx.
+   *
+   * The gas limit is capped at the gas budget; a capped call that runs out of gas at the top
+   * level, or any call past the time budget, throws an ExecutionBudgetError.
    */
   async call(parent: SimulationState, request: CallRequest): Promise<ExecutionResult> {
     const state = parent.fork()
@@ -179,13 +193,21 @@ export class Simulator {
     const data = typeof request.data === 'string' ? hexToBytesStrict(request.data, 'data') : (request.data ?? new Uint8Array(0))
     const sender = createAddressFromString(request.from)
     const value = request.value ?? 0n
-    const gasLimit = request.gasLimit ?? block.header.gasLimit
+    const requested = request.gasLimit ?? block.header.gasLimit
+    const capped = requested > this.budget.maxGas
+    const gasLimit = capped ? this.budget.maxGas : requested
     const to = request.to === undefined ? undefined : createAddressFromString(request.to)
-    const result = await this.vms.with(state.overlay, async (vm) => {
-      // a call goes straight to the EVM (direct-call.ts); what that path leaves to runTx runs here
-      const direct = to === undefined ? undefined : await runDirectCall(vm, block, { caller: sender, to, data, value, gasLimit })
-      return direct ?? runTx(vm, { tx: this.callTx(block, sender, to, data, value, gasLimit), block, skipNonce: true, skipBalance: true, skipHardForkValidation: true })
-    })
+    const result = await this.vms.with(
+      state.overlay,
+      async (vm) => {
+        // a call goes straight to the EVM (direct-call.ts); what that path leaves to runTx runs here
+        const direct = to === undefined ? undefined : await runDirectCall(vm, block, { caller: sender, to, data, value, gasLimit })
+        return direct ?? runTx(vm, { tx: this.callTx(block, sender, to, data, value, gasLimit), block, skipNonce: true, skipBalance: true, skipHardForkValidation: true })
+      },
+      { maxMs: this.budget.maxMs },
+    )
+    // with the gas it asked for it might have finished: the budget stopped it, not its own limit
+    if (capped && result.execResult.exceptionError?.error === OUT_OF_GAS) throw ExecutionBudgetError.gasCapped(this.budget.maxGas)
     return { ...toOutcome(result, this.common), state }
   }
 
@@ -207,7 +229,12 @@ export class Simulator {
     return tx
   }
 
-  /** A signed transaction, with every inclusion rule of a real block (nonce, funds, base fee). */
+  /**
+   * A signed transaction, with every inclusion rule of a real block (nonce, funds, base fee).
+   * @throws TransactionRejectedError it cannot be included; ExecutionBudgetError its gas limit
+   * exceeds the gas budget (stopped as its first frame starts) or it ran past the time budget;
+   * UpstreamError
+   */
   async transaction(parent: SimulationState, tx: TypedTransaction): Promise<TransactionResult> {
     const state = parent.fork()
     const result = await this.runSigned(state, tx)
@@ -217,7 +244,8 @@ export class Simulator {
   /**
    * An ordered list of signed transactions executed atomically in one block: each sees the state the
    * previous one left. A transaction that cannot be included rejects the whole bundle; a revert is
-   * reported with its index and the bundle marked unsuccessful.
+   * reported with its index and the bundle marked unsuccessful. A transaction stopped by the
+   * execution budget throws its ExecutionBudgetError, prefixed with the transaction's index.
    */
   async bundle(parent: SimulationState, txs: readonly TypedTransaction[]): Promise<BundleResult> {
     let state = parent
@@ -231,6 +259,7 @@ export class Simulator {
         result = await this.runSigned(next, txs[i], gasUsed)
       } catch (err) {
         if (err instanceof TransactionRejectedError) throw new TransactionRejectedError(`transaction ${i}: ${err.message}`, i)
+        if (err instanceof ExecutionBudgetError) throw err.within(`transaction ${i}: `)
         throw err
       }
       results.push(result)
@@ -246,12 +275,15 @@ export class Simulator {
     if (blockGasUsed + tx.gasLimit > block.header.gasLimit) {
       throw new TransactionRejectedError(`gas limit ${tx.gasLimit} exceeds the gas left in the block`)
     }
+    // a signed gas limit cannot be capped without changing the execution (GAS, 63/64 forwarding):
+    // such a transaction is stopped as its first frame starts, after runTx has checked it can be included
+    const refusal = tx.gasLimit > this.budget.maxGas ? ExecutionBudgetError.gasLimitTooHigh(tx.gasLimit, this.budget.maxGas) : undefined
     let result: RunTxResult
     try {
-      result = await this.vms.with(state.overlay, (vm) => runTx(vm, { tx, block, blockGasUsed, skipHardForkValidation: true }))
+      result = await this.vms.with(state.overlay, (vm) => runTx(vm, { tx, block, blockGasUsed, skipHardForkValidation: true }), { maxMs: this.budget.maxMs, refusal })
     } catch (err) {
-      // A failed state read is not the transaction's fault: let the typed upstream error through.
-      if (err instanceof UpstreamError) throw err
+      // A failed state read is not the transaction's fault, nor is our budget: let the typed errors through.
+      if (err instanceof UpstreamError || err instanceof ExecutionBudgetError) throw err
       throw new TransactionRejectedError(rejectionMessage(err))
     }
     return {

@@ -18,6 +18,7 @@ import { createVM, type VM } from '@ethereumjs/vm'
 import { JournaledState } from './journaled-state.ts'
 import { applyInterpreterPatches, patchEvmInstance } from './interpreter-patches.ts'
 import { EMPTY_STATE_READER } from './empty-state.ts'
+import { setExecutionDeadline, type ExecutionLimits } from './execution-budget.ts'
 
 const HARDFORK_CHANGED = 'hardforkChanged'
 
@@ -55,19 +56,27 @@ export class VmPool {
     if (!Number.isSafeInteger(maxLive) || maxLive < 1) throw new RangeError(`VmPool: maxLive must be a positive integer, got ${maxLive}`)
   }
 
-  /** Runs `work` with a VM bound to `state`, then returns the VM to the pool. */
-  async with<T>(state: JournaledState, work: (vm: VM) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` with a VM bound to `state`, then returns the VM to the pool. With `limits`, the
+   * execution's wall-clock budget starts now (the wait for a VM is not part of it): the deadline is
+   * set on this VM's EVM for as long as `work` runs (execution-budget.ts).
+   */
+  async with<T>(state: JournaledState, work: (vm: VM) => Promise<T>, limits?: ExecutionLimits): Promise<T> {
     const pooled = await this.acquire()
     bind(pooled.vm, state)
+    setExecutionDeadline(pooled.vm.evm, limits)
     let result: T
     try {
       result = await work(pooled.vm)
     } catch (err) {
       // runTx reverts its own checkpoint on a rejection, but an exception thrown from deeper (an
-      // upstream read failing mid-execution) may leave a half-unwound EVM journal: never reuse it.
+      // upstream read failing mid-execution, an execution stopped by its budget) may leave a
+      // half-unwound EVM journal: never reuse it.
+      setExecutionDeadline(pooled.vm.evm, undefined)
       this.discard(pooled)
       throw err
     }
+    setExecutionDeadline(pooled.vm.evm, undefined)
     this.release(pooled)
     return result
   }

@@ -15,6 +15,7 @@ import {
   type ChainConfig,
   type ChainContracts,
   type DevnetConfig,
+  type EvmConfig,
   type Hardfork,
   type LogLevel,
   type QuoteConfig,
@@ -65,6 +66,8 @@ export const DEFAULTS = {
   MAX_BUNDLE_BYTES: 300_000,
   LOCAL_BUILDER_PORT: 8546,
   LOCAL_BUILDER_BLOCK_TIME_MS: 12_000,
+  EVM_MAX_GAS: 50_000_000,
+  EVM_MAX_MS: 1_000,
 } as const
 
 export interface LoadConfigOptions {
@@ -120,6 +123,10 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     localBuilderPort: read.int('LOCAL_BUILDER_PORT', 0, 65_535),
     localBuilderBlockTimeMs: read.int('LOCAL_BUILDER_BLOCK_TIME_MS', 50, 600_000),
   }
+  const evm: EvmConfig = {
+    maxGas: BigInt(read.int('EVM_MAX_GAS', 1_000_000, 10_000_000_000)),
+    maxMs: read.int('EVM_MAX_MS', 10, 600_000),
+  }
 
   // across variables
   if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')
@@ -128,7 +135,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
   }
 
   if (problems.length > 0 || access === undefined) throw new ConfigError(problems)
-  return { server, access, chain, quote, backrun, submission, devnet }
+  return { server, access, chain, quote, backrun, submission, devnet, evm }
 }
 
 /** Reads one variable at a time; a bad value adds a problem and yields the default, so reading goes on. */

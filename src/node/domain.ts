@@ -33,7 +33,12 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
   // resolved first: a devnet registry without the router fails before any connection is opened
   const contracts = resolveChainContracts(config)
   const chain = await openChainSource(config, (err) => options.log.warn({ err }, 'upstream background read failed'))
-  const simulator = new Simulator({ common: commonForChain(chain.chainId, config.chain.hardfork), blockTimeSeconds: config.chain.blockTimeSeconds })
+  const simulator = new Simulator({
+    common: commonForChain(chain.chainId, config.chain.hardfork),
+    blockTimeSeconds: config.chain.blockTimeSeconds,
+    // every execution of the service (quote, eth_backrun, the dispatcher) runs on this simulator
+    budget: config.evm,
+  })
   const routing = new RoutingEngine(simulator, {
     dex: { weth: contracts.weth, baseTokens: contracts.baseTokens, v2Factory: contracts.v2Factory, v3Factory: contracts.v3Factory },
   })

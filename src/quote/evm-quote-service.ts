@@ -7,6 +7,7 @@ import { decodeAbiParameters, encodeFunctionData, parseAbi, type Hex } from 'vie
 import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
+import { ExecutionBudgetError } from '../evm/execution-budget.ts'
 import type { SimulationState, Simulator } from '../evm/simulator.ts'
 import { BlockScopedCache } from '../pools/block-scoped-cache.ts'
 import { blockKey } from '../pools/view-calls.ts'
@@ -78,14 +79,30 @@ export class EvmQuoteService implements QuoteService {
     }
     const answer = this.compute(reader, request)
     this.answers.set(block, key, answer)
-    // only answers and quote failures are facts about the block; an upstream error or a bug is not
+    // only answers and quote failures are facts about the block; an upstream error, a bug or an
+    // execution stopped by its budget (which depends on how busy the process was) is not
     answer.catch((err: unknown) => {
-      if (!(err instanceof QuoteFailedError) && this.answers?.get(block, key) === answer) this.answers.delete(block, key)
+      const fact = err instanceof QuoteFailedError && err.details.budget === undefined
+      if (!fact && this.answers?.get(block, key) === answer) this.answers.delete(block, key)
     })
     return answer
   }
 
+  /**
+   * An execution stopped by its budget (the token's code loops, ...) is a quote that cannot be
+   * produced: 422 SIMULATION_FAILED naming the budget (`details.budget`; not kept in the answer
+   * cache, see quote()).
+   */
   private async compute(reader: StateReader, request: QuoteRequest): Promise<QuoteResult> {
+    try {
+      return await this.computeQuote(reader, request)
+    } catch (err) {
+      if (err instanceof ExecutionBudgetError) throw new QuoteFailedError('SIMULATION_FAILED', `the simulation was stopped: ${err.message}`, err.toDetails())
+      throw err
+    }
+  }
+
+  private async computeQuote(reader: StateReader, request: QuoteRequest): Promise<QuoteResult> {
     const { simulator, router } = this.options
     const base = simulator.openState(reader)
     await this.requireToken(base, request.tokenIn, 'tokenIn')

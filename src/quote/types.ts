@@ -49,7 +49,8 @@ export interface QuoteResult {
  * NO_ROUTE: no pools join the tokens; AMOUNT_TOO_SMALL: amountIn is dust, the output rounds down
  * to zero on every route (a larger amount is quoted); INSUFFICIENT_LIQUIDITY: the pools on every
  * route are too shallow to take the amount; SAME_TOKEN; NOT_A_TOKEN; SIMULATION_FAILED: the
- * chosen route reverted in the EVM.
+ * chosen route reverted in the EVM, or an execution was stopped by the execution budget
+ * (EVM_MAX_GAS, EVM_MAX_MS; details `budget`: 'gas' | 'time', `limit`).
  */
 export type QuoteFailureReason = 'NO_ROUTE' | 'AMOUNT_TOO_SMALL' | 'INSUFFICIENT_LIQUIDITY' | 'SAME_TOKEN' | 'NOT_A_TOKEN' | 'SIMULATION_FAILED'
 

@@ -11,8 +11,10 @@
  *   gas, fee cap below the base fee): the same, with `not includable: <why>` as the reason. It is
  *   still forwarded (delivery is committed; a pending predecessor may make it valid later).
  *
- * It throws only when the simulation itself cannot run (an upstream read failed, aborted): the
- * Dispatcher then records a simulation error and forwards anyway.
+ * It throws only when the simulation itself cannot run (an upstream read failed, aborted, or an
+ * execution was stopped by the execution budget: an ExecutionBudgetError naming EVM_MAX_GAS or
+ * EVM_MAX_MS, never reported as a revert, since the transaction did not revert): the Dispatcher
+ * then records that error as the submission's simulation error and forwards anyway.
  */
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx'
 

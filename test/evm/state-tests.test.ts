@@ -16,10 +16,10 @@ import { createTxFromRLP } from '@ethereumjs/tx'
 import { describe, expect, it } from 'vitest'
 import { parseGenesis, type GethGenesisJson } from '../../src/chain/memory/genesis.ts'
 import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
-import { hexToBytesStrict, normalizeAddress, parseQuantity } from '../../src/chain/quantity.ts'
+import { hexToBytesStrict } from '../../src/chain/quantity.ts'
 import type { Hex } from '../../src/chain/types.ts'
-import type { ExecutionBlock } from '../../src/evm/block-context.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
+import { stateTestBlock, type StateTestEnv } from './state-test-block.ts'
 import { logsHash, postStateRoot } from '../../src/evm/post-state.ts'
 import { Simulator, TransactionRejectedError } from '../../src/evm/simulator.ts'
 
@@ -35,15 +35,7 @@ interface StateTestPost {
 }
 
 interface StateTest {
-  env: {
-    currentCoinbase: string
-    currentGasLimit: string
-    currentNumber: string
-    currentTimestamp: string
-    currentBaseFee: string
-    currentRandom: Hex
-    currentExcessBlobGas?: string
-  }
+  env: StateTestEnv
   pre: GethGenesisJson['alloc']
   post: Record<string, StateTestPost[]>
 }
@@ -106,7 +98,12 @@ function cases(file: string): Case[] {
 }
 
 const common = commonForChain(1n, 'cancun')
-const simulator = new Simulator({ common })
+/**
+ * The tests give transactions gas limits up to their blocks' (QuadraticComplexitySolidity_CallDataCopy:
+ * 250M), far above the service's gas budget, which would refuse them: no gas cap here. The
+ * wall-clock budget stays, generous, so that a case that hangs fails instead of holding the suite.
+ */
+const simulator = new Simulator({ common, budget: { maxGas: 2n ** 63n, maxMs: 30_000 } })
 const NO_CHANGES = { accounts: new Map(), code: new Map(), storage: new Map(), cleared: new Set<never>() }
 
 interface CaseOutcome {
@@ -117,18 +114,7 @@ interface CaseOutcome {
 
 async function runCase(test: StateTest, post: StateTestPost): Promise<CaseOutcome> {
   const genesis = parseGenesis({ config: { chainId: 1 }, alloc: test.pre })
-  const env = test.env
-  const block: ExecutionBlock = {
-    number: parseQuantity(env.currentNumber),
-    timestamp: parseQuantity(env.currentTimestamp),
-    gasLimit: parseQuantity(env.currentGasLimit),
-    baseFeePerGas: parseQuantity(env.currentBaseFee),
-    coinbase: normalizeAddress(env.currentCoinbase),
-    prevRandao: env.currentRandom,
-    difficulty: 0n,
-    excessBlobGas: parseQuantity(env.currentExcessBlobGas ?? 0),
-    parentHash: `0x${'00'.repeat(32)}`,
-  }
+  const block = stateTestBlock(test.env)
   let tx
   try {
     tx = createTxFromRLP(hexToBytesStrict(post.txbytes, 'txbytes'), { common })

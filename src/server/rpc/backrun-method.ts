@@ -6,7 +6,8 @@
 import type { BackrunFound, BackrunRequest, BackrunService } from '../../backrun/types.ts'
 import { USD_DECIMALS } from '../../backrun/types.ts'
 import type { Address, Hex } from '../../chain/types.ts'
-import { InvalidParamsError, type JsonRpcMethodHandler } from '../jsonrpc/index.ts'
+import { ExecutionBudgetError } from '../../evm/execution-budget.ts'
+import { InvalidParamsError, JsonRpcError, RPC_INVALID_PARAMS, type JsonRpcMethodHandler } from '../jsonrpc/index.ts'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const HEX = /^0x(?:[0-9a-fA-F]{2})*$/
@@ -75,10 +76,21 @@ export function toWireBackrun(found: BackrunFound) {
   }
 }
 
+/**
+ * An execution of the request stopped by the execution budget (EVM_MAX_GAS, EVM_MAX_MS: the
+ * user's call loops, ...) is a -32000 naming the budget, `data` `{ reason: 'execution_budget',
+ * budget: 'gas' | 'time', limit }`.
+ */
 export function backrunMethod(service: BackrunService): JsonRpcMethodHandler {
   return async (params) => {
     const request = parseBackrunParams(params)
-    const found = await service.backrun(request)
+    let found: BackrunFound | null
+    try {
+      found = await service.backrun(request)
+    } catch (err) {
+      if (err instanceof ExecutionBudgetError) throw new JsonRpcError(RPC_INVALID_PARAMS, err.message, { data: { reason: 'execution_budget', ...err.toDetails() } })
+      throw err
+    }
     return found === null ? null : toWireBackrun(found)
   }
 }
