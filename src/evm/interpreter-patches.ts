@@ -32,15 +32,27 @@
  *    trees are caught, however few steps each frame runs) and every DEADLINE_CHECK_STEPS steps,
  *    and abandons the execution with an ExecutionBudgetError past it. Without a deadline (a VM
  *    outside the pool) nothing is checked. The stock `run` of 5.'s exceptions checks nothing.
+ * 7. Memory (memory-patches.ts): the copy opcodes pad short sources byte by byte through array
+ *    spreads (~50 us a kilobyte; 45 of the 48 s the stock interpreter took on ethereum/tests
+ *    QuadraticComplexitySolidity_CallDataCopy), and every frame allocated its grown memory twice.
+ *    The copies write into memory directly; frames' buffers come from a bounded pool and go back
+ *    to it when the frame ends (here, at the end of the loop of 5.), zeroed only where written.
+ * 8. Call frames (frame-patches.ts): `EVM.runInterpreter` and `EVM._executeCall` build objects
+ *    by V8's slow object-spread path (~65 us a frame, a snapshot nobody reads), and the EVM
+ *    journal keeps two entries of three collections per frame for the whole transaction; the
+ *    same functions without that. `Common.consensusType`, asked by every frame, walks the
+ *    hardfork table: answered once per hardfork, as isActivatedEIP (2.).
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
- * comparison tests; interpreter-patches.test.ts and execution-budget.test.ts check what the
- * patches themselves promise).
+ * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
+ * execution-budget.test.ts check what the patches themselves promise).
  */
 import { createHash } from 'node:crypto'
 import { Common } from '@ethereumjs/common'
 import { EthereumJSErrorWithoutCode } from '@ethereumjs/util'
 import { DEADLINE_CHECK_STEPS, checkDeadline, checkFrameStart, executionDeadline } from './execution-budget.ts'
+import { patchFrames, type FramePatchModules } from './frame-patches.ts'
+import { copyHandlers, extendMemory, releaseFrameMemory, type CopyInternals, type CopyRunState, type PatchedMemory } from './memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
 
 interface JumpAnalysis {
@@ -85,6 +97,7 @@ interface LoopRunState {
   gasLeft: bigint
   eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean
   env: { accessWitness?: { revert(): void } }
+  memory: PatchedMemory
 }
 interface RunnableInterpreter extends InterpreterLike {
   run(code: Uint8Array, opts?: { pc?: number }): Promise<RunResult>
@@ -98,6 +111,9 @@ interface CommonInternals {
   _activatedEIPsCache: number[]
   __eipSet?: Set<number>
   __eipSource?: number[]
+  __consensusHardfork?: string
+  __consensusType?: string
+  hardfork(): string
 }
 
 let applied: Promise<void> | undefined
@@ -165,6 +181,17 @@ async function apply(): Promise<void> {
     }
     return set.has(eip)
   }
+  // every Interpreter asks, every frame: a walk over the hardfork table, answered once per hardfork
+  const cproto = Common.prototype as unknown as { consensusType(): string }
+  const stockConsensusType = cproto.consensusType
+  cproto.consensusType = function (this: CommonInternals): string {
+    const hardfork = this.hardfork()
+    if (this.__consensusHardfork !== hardfork || this.__consensusType === undefined) {
+      this.__consensusType = stockConsensusType.call(this)
+      this.__consensusHardfork = hardfork
+    }
+    return this.__consensusType
+  }
 
   // The Interpreter class is not exported; load the very module the EVM uses (same file URL).
   const evmEntry = import.meta.resolve('@ethereumjs/evm')
@@ -178,6 +205,14 @@ async function apply(): Promise<void> {
   const { EVMError, EVMErrorTypeString } = (await import(new URL('./errors.js', evmEntry).href)) as EvmErrorModule
   const STOP = EVMError.errorMessages.STOP
   const OUT_OF_GAS = EVMError.errorMessages.OUT_OF_GAS
+  const opcodeUtil = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<CopyInternals, 'createAddressFromStackBigInt'>
+  const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
+  copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
+  const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
+  const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as Pick<FramePatchModules, 'Journal'>
+  patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], errorMessages: EVMError.errorMessages })
+  const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory } }
+  Memory.prototype.extend = extendMemory
   const syncGasHandlers = await loadSyncGasHandlers()
   const syncGas: Array<SyncGasHandler | undefined> = Array.from({ length: 256 }, (_, op) => syncGasHandlers.get(op))
 
@@ -281,6 +316,8 @@ async function apply(): Promise<void> {
       rs.gasLeft = 0n
       err = new EVMError(OUT_OF_GAS)
     }
+    // 8. nothing reads a frame's memory once it has run (its return data is a copy)
+    releaseFrameMemory(rs.memory)
     return { runState: rs, exceptionError: err }
   }
 
@@ -294,8 +331,11 @@ interface RunStateLike {
   memory: { write(offset: number, size: number, value: Uint8Array): void }
 }
 interface OpcodeEntry {
-  opHandler: (runState: RunStateLike) => void
+  opHandler: (runState: never) => void | Promise<void>
 }
+
+/** the copy opcodes' handlers of 7., built once the EVM's internals are loaded */
+let copies: Map<number, (runState: CopyRunState) => void | Promise<void>> | undefined
 
 const ZEROS_64 = '0'.repeat(64)
 
@@ -312,6 +352,10 @@ function fastMstore(runState: RunStateLike): void {
 /** Per-EVM patches (opcode handlers live in each EVM's opcode map). */
 export function patchEvmInstance(evm: object): void {
   const map = (evm as { _opcodeMap?: OpcodeEntry[] })._opcodeMap
-  const mstore = map?.[0x52]
-  if (mstore !== undefined) mstore.opHandler = fastMstore
+  if (map === undefined) return
+  const replace = (op: number, handler: OpcodeEntry['opHandler']) => {
+    if (map[op] !== undefined) map[op].opHandler = handler
+  }
+  replace(0x52, fastMstore)
+  for (const [op, handler] of copies ?? []) replace(op, handler)
 }

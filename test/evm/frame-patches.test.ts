@@ -1,0 +1,269 @@
+/**
+ * frame-patches.ts and memory-patches.ts against the stock functions they replace (captured here
+ * before the patches are applied):
+ * - the Journal's checkpoint/commit: random sequences of checkpoints, commits, reverts, warmed
+ *   addresses and slots and touched accounts leave the same warm set and touched set as the stock
+ *   journal after every operation;
+ * - EVM.runInterpreter and EVM._executeCall: the same results for calls (success, revert, out of
+ *   gas, value transfers, self-calls, precompiles, empty accounts), `runState` included when read;
+ * - Memory: random extends, writes and reads give the same bytes and the same store length as
+ *   the stock Memory; a frame's buffer goes back to the pool zeroed, and the pool stays bounded;
+ *   CALLDATACOPY, CODECOPY and EXTCODECOPY leave the memory and gas of the stock handlers.
+ * Gas and results of real contracts are checked against anvil, geth and the state tests elsewhere.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { Account, createAddressFromString } from '@ethereumjs/util'
+import { createVM } from '@ethereumjs/vm'
+import { commonForChain } from '../../src/evm/chain-config.ts'
+import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
+import { applyInterpreterPatches } from '../../src/evm/interpreter-patches.ts'
+import { JournaledState } from '../../src/evm/journaled-state.ts'
+import { memoryPoolStats, POOLED_MEMORY_MAX_BYTES, releaseFrameMemory, type PatchedMemory } from '../../src/evm/memory-patches.ts'
+import { VmPool } from '../../src/evm/vm-pool.ts'
+
+const evmEntry = import.meta.resolve('@ethereumjs/evm')
+type Fn = (...args: unknown[]) => unknown
+interface JournalInstance {
+  journal: Map<string, Set<string>>
+  touched: Set<string>
+  journalHeight: number
+  checkpoint(): Promise<void>
+  commit(): Promise<void>
+  revert(): Promise<void>
+  addWarmedAddress(address: Uint8Array): void
+  addWarmedStorage(address: Uint8Array, slot: Uint8Array): void
+  touchAccount(address: string): void
+  cleanJournal(): void
+}
+const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: { new (sm: unknown, common: unknown): JournalInstance; prototype: Record<string, Fn> } }
+const { EVM } = (await import(new URL('./evm.js', evmEntry).href)) as { EVM: { prototype: Record<string, Fn> } }
+const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { new (): PatchedMemory & { write(o: number, s: number, v: Uint8Array): void; read(o: number, s: number): Uint8Array }; prototype: Record<string, Fn> } }
+const stock = {
+  checkpoint: Journal.prototype.checkpoint,
+  commit: Journal.prototype.commit,
+  runInterpreter: EVM.prototype.runInterpreter,
+  executeCall: EVM.prototype._executeCall,
+  extend: Memory.prototype.extend,
+}
+await applyInterpreterPatches()
+
+const common = commonForChain(31337n)
+
+describe('Journal checkpoint/commit', () => {
+  const noopState = { checkpoint: async () => {}, commit: async () => {}, revert: async () => {} }
+  const journals = () => {
+    const ours = new Journal(noopState, common)
+    const theirs = new Journal(noopState, common)
+    Object.assign(theirs, { checkpoint: stock.checkpoint, commit: stock.commit })
+    return [ours, theirs] as const
+  }
+  const view = (j: JournalInstance) => ({
+    height: j.journalHeight,
+    warm: [...j.journal].map(([a, slots]) => `${a}:${[...slots].sort().join(',')}`).sort(),
+    touched: [...j.touched].sort(),
+  })
+  const ADDRESSES = [1, 2, 3].map((n) => new Uint8Array(20).fill(n))
+  const op = fc.oneof(
+    fc.constant({ kind: 'checkpoint' as const }),
+    fc.constant({ kind: 'commit' as const }),
+    fc.constant({ kind: 'revert' as const }),
+    fc.record({ kind: fc.constant('warm' as const), a: fc.integer({ min: 0, max: 2 }) }),
+    fc.record({ kind: fc.constant('slot' as const), a: fc.integer({ min: 0, max: 2 }), s: fc.integer({ min: 0, max: 3 }) }),
+    fc.record({ kind: fc.constant('touch' as const), a: fc.integer({ min: 0, max: 2 }) }),
+  )
+
+  it('keeps the stock warm and touched sets through any sequence', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops) => {
+        const [ours, theirs] = journals()
+        for (const o of ops) {
+          for (const j of [ours, theirs]) {
+            if (o.kind === 'checkpoint') await j.checkpoint()
+            else if (o.kind === 'commit' && j.journalHeight > 0) await j.commit()
+            else if (o.kind === 'revert' && j.journalHeight > 0) await j.revert()
+            else if (o.kind === 'warm') j.addWarmedAddress(ADDRESSES[o.a])
+            else if (o.kind === 'slot') j.addWarmedStorage(ADDRESSES[o.a], new Uint8Array(32).fill(o.s))
+            else if (o.kind === 'touch') j.touchAccount(`${o.a}`.repeat(40))
+          }
+          expect(view(ours)).toEqual(view(theirs))
+        }
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('does not grow per call frame when the frames warm nothing new', async () => {
+    const [ours, theirs] = journals()
+    for (const j of [ours, theirs]) {
+      await j.checkpoint()
+      j.addWarmedAddress(ADDRESSES[0])
+      for (let i = 0; i < 1000; i++) {
+        await j.checkpoint()
+        await j.commit()
+      }
+    }
+    const length = (j: JournalInstance) => (j as unknown as { journalDiff: unknown[] }).journalDiff.length
+    expect(length(theirs)).toBeGreaterThan(2000)
+    expect(length(ours)).toBeLessThan(5)
+  })
+})
+
+describe('EVM.runInterpreter and EVM._executeCall', () => {
+  const CALLER = createAddressFromString('0x000000000000000000000000000000000000c0de')
+  const A = createAddressFromString('0x00000000000000000000000000000000000000aa')
+  const B = createAddressFromString('0x00000000000000000000000000000000000000bb')
+  const push = (n: bigint | number) => '7f' + BigInt(n).toString(16).padStart(64, '0')
+  /** CALL(gas, to, value, 0, 32 bytes in, 0, 32 out), then SSTORE(0, success), RETURN 64 bytes of memory */
+  const caller = (to: string, value: number) => push(32) + push(0) + push(32) + push(0) + push(value) + push(BigInt(to)) + '5a' + 'f1' + '600055' + push(64) + push(0) + 'f3'
+  const CODES: Record<string, string> = {
+    'returns data': push(0xabcdef) + '600052' + '60206000f3',
+    reverts: push(0x1234) + '600052' + '60206000fd',
+    'runs out of gas': '5b600056',
+    'calls B with value': caller(B.toString(), 7),
+    'calls itself': caller(A.toString(), 0),
+    'calls the identity precompile': caller('0x04', 0),
+    'calls an empty account': caller('0x00000000000000000000000000000000000000ee', 3),
+    'stops at once': '00',
+  }
+
+  async function run(code: string, patched: boolean) {
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    await state.putCode(A, Buffer.from(code, 'hex'))
+    await state.putCode(B, Buffer.from(CODES['returns data'], 'hex'))
+    await state.putAccount(A, new Account(0n, 100n))
+    return new VmPool(common).with(state, async (vm) => {
+      if (!patched) Object.assign(vm.evm, { runInterpreter: stock.runInterpreter, _executeCall: stock.executeCall })
+      await vm.evm.journal.checkpoint()
+      const r = await vm.evm.runCall({ caller: CALLER, to: A, value: 5n, gasLimit: 200_000n })
+      await vm.evm.journal.commit()
+      const e = r.execResult
+      const runState = e.runState as unknown as Record<string, unknown>
+      return {
+        gas: e.executionGasUsed,
+        left: e.gas,
+        refund: e.gasRefund,
+        error: e.exceptionError?.error,
+        out: Buffer.from(e.returnValue).toString('hex'),
+        logs: e.logs?.length,
+        runStateKeys: runState === undefined ? [] : Object.keys(runState).sort(),
+        runStateGas: runState?.gasLeft,
+        balances: await Promise.all([A, B, CALLER].map(async (a) => (await state.getAccount(a))?.balance)),
+        slot: Buffer.from(await state.getStorage(A, new Uint8Array(32))).toString('hex'),
+      }
+    })
+  }
+
+  it.each(Object.entries(CODES))('a contract that %s: as the stock functions', async (_name, code) => {
+    expect(await run(code, true)).toEqual(await run(code, false))
+  })
+})
+
+describe('Memory', () => {
+  const memOp = fc.oneof(
+    fc.record({ kind: fc.constant('write' as const), offset: fc.integer({ min: 0, max: 40_000 }), size: fc.integer({ min: 1, max: 9_000 }), byte: fc.integer({ min: 1, max: 255 }) }),
+    fc.record({ kind: fc.constant('read' as const), offset: fc.integer({ min: 0, max: 40_000 }), size: fc.integer({ min: 0, max: 9_000 }) }),
+    fc.record({ kind: fc.constant('extend' as const), offset: fc.integer({ min: 0, max: 60_000 }), size: fc.integer({ min: 0, max: 9_000 }) }),
+    fc.constant({ kind: 'release' as const }),
+  )
+
+  it('holds the stock bytes through extends, writes, reads and frames ending (buffers reused)', () => {
+    fc.assert(
+      fc.property(fc.array(memOp, { maxLength: 40 }), (ops) => {
+        let ours = new Memory()
+        let theirs = new Memory()
+        Object.assign(theirs, { extend: stock.extend })
+        for (const o of ops) {
+          if (o.kind === 'release') {
+            // the frame ends: its buffer goes back to the pool, the next frame starts afresh
+            releaseFrameMemory(ours)
+            ours = new Memory()
+            theirs = new Memory()
+            Object.assign(theirs, { extend: stock.extend })
+            continue
+          }
+          for (const m of [ours, theirs]) {
+            if (o.kind === 'write') m.write(o.offset, o.size, new Uint8Array(o.size).fill(o.byte))
+            else if (o.kind === 'extend') m.extend(o.offset, o.size)
+          }
+          if (o.kind === 'read') expect(Buffer.from(ours.read(o.offset, o.size)).equals(Buffer.from(theirs.read(o.offset, o.size)))).toBe(true)
+          expect(ours._store.length).toBe(theirs._store.length)
+          expect(Buffer.from(ours._store).equals(Buffer.from(theirs._store))).toBe(true)
+        }
+      }),
+      { numRuns: 300 },
+    )
+    expect(memoryPoolStats().bytes).toBeLessThanOrEqual(POOLED_MEMORY_MAX_BYTES)
+  })
+
+  it('keeps the pool bounded however many frames end', () => {
+    for (let i = 0; i < 2_000; i++) {
+      const m = new Memory()
+      m.extend(0, 8192 * (1 + (i % 40)))
+      m.write(100, 1, new Uint8Array([1]))
+      releaseFrameMemory(m)
+    }
+    expect(memoryPoolStats().bytes).toBeLessThanOrEqual(POOLED_MEMORY_MAX_BYTES)
+    expect(memoryPoolStats().buffers).toBeGreaterThan(0)
+  })
+})
+
+describe('copy opcodes (memory-patches.ts) against the stock handlers', () => {
+  const MAX = 2n ** 256n - 1n
+  const push = (v: bigint) => '7f' + v.toString(16).padStart(64, '0')
+  const CALLDATA = Buffer.from('00112233445566778899aabbccddeeff'.repeat(2) + 'c0ffee', 'hex') // 35 bytes
+  const OTHER = createAddressFromString('0x0000000000000000000000000000000000abcdef')
+  const OTHER_CODE = Buffer.from('6001600201' + 'fe'.repeat(40), 'hex') // 45 bytes
+  const TARGET = createAddressFromString('0x0000000000000000000000000000000000100c0e')
+
+  /** memory [0, 256) set to 0xff, then the copy, then the whole memory returned */
+  function program(op: 0x37 | 0x39 | 0x3c, memOffset: bigint, srcOffset: bigint, length: bigint, from?: bigint): Buffer {
+    let code = ''
+    for (let w = 0n; w < 8n; w++) code += push(MAX) + push(w * 32n) + '52'
+    code += push(length) + push(srcOffset) + push(memOffset)
+    if (op === 0x3c) code += push(from ?? 0n)
+    code += op.toString(16) + '59' + '6000' + 'f3'
+    return Buffer.from(code, 'hex')
+  }
+
+  const CASES: Array<[string, bigint, bigint, bigint]> = [
+    ['inside the source', 5n, 3n, 20n],
+    ['straddling the source end, over 0xff memory', 3n, 20n, 100n],
+    ['entirely past the source end', 64n, 200n, 64n],
+    ['a source offset beyond 2^64', 1n, 2n ** 200n, 40n],
+    ['growing memory past its 256 bytes', 250n, 0n, 70n],
+    ['a large copy, mostly zeros', 100n, 10n, 50_000n],
+    ['nothing (length 0, offsets huge)', MAX, MAX, 0n],
+  ]
+
+  async function run(patched: boolean, code: Buffer) {
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    await state.putCode(TARGET, code)
+    await state.putCode(OTHER, OTHER_CODE)
+    const exec = async (vm: Awaited<ReturnType<typeof createVM>>) => {
+      const r = await vm.evm.runCall({ to: TARGET, caller: createAddressFromString('0x000000000000000000000000000000000000c0de'), data: CALLDATA, gasLimit: 10_000_000n })
+      return { out: Buffer.from(r.execResult.returnValue).toString('hex'), gas: r.execResult.executionGasUsed, error: r.execResult.exceptionError?.error }
+    }
+    if (patched) return new VmPool(common).with(state, exec)
+    // a VM outside the pool keeps the stock opcode handlers (patchEvmInstance is the pool's)
+    await applyInterpreterPatches()
+    return exec(await createVM({ common, stateManager: state }))
+  }
+
+  for (const [op, name] of [[0x37, 'CALLDATACOPY'], [0x39, 'CODECOPY'], [0x3c, 'EXTCODECOPY']] as const) {
+    it.each(CASES)(`${name}: %s`, async (_label, memOffset, srcOffset, length) => {
+      const code = program(op, memOffset, srcOffset, length, BigInt(OTHER.toString()))
+      const stock = await run(false, code)
+      const ours = await run(true, code)
+      expect(stock.error).toBeUndefined()
+      expect(ours).toEqual(stock)
+    })
+  }
+
+  it('EXTCODECOPY of an account without code copies zeros', async () => {
+    const code = program(0x3c, 0n, 0n, 64n, 0xdeadn)
+    const ours = await run(true, code)
+    expect(ours).toEqual(await run(false, code))
+    expect(ours.out.slice(0, 128)).toBe('00'.repeat(64))
+  })
+})
