@@ -12,6 +12,7 @@ import { getAddress, hexToBytes, keccak256, recoverAddress as viemRecoverAddress
 import { sign as viemSign } from 'viem/accounts'
 
 import type { Address, Hex } from '../chain/types.ts'
+import { nativeEcrecover } from './ecrecover.ts'
 import { nativeSecp256k1 as native } from './native-secp256k1.ts'
 
 export interface Signature {
@@ -54,10 +55,10 @@ export async function signHash(hash: Uint8Array, privateKey: Uint8Array): Promis
 export async function recoverHashAddress(hash: Uint8Array, signature: Hex): Promise<Address> {
   const bytes = hexToBytes(signature)
   if (hash.length !== 32 || bytes.length !== 65) throw new TypeError('recoverHashAddress: a 32-byte hash and a 65-byte signature are needed')
-  if (native === undefined) return viemRecoverAddress({ hash: hex(hash), signature })
+  if (nativeEcrecover === undefined) return viemRecoverAddress({ hash: hex(hash), signature })
   const v = bytes[64]
-  const recid = v >= 27 ? v - 27 : v
-  if (recid !== 0 && recid !== 1) throw new Error('recoverHashAddress: invalid v')
-  const publicKey = native.ecdsaRecover(bytes.subarray(0, 64), recid, hash, false)
-  return getAddress(`0x${keccak256(publicKey.subarray(1)).slice(-40)}`)
+  if (v !== 0 && v !== 1 && v !== 27 && v !== 28) throw new Error('recoverHashAddress: invalid v')
+  // the same recovery ethereumjs gets for every transaction (ecrecover.ts): the 64-byte public key
+  const publicKey = nativeEcrecover(hash, BigInt(v), bytes.subarray(0, 32), bytes.subarray(32, 64))
+  return getAddress(`0x${keccak256(publicKey).slice(-40)}`)
 }

@@ -7,7 +7,7 @@
 import type { Address, Hex } from '../chain/types.ts'
 import type { DecodedTransaction } from '../tx/decode-transaction.ts'
 import type { OutboxStore } from './outbox-store.ts'
-import type { SubmissionId, SubmissionKind } from './types.ts'
+import type { SimulationRejection, SubmissionId, SubmissionKind } from './types.ts'
 
 /** The part of a block header the dispatcher needs; src/chain/types.ts BlockInfo has it. */
 export interface HeadInfo {
@@ -49,7 +49,7 @@ export interface SimulationReport {
    * (it can never be included: its nonce is taken), `nonce-gap` (a predecessor is missing),
    * `funds`, `fee` (fee cap below the base fee) or `other`.
    */
-  rejection?: 'nonce-used' | 'nonce-gap' | 'funds' | 'fee' | 'other'
+  rejection?: SimulationRejection
   gasUsed?: bigint
   /** block the state was pinned to */
   blockNumber?: bigint

@@ -81,6 +81,9 @@ export interface ReceivedEvent {
   at: number
 }
 
+/** why a user tx could not be included at all on a head (it was not executed) */
+export type SimulationRejection = 'nonce-used' | 'nonce-gap' | 'funds' | 'fee' | 'other'
+
 export interface SimulatedEvent {
   type: 'simulated'
   at: number
@@ -90,7 +93,7 @@ export interface SimulatedEvent {
   /** index in rawTxs of the tx that reverted */
   failedTxIndex?: number
   /** the failing tx could not be included at all: nonce-used | nonce-gap | funds | fee | other */
-  rejection?: 'nonce-used' | 'nonce-gap' | 'funds' | 'fee' | 'other'
+  rejection?: SimulationRejection
   gasUsed?: bigint
   /** the block the simulation's state was pinned to */
   blockNumber?: bigint
