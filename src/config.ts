@@ -147,7 +147,7 @@ export interface SubmissionConfig {
   maxBundleBytes: number
 }
 
-/** The embedded devnet and its local block builder: DEVNET_GENESIS, DEVNET_REGISTRY, LOCAL_BUILDER_PORT, LOCAL_BUILDER_BLOCK_TIME_MS. */
+/** The embedded devnet and its local block builder: DEVNET_GENESIS, DEVNET_REGISTRY, DEVNET_STATE_LAYER_DEPTH, LOCAL_BUILDER_PORT, LOCAL_BUILDER_BLOCK_TIME_MS, LOCAL_BUILDER_HISTORY_BLOCKS. */
 export interface DevnetConfig {
   genesisPath: string
   registryPath: string
@@ -155,6 +155,13 @@ export interface DevnetConfig {
   localBuilderPort: number
   /** the local builder seals a block this often, ms */
   localBuilderBlockTimeMs: number
+  /**
+   * blocks the local builder keeps readable (header, state for eth_call, receipts, bundle stats):
+   * its memory grows with this window, not with the chain's length
+   */
+  localBuilderHistoryBlocks: number
+  /** the devnet's per-block state layers are merged into one every this many blocks */
+  stateLayerDepth: number
 }
 
 /**

@@ -46,7 +46,7 @@ describe('loadConfig', () => {
       maxRawTxBytes: 131_072,
       maxBundleBytes: 300_000,
     })
-    expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000 })
+    expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, stateLayerDepth: 8 })
     expect(DEFAULTS.PORT).toBe(8080)
   })
 
@@ -185,6 +185,8 @@ describe('loadConfig', () => {
         PARTNER_TOKENS: 'no-colon',
         HARDFORK: 'frontier',
         LOCAL_BUILDER_PORT: '70000',
+        LOCAL_BUILDER_HISTORY_BLOCKS: '0',
+        DEVNET_STATE_LAYER_DEPTH: 'deep',
         ETH_USD_FEED: 'feed',
       }),
     )
@@ -203,6 +205,8 @@ describe('loadConfig', () => {
       'PARTNER_TOKENS:',
       'HARDFORK',
       'LOCAL_BUILDER_PORT',
+      'LOCAL_BUILDER_HISTORY_BLOCKS',
+      'DEVNET_STATE_LAYER_DEPTH',
       'ETH_USD_FEED',
       'ROUTER_ADDRESS: required in fork mode',
     ]) {

@@ -461,9 +461,18 @@ export class LocalBuilder {
     this.stats.settle(bundle.bundleHash, bundle.blockNumber, status, { consideredAt: this.now(), ...fields, ...(reason === undefined ? {} : { reason }) })
   }
 
+  /**
+   * Keeps the block's reader and transaction hashes for historyBlocks blocks. A block's receipts
+   * leave with it: what the builder retains grows with the window, not with the chain, so a
+   * long-running service reaches its steady memory once historyBlocks blocks have passed.
+   */
   private remember(reader: StateReader, transactions: Hex[]): void {
     this.history.set(reader.block.number, { reader, transactions })
-    while (this.history.size > this.limits.historyBlocks) this.history.delete(this.history.keys().next().value as bigint)
+    while (this.history.size > this.limits.historyBlocks) {
+      const oldest = this.history.keys().next().value as bigint
+      for (const hash of this.history.get(oldest)?.transactions ?? []) this.receipts.delete(hash)
+      this.history.delete(oldest)
+    }
   }
 
   // ---- input ----

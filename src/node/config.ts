@@ -66,6 +66,8 @@ export const DEFAULTS = {
   MAX_BUNDLE_BYTES: 300_000,
   LOCAL_BUILDER_PORT: 8546,
   LOCAL_BUILDER_BLOCK_TIME_MS: 12_000,
+  LOCAL_BUILDER_HISTORY_BLOCKS: 8,
+  DEVNET_STATE_LAYER_DEPTH: 8,
   EVM_MAX_GAS: 50_000_000,
   EVM_MAX_MS: 1_000,
 } as const
@@ -122,6 +124,8 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     registryPath: read.str('DEVNET_REGISTRY'),
     localBuilderPort: read.int('LOCAL_BUILDER_PORT', 0, 65_535),
     localBuilderBlockTimeMs: read.int('LOCAL_BUILDER_BLOCK_TIME_MS', 50, 600_000),
+    localBuilderHistoryBlocks: read.int('LOCAL_BUILDER_HISTORY_BLOCKS', 1, 10_000),
+    stateLayerDepth: read.int('DEVNET_STATE_LAYER_DEPTH', 1, 4_096),
   }
   const evm: EvmConfig = {
     maxGas: BigInt(read.int('EVM_MAX_GAS', 1_000_000, 10_000_000_000)),

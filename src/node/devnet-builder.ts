@@ -27,6 +27,10 @@ export async function openDevnetBuilder(
     source: chain,
     simulator,
     blockTimeMs: config.devnet.localBuilderBlockTimeMs,
+    // one window for what a built block leaves behind, so the service's memory levels off once
+    // that many blocks have passed (bench:soak measures it)
+    historyBlocks: config.devnet.localBuilderHistoryBlocks,
+    bundleStatsBlocks: config.devnet.localBuilderHistoryBlocks,
     // a chain keeps producing blocks: submissions are re-sent per block and expire by block count
     mineEmptyBlocks: true,
     onError: (err) => log.warn({ err }, 'local builder: block building failed'),

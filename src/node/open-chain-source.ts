@@ -8,7 +8,7 @@ export async function openChainSource(
   config: ServiceConfig,
   onBackgroundError: (error: unknown) => void = () => {},
 ): Promise<ChainStateSource> {
-  if (config.chain.mode === 'devnet') return DevnetStateSource.fromGenesisFile(config.devnet.genesisPath)
+  if (config.chain.mode === 'devnet') return DevnetStateSource.fromGenesisFile(config.devnet.genesisPath, { maxLayerDepth: config.devnet.stateLayerDepth })
   const upstream = config.chain.upstream
   return ForkStateSource.create({
     url: upstream.url,

@@ -92,6 +92,23 @@ afterEach(async () => {
 })
 
 describe('LocalBuilder over HTTP', () => {
+  it('forgets a block with its receipts once historyBlocks newer blocks are built: its memory follows the window, not the chain', async () => {
+    const { builder, url } = await startBuilder({ historyBlocks: 2 })
+    await ok(url, 'eth_sendBundle', [{ txs: [SWAP_A.raw], blockNumber: '0x1' }])
+    await builder.mineNow()
+    await builder.mineNow()
+    // block 1 is still one of the last two: its receipt and state answer
+    expect(await ok(url, 'eth_getTransactionReceipt', [SWAP_A.hash])).toMatchObject({ blockNumber: '0x1', status: '0x1' })
+    expect(await ok(url, 'eth_getTransactionCount', [SWAP_A.from, '0x1'])).toBe('0x1')
+    await builder.mineNow()
+    // blocks 2 and 3 are kept now: block 1 is forgotten, its receipt with it
+    expect(await ok(url, 'eth_getTransactionReceipt', [SWAP_A.hash])).toBeNull()
+    const gone = await rpc(url, 'eth_getTransactionCount', [SWAP_A.from, '0x1'])
+    expect(gone.error?.message).toMatch(/block 1 is no longer kept: the last 2 blocks are/)
+    // the chain itself moved on: the sender's nonce is still used at the head
+    expect(await ok(url, 'eth_getTransactionCount', [SWAP_A.from, 'latest'])).toBe('0x1')
+  })
+
   it('a bundle of two transactions lands atomically in the block it targets, in order, with receipts', async () => {
     const { builder, url, source } = await startBuilder()
     const answer = await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: [SWAP_A.raw, SWAP_B.raw], blockNumber: '0x1' }])

@@ -49,7 +49,7 @@ export interface LocalBuilderOptions {
   maxPendingTxs?: number
   /** blocks a public transaction may wait for a nonce gap or funds before it is dropped. Default 64. */
   pendingTxTtlBlocks?: number
-  /** receipts kept (oldest forgotten first). Default 20 000 (~1.5 KB each with their logs: ~30 MB; the dispatcher reads a receipt within blocks of its inclusion). */
+  /** receipts kept (oldest forgotten first), and never longer than their block is kept (historyBlocks). Default 20 000 (~1.5 KB each with their logs: ~30 MB; the dispatcher reads a receipt within blocks of its inclusion). */
   maxReceipts?: number
   /**
    * (bundle hash, block) records kept for flashbots_getBundleStatsV2 / devnet_bundleStatus: the
