@@ -1,13 +1,14 @@
 /**
- * Typed errors of private submission. Messages never contain raw transactions, partner tokens or
- * the searcher key.
+ * Typed errors of private submission, members of the service's error family (BaseError). Messages
+ * never contain raw transactions, partner tokens or the searcher key.
  */
+import { BaseError } from '../primitives/base-error.ts'
 
 /**
  * The outbox could not durably write (or read) after its bounded retries. Nothing was
  * acknowledged: the RPC layer answers -32603 and must not return a hash.
  */
-export class PersistenceError extends Error {
+export class PersistenceError extends BaseError {
   override readonly name = 'PersistenceError'
 
   constructor(
@@ -18,7 +19,7 @@ export class PersistenceError extends Error {
     readonly attempts: number,
     options?: { cause?: unknown },
   ) {
-    super(message, options)
+    super(message, { cause: options?.cause })
   }
 }
 
@@ -26,7 +27,7 @@ export class PersistenceError extends Error {
  * The outbox holds its configured maximum of undelivered submissions. Nothing was acknowledged;
  * the RPC layer answers -32603 (or a busy code of its choosing) and the partner may retry.
  */
-export class OutboxFullError extends Error {
+export class OutboxFullError extends BaseError {
   override readonly name = 'OutboxFullError'
 
   constructor(readonly maxOpen: number) {
@@ -45,20 +46,43 @@ export class OutboxFullError extends Error {
  */
 export type RelayErrorReason = 'timeout' | 'network' | 'http' | 'rpc' | 'malformed' | 'aborted' | 'unsupported'
 
-/** A bundle could not be delivered to one relay (after its retries, when the reason is retryable). */
-export class RelayError extends Error {
-  override readonly name = 'RelayError'
+export interface RelayErrorDetails {
+  status?: number
+  rpcCode?: number
+  retryable?: boolean
+}
 
-  constructor(
-    message: string,
-    readonly relay: string,
-    readonly reason: RelayErrorReason,
-    /** HTTP requests made before giving up */
-    readonly attempts: number,
-    readonly details: { status?: number; rpcCode?: number; retryable?: boolean } = {},
-    options?: { cause?: unknown },
-  ) {
-    super(message, options)
+export interface RelayErrorParams extends RelayErrorDetails {
+  /** the relay's name (never its URL, which may carry a key) */
+  relay: string
+  reason: RelayErrorReason
+  /** HTTP requests made before giving up (0: none was sent) */
+  attempts: number
+  /** the transport's TransportError when the relay was called */
+  cause?: unknown
+}
+
+/**
+ * A bundle could not be delivered to one relay (after its retries, when the reason is retryable):
+ * the relay's member of the transport family (see src/transport/transport-error.ts), its cause the
+ * TransportError when the relay was called. Message: `relay <name>: <shortMessage>`.
+ */
+export class RelayError extends BaseError<RelayErrorDetails> {
+  override readonly name = 'RelayError'
+  readonly relay: string
+  readonly reason: RelayErrorReason
+  /** HTTP requests made before giving up */
+  readonly attempts: number
+
+  constructor(shortMessage: string, params: RelayErrorParams) {
+    const details: RelayErrorDetails = {}
+    if (params.status !== undefined) details.status = params.status
+    if (params.rpcCode !== undefined) details.rpcCode = params.rpcCode
+    if (params.retryable !== undefined) details.retryable = params.retryable
+    super(shortMessage, { message: `relay ${params.relay}: ${shortMessage}`, details, cause: params.cause })
+    this.relay = params.relay
+    this.reason = params.reason
+    this.attempts = params.attempts
   }
 }
 

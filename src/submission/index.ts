@@ -51,6 +51,8 @@ export {
   RelayError,
   isPersistenceError,
   isRelayError,
+  type RelayErrorDetails,
+  type RelayErrorParams,
   type RelayErrorReason,
 } from './errors.ts'
 export {

@@ -236,11 +236,16 @@ export class RelayClient implements BundleRelay {
 
   /** The transport's failure as this relay's: `relay <name>: <what happened>`, the TransportError as cause. */
   private relayError(error: unknown, attempts: number): RelayError {
-    if (!(error instanceof TransportError)) return new RelayError(`relay ${this.name}: ${errorText(error)}`, this.name, 'network', attempts, { retryable: false }, { cause: error })
-    const details: { status?: number; rpcCode?: number; retryable: boolean } = { retryable: error.retryable }
-    if (error.status !== undefined) details.status = error.status
-    if (error.rpcCode !== undefined) details.rpcCode = error.rpcCode
-    return new RelayError(`relay ${this.name}: ${error.shortMessage}`, this.name, error.reason, error.attempts, details, { cause: error })
+    if (!(error instanceof TransportError)) return new RelayError(errorText(error), { relay: this.name, reason: 'network', attempts, retryable: false, cause: error })
+    return new RelayError(error.shortMessage, {
+      relay: this.name,
+      reason: error.reason,
+      attempts: error.attempts,
+      retryable: error.retryable,
+      ...(error.status === undefined ? {} : { status: error.status }),
+      ...(error.rpcCode === undefined ? {} : { rpcCode: error.rpcCode }),
+      cause: error,
+    })
   }
 }
 
@@ -274,20 +279,25 @@ export function encodeSendBundleRequest(bundle: RelayBundle, id: number, hashRef
   return JSON.stringify({ jsonrpc: '2.0', id, method, params })
 }
 
+/** A bundle this relay cannot take: refused before any request (0 attempts). */
+function unsupported(relay: string, shortMessage: string): RelayError {
+  return new RelayError(shortMessage, { relay, reason: 'unsupported', attempts: 0, retryable: false })
+}
+
 /**
  * The method and params that send `bundle` (see {@link encodeSendBundleRequest}).
  * @throws RelayError 'unsupported'
  */
 function sendBundleCall(bundle: RelayBundle, hashReference: HashReferenceStyle | undefined, relayName: string): { method: string; params: unknown[] } {
-  if (bundle.entries.length === 0) throw new RelayError(`relay ${relayName}: a bundle needs at least one entry`, relayName, 'unsupported', 0, { retryable: false })
+  if (bundle.entries.length === 0) throw unsupported(relayName, 'a bundle needs at least one entry')
   const hashAt = bundle.entries.findIndex((e) => 'hash' in e)
   if (hashAt > 0 || bundle.entries.filter((e) => 'hash' in e).length > 1) {
-    throw new RelayError(`relay ${relayName}: only the first bundle entry may be a hash reference`, relayName, 'unsupported', 0, { retryable: false })
+    throw unsupported(relayName, 'only the first bundle entry may be a hash reference')
   }
   const blockNumber = `0x${bundle.blockNumber.toString(16)}`
   if (hashAt === 0) {
     if (hashReference === undefined) {
-      throw new RelayError(`relay ${relayName}: does not accept bundles that reference a transaction by hash`, relayName, 'unsupported', 0, { retryable: false })
+      throw unsupported(relayName, 'does not accept bundles that reference a transaction by hash')
     }
     if (hashReference === 'mev_sendBundle') {
       // MEV-Share has no revertingTxHashes; the backrun behind a hash reference must not revert.

@@ -4,6 +4,7 @@ import { keccak256, recoverAddress, recoverMessageAddress, toBytes, verifyMessag
 import { afterEach, describe, expect, it } from 'vitest'
 
 import type { Address, Hex } from '../../src/chain/types.ts'
+import { BaseError } from '../../src/primitives/base-error.ts'
 import {
   RelayClient,
   RelayError,
@@ -13,6 +14,7 @@ import {
   type RelayBundle,
 } from '../../src/submission/index.ts'
 import { SEARCHER_KEY_HEX, backrunTx, sentTxs, startRelay, userTx, type RecordingRelay } from './helpers.ts'
+import { TransportError } from '../../src/transport/transport-error.ts'
 
 const relays: RecordingRelay[] = []
 async function relay(behaviour?: Parameters<typeof startRelay>[0]): Promise<RecordingRelay> {
@@ -82,6 +84,12 @@ describe('RelayClient', () => {
     expect(err).toBeInstanceOf(RelayError)
     expect(err).toMatchObject({ relay: 'r', reason: 'http', attempts: 3, details: { status: 502, retryable: true } })
     expect(r.requests).toHaveLength(3)
+    // the relay's member of the transport family: its own name and message, the TransportError as cause
+    const relayError = err as RelayError
+    expect(relayError).toBeInstanceOf(BaseError)
+    expect(relayError.message).toBe(`relay r: ${relayError.shortMessage}`)
+    expect(relayError.cause).toBeInstanceOf(TransportError)
+    expect(relayError.walk(TransportError)).toMatchObject({ reason: 'http', status: 502, attempts: 3 })
   })
 
   it('times out a silent relay per attempt and retries', async () => {
@@ -149,7 +157,11 @@ describe('RelayClient', () => {
     const bundle: RelayBundle = { entries: [{ hash: target }, { tx: backrun }], blockNumber: 16n }
 
     const plain = await relay()
-    await expect(new RelayClient({ name: 'plain', url: plain.url }, key).sendBundle(bundle)).rejects.toMatchObject({ reason: 'unsupported', attempts: 0 })
+    await expect(new RelayClient({ name: 'plain', url: plain.url }, key).sendBundle(bundle)).rejects.toMatchObject({
+      reason: 'unsupported',
+      attempts: 0,
+      message: 'relay plain: does not accept bundles that reference a transaction by hash',
+    })
     expect(plain.requests).toHaveLength(0)
 
     const merkle = await relay()

@@ -8,6 +8,7 @@ import { getEventListeners } from 'node:events'
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
+import { BaseError } from '../../src/primitives/base-error.ts'
 import { Limiter } from '../../src/submission/limiter.ts'
 import { JsonRpcTransport, TransportError, type JsonRpcTransportOptions } from '../../src/transport/index.ts'
 import { deadUrl } from '../chain/fork/fake-upstream.ts'
@@ -278,7 +279,11 @@ describe('TransportError', () => {
     const cause = new Error('socket hang up')
     const error = new TransportError('request failed', { reason: 'network', retryable: true, attempts: 2, method: 'eth_call', cause })
     expect(error.message).toBe('eth_call: request failed')
+    expect(error.shortMessage).toBe('request failed')
     expect(error.details).toEqual({ retryable: true, method: 'eth_call' })
+    // a member of the service's error family
+    expect(error).toBeInstanceOf(BaseError)
+    expect(error.walk()).toBe(cause)
     const sub = RelayishError.from(error)
     expect(sub).toBeInstanceOf(RelayishError)
     expect(sub).toBeInstanceOf(TransportError)
