@@ -11,6 +11,7 @@ import type { Address } from './chain/types.ts'
 import type { ApiKeyRegistry } from './server/auth/api-keys.ts'
 import type { PartnerRegistry } from './server/jsonrpc/partners.ts'
 import type { RelayEndpoint } from './submission/relay-client.ts'
+import { BaseError } from './primitives/base-error.ts'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 export type Hardfork = 'london' | 'paris' | 'shanghai' | 'cancun' | 'prague'
@@ -177,9 +178,9 @@ export interface EvmConfig {
 }
 
 /** A configuration the service refuses to start with: every problem, each naming its variable, never a secret's value. */
-export class ConfigError extends Error {
+export class ConfigError extends BaseError {
   override readonly name = 'ConfigError'
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
+    super('invalid configuration', { metaMessages: problems })
   }
 }

@@ -213,7 +213,11 @@ describe('loadConfig', () => {
       expect(all).toContain(name)
     }
     // one line per problem in the message the service prints before it exits with status 1
-    expect(new ConfigError(problems).message.split('\n')).toHaveLength(problems.length + 1)
+    const error = new ConfigError(problems)
+    expect(error.message.split('\n')).toHaveLength(problems.length + 1)
+    expect(error.message).toBe(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
+    // a member of the error family: the problems are its meta messages
+    expect(error).toMatchObject({ name: 'ConfigError', shortMessage: 'invalid configuration', metaMessages: problems })
   })
 
   it('is typed by section', () => {

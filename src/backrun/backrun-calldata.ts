@@ -41,6 +41,7 @@ import artifact from '../contracts/artifacts/BackrunExecutor.json' with { type: 
 import type { Address, Hex } from '../chain/types.ts'
 import type { PoolProtocol } from '../pools/pools.ts'
 import type { PlanHop } from '../routing/swap-plan.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 /** The backrun contract's ABI, from its committed artifact. */
 export const BACKRUN_EXECUTOR_ABI = artifact.abi as Abi
@@ -85,13 +86,10 @@ export type BackrunExactCallParams = Omit<BackrunCallParams, 'minProfit'> & {
 }
 
 /** The cycle cannot be executed by the backrun contract as it stands. */
-export class InvalidBackrunError extends Error {
+export class InvalidBackrunError extends BaseError<Record<string, unknown>> {
   override readonly name = 'InvalidBackrunError'
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message)
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super(message, { details })
   }
 }
 

@@ -54,6 +54,7 @@ import {
   v2FeeFraction,
   type HyperbolicCurve,
 } from './optimal-input.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 export interface BackrunSearchParams {
   /** snapshots of the pools in the state after the user's swap */
@@ -117,7 +118,7 @@ export interface BackrunCycle {
   key: string
 }
 
-export class BackrunSearchError extends Error {
+export class BackrunSearchError extends BaseError {
   override readonly name = 'BackrunSearchError'
 }
 

@@ -9,6 +9,7 @@ import { decodeFunctionResult, encodeFunctionData, encodePacked, keccak256, pars
 import type { Address } from '../chain/types.ts'
 import { setStorage } from './state-overrides.ts'
 import type { Simulator, SimulationState } from './simulator.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 const ERC20_ABI = parseAbi([
   'function balanceOf(address) view returns (uint256)',
@@ -18,7 +19,7 @@ const ERC20_ABI = parseAbi([
 /** Probe values unlikely to be anyone's real balance. */
 const PROBE = 0x5eed_0000_0000_0000_0000_0000_0000_0000_cafen
 
-export class Erc20SlotNotFoundError extends Error {
+export class Erc20SlotNotFoundError extends BaseError {
   override readonly name = 'Erc20SlotNotFoundError'
 }
 

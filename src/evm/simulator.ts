@@ -18,6 +18,7 @@ import { runDirectCall, type CallRunResult } from './direct-call.ts'
 import { DEFAULT_EXECUTION_BUDGET, ExecutionBudgetError, checkExecutionBudget, type ExecutionBudget } from './execution-budget.ts'
 import { decodeRevertReason } from './revert-reason.ts'
 import { VmPool } from './vm-pool.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 export interface SimulationLog {
   address: Address
@@ -86,7 +87,8 @@ export function nonceMismatch(message: string): { account: bigint; tx: bigint } 
   return m === null ? undefined : { account: BigInt(m[1]), tx: BigInt(m[2]) }
 }
 
-export class TransactionRejectedError extends Error {
+/** The transaction cannot be included as it is (ethereumjs' validation message); `index` is its place in a bundle. */
+export class TransactionRejectedError extends BaseError {
   override readonly name = 'TransactionRejectedError'
   constructor(
     message: string,

@@ -21,12 +21,13 @@ import {
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, StateReader } from '../chain/types.ts'
 import { SimulationState, type Simulator } from '../evm/simulator.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 /**
  * A view call that reverted, halted or returned something that does not decode, or a pool whose
  * answers contradict what discovery said of it (inconsistent): in every case not a usable pool.
  */
-export class ViewCallError extends Error {
+export class ViewCallError extends BaseError {
   override readonly name = 'ViewCallError'
   constructor(
     message: string,

@@ -97,7 +97,7 @@ export class EvmQuoteService implements QuoteService {
     try {
       return await this.computeQuote(reader, request)
     } catch (err) {
-      if (err instanceof ExecutionBudgetError) throw new QuoteFailedError('SIMULATION_FAILED', `the simulation was stopped: ${err.message}`, err.toDetails())
+      if (err instanceof ExecutionBudgetError) throw new QuoteFailedError('SIMULATION_FAILED', `the simulation was stopped: ${err.message}`, err.toDetails(), { cause: err })
       throw err
     }
   }

@@ -17,6 +17,7 @@ import artifact from '../contracts/artifacts/SwapPlanRouter.json' with { type: '
 import type { Address, Hex } from '../chain/types.ts'
 import type { PoolProtocol } from '../pools/pools.ts'
 import { MAX_HOPS, type PlanHop, type SwapPlan } from '../routing/swap-plan.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 /** The router's ABI, from its committed artifact. */
 export const SWAP_PLAN_ROUTER_ABI = artifact.abi as Abi
@@ -42,13 +43,10 @@ export interface SwapPlanCallParams {
 }
 
 /** The plan cannot be executed by the router as it stands. */
-export class InvalidSwapPlanError extends Error {
+export class InvalidSwapPlanError extends BaseError<Record<string, unknown>> {
   override readonly name = 'InvalidSwapPlanError'
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message)
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super(message, { details })
   }
 }
 

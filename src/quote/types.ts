@@ -3,6 +3,7 @@
  * bigint here; the server turns them into decimal strings on the wire.
  */
 import type { Address, Hex } from '../chain/types.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 export interface QuoteRequest {
   tokenIn: Address
@@ -55,14 +56,15 @@ export interface QuoteResult {
 export type QuoteFailureReason = 'NO_ROUTE' | 'AMOUNT_TOO_SMALL' | 'INSUFFICIENT_LIQUIDITY' | 'SAME_TOKEN' | 'NOT_A_TOKEN' | 'SIMULATION_FAILED'
 
 /** No quote can be produced for a valid request (HTTP 422 QUOTE_ERROR). */
-export class QuoteFailedError extends Error {
+export class QuoteFailedError extends BaseError<Record<string, unknown>> {
   override readonly name = 'QuoteFailedError'
   constructor(
     readonly reason: QuoteFailureReason,
     message: string,
-    readonly details: Record<string, unknown> = {},
+    details: Record<string, unknown> = {},
+    options: { cause?: unknown } = {},
   ) {
-    super(message)
+    super(message, { details, cause: options.cause })
   }
 }
 

@@ -17,6 +17,7 @@ import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, type GasModel } from './gas-model.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
 import { MAX_HOPS, type PlanHop, type PlanLeg, type SwapPlan } from './swap-plan.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 export interface RouteSearchParams {
   tokenIn: Address
@@ -61,7 +62,8 @@ export interface RoutedPlan extends SwapPlan {
   bestSinglePathNetAmountOut?: bigint
 }
 
-export class RouteSearchError extends RangeError {
+/** The search's parameters are out of range (amountIn not positive, maxHops outside 1..MAX_HOPS, ...). */
+export class RouteSearchError extends BaseError {
   override readonly name = 'RouteSearchError'
 }
 

@@ -5,6 +5,8 @@
  * compared with the EVM's revert when the route is verified.
  */
 
+import { BaseError } from '../../primitives/base-error.ts'
+
 export type AmmMathErrorReason =
   /** UniswapV2Library: amountIn is zero */
   | 'INSUFFICIENT_INPUT_AMOUNT'
@@ -39,7 +41,7 @@ export type AmmMathErrorReason =
   /** a pool description that cannot exist on chain (tick not on spacing, duplicate tick, bitmap bit with no tick) */
   | 'INVALID_POOL_STATE'
 
-export class AmmMathError extends Error {
+export class AmmMathError extends BaseError {
   override readonly name = 'AmmMathError'
 
   constructor(

@@ -11,11 +11,12 @@
  */
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { ApiKeyRegistry } from './api-keys.ts'
+import { BaseError } from '../../primitives/base-error.ts'
 
 export const API_KEY_HEADER = 'x-api-key'
 
 /** Thrown by the hook; the route's error handler turns it into 401 UNAUTHORIZED. */
-export class UnauthorizedError extends Error {
+export class UnauthorizedError extends BaseError {
   override readonly name = 'UnauthorizedError'
   readonly statusCode = 401
   constructor(message: string) {

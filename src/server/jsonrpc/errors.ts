@@ -19,6 +19,7 @@
  * are this server's.
  */
 import { JsonRpcCode } from '../../transport/json-rpc-codes.ts'
+import { BaseError } from '../../primitives/base-error.ts'
 
 /** The body could not be parsed as JSON. */
 export const RPC_PARSE_ERROR = JsonRpcCode.parseError
@@ -52,14 +53,14 @@ export interface JsonRpcErrorObject {
  * An error a method handler throws to answer with a specific code and message. The message and
  * `data` are sent to the client as they are, so write them for the partner.
  */
-export class JsonRpcError extends Error {
+export class JsonRpcError extends BaseError {
   override readonly name: string = 'JsonRpcError'
   readonly code: number
   /** sent as `error.data` unless undefined */
   readonly data: unknown
 
   constructor(code: number, message: string, options?: { data?: unknown; cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    super(message, { cause: options?.cause })
     if (!Number.isSafeInteger(code)) throw new TypeError(`JSON-RPC error code must be an integer, got ${String(code)}`)
     this.code = code
     this.data = options?.data

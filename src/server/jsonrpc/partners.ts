@@ -5,6 +5,7 @@
  * digests, so nothing it holds can leak a token into a log or an error message.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
+import { BaseError } from '../../primitives/base-error.ts'
 
 /** Maps a partner token to the partner's id. */
 export interface PartnerRegistry {
@@ -24,7 +25,8 @@ export const MAX_PARTNER_TOKEN_LENGTH = 100
 /** URL-unreserved characters (RFC 3986), so a token never needs percent-encoding in a path. */
 const TOKEN_PATTERN = /^[A-Za-z0-9._~-]+$/
 
-export class PartnerConfigError extends Error {
+/** Partner tokens the service refuses to start with: every problem, by entry, never the token. */
+export class PartnerConfigError extends BaseError {
   override readonly name = 'PartnerConfigError'
 }
 
@@ -77,7 +79,7 @@ export function createPartnerRegistry(entries: Iterable<PartnerTokenEntry>): Par
     }
     stored.push({ partnerId, digest })
   }
-  if (problems.length > 0) throw new PartnerConfigError(`invalid partner tokens:\n  - ${problems.join('\n  - ')}`)
+  if (problems.length > 0) throw new PartnerConfigError('invalid partner tokens', { metaMessages: problems })
 
   return {
     resolve(token: string): string | undefined {
