@@ -20,6 +20,12 @@ export interface AccountInfo {
 export interface BlockInfo {
   number: bigint
   hash: Hex
+  /**
+   * The parent block's hash, when the source knows it (a fork reads it from the header, a devnet
+   * block records the head it was built on). Lets a follower see that a new head does not extend
+   * the block it adopted before (a reorg), and answers BLOCKHASH(number - 1) without a read.
+   */
+  parentHash?: Hex
   timestamp: bigint
   gasLimit: bigint
   gasUsed: bigint
@@ -60,11 +66,42 @@ export interface StateReader {
    * A reader without it is taken to hold no storage on codeless, nonce-0 accounts.
    */
   hasStorage?(address: Address): Promise<boolean>
+  /**
+   * The hash of block `number` on this reader's chain, for the BLOCKHASH opcode: answered for
+   * `block.number - BLOCK_HASH_WINDOW <= number <= block.number` (the window of an execution in
+   * the next block, plus the one before it for an execution in this very block), undefined outside
+   * it. A simulation runs in the next block, so BLOCKHASH(n) of the EVM asks this for n in
+   * [block.number - 255, block.number]. Rejects with an UpstreamError when the source cannot read
+   * it: a wrong zero would be a silent divergence from the chain. A reader without it answers
+   * zero for every block (the EVM's behaviour without history).
+   */
+  getBlockHash?(number: bigint): Promise<Hex | undefined>
 }
+
+/** How far back BLOCKHASH sees: the 256 most recent complete blocks (yellow paper). */
+export const BLOCK_HASH_WINDOW = 256n
 
 export interface PrefetchRequest {
   accounts?: Address[]
   storage?: Array<{ address: Address; slot: bigint }>
+}
+
+/**
+ * The source replaced blocks it had adopted: the upstream's chain no longer holds them (a head
+ * replaced at the same height, or a new head whose parent is not the block adopted before).
+ * Everything the source cached for the dropped blocks is gone before this is emitted; readers of
+ * dropped blocks still answer, but for a block that will not be built on.
+ */
+export interface ChainReorg {
+  /**
+   * the newest block both chains share (the new head descends from it); undefined when the reorg
+   * is deeper than the source looks (the fork's maxReorgDepth): take every block as replaced
+   */
+  commonAncestor: { number: bigint; hash: Hex } | undefined
+  /** the blocks the source knew above the common ancestor that were replaced, oldest first */
+  dropped: ReadonlyArray<{ number: bigint; hash: Hex }>
+  /** the head adopted in their place (also emitted through onNewHead right after this) */
+  newHead: BlockInfo
 }
 
 /** A chain's state source: hands out readers pinned to its latest known block. */
@@ -75,6 +112,13 @@ export interface ChainStateSource {
   latest(): StateReader
   /** Called with each newly adopted head. Returns an unsubscribe function. */
   onNewHead(listener: (block: BlockInfo) => void): () => void
+  /**
+   * Called when a reorg is adopted, before onNewHead is called with `reorg.newHead`; the new
+   * head's number may then be equal to or lower than the previous head's. Returns an unsubscribe
+   * function. A listener that keeps per-block work (plans, sends, an index of which transaction
+   * landed where) must forget what it holds for `reorg.dropped` and redo it on the new head.
+   */
+  onReorg(listener: (reorg: ChainReorg) => void): () => void
   /** Liveness of the underlying source (upstream reachable). */
   ready(): Promise<boolean>
   close(): Promise<void>

@@ -2,8 +2,9 @@
  * A `StateReader` pinned to one block of the fork: every read names that block number, never
  * 'latest', so one simulation never mixes two blocks, even after the source has moved on.
  */
-import type { AccountInfo, Address, BlockInfo, PrefetchRequest, StateReader } from '../types.ts'
+import { BLOCK_HASH_WINDOW, type AccountInfo, type Address, type BlockInfo, type Hex, type PrefetchRequest, type StateReader } from '../types.ts'
 import { hexToBytes } from 'viem'
+import type { BlockHashRecord } from './block-hashes.ts'
 import { checkSlot, normalizeAddress, type StateLoader } from './state-loader.ts'
 import type { RecentReads } from './recent-reads.ts'
 
@@ -12,6 +13,7 @@ export class ForkStateReader implements StateReader {
     readonly block: BlockInfo,
     private readonly loader: StateLoader,
     private readonly recent: RecentReads,
+    private readonly hashes: BlockHashRecord,
   ) {}
 
   async getAccount(address: Address): Promise<AccountInfo | undefined> {
@@ -40,6 +42,19 @@ export class ForkStateReader implements StateReader {
   /** One eth_getProof per account and block (cached); not a recent read: it is never warmed. */
   async hasStorage(address: Address): Promise<boolean> {
     return this.loader.hasStorage(this.block.number, normalizeAddress(address))
+  }
+
+  /**
+   * Its own hash and its parent's from its header; older ones from the source's record, read
+   * upstream on a miss (so on the chain the source follows now: after a reorg deeper than this
+   * reader's block, the new chain's).
+   */
+  async getBlockHash(number: bigint): Promise<Hex | undefined> {
+    const head = this.block.number
+    if (number > head || number < 0n || head - number > BLOCK_HASH_WINDOW) return undefined
+    if (number === head) return this.block.hash
+    if (number === head - 1n && this.block.parentHash !== undefined) return this.block.parentHash
+    return this.hashes.hashOf(number)
   }
 
   async prefetch(reads: PrefetchRequest): Promise<void> {

@@ -1,25 +1,26 @@
 /**
- * Polls the upstream head number at a fixed interval and reports numbers above the last one seen.
- * One poll at a time (the next is scheduled after the previous one and its handler finish); timers
- * are unref'd so a forgotten follower never keeps the process alive; `stop()` ends it.
+ * Polls the upstream head at a fixed interval and reports the heads that are not the one the
+ * source is at (a newer block, or another block at the same or a lower height: a reorg). One poll
+ * at a time (the next is scheduled after the previous one and its handler finish); timers are
+ * unref'd so a forgotten follower never keeps the process alive; `stop()` ends it.
  */
-export interface HeadFollowerOptions {
+export interface HeadFollowerOptions<Head> {
   intervalMs: number
-  /** Reads the upstream's newest block number (eth_blockNumber). */
-  poll(): Promise<bigint>
-  /** Called with a number above `current()`; the next poll waits for it. */
-  onNewHead(blockNumber: bigint): Promise<void>
-  /** The number the source is at now. */
-  current(): bigint
+  /** Reads the upstream's newest head (the fork: the 'latest' header, number and hash in one call). */
+  poll(): Promise<Head>
+  /** Whether a polled head differs from the one the source is at. */
+  isNew(head: Head): boolean
+  /** Called with a head `isNew` accepted; the next poll waits for it. */
+  onNewHead(head: Head): Promise<void>
   onError(error: unknown): void
 }
 
-export class HeadFollower {
+export class HeadFollower<Head> {
   private timer: NodeJS.Timeout | undefined
   private running = false
   private polls = 0
 
-  constructor(private readonly options: HeadFollowerOptions) {
+  constructor(private readonly options: HeadFollowerOptions<Head>) {
     if (!(Number.isFinite(options.intervalMs) && options.intervalMs > 0)) {
       throw new RangeError(`pollIntervalMs must be > 0, got ${options.intervalMs}`)
     }
@@ -52,7 +53,7 @@ export class HeadFollower {
     this.polls++
     try {
       const head = await this.options.poll()
-      if (this.running && head > this.options.current()) await this.options.onNewHead(head)
+      if (this.running && this.options.isNew(head)) await this.options.onNewHead(head)
     } catch (error) {
       if (this.running) this.options.onError(error)
     } finally {

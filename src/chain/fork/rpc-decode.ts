@@ -58,6 +58,10 @@ export function decodeBlock(value: unknown, method: string, requested: string): 
   const mixHash = block.mixHash ?? `0x${'00'.repeat(32)}`
   if (typeof mixHash !== 'string' || !HASH.test(mixHash)) throw malformed(method, `mixHash is not a 32-byte hash: ${show(mixHash)}`)
 
+  // every Ethereum node sends it; without it a reorg below the head cannot be seen from the header
+  const parentHash = block.parentHash
+  if (parentHash !== undefined && (typeof parentHash !== 'string' || !HASH.test(parentHash))) throw malformed(method, `parentHash is not a 32-byte hash: ${show(parentHash)}`)
+
   const info: BlockInfo = {
     number: decodeQuantity(block.number, method, 'number'),
     hash: hash.toLowerCase() as Hex,
@@ -68,6 +72,7 @@ export function decodeBlock(value: unknown, method: string, requested: string): 
     prevRandao: mixHash.toLowerCase() as Hex,
     difficulty: optional('difficulty') ?? 0n,
   }
+  if (typeof parentHash === 'string') info.parentHash = parentHash.toLowerCase() as Hex
   const baseFeePerGas = optional('baseFeePerGas')
   if (baseFeePerGas !== undefined) info.baseFeePerGas = baseFeePerGas
   const excessBlobGas = optional('excessBlobGas')

@@ -166,6 +166,31 @@ export class StateCache {
     this.codeIndex.set(address, { codeHash, sinceBlock: block })
   }
 
+  /**
+   * Forgets what was read at blocks above `block` (a reorg replaced them): accounts, storage words
+   * and storage presence cached for those numbers, and contracts first seen there. Walks every
+   * entry (up to maxEntries): reorgs are rare, reads are not, so keys stay as cheap as they are.
+   * Returns how many entries were dropped.
+   */
+  dropBlocksAbove(block: bigint): number {
+    let dropped = 0
+    for (const key of [...this.state.keys()]) {
+      // every state key is `<kind>:<block>:...`
+      const end = key.indexOf(':', 2)
+      if (BigInt(key.slice(2, end)) > block) {
+        this.state.delete(key)
+        dropped++
+      }
+    }
+    for (const [address, known] of [...this.codeIndex.entries()]) {
+      if (known.sinceBlock > block) {
+        this.codeIndex.delete(address)
+        dropped++
+      }
+    }
+    return dropped
+  }
+
   stats(): StateCacheStats {
     return {
       stateEntries: this.state.size,

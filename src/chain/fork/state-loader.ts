@@ -60,6 +60,8 @@ function isDelegation(code: Uint8Array): boolean {
 
 export class StateLoader {
   private readonly inflight = new Map<string, Promise<unknown>>()
+  /** bumped by `forgetInflight`: a load started before it does not write the cache */
+  private epoch = 0
   private readonly counters: StateLoaderStats = { cacheHits: 0, cacheMisses: 0, prefetched: 0 }
 
   constructor(
@@ -116,10 +118,11 @@ export class StateLoader {
       return cached
     }
     this.counters.cacheMisses++
+    const epoch = this.epoch
     return this.shared(key, async () => {
       const root = decodeStorageHash(await this.client.call('eth_getProof', [address, [], blockTag(block)]), 'eth_getProof')
       const present = root !== EMPTY_TRIE_ROOT_HEX && root !== ZERO_HASH_HEX
-      this.cache.setStoragePresence(key, present)
+      if (this.current(epoch)) this.cache.setStoragePresence(key, present)
       return present
     })
   }
@@ -154,6 +157,20 @@ export class StateLoader {
     for (const result of results) if (result.status === 'rejected') throw result.reason
   }
 
+  /**
+   * After a reorg: loads in flight may be answered by either chain, so they are no longer shared
+   * with new reads, and what they bring back is handed to their callers but not cached.
+   */
+  forgetInflight(): void {
+    this.epoch++
+    this.inflight.clear()
+  }
+
+  /** Whether a load started at `epoch` may still write the cache. */
+  private current(epoch: number): boolean {
+    return epoch === this.epoch
+  }
+
   private shared<T>(key: string, load: () => Promise<T>): Promise<T> {
     const existing = this.inflight.get(key)
     if (existing !== undefined) return existing as Promise<T>
@@ -168,6 +185,7 @@ export class StateLoader {
 
   private loadAccount(block: bigint, address: Address): Promise<CachedAccount> {
     const key = accountKey(block, address)
+    const epoch = this.epoch
     return this.shared(key, async () => {
       const tag = blockTag(block)
       const known = this.cache.knownCode(address, block)
@@ -183,7 +201,7 @@ export class StateLoader {
         codeHash = known.codeHash
       } else {
         const code = decodeData(codeRaw, 'eth_getCode')
-        codeHash = this.storeCode(block, address, code)
+        codeHash = this.storeCode(block, address, code, epoch)
       }
       const account: CachedAccount = {
         exists: nonce !== 0n || balance !== 0n || codeHash !== KECCAK256_NULL_HEX,
@@ -191,7 +209,7 @@ export class StateLoader {
         balance,
         codeHash,
       }
-      this.cache.setAccount(key, account)
+      if (this.current(epoch)) this.cache.setAccount(key, account)
       return account
     })
   }
@@ -200,26 +218,29 @@ export class StateLoader {
   private loadCode(block: bigint, address: Address, account: CachedAccount): Promise<Uint8Array> {
     const cached = this.cache.getCode(account.codeHash)
     if (cached !== undefined) return Promise.resolve(cached)
+    const epoch = this.epoch
     return this.shared(`c:${block}:${address}`, async () => {
       const code = decodeData(await this.client.call('eth_getCode', [address, blockTag(block)]), 'eth_getCode')
-      this.storeCode(block, address, code)
+      this.storeCode(block, address, code, epoch)
       return code
     })
   }
 
-  private storeCode(block: bigint, address: Address, code: Uint8Array): Hex {
+  /** Code by hash is cached whatever the chain (it is content-addressed); where it lives only if no reorg intervened. */
+  private storeCode(block: bigint, address: Address, code: Uint8Array, epoch: number): Hex {
     if (code.length === 0) return KECCAK256_NULL_HEX
     const codeHash = codeHashHex(code)
     this.cache.setCode(codeHash, code)
-    if (!isDelegation(code)) this.cache.rememberCode(address, codeHash, block)
+    if (!isDelegation(code) && this.current(epoch)) this.cache.rememberCode(address, codeHash, block)
     return codeHash
   }
 
   private loadStorage(block: bigint, address: Address, slot: bigint, key: string): Promise<bigint> {
+    const epoch = this.epoch
     return this.shared(key, async () => {
       const raw = await this.client.call('eth_getStorageAt', [address, slotHex(slot), blockTag(block)])
       const value = decodeWord(raw, 'eth_getStorageAt')
-      this.cache.setStorage(key, value)
+      if (this.current(epoch)) this.cache.setStorage(key, value)
       return value
     })
   }

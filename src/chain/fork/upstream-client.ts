@@ -136,6 +136,14 @@ export class UpstreamClient {
     return promise
   }
 
+  /**
+   * Calls made from now on no longer join identical calls in flight (which still answer their own
+   * callers): after a reorg, a read by block number sent before it may be answered by either chain.
+   */
+  forgetInflight(): void {
+    this.inflight.clear()
+  }
+
   stats(): UpstreamClientStats {
     return { ...this.counters, callsByMethod: Object.fromEntries(this.byMethod) }
   }

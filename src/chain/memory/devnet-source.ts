@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { nextBaseFee, type ExecutionBlock } from '../next-block.ts'
 import { bytesToHexString } from '../quantity.ts'
-import type { BlockInfo, ChainStateSource, Hex, StateReader } from '../types.ts'
+import type { BlockInfo, ChainReorg, ChainStateSource, Hex, StateReader } from '../types.ts'
 import { parseGenesis, type GethGenesisJson, type ParsedGenesis } from './genesis.ts'
 import { DEFAULT_MAX_LAYER_DEPTH, LayeredStateReader, type DevnetBlockInfo, type StateChanges } from './layered-state-reader.ts'
 import { MemoryStateReader } from './memory-state-reader.ts'
@@ -141,6 +141,11 @@ export class DevnetStateSource implements ChainStateSource {
   onNewHead(listener: (block: BlockInfo) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
+  }
+
+  /** Never called: a committed block always extends the head (commitBlock refuses anything else), so the devnet never reorgs. */
+  onReorg(_listener: (reorg: ChainReorg) => void): () => void {
+    return () => {}
   }
 
   async ready(): Promise<boolean> {

@@ -86,6 +86,7 @@ describe('reads match anvil', () => {
     expect(block).toEqual({
       number: BigInt(expected.number!),
       hash: expected.hash,
+      parentHash: expected.parentHash,
       timestamp: BigInt(expected.timestamp!),
       gasLimit: BigInt(expected.gasLimit!),
       gasUsed: BigInt(expected.gasUsed!),

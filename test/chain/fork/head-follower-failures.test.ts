@@ -1,5 +1,5 @@
 /**
- * The head follower's failures with no caller to reject: a failed eth_blockNumber poll, and a failed
+ * The head follower's failures with no caller to reject: a failed head poll, and a failed
  * warm-up of the recently read keys on a new head. Both are counted (pollErrors, warmupErrors),
  * reported to onError, and neither stops the source: the next poll retries, and a head whose
  * warm-up failed is still adopted (a cold cache is slower, not wrong).
@@ -14,7 +14,7 @@ const hash = (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`
 const ACCOUNT: Address = '0x00000000000000000000000000000000000a11ce'
 
 function header(n: bigint) {
-  return { number: hex(n), hash: hash(n + 1000n), timestamp: hex(1_700_000_000n + n * 12n), gasLimit: hex(30_000_000), gasUsed: '0x0', miner: `0x${'00'.repeat(20)}`, mixHash: hash(0n), baseFeePerGas: hex(1_000_000_000) }
+  return { number: hex(n), hash: hash(n + 1000n), parentHash: hash(n + 999n), timestamp: hex(1_700_000_000n + n * 12n), gasLimit: hex(30_000_000), gasUsed: '0x0', miner: `0x${'00'.repeat(20)}`, mixHash: hash(0n), baseFeePerGas: hex(1_000_000_000) }
 }
 
 /** a scripted chain: head number, and switches that make polls or state reads fail */
@@ -24,10 +24,9 @@ function chain() {
     switch (item.method) {
       case 'eth_chainId':
         return '0x1'
-      case 'eth_blockNumber':
-        return state.failPolls ? { error: { code: -32000, message: 'poll refused' } } : hex(state.head)
       case 'eth_getBlockByNumber': {
         const tag = item.params[0] as string
+        if (tag === 'latest' && state.failPolls) return { error: { code: -32000, message: 'poll refused' } }
         return header(tag === 'latest' ? state.head : BigInt(tag))
       }
       case 'eth_getBalance':

@@ -4,7 +4,7 @@ import { HeadFollower } from '../../../src/chain/fork/head-follower.ts'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('HeadFollower', () => {
-  it('reports only numbers above the current head, one poll at a time, and stops', async () => {
+  it('reports only the heads isNew accepts, one poll at a time, and stops', async () => {
     let upstream = 5n
     let current = 5n
     let active = 0
@@ -21,7 +21,7 @@ describe('HeadFollower', () => {
         if (upstream === 7n) throw new Error('flaky')
         return upstream
       },
-      current: () => current,
+      isNew: (n) => n > current,
       onNewHead: async (n) => {
         seen.push(n)
         current = n
