@@ -9,7 +9,8 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { checkEnvelope, encodeError, encodeFixedError, encodeSuccess, readParamObject, type JsonRpcId } from './envelope.ts'
-import { RPC_INTERNAL_ERROR, RPC_INVALID_REQUEST, RPC_METHOD_NOT_FOUND, isJsonRpcError, type JsonRpcErrorObject } from './errors.ts'
+import { rpcErrorAnswer } from '../errors/error-answers.ts'
+import { RPC_INTERNAL_ERROR, RPC_INVALID_REQUEST, RPC_METHOD_NOT_FOUND, type JsonRpcErrorObject } from './errors.ts'
 import type { JsonRpcEndpointName, MethodRegistry } from './methods.ts'
 
 export interface DispatchContext {
@@ -66,9 +67,13 @@ export async function dispatchOne(value: unknown, ctx: DispatchContext): Promise
   return encodeFixedError(id, RPC_INTERNAL_ERROR, INTERNAL_ERROR_MESSAGE)
 }
 
-/** A JsonRpcError keeps its code, message and data; anything else becomes -32603 and is logged. */
+/**
+ * The answer the server's error table gives (a JsonRpcError keeps its code, message and data);
+ * anything else becomes -32603 and is logged.
+ */
 function toErrorObject(err: unknown, log: FastifyBaseLogger): JsonRpcErrorObject {
-  if (isJsonRpcError(err)) return err.toErrorObject()
+  const answer = rpcErrorAnswer(err)
+  if (answer !== undefined) return answer
   log.error({ err }, 'json-rpc handler failed')
   return { code: RPC_INTERNAL_ERROR, message: INTERNAL_ERROR_MESSAGE }
 }

@@ -1,6 +1,8 @@
 /**
  * Every failure of POST /v1/quote becomes one of the spec's error bodies (section 7.1):
- * `{ code, message }` plus `details` for VALIDATION_ERROR and QUOTE_ERROR.
+ * `{ code, message }` plus `details` for VALIDATION_ERROR and QUOTE_ERROR. Errors of ours (auth,
+ * validation, rate limit, quote, upstream) are answered as the server's one table says
+ * (../errors/error-answers.ts); the body errors Fastify raises are mapped here.
  *
  * This is the route scope's error handler, so it receives errors from the handler AND from
  * every hook (auth, content-type parsing, validation, rate limiting) and from response
@@ -14,46 +16,13 @@
  * from it (or from our OpenAPI document) handle exactly 400/401/422/429/502.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { UpstreamError } from '../../chain/types.ts'
-import { QuoteFailedError } from '../../quote/types.ts'
-import { UnauthorizedError } from '../auth/api-key-auth.ts'
+import { httpErrorAnswer, INTERNAL_ERROR_BODY, type HttpErrorAnswer } from '../errors/error-answers.ts'
 import type { ValidationDetail } from './quote-request.ts'
-import { toWireJson } from './quote-response.ts'
 
-/** The request body failed validation; carries one detail per violation. */
-export class ValidationFailedError extends Error {
-  override readonly name = 'ValidationFailedError'
-  readonly statusCode = 400
-  constructor(readonly details: ValidationDetail[]) {
-    super('invalid request')
-  }
-}
+export { RateLimitedError, ValidationFailedError } from '../errors/request-errors.ts'
 
-/** Built by the rate limiter's errorResponseBuilder (its headers are already on the reply). */
-export class RateLimitedError extends Error {
-  override readonly name = 'RateLimitedError'
-  readonly statusCode = 429
-  constructor(readonly retryAfterSeconds: number) {
-    super(`rate limit exceeded, retry in ${retryAfterSeconds} s`)
-  }
-}
-
-export type ErrorCode = 'VALIDATION_ERROR' | 'UNAUTHORIZED' | 'QUOTE_ERROR' | 'RATE_LIMIT_EXCEEDED' | 'UPSTREAM_ERROR' | 'INTERNAL_ERROR'
-
-export interface ErrorBody {
-  code: ErrorCode
-  message: string
-  details?: ValidationDetail[] | Record<string, unknown>
-}
-
-export interface MappedError {
-  status: 400 | 401 | 422 | 429 | 500 | 502
-  body: ErrorBody
-  /** how loudly to log: client mistakes at debug, our failures at warn/error */
-  level: 'debug' | 'info' | 'warn' | 'error'
-}
-
-export const INTERNAL_ERROR_BODY: ErrorBody = Object.freeze({ code: 'INTERNAL_ERROR', message: 'internal error' })
+/** What the route answers for an error: the table's answer (../errors/error-answers.ts) or one of the body errors below. */
+export type MappedError = HttpErrorAnswer
 
 /** Fastify body-parsing errors, mapped to a detail we wrote (Fastify's texts are not contract). */
 const BODY_ERRORS: Record<string, ValidationDetail> = {
@@ -75,24 +44,8 @@ function fastifyStatus(error: unknown): number | undefined {
 }
 
 export function mapQuoteError(error: unknown, bodyLimitBytes?: number): MappedError {
-  if (error instanceof UnauthorizedError) {
-    return { status: 401, body: { code: 'UNAUTHORIZED', message: error.message }, level: 'info' }
-  }
-  if (error instanceof ValidationFailedError) {
-    return { status: 400, body: { code: 'VALIDATION_ERROR', message: 'invalid request', details: error.details }, level: 'debug' }
-  }
-  if (error instanceof RateLimitedError) {
-    return { status: 429, body: { code: 'RATE_LIMIT_EXCEEDED', message: error.message }, level: 'info' }
-  }
-  if (error instanceof QuoteFailedError) {
-    // reason last, so a details entry named `reason` cannot contradict it
-    const details = { ...(toWireJson(error.details) as Record<string, unknown>), reason: error.reason }
-    return { status: 422, body: { code: 'QUOTE_ERROR', message: error.message, details }, level: 'info' }
-  }
-  if (error instanceof UpstreamError) {
-    // the reason is a closed set; error.message may name the upstream URL or method internals
-    return { status: 502, body: { code: 'UPSTREAM_ERROR', message: `upstream node failed (${error.reason})` }, level: 'warn' }
-  }
+  const answer = httpErrorAnswer(error)
+  if (answer !== undefined) return answer
   const code = fastifyCode(error)
   const known = code === undefined ? undefined : BODY_ERRORS[code]
   if (known !== undefined) {

@@ -6,8 +6,7 @@
 import type { BackrunFound, BackrunRequest, BackrunService } from '../../backrun/types.ts'
 import { USD_DECIMALS } from '../../backrun/types.ts'
 import type { Address, Hex } from '../../chain/types.ts'
-import { ExecutionBudgetError } from '../../evm/execution-budget.ts'
-import { InvalidParamsError, JsonRpcError, RPC_INVALID_PARAMS, type JsonRpcMethodHandler } from '../jsonrpc/index.ts'
+import { InvalidParamsError, type JsonRpcMethodHandler } from '../jsonrpc/index.ts'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const HEX = /^0x(?:[0-9a-fA-F]{2})*$/
@@ -84,13 +83,8 @@ export function toWireBackrun(found: BackrunFound) {
 export function backrunMethod(service: BackrunService): JsonRpcMethodHandler {
   return async (params) => {
     const request = parseBackrunParams(params)
-    let found: BackrunFound | null
-    try {
-      found = await service.backrun(request)
-    } catch (err) {
-      if (err instanceof ExecutionBudgetError) throw new JsonRpcError(RPC_INVALID_PARAMS, err.message, { data: { reason: 'execution_budget', ...err.toDetails() } })
-      throw err
-    }
+    // an ExecutionBudgetError is answered by the server's error table (../errors/error-answers.ts)
+    const found = await service.backrun(request)
     return found === null ? null : toWireBackrun(found)
   }
 }

@@ -45,7 +45,8 @@ import {
 } from '../../tx/decode-transaction.ts'
 import { bundleHash } from '../../tx/bundle-hash.ts'
 import { isTxDecodeError, type TxDecodeErrorReason } from '../../tx/errors.ts'
-import { InvalidParamsError, JsonRpcError, RPC_INTERNAL_ERROR, type JsonRpcCallContext, type MethodTable } from '../jsonrpc/index.ts'
+import { SubmissionRefusedError } from '../errors/request-errors.ts'
+import { InvalidParamsError, type JsonRpcCallContext, type MethodTable } from '../jsonrpc/index.ts'
 
 // ---------------------------------------------------------------------------------------------
 // Public interface
@@ -120,7 +121,7 @@ export interface SubmissionParamsErrorData {
 }
 
 /** `data.reason` of a -32603 answer: nothing was accepted, retry. */
-export type SubmissionRefusalReason = 'persistence' | 'outbox_full'
+export type { SubmissionRefusalReason } from '../errors/request-errors.ts'
 
 export interface ParsedRawTxParams {
   tx: DecodedTransaction
@@ -341,19 +342,14 @@ async function acceptOrRefuse(deps: SubmissionMethodsDeps, input: NewSubmission,
   try {
     result = await deps.submissions.accept(input)
   } catch (err) {
+    // answered -32603 with data { reason } (../errors/error-answers.ts)
     if (err instanceof OutboxFullError) {
       ctx.log.warn({ kind: input.kind, hash, maxOpen: err.maxOpen }, 'submission refused: the outbox is full')
-      throw new JsonRpcError(RPC_INTERNAL_ERROR, `internal error: the service is at capacity and ${what} was not stored; ${consequence}. Retry shortly.`, {
-        data: { reason: 'outbox_full' satisfies SubmissionRefusalReason },
-        cause: err,
-      })
+      throw new SubmissionRefusedError('outbox_full', `internal error: the service is at capacity and ${what} was not stored; ${consequence}. Retry shortly.`, { cause: err })
     }
     if (err instanceof PersistenceError) {
       ctx.log.error({ err, kind: input.kind, hash }, 'submission refused: the outbox could not store it')
-      throw new JsonRpcError(RPC_INTERNAL_ERROR, `internal error: ${what} could not be stored; ${consequence}. Retry the same request.`, {
-        data: { reason: 'persistence' satisfies SubmissionRefusalReason },
-        cause: err,
-      })
+      throw new SubmissionRefusedError('persistence', `internal error: ${what} could not be stored; ${consequence}. Retry the same request.`, { cause: err })
     }
     throw err // logged by the JSON-RPC layer, answered as -32603 "internal error"
   }
