@@ -18,6 +18,7 @@ import { createVM, type VM } from '@ethereumjs/vm'
 import { JournaledState } from './journaled-state.ts'
 import { applyInterpreterPatches, patchEvmInstance } from './interpreter-patches.ts'
 import { EMPTY_STATE_READER } from './empty-state.ts'
+import { ReaderBlockHashes } from './reader-block-hashes.ts'
 import { setExecutionDeadline, type ExecutionLimits } from './execution-budget.ts'
 
 const HARDFORK_CHANGED = 'hardforkChanged'
@@ -142,7 +143,10 @@ export class VmPool {
   private async createNow(): Promise<PooledVm> {
     await applyInterpreterPatches()
     const before = new Set(this.common.events.listeners(HARDFORK_CHANGED))
-    const vm = await createVM({ common: this.common, stateManager: JournaledState.over(EMPTY_STATE_READER) })
+    // BLOCKHASH asks the reader under the overlay the VM is bound to (reader-block-hashes.ts)
+    const blockchain = new ReaderBlockHashes()
+    const vm = await createVM({ common: this.common, stateManager: JournaledState.over(EMPTY_STATE_READER), blockchain })
+    blockchain.attach(() => vm.evm.stateManager)
     const listeners = (this.common.events.listeners(HARDFORK_CHANGED) as Listener[]).filter((l) => !before.has(l))
     patchEvmInstance(vm.evm)
     this.created++

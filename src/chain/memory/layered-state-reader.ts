@@ -13,9 +13,13 @@
  * entries changed since the genesis (not the state size) and happens once every `maxDepth`
  * blocks; older readers keep their own layers and are unaffected. Memory held by the newest
  * reader is the root plus every account, code and slot changed since it.
+ *
+ * BLOCKHASH: each reader holds the hashes of its block and the 256 before it (RecentBlockHashes),
+ * its parent's record extended by its own block.
  */
 import { storageInLayers } from '../storage-presence.ts'
 import type { AccountInfo, Address, BlockInfo, Hex, PrefetchRequest, StateReader } from '../types.ts'
+import { RecentBlockHashes } from './recent-block-hashes.ts'
 
 /** What one block (or a merged run of blocks) changed, relative to the state below it. */
 export interface StateChanges {
@@ -52,6 +56,8 @@ export class LayeredStateReader implements StateReader {
     layers: readonly StateChanges[],
     /** this block's own changes relative to its parent (kept even when the stack was flattened) */
     readonly changes: StateChanges,
+    /** this block's hash and its ancestors', for BLOCKHASH */
+    readonly blockHashes: RecentBlockHashes,
   ) {
     this.layers = layers
   }
@@ -62,11 +68,12 @@ export class LayeredStateReader implements StateReader {
    */
   static stack(parent: StateReader, block: DevnetBlockInfo, changes: StateChanges, maxDepth = DEFAULT_MAX_LAYER_DEPTH): LayeredStateReader {
     if (!Number.isSafeInteger(maxDepth) || maxDepth < 1) throw new RangeError(`maxDepth must be a positive integer, got ${maxDepth}`)
-    if (!(parent instanceof LayeredStateReader)) return new LayeredStateReader(block, parent, [changes], changes)
-    if (parent.layers.length + 1 <= maxDepth) return new LayeredStateReader(block, parent.root, [changes, ...parent.layers], changes)
+    const hashes = blockHashesAfter(parent, block)
+    if (!(parent instanceof LayeredStateReader)) return new LayeredStateReader(block, parent, [changes], changes, hashes)
+    if (parent.layers.length + 1 <= maxDepth) return new LayeredStateReader(block, parent.root, [changes, ...parent.layers], changes, hashes)
     // oldest first, so newer layers win
     const merged = mergeChanges([...parent.layers].reverse().concat([changes]))
-    return new LayeredStateReader(block, parent.root, [merged], changes)
+    return new LayeredStateReader(block, parent.root, [merged], changes, hashes)
   }
 
   /** Layers between this reader and its root (1 after a flattening). */
@@ -110,6 +117,21 @@ export class LayeredStateReader implements StateReader {
   async prefetch(reads: PrefetchRequest): Promise<void> {
     await this.root.prefetch?.(reads)
   }
+
+  /** From this block's record: its own hash and the 256 before it. */
+  async getBlockHash(number: bigint): Promise<Hex | undefined> {
+    return this.blockHashes.get(number)
+  }
+}
+
+/**
+ * The record of `block` stacked on `parent`: the parent's record (a genesis reader's: its own
+ * hash) extended by the block. A block that does not follow its parent (only possible outside
+ * DevnetStateSource.commitBlock, which refuses it) starts a record of its own.
+ */
+function blockHashesAfter(parent: StateReader, block: DevnetBlockInfo): RecentBlockHashes {
+  const below = parent instanceof LayeredStateReader ? parent.blockHashes : RecentBlockHashes.of(parent.block)
+  return block.number === below.newest + 1n && block.parentHash === parent.block.hash ? below.extend(block) : RecentBlockHashes.of(block)
 }
 
 /**

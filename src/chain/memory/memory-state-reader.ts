@@ -1,5 +1,5 @@
 /** A StateReader over accounts held in memory: the embedded devnet and replayed prestates. */
-import type { AccountInfo, Address, BlockInfo, StateReader } from '../types.ts'
+import type { AccountInfo, Address, BlockInfo, Hex, StateReader } from '../types.ts'
 import type { GenesisAccount } from './genesis.ts'
 
 const EMPTY = new Uint8Array(0)
@@ -21,6 +21,11 @@ export class MemoryStateReader implements StateReader {
 
   async getStorage(address: Address, slot: bigint): Promise<bigint> {
     return this.accounts.get(address)?.storage.get(slot) ?? 0n
+  }
+
+  /** Only its own block's: a state held in memory knows no ancestors (the devnet's genesis has none). */
+  async getBlockHash(number: bigint): Promise<Hex | undefined> {
+    return number === this.block.number ? this.block.hash : undefined
   }
 
   async hasStorage(address: Address): Promise<boolean> {
