@@ -16,6 +16,7 @@ import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, ChainStateSource } from '../chain/types.ts'
 import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
 import type { SimulationLog, SimulationState, Simulator } from '../evm/simulator.ts'
+import { BaseError } from '../primitives/base-error.ts'
 import { applyAccountOverrides } from '../evm/state-overrides.ts'
 import { deriveTokenOutPerEth, type Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph } from '../pools/paths.ts'
@@ -28,6 +29,17 @@ import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
 import { USD_DECIMALS, type BackrunFound, type BackrunRequest, type BackrunService } from './types.ts'
 
 /** The user the call is simulated for: holds exactly what the request says it spends. */
+/**
+ * The ETH/USD feed could not be read (it reverted, or answered a price that is not positive): the
+ * profit cannot be valued in USD. A fact about the feed, not about the request.
+ */
+export class PriceFeedError extends BaseError<{ feed: Address }> {
+  override readonly name = 'PriceFeedError'
+  constructor(feed: Address, shortMessage: string) {
+    super(shortMessage, { details: { feed } })
+  }
+}
+
 export const SYNTHETIC_USER: Address = '0x00000000000000000000000000000000000ba5e0'
 /** a transaction's base cost, paid once by the user's transaction, not by the backrun in it */
 const TX_BASE_GAS = 21_000n
@@ -260,7 +272,7 @@ export class BackrunEngine implements BackrunService {
     const feed = this.options.ethUsdFeed
     const call = async (data: `0x${string}`) => {
       const r = await this.options.simulator.call(state, { from: SYNTHETIC_USER, to: feed, data, gasLimit: 200_000n })
-      if (r.status !== 'success') throw new Error(`ETH/USD feed ${feed} reverted: ${r.revertReason ?? r.error ?? ''}`)
+      if (r.status !== 'success') throw new PriceFeedError(feed, `ETH/USD feed ${feed} reverted: ${r.revertReason ?? r.error ?? ''}`)
       return bytesToHexString(r.returnData)
     }
     const [decimals] = decodeAbiParameters([{ type: 'uint8' }], await call(encodeFunctionData({ abi: FEED_ABI, functionName: 'decimals' })))
@@ -268,7 +280,7 @@ export class BackrunEngine implements BackrunService {
       [{ type: 'uint80' }, { type: 'int256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint80' }],
       await call(encodeFunctionData({ abi: FEED_ABI, functionName: 'latestRoundData' })),
     )
-    if (answer <= 0n) throw new Error(`ETH/USD feed ${feed} answered ${answer}`)
+    if (answer <= 0n) throw new PriceFeedError(feed, `ETH/USD feed ${feed} answered ${answer}`)
     return { answer, decimals }
   }
 }

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Hex } from 'viem'
-import { BackrunEngine, type BackrunEngineOptions } from '../../src/backrun/backrun-engine.ts'
+import { BackrunEngine, PriceFeedError, type BackrunEngineOptions } from '../../src/backrun/backrun-engine.ts'
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
@@ -99,5 +99,13 @@ describe('BackrunEngine gates', () => {
     const stats = e.stats()
     expect(stats.found).toBe(0)
     expect(stats.verificationMisses).toBeGreaterThanOrEqual(1)
+  })
+
+  it('a USD price feed that reverts fails the answer with a PriceFeedError naming the feed', async () => {
+    // the router has no decimals(): the call reverts
+    const feed = services.contracts.router
+    const error = await engine({ ethUsdFeed: feed }).backrun(request).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(PriceFeedError)
+    expect(error).toMatchObject({ name: 'PriceFeedError', details: { feed }, message: expect.stringMatching(new RegExp(`^ETH/USD feed ${feed} reverted`)) })
   })
 })
