@@ -32,6 +32,7 @@ import type { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, ChainStateSource, Hex } from '../chain/types.ts'
 import { signHash } from '../crypto/sign.ts'
+import { BaseError } from '../primitives/base-error.ts'
 import { TransactionRejectedError, type BundleResult, type Simulator, type TransactionResult } from '../evm/simulator.ts'
 import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
 import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher.ts'
@@ -81,7 +82,7 @@ export interface EngineBackrunPlannerOptions {
  */
 export type BackrunPlanErrorReason = 'user-txs-not-includable' | 'signer-mismatch' | 'backrun-not-includable' | 'backrun-failed' | 'no-searcher-key'
 
-export class BackrunPlanError extends Error {
+export class BackrunPlanError extends BaseError {
   override readonly name = 'BackrunPlanError'
 
   constructor(
@@ -89,7 +90,7 @@ export class BackrunPlanError extends Error {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options)
+    super(message, { cause: options?.cause })
   }
 }
 

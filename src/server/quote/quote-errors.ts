@@ -19,8 +19,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { httpErrorAnswer, INTERNAL_ERROR_BODY, type HttpErrorAnswer } from '../errors/error-answers.ts'
 import type { ValidationDetail } from './quote-request.ts'
 
-export { RateLimitedError, ValidationFailedError } from '../errors/request-errors.ts'
-
 /** What the route answers for an error: the table's answer (../errors/error-answers.ts) or one of the body errors below. */
 export type MappedError = HttpErrorAnswer
 
