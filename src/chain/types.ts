@@ -3,6 +3,7 @@
  * devnet (a genesis alloc held in memory) and a fork of an upstream JSON-RPC node. A reader is
  * pinned to one block, so a simulation never mixes reads from two blocks.
  */
+import { BaseError } from '../primitives/base-error.ts'
 
 /** 0x-prefixed lowercase hex. */
 export type Hex = `0x${string}`
@@ -124,14 +125,29 @@ export interface ChainStateSource {
   close(): Promise<void>
 }
 
-/** Raised for every failure to read from the upstream node: HTTP errors, JSON-RPC errors, timeouts. */
-export class UpstreamError extends Error {
+export interface UpstreamErrorDetails {
+  method?: string
+  status?: number
+  rpcCode?: number
+}
+
+/**
+ * Raised for every failure to read from the upstream node: HTTP errors, JSON-RPC errors, timeouts,
+ * answers that do not decode. The upstream reads' member of the transport family
+ * (src/transport/transport-error.ts): when the call reached the transport, its TransportError is
+ * the cause. `message` is written `<method>: <what happened>`; `shortMessage` is what happened,
+ * without the method in front.
+ */
+export class UpstreamError extends BaseError<UpstreamErrorDetails | undefined> {
   override readonly name = 'UpstreamError'
   constructor(
     message: string,
     readonly reason: 'http' | 'rpc' | 'timeout' | 'network' | 'malformed',
-    readonly details?: { method?: string; status?: number; rpcCode?: number },
+    details?: UpstreamErrorDetails,
+    options: { cause?: unknown } = {},
   ) {
-    super(message)
+    const prefix = details?.method === undefined ? undefined : `${details.method}: `
+    const shortMessage = prefix !== undefined && message.startsWith(prefix) ? message.slice(prefix.length) : message
+    super(shortMessage, { message, details, cause: options.cause })
   }
 }

@@ -159,24 +159,19 @@ export class UpstreamClient {
 /** The chain layer's error for a failed call: `<method>: <what happened>[ after N attempts]`, the TransportError as cause. */
 function upstreamError(method: string, error: unknown): UpstreamError {
   if (!(error instanceof TransportError)) {
-    const internal = new UpstreamError(`${method}: internal client error: ${String(error)}`, 'network', { method })
-    internal.cause = error
-    return internal
+    return new UpstreamError(`${method}: internal client error: ${String(error)}`, 'network', { method }, { cause: error })
   }
   // the transport closed under the call: close() was called
   if (error.reason === 'aborted') return closedError(method, error)
   const attempts = error.attempts > 1 ? ` after ${error.attempts} attempts` : ''
-  const result = new UpstreamError(`${method}: ${error.shortMessage}${attempts}`, error.reason, {
+  const details = {
     method,
     ...(error.reason === 'http' && error.status !== undefined ? { status: error.status } : {}),
     ...(error.rpcCode !== undefined ? { rpcCode: error.rpcCode } : {}),
-  })
-  result.cause = error
-  return result
+  }
+  return new UpstreamError(`${method}: ${error.shortMessage}${attempts}`, error.reason, details, { cause: error })
 }
 
 function closedError(method: string, cause?: unknown): UpstreamError {
-  const error = new UpstreamError(`${method}: upstream client closed`, 'network', { method })
-  if (cause !== undefined) error.cause = cause
-  return error
+  return new UpstreamError(`${method}: upstream client closed`, 'network', { method }, { cause })
 }

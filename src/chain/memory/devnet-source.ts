@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { keccak_256 } from '@noble/hashes/sha3.js'
+import { BaseError } from '../../primitives/base-error.ts'
 import { nextBaseFee, type ExecutionBlock } from '../next-block.ts'
 import { bytesToHexString } from '../quantity.ts'
 import type { BlockInfo, ChainReorg, ChainStateSource, Hex, StateReader } from '../types.ts'
@@ -47,7 +48,7 @@ export interface CommitBlockFields extends ExecutionBlock {
 }
 
 /** A commit that does not fit the head (stale state, wrong number, parent, timestamp or base fee). */
-export class DevnetCommitError extends Error {
+export class DevnetCommitError extends BaseError {
   override readonly name = 'DevnetCommitError'
 }
 
@@ -129,10 +130,13 @@ export class DevnetStateSource implements ChainStateSource {
     return reader
   }
 
-  /** Makes `reader` the new head (a block built locally) and tells the listeners. */
+  /**
+   * Makes `reader` the new head (a block built locally) and tells the listeners.
+   * @throws DevnetCommitError when its block is not newer than the head
+   */
   adopt(reader: StateReader): void {
     if (reader.block.number <= this.current.block.number) {
-      throw new Error(`block ${reader.block.number} is not newer than the head ${this.current.block.number}`)
+      throw new DevnetCommitError(`block ${reader.block.number} is not newer than the head ${this.current.block.number}`)
     }
     this.current = reader
     this.notify(reader.block)

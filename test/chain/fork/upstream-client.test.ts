@@ -5,6 +5,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { UpstreamError } from '../../../src/chain/types.ts'
 import { UpstreamClient, type UpstreamClientOptions } from '../../../src/chain/fork/upstream-client.ts'
+import { BaseError } from '../../../src/primitives/base-error.ts'
+import { TransportError } from '../../../src/transport/transport-error.ts'
 import { answerEach, deadUrl, startFakeUpstream, type FakeUpstream } from './fake-upstream.ts'
 
 let server: FakeUpstream
@@ -99,6 +101,10 @@ describe('failures become UpstreamError', () => {
     expect(error.details).toEqual({ method: 'eth_getBalance', rpcCode: -32000 })
     expect(error.message).toContain('header not found')
     expect(server.requests).toHaveLength(1)
+    // the upstream reads' member of the transport family: the method in front, the TransportError as cause
+    expect(error).toBeInstanceOf(BaseError)
+    expect(error.message).toBe(`eth_getBalance: ${error.shortMessage}`)
+    expect(error.walk(TransportError)).toMatchObject({ reason: 'rpc', rpcCode: -32000, attempts: 1 })
   })
 
   it('a per-item error inside a batch fails only that item', async () => {

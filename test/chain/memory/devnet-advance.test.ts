@@ -162,6 +162,9 @@ describe('DevnetStateSource.commitBlock', () => {
     expect(() => source.commitBlock(fresh, { ...fresh.block, parentHash: genesis.block.hash, gasUsed: 0n })).toThrow(/parentHash/)
     expect(() => source.commitBlock(fresh, { ...fresh.block, timestamp: head.block.timestamp, gasUsed: 0n })).toThrow(/timestamp/)
     expect(() => source.commitBlock(fresh, { ...fresh.block, gasUsed: fresh.block.gasLimit + 1n })).toThrow(/gasUsed/)
+    // adopting a block that is not newer than the head is the same kind of refusal
+    expect(() => source.adopt(genesis)).toThrow(DevnetCommitError)
+    expect(() => source.adopt(head)).toThrow(/block 1 is not newer than the head 1/)
     expect(source.latest()).toBe(head)
   })
 
