@@ -14,6 +14,7 @@
  * a reorg deeper than `maxDepth` (then `diverged` is true). The caller then cannot trust any
  * recorded hash.
  */
+import { BaseError } from '../../primitives/base-error.ts'
 import type { BlockInfo, Hex } from '../types.ts'
 
 export interface AncestryResult {
@@ -26,7 +27,7 @@ export interface AncestryResult {
 }
 
 /** The upstream's chain changed while its headers were being read: check again at the next head. */
-export class ChainMovedError extends Error {
+export class ChainMovedError extends BaseError {
   override readonly name = 'ChainMovedError'
 }
 

@@ -13,7 +13,7 @@
  * Bound: at most `maxEntries` numbers (default 1,024, ~200 KB); past it the lowest numbers go
  * first: the window of the newest heads is what both users need.
  */
-import type { BlockInfo, Hex } from '../types.ts'
+import { UpstreamError, type BlockInfo, type Hex } from '../types.ts'
 import { decodeBlock } from './rpc-decode.ts'
 import { blockTag } from './state-loader.ts'
 import type { UpstreamClient } from './upstream-client.ts'
@@ -70,7 +70,9 @@ export class BlockHashRecord {
     const tag = blockTag(number)
     // the client shares identical calls in flight: concurrent misses make one read
     const block = decodeBlock(await this.client.call('eth_getBlockByNumber', [tag, false]), 'eth_getBlockByNumber', tag)
-    if (block.number !== number) throw new Error(`eth_getBlockByNumber: asked for block ${number}, got ${block.number}`)
+    if (block.number !== number) {
+      throw new UpstreamError(`eth_getBlockByNumber: asked for block ${number}, got ${block.number}`, 'malformed', { method: 'eth_getBlockByNumber' })
+    }
     if (epoch === this.epoch) this.record(block)
     return block.hash
   }

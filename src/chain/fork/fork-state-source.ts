@@ -268,7 +268,7 @@ export class ForkStateSource implements ChainStateSource {
       })
     } catch (error) {
       // the upstream moved while its headers were read: the next poll sees where it settled
-      if (error instanceof ChainMovedError) throw new UpstreamError(`head ${head.number} not adopted: ${error.message}`, 'rpc', { method: 'eth_getBlockByNumber' })
+      if (error instanceof ChainMovedError) throw new UpstreamError(`head ${head.number} not adopted: ${error.message}`, 'rpc', { method: 'eth_getBlockByNumber' }, { cause: error })
       throw error
     }
     if (this.closed) return previous

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, startAnvil, type AnvilInstance } from '../../../scripts/lib/anvil.ts'
 import { BlockHashRecord } from '../../../src/chain/fork/block-hashes.ts'
 import { UpstreamClient } from '../../../src/chain/fork/upstream-client.ts'
-import type { Hex } from '../../../src/chain/types.ts'
+import { UpstreamError, type Hex } from '../../../src/chain/types.ts'
+import { answerEach, startFakeUpstream } from './fake-upstream.ts'
 
 let anvil: AnvilInstance
 const hashOf = async (n: bigint) => (await anvilRpc<{ hash: Hex }>(anvil.url, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).hash
@@ -54,5 +55,18 @@ describe('BlockHashRecord', () => {
     expect(record.known(12n)).toBeUndefined()
     expect(record.known(9n)).toBe(await hashOf(9n))
     client.close()
+  })
+
+  it('an upstream that answers another block than the one asked for is an UpstreamError, nothing recorded', async () => {
+    const header = await anvilRpc<unknown>(anvil.url, 'eth_getBlockByNumber', ['0x7', false])
+    const upstream = await startFakeUpstream(answerEach(() => header))
+    const client = new UpstreamClient({ url: upstream.url })
+    const record = new BlockHashRecord(client)
+    const error = await record.hashOf(5n).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(UpstreamError)
+    expect(error).toMatchObject({ reason: 'malformed', message: 'eth_getBlockByNumber: asked for block 5, got 7', details: { method: 'eth_getBlockByNumber' } })
+    expect(record.known(5n)).toBeUndefined()
+    client.close()
+    await upstream.close()
   })
 })
