@@ -19,6 +19,8 @@ function recoveryId(v: bigint, chainId: bigint | undefined): bigint {
   return chainId === undefined ? v - 27n : v - (2n * chainId + 35n)
 }
 
+// Recovery failures stay plain Errors with ethereumjs' own messages: this replaces its ecrecover,
+// and its callers (transaction decoding, the precompile) catch any error of recovery alike.
 function pad32(bytes: Uint8Array): Uint8Array {
   if (bytes.length > 32) throw new Error('Invalid signature: r or s is longer than 32 bytes')
   const out = new Uint8Array(32)

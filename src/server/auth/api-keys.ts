@@ -35,6 +35,7 @@ export class ApiKeyRegistry {
   private constructor(digests: Buffer[]) {
     const unique = new Map<string, Buffer>()
     for (const d of digests) {
+      // a programming error, not a configuration one: configured digests are checked (ConfigError) before they get here
       if (d.length !== 32) throw new Error('API key digest must be 32 bytes')
       unique.set(d.toString('hex'), d)
     }
