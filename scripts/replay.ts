@@ -13,13 +13,21 @@
  *
  * "rejected": the transaction cannot be included (nonce, funds, intrinsic gas, ...); `error` says
  * why, nothing executed, and stateRoot is the prestate's root. "error": the file could not be
- * replayed at all (unreadable, not a fixture); the exit code is then 1.
+ * replayed at all (unreadable, not a fixture, or stopped by the execution budget: `error` then
+ * names EVM_MAX_GAS or EVM_MAX_MS); the exit code is then 1.
+ *
+ * Each replayed transaction has the service's execution budget, read from the same variables
+ * (README, Configuration): EVM_MAX_GAS (gas, default 50,000,000, 1,000,000 to 10,000,000,000; a
+ * transaction whose gas limit exceeds it is not run) and EVM_MAX_MS (wall-clock ms, default 1,000,
+ * 10 to 600,000). A bad value is reported on stderr and nothing is replayed (exit code 2). E.g. the
+ * 250M-gas state tests: `EVM_MAX_GAS=300000000 EVM_MAX_MS=60000 npm run replay -- DIR`.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseGenesis } from '../src/chain/memory/genesis.ts'
 import { bytesToHexString } from '../src/chain/quantity.ts'
+import { DEFAULT_EXECUTION_BUDGET, EXECUTION_BUDGET_RANGES, type ExecutionBudget } from '../src/evm/execution-budget.ts'
 import { replayGethFixture, type GethFixture } from '../src/evm/geth-fixture.ts'
 import { logsHash, postStateRoot } from '../src/evm/post-state.ts'
 import { TransactionRejectedError, type SimulationLog } from '../src/evm/simulator.ts'
@@ -59,8 +67,43 @@ export function fixtureFiles(paths: readonly string[]): string[] {
   return out
 }
 
+/** A bad EVM_MAX_GAS or EVM_MAX_MS: every problem, each naming its variable. */
+export class ReplayConfigError extends Error {
+  override readonly name = 'ReplayConfigError'
+  constructor(readonly problems: string[]) {
+    super(`invalid replay configuration:\n  - ${problems.join('\n  - ')}`)
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/**
+ * The execution budget of each replayed transaction, from EVM_MAX_GAS and EVM_MAX_MS (unset or
+ * empty: the service's defaults), with the service's ranges.
+ * @throws ReplayConfigError a value that is not a whole number in its range
+ */
+export function replayBudgetFromEnv(env: Env): ExecutionBudget {
+  const problems: string[] = []
+  const whole = <T extends bigint | number>(name: string, fallback: T, range: { min: T; max: T }, of: (digits: string) => T): T => {
+    const raw = env[name]?.trim()
+    if (raw === undefined || raw === '') return fallback
+    const value = /^\d+$/.test(raw) ? of(raw) : undefined
+    if (value === undefined || value < range.min || value > range.max) {
+      problems.push(`${name}=${JSON.stringify(raw)}: expected a whole number from ${range.min} to ${range.max}`)
+      return fallback
+    }
+    return value
+  }
+  const budget = {
+    maxGas: whole('EVM_MAX_GAS', DEFAULT_EXECUTION_BUDGET.maxGas, EXECUTION_BUDGET_RANGES.maxGas, BigInt),
+    maxMs: whole('EVM_MAX_MS', DEFAULT_EXECUTION_BUDGET.maxMs, EXECUTION_BUDGET_RANGES.maxMs, Number),
+  }
+  if (problems.length > 0) throw new ReplayConfigError(problems)
+  return budget
+}
+
 /** Replays one fixture file; never throws (a failure is a line with status "rejected" or "error"). */
-export async function replayFile(file: string): Promise<ReplayLine> {
+export async function replayFile(file: string, budget: ExecutionBudget = DEFAULT_EXECUTION_BUDGET): Promise<ReplayLine> {
   let fixture: GethFixture
   let pre: ReturnType<typeof parseGenesis>['accounts']
   try {
@@ -75,7 +118,7 @@ export async function replayFile(file: string): Promise<ReplayLine> {
       ? { gasUsed: BigInt(recordedResult.gasUsed).toString(), output: recordedResult.output, error: recordedResult.error }
       : undefined
   try {
-    const { hardfork, result } = await replayGethFixture(fixture)
+    const { hardfork, result } = await replayGethFixture(fixture, { budget })
     return {
       file,
       hardfork,
@@ -98,13 +141,15 @@ export async function replayFile(file: string): Promise<ReplayLine> {
   }
 }
 
-export async function main(args: readonly string[], write: (line: string) => void = (l) => console.log(l)): Promise<number> {
+export async function main(args: readonly string[], write: (line: string) => void = (l) => console.log(l), env: Env = process.env): Promise<number> {
   if (args.length === 0) {
-    console.error('usage: npm run replay -- FILE|DIR [FILE|DIR ...]')
+    console.error('usage: [EVM_MAX_GAS=gas] [EVM_MAX_MS=ms] npm run replay -- FILE|DIR [FILE|DIR ...]')
     return 2
   }
   let files: string[]
+  let budget: ExecutionBudget
   try {
+    budget = replayBudgetFromEnv(env)
     files = fixtureFiles(args)
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err))
@@ -112,7 +157,7 @@ export async function main(args: readonly string[], write: (line: string) => voi
   }
   let failed = 0
   for (const file of files) {
-    const line = await replayFile(file)
+    const line = await replayFile(file, budget)
     if (line.status === 'error') failed++
     write(JSON.stringify(line))
   }

@@ -37,6 +37,16 @@ export interface ExecutionBudget {
 /** Defaults of EVM_MAX_GAS and EVM_MAX_MS (also the Simulator's when it is given no budget). */
 export const DEFAULT_EXECUTION_BUDGET: Readonly<ExecutionBudget> = Object.freeze({ maxGas: 50_000_000n, maxMs: 1_000 })
 
+/**
+ * What EVM_MAX_GAS and EVM_MAX_MS may be set to (the service's configuration and `npm run replay`
+ * both read them): below the gas floor not even a swap runs; the ceilings keep one execution from
+ * holding the event loop for more than minutes.
+ */
+export const EXECUTION_BUDGET_RANGES = Object.freeze({
+  maxGas: Object.freeze({ min: 1_000_000n, max: 10_000_000_000n }),
+  maxMs: Object.freeze({ min: 10, max: 600_000 }),
+})
+
 /** Steps of one frame between two clock reads: a read costs ~40 ns, a step ~20-50 ns. */
 export const DEADLINE_CHECK_STEPS = 1024
 

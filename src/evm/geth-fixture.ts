@@ -10,6 +10,7 @@ import { hexToBytesStrict, normalizeAddress, parseOptionalQuantity, parseQuantit
 import type { Hex } from '../chain/types.ts'
 import type { ExecutionBlock } from './block-context.ts'
 import { commonFromGethGenesis } from './chain-config.ts'
+import type { ExecutionBudget } from './execution-budget.ts'
 import { Simulator, type TransactionResult } from './simulator.ts'
 
 export interface GethFixture {
@@ -33,7 +34,15 @@ export interface ReplayOutcome {
   result: TransactionResult
 }
 
-export async function replayGethFixture(fixture: GethFixture): Promise<ReplayOutcome> {
+export interface ReplayOptions {
+  /**
+   * what the replayed transaction may cost (execution-budget.ts); default the service's
+   * (DEFAULT_EXECUTION_BUDGET). Past it the replay throws an ExecutionBudgetError.
+   */
+  budget?: ExecutionBudget
+}
+
+export async function replayGethFixture(fixture: GethFixture, options: ReplayOptions = {}): Promise<ReplayOutcome> {
   const ctx = fixture.context
   const block: ExecutionBlock = {
     number: parseQuantity(ctx.number, 'context.number'),
@@ -48,7 +57,7 @@ export async function replayGethFixture(fixture: GethFixture): Promise<ReplayOut
   }
   const genesis = parseGenesis(fixture.genesis)
   const common = commonFromGethGenesis(normalizeGethConfig(fixture.genesis, block.difficulty > 0n) as unknown as GethGenesis, block)
-  const simulator = new Simulator({ common })
+  const simulator = new Simulator({ common, budget: options.budget })
   const reader = new MemoryStateReader(genesis.block, genesis.accounts)
   const tx = createTxFromRLP(hexToBytesStrict(fixture.input, 'input'), { common })
   const result = await simulator.transaction(simulator.openState(reader, block), tx)

@@ -10,7 +10,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { fixtureFiles, main, replayFile, type ReplayLine } from '../../scripts/replay.ts'
+import { createTxFromRLP } from '@ethereumjs/tx'
+import { hexToBytes } from '@ethereumjs/util'
+import { fixtureFiles, main, replayBudgetFromEnv, replayFile, ReplayConfigError, type ReplayLine } from '../../scripts/replay.ts'
+import { DEFAULT_EXECUTION_BUDGET } from '../../src/evm/execution-budget.ts'
 import type { Hex } from '../../src/chain/types.ts'
 
 const REPO = join(import.meta.dirname, '../..')
@@ -18,9 +21,9 @@ const TRACETEST = join(REPO, 'fixtures/corpora/geth-tracetest')
 const STATE_TESTS = join(REPO, 'fixtures/state-tests')
 const EXISTING_KEYS = ['file', 'hardfork', 'hash', 'from', 'status', 'gasUsed', 'output', 'logs']
 
-async function replayAll(paths: string[]): Promise<{ code: number; lines: ReplayLine[] }> {
+async function replayAll(paths: string[], env: Record<string, string> = {}): Promise<{ code: number; lines: ReplayLine[] }> {
   const out: string[] = []
-  const code = await main(paths, (line) => out.push(line))
+  const code = await main(paths, (line) => out.push(line), env)
   for (const line of out) expect(line).not.toContain('\n')
   return { code, lines: out.map((l) => JSON.parse(l) as ReplayLine) }
 }
@@ -175,5 +178,71 @@ describe('replay of state tests converted to tracer fixtures', () => {
     expect(lines.length).toBe(2)
     expect(lines[0]).toEqual(await replayFile(first))
     expect(lines[0].stateRoot).toBe(expected.get(first)?.hash)
+  })
+})
+
+describe('the execution budget of a replay, from EVM_MAX_GAS and EVM_MAX_MS', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'replay-budget-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  // 250M gas: 17,000 calls that each copy 50,000 bytes, out of gas (~0.5 s here)
+  const doc = JSON.parse(readFileSync(join(STATE_TESTS, 'stQuadraticComplexityTest/QuadraticComplexitySolidity_CallDataCopy.json'), 'utf8')) as Record<string, StateTest>
+  const test = Object.values(doc)[0]
+  const post = test.post.Cancun.find((p) => createTxFromRLP(hexToBytes(p.txbytes)).gasLimit === 250_000_000n)!
+  const file = join(dir, 'quadratic.json')
+  writeFileSync(file, JSON.stringify(toGethFixture(test, post)))
+
+  it('defaults to the service budget, and reads the same variables with its ranges', () => {
+    expect(replayBudgetFromEnv({})).toEqual(DEFAULT_EXECUTION_BUDGET)
+    expect(replayBudgetFromEnv({ EVM_MAX_GAS: '', EVM_MAX_MS: ' ' })).toEqual(DEFAULT_EXECUTION_BUDGET)
+    expect(replayBudgetFromEnv({ EVM_MAX_GAS: '300000000', EVM_MAX_MS: '60000' })).toEqual({ maxGas: 300_000_000n, maxMs: 60_000 })
+    expect(replayBudgetFromEnv({ EVM_MAX_GAS: '10000000000', EVM_MAX_MS: '10' })).toEqual({ maxGas: 10_000_000_000n, maxMs: 10 })
+  })
+
+  it('refuses a bad value naming each variable and what it expects', () => {
+    for (const [env, wrong] of [
+      [{ EVM_MAX_GAS: '5e7' }, ['EVM_MAX_GAS="5e7"']],
+      [{ EVM_MAX_GAS: '999999' }, ['EVM_MAX_GAS="999999"']],
+      [{ EVM_MAX_MS: '-5' }, ['EVM_MAX_MS="-5"']],
+      [{ EVM_MAX_GAS: 'lots', EVM_MAX_MS: '600001' }, ['EVM_MAX_GAS="lots"', 'EVM_MAX_MS="600001"']],
+    ] as const) {
+      let error: unknown
+      try {
+        replayBudgetFromEnv(env)
+      } catch (err) {
+        error = err
+      }
+      expect(error).toBeInstanceOf(ReplayConfigError)
+      expect((error as ReplayConfigError).problems.map((p) => p.split(':')[0])).toEqual(wrong)
+    }
+    expect(() => replayBudgetFromEnv({ EVM_MAX_MS: '0' })).toThrow('EVM_MAX_MS="0": expected a whole number from 10 to 600000')
+  })
+
+  it('stops a transaction over the default gas budget, and replays it to the test root when the budget allows', async () => {
+    const over = await replayAll([file], {})
+    expect(over.code).toBe(1)
+    expect(over.lines[0].status).toBe('error')
+    expect(over.lines[0].error).toMatch(/gas limit 250000000 exceeds the gas budget of 50000000 .*\(EVM_MAX_GAS\)/)
+
+    const within = await replayAll([file], { EVM_MAX_GAS: '300000000', EVM_MAX_MS: '60000' })
+    expect(within.code).toBe(0)
+    expect(within.lines[0].status).toBe('halted')
+    expect(within.lines[0].gasUsed).toBe('250000000')
+    expect(within.lines[0].logsHash).toBe(post.logs)
+    expect(within.lines[0].stateRoot).toBe(post.hash)
+
+    const late = await replayAll([file], { EVM_MAX_GAS: '300000000', EVM_MAX_MS: '10' })
+    expect(late.code).toBe(1)
+    expect(late.lines[0].error).toMatch(/wall-clock budget of 10 ms per EVM execution \(EVM_MAX_MS\)/)
+  })
+
+  it('exits 2 on a bad value from the command line, naming it, and replays nothing', async () => {
+    const run = promisify(execFile)('npx', ['tsx', 'scripts/replay.ts', file], { cwd: REPO, env: { ...process.env, EVM_MAX_MS: 'soon' } })
+    const failure = (await run.then(
+      () => undefined,
+      (err: unknown) => err,
+    )) as { code: number; stdout: string; stderr: string } | undefined
+    expect(failure?.code).toBe(2)
+    expect(failure?.stdout).toBe('')
+    expect(failure?.stderr).toContain('EVM_MAX_MS="soon": expected a whole number from 10 to 600000')
   })
 })
