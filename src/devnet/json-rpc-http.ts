@@ -15,6 +15,7 @@ import type { Address, Hex } from '../chain/types.ts'
 import { recoverHashAddress } from '../crypto/sign.ts'
 import { positiveInt } from '../primitives/numbers.ts'
 import { JsonRpcCode } from '../transport/json-rpc-codes.ts'
+import { BaseError } from '../primitives/base-error.ts'
 
 // The codes come from the service's one table (src/transport/json-rpc-codes.ts); the names are this server's.
 export const RPC_PARSE_ERROR = JsonRpcCode.parseError
@@ -29,14 +30,14 @@ export const RPC_LIMIT_EXCEEDED = JsonRpcCode.limitExceeded
 /** eth_call reverted (geth's code), `data` is the revert data */
 export const RPC_EXECUTION_REVERTED = JsonRpcCode.executionReverted
 
-export class RpcError extends Error {
+export class RpcError extends BaseError<{ code: number; data?: string }> {
   override readonly name = 'RpcError'
   constructor(
     readonly code: number,
     message: string,
     readonly data?: string,
   ) {
-    super(message)
+    super(message, { details: data === undefined ? { code } : { code, data } })
   }
 }
 

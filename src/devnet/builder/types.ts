@@ -8,6 +8,7 @@ import type { DevnetBlockInfo } from '../../chain/memory/layered-state-reader.ts
 import type { DevnetStateSource } from '../../chain/memory/devnet-source.ts'
 import type { SimulationLog, Simulator } from '../../evm/simulator.ts'
 import type { DecodedTransaction } from '../../tx/index.ts'
+import { BaseError } from '../../primitives/base-error.ts'
 
 /** The devnet builder's fee recipient: priority fees of every built block go here. */
 export const DEVNET_BUILDER_COINBASE: Address = '0x0000000000000000000000000000000000c0ffee'
@@ -182,13 +183,13 @@ export interface BuiltBlock {
 }
 
 /** A request the builder refuses; `kind` says how (invalid input, refused, a bound reached). */
-export class LocalBuilderError extends Error {
+export class LocalBuilderError extends BaseError<{ kind: 'invalid' | 'refused' | 'limit' }> {
   override readonly name = 'LocalBuilderError'
   constructor(
     readonly kind: 'invalid' | 'refused' | 'limit',
     message: string,
   ) {
-    super(message)
+    super(message, { details: { kind } })
   }
 }
 
