@@ -25,6 +25,7 @@ export interface ServiceConfig {
   submission: SubmissionConfig
   devnet: DevnetConfig
   evm: EvmConfig
+  workers: WorkersConfig
 }
 
 /** The HTTP front door: HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS, RPC_MAX_BATCH_SIZE. */
@@ -175,6 +176,16 @@ export interface EvmConfig {
   maxGas: bigint
   /** wall-clock milliseconds one execution may run before it is stopped */
   maxMs: number
+}
+
+/**
+ * Worker threads for the CPU-bound work (src/workers): quotes and eth_backrun run there while the
+ * main thread keeps HTTP, validation, authentication, rate limits, the outbox and the relay calls.
+ * WORKERS.
+ */
+export interface WorkersConfig {
+  /** threads in the pool; 0: everything runs on the main thread, as without a pool */
+  threads: number
 }
 
 /** A configuration the service refuses to start with: every problem, each naming its variable, never a secret's value. */

@@ -7,6 +7,7 @@
  * I/O: none, except reading API_KEYS_FILE and PARTNER_TOKENS_FILE when they are set (read only).
  * Names, defaults and meanings are the README's Configuration table.
  */
+import { availableParallelism } from 'node:os'
 import type { Address } from '../chain/types.ts'
 import {
   ConfigError,
@@ -22,6 +23,7 @@ import {
   type ServerConfig,
   type ServiceConfig,
   type SubmissionConfig,
+  type WorkersConfig,
 } from '../config.ts'
 import { resolveApiKeys, type ApiKeyRegistry } from '../server/auth/api-keys.ts'
 import type { PartnerRegistry } from '../server/jsonrpc/partners.ts'
@@ -32,6 +34,8 @@ import { SearcherKey } from '../submission/searcher-key.ts'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LogLevel[]
 const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague'] as const satisfies readonly Hardfork[]
 const MAX_SEARCHER_KEYS = 256
+/** WORKERS at most: each worker holds its own EVM, caches and heap (src/workers/worker-pool.ts) */
+const MAX_WORKERS = 64
 
 export const DEFAULTS = {
   HOST: '127.0.0.1',
@@ -70,6 +74,8 @@ export const DEFAULTS = {
   DEVNET_STATE_LAYER_DEPTH: 8,
   EVM_MAX_GAS: 50_000_000,
   EVM_MAX_MS: 1_000,
+  /** one worker thread per core the process may use (at most MAX_WORKERS) */
+  WORKERS: Math.min(availableParallelism(), MAX_WORKERS),
 } as const
 
 export interface LoadConfigOptions {
@@ -131,6 +137,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxGas: BigInt(read.int('EVM_MAX_GAS', 1_000_000, 10_000_000_000)),
     maxMs: read.int('EVM_MAX_MS', 10, 600_000),
   }
+  const workers: WorkersConfig = { threads: read.int('WORKERS', 0, MAX_WORKERS) }
 
   // across variables
   if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')
@@ -139,7 +146,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
   }
 
   if (problems.length > 0 || access === undefined) throw new ConfigError(problems)
-  return { server, access, chain, quote, backrun, submission, devnet, evm }
+  return { server, access, chain, quote, backrun, submission, devnet, evm, workers }
 }
 
 /** Reads one variable at a time; a bad value adds a problem and yields the default, so reading goes on. */

@@ -1,0 +1,37 @@
+/**
+ * WORKERS: how many worker threads compute quotes and eth_backrun. Default: one per core the
+ * process may use; 0: everything on the main thread; a value that is not a whole number from 0 to
+ * 64 is refused with the other configuration problems, naming the variable.
+ */
+import { availableParallelism } from 'node:os'
+import { describe, expect, it } from 'vitest'
+import { ConfigError } from '../../src/config.ts'
+import { loadConfig } from '../../src/node/config.ts'
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env)
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError)
+    return (err as ConfigError).problems
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('WORKERS', () => {
+  it('defaults to the number of cores the process may use', () => {
+    expect(loadConfig({}).workers.threads).toBe(Math.min(availableParallelism(), 64))
+  })
+
+  it('takes 0 (in-process) and whole numbers up to 64', () => {
+    expect(loadConfig({ WORKERS: '0' }).workers.threads).toBe(0)
+    expect(loadConfig({ WORKERS: '1' }).workers.threads).toBe(1)
+    expect(loadConfig({ WORKERS: '64' }).workers.threads).toBe(64)
+  })
+
+  it.each(['-1', '65', '1.5', 'two', ' 2', '0x2', '1e1'])('refuses WORKERS=%j, naming it, beside the other problems', (value) => {
+    const problems = problemsOf({ WORKERS: value, EVM_MAX_MS: '5' })
+    expect(problems).toContain(`WORKERS=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: expected a whole number from 0 to 64`)
+    expect(problems.some((p) => p.startsWith('EVM_MAX_MS'))).toBe(true)
+  })
+})
