@@ -1,5 +1,6 @@
 /**
  * The durable outbox of private submission: a submission is acknowledged only after it is on disk.
+ * The embedded {@link SubmissionStore} (store/submission-store.ts); PostgreSQL is the shared one.
  *
  * Storage: one LevelDB database (classic-level) in `dataDir`, opened by one process at a time
  * (LevelDB's LOCK file refuses a second opener). Every write is a LevelDB batch written with
@@ -25,20 +26,20 @@
  * with full jitter); when it still fails every caller in it gets a {@link PersistenceError}.
  */
 import { ClassicLevel } from 'classic-level'
-import { keccak_256 } from '@noble/hashes/sha3.js'
 
 import type { Hex } from '../chain/types.ts'
 import { errorText } from '../primitives/error-text.ts'
-import { nonNegativeInt, positiveInt } from '../primitives/numbers.ts'
-import { fullJitterDelay, sleep, type BackoffPolicy } from '../transport/backoff.ts'
-import { bundleHash } from '../tx/bundle-hash.ts'
+import { positiveInt } from '../primitives/numbers.ts'
 import { decodeJson, encodeJson } from './codec.ts'
 import { OutboxFullError, PersistenceError } from './errors.ts'
+import { InProcessLeases } from './store/in-process-leases.ts'
+import { resolveStoreSettings, withRetry, type StoreSettings } from './store/store-settings.ts'
+import { buildRecord } from './store/submission-record.ts'
+import { STORE_DEFAULTS, type OutboxStats, type PersistOptions, type PersistResult, type SubmissionStore, type SubmissionStoreOptions } from './store/submission-store.ts'
 import {
   SUBMISSION_KINDS,
   isTerminalEvent,
   submissionId,
-  type BundleOptions,
   type LifecycleEvent,
   type NewSubmission,
   type StoredSubmission,
@@ -46,38 +47,12 @@ import {
   type SubmissionRecord,
 } from './types.ts'
 
-export interface OutboxRetention {
-  /** Finished records (included / expired / dropped) kept at most. Default 100 000. */
-  maxFinished?: number
-  /** Finished records older than this are pruned, ms. Default 7 days. */
-  finishedTtlMs?: number
-}
+// The store's types live with the interface; re-exported for the modules that import them from here.
+export type { OutboxRetention, OutboxStats, PersistResult } from './store/submission-store.ts'
 
-export interface OutboxStoreOptions {
-  /** Undelivered submissions held at most; persist() beyond it throws OutboxFullError. Default 100 000. */
-  maxOpen?: number
-  retention?: OutboxRetention
-  /** Attempts per write (and per read) before PersistenceError. Default 4. */
-  writeAttempts?: number
-  /** Backoff between those attempts. Default { baseMs: 20, maxMs: 250 }. */
-  writeBackoff?: BackoffPolicy
+export interface OutboxStoreOptions extends SubmissionStoreOptions {
   /** Most batch operations merged into one group commit. Default 2 000. */
   maxGroupOps?: number
-  /** Clock for receivedAt, event times and retention, ms. Default Date.now. */
-  now?: () => number
-  /** Called before each retry of a failed read or write (for logs and metrics). */
-  onRetry?: (info: { operation: PersistenceError['operation']; attempt: number; error: unknown }) => void
-}
-
-export interface PersistResult {
-  record: SubmissionRecord
-  /** false: this hash (of this kind) was already stored; nothing new was written or will be dispatched */
-  created: boolean
-}
-
-export interface OutboxStats {
-  open: number
-  finished: number
 }
 
 type WriteOp = { type: 'put'; key: string; value: string } | { type: 'del'; key: string }
@@ -89,16 +64,7 @@ interface PendingWrite {
   reject: (error: PersistenceError) => void
 }
 
-const DEFAULT_MAX_OPEN = 100_000
-const DEFAULT_MAX_FINISHED = 100_000
-const DEFAULT_FINISHED_TTL_MS = 7 * 24 * 3_600_000
-const DEFAULT_WRITE_ATTEMPTS = 4
-const DEFAULT_WRITE_BACKOFF: BackoffPolicy = { baseMs: 20, maxMs: 250 }
 const DEFAULT_MAX_GROUP_OPS = 2_000
-const PRUNE_BATCH = 1_000
-
-const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})+$/
-const HASH = /^0x[0-9a-fA-F]{64}$/
 
 const key = {
   record: (id: SubmissionId) => `s!${id}`,
@@ -111,17 +77,13 @@ const key = {
 }
 const FINISHED_ID_OFFSET = 'f!'.length + 15 + 1
 
-export class OutboxStore {
+export class OutboxStore implements SubmissionStore {
   readonly dataDir: string
+  /** Leases in this process's memory: the process that owns the directory owns every submission in it. */
+  readonly leases: InProcessLeases
   private db: ClassicLevel<string, string> | undefined
-  private readonly maxOpen: number
-  private readonly maxFinished: number
-  private readonly finishedTtlMs: number
-  private readonly writeAttempts: number
-  private readonly writeBackoff: BackoffPolicy
+  private readonly settings: StoreSettings
   private readonly maxGroupOps: number
-  private readonly now: () => number
-  private readonly onRetry: OutboxStoreOptions['onRetry']
 
   private readonly openIds = new Set<SubmissionId>()
   /** open ids whose terminal event is being written */
@@ -140,14 +102,22 @@ export class OutboxStore {
   constructor(dataDir: string, options: OutboxStoreOptions = {}) {
     if (typeof dataDir !== 'string' || dataDir === '') throw new TypeError('OutboxStore: dataDir must be a non-empty path')
     this.dataDir = dataDir
-    this.maxOpen = positiveInt('maxOpen', options.maxOpen ?? DEFAULT_MAX_OPEN, 'OutboxStore')
-    this.maxFinished = nonNegativeInt('retention.maxFinished', options.retention?.maxFinished ?? DEFAULT_MAX_FINISHED, 'OutboxStore')
-    this.finishedTtlMs = nonNegativeInt('retention.finishedTtlMs', options.retention?.finishedTtlMs ?? DEFAULT_FINISHED_TTL_MS, 'OutboxStore')
-    this.writeAttempts = positiveInt('writeAttempts', options.writeAttempts ?? DEFAULT_WRITE_ATTEMPTS, 'OutboxStore')
-    this.writeBackoff = options.writeBackoff ?? DEFAULT_WRITE_BACKOFF
+    this.settings = resolveStoreSettings(options, 'OutboxStore')
     this.maxGroupOps = positiveInt('maxGroupOps', options.maxGroupOps ?? DEFAULT_MAX_GROUP_OPS, 'OutboxStore')
-    this.now = options.now ?? Date.now
-    this.onRetry = options.onRetry
+    this.leases = new InProcessLeases(
+      {
+        openIds: () => this.openIds,
+        isOpen: (id) => this.openIds.has(id) && !this.finishing.has(id),
+        requireOpen: () => {
+          this.requireOpen('read')
+        },
+      },
+      { leaseMs: this.settings.leaseMs, now: this.settings.now },
+    )
+  }
+
+  get description(): string {
+    return `leveldb ${this.dataDir}`
   }
 
   /**
@@ -172,6 +142,7 @@ export class OutboxStore {
       this.seq = 0
       this.openIds.clear()
       for (const id of openIds) this.openIds.add(id)
+      this.leases.clear()
       this.finishedCount = finished
     } catch (cause) {
       await db.close().catch(() => undefined)
@@ -186,6 +157,11 @@ export class OutboxStore {
     await this.db?.close()
   }
 
+  /** Whether the database is open (a local directory has no outage short of the disk's). */
+  async ready(): Promise<boolean> {
+    return this.db?.status === 'open'
+  }
+
   /**
    * Store a new submission durably (fsynced) and return its record. The same kind and hash again
    * returns the stored record with `created: false` and writes nothing, also while the first call
@@ -197,14 +173,16 @@ export class OutboxStore {
    * @throws PersistenceError when the write (or the duplicate check) failed after its retries;
    *   nothing is stored then
    */
-  async persist(input: NewSubmission): Promise<PersistResult> {
-    const record = buildRecord(input, this.now())
+  async persist(input: NewSubmission, options: PersistOptions = {}): Promise<PersistResult> {
+    const record = buildRecord(input, this.settings.now())
     const inFlight = this.persisting.get(record.id)
     if (inFlight !== undefined) return { record: (await inFlight).record, created: false }
     const writing = this.persistNew(record)
     this.persisting.set(record.id, writing)
     try {
-      return await writing
+      const result = await writing
+      if (result.created && options.leaseOwner !== undefined) this.leases.grant(options.leaseOwner, record.id)
+      return result
     } finally {
       this.persisting.delete(record.id)
     }
@@ -239,6 +217,7 @@ export class OutboxStore {
     try {
       await this.commit(ops, 'append')
       this.openIds.delete(id)
+      this.leases.end(id)
       this.finishedCount++
     } finally {
       this.finishing.delete(id)
@@ -307,7 +286,7 @@ export class OutboxStore {
     this.requireOpen('persist')
     const existing = await this.readRecord(record.id)
     if (existing !== undefined) return { record: existing, created: false }
-    if (this.openIds.size + this.reserved >= this.maxOpen) throw new OutboxFullError(this.maxOpen)
+    if (this.openIds.size + this.reserved >= this.settings.maxOpen) throw new OutboxFullError(this.settings.maxOpen)
     this.reserved++
     try {
       await this.commit(
@@ -327,12 +306,12 @@ export class OutboxStore {
 
   private async prune(): Promise<number> {
     const db = this.requireOpen('prune')
-    const cutoff = this.now() - this.finishedTtlMs
+    const cutoff = this.settings.now() - this.settings.finishedTtlMs
     const victims: Array<{ indexKey: string; id: SubmissionId }> = []
     try {
-      for await (const indexKey of db.keys({ gte: 'f!', lt: 'f!~', limit: PRUNE_BATCH })) {
+      for await (const indexKey of db.keys({ gte: 'f!', lt: 'f!~', limit: STORE_DEFAULTS.pruneBatch })) {
         const finishedAt = Number(indexKey.slice(2, 17))
-        const overCount = this.finishedCount - victims.length > this.maxFinished
+        const overCount = this.finishedCount - victims.length > this.settings.maxFinished
         if (!overCount && finishedAt >= cutoff) break
         victims.push({ indexKey, id: indexKey.slice(FINISHED_ID_OFFSET) as SubmissionId })
       }
@@ -406,75 +385,7 @@ export class OutboxStore {
     }
   }
 
-  private async withRetry<T>(operation: PersistenceError['operation'], run: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await run()
-      } catch (error) {
-        if (attempt >= this.writeAttempts) {
-          throw new PersistenceError(`outbox ${operation} failed after ${attempt} attempts: ${errorText(error)}`, operation, attempt, { cause: error })
-        }
-        this.onRetry?.({ operation, attempt, error })
-        await sleep(fullJitterDelay(attempt, this.writeBackoff))
-      }
-    }
+  private withRetry<T>(operation: PersistenceError['operation'], run: () => Promise<T>): Promise<T> {
+    return withRetry(this.settings, 'outbox', operation, run)
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-function buildRecord(input: NewSubmission, receivedAt: number): SubmissionRecord {
-  if (input === null || typeof input !== 'object') throw new TypeError('persist: submission must be an object')
-  if (typeof input.partnerId !== 'string' || input.partnerId === '') throw new TypeError('persist: partnerId must be a non-empty string')
-  switch (input.kind) {
-    case 'private-tx':
-    case 'notify': {
-      const raw = normalizeRaw(input.rawTx, 'rawTx')
-      const txHash = keccakHex(raw)
-      return { id: submissionId(input.kind, txHash), kind: input.kind, hash: txHash, partnerId: input.partnerId, receivedAt, rawTxs: [raw], txHashes: [txHash] }
-    }
-    case 'bundle': {
-      if (!Array.isArray(input.rawTxs) || input.rawTxs.length === 0) throw new TypeError('persist: a bundle needs at least one raw transaction')
-      const rawTxs = input.rawTxs.map((raw, i) => normalizeRaw(raw, `rawTxs[${i}]`))
-      const txHashes = rawTxs.map(keccakHex)
-      const hash = bundleHash(txHashes)
-      const record: SubmissionRecord = { id: submissionId('bundle', hash), kind: 'bundle', hash, partnerId: input.partnerId, receivedAt, rawTxs, txHashes }
-      const options = normalizeBundleOptions(input.options)
-      if (options !== undefined) record.bundleOptions = options
-      return record
-    }
-    default:
-      throw new TypeError(`persist: unknown submission kind ${JSON.stringify((input as { kind?: unknown }).kind)}`)
-  }
-}
-
-function normalizeRaw(raw: unknown, field: string): Hex {
-  if (typeof raw !== 'string' || !HEX_BYTES.test(raw)) throw new TypeError(`persist: ${field} must be 0x-prefixed hex bytes`)
-  return raw.toLowerCase() as Hex
-}
-
-function normalizeBundleOptions(options: BundleOptions | undefined): BundleOptions | undefined {
-  if (options === undefined) return undefined
-  const out: BundleOptions = {}
-  for (const field of ['blockNumber', 'minTimestamp', 'maxTimestamp'] as const) {
-    const value = options[field]
-    if (value === undefined) continue
-    if (typeof value !== 'bigint' || value < 0n) throw new TypeError(`persist: bundle option ${field} must be a non-negative bigint`)
-    out[field] = value
-  }
-  if (options.revertingTxHashes !== undefined) {
-    if (!Array.isArray(options.revertingTxHashes) || options.revertingTxHashes.some((h) => typeof h !== 'string' || !HASH.test(h))) {
-      throw new TypeError('persist: bundle option revertingTxHashes must be 32-byte hex hashes')
-    }
-    out.revertingTxHashes = options.revertingTxHashes.map((h) => h.toLowerCase() as Hex)
-  }
-  if (options.replacementUuid !== undefined) {
-    if (typeof options.replacementUuid !== 'string' || options.replacementUuid === '') throw new TypeError('persist: bundle option replacementUuid must be a non-empty string')
-    out.replacementUuid = options.replacementUuid
-  }
-  return Object.keys(out).length === 0 ? undefined : out
-}
-
-function keccakHex(raw: Hex): Hex {
-  return `0x${Buffer.from(keccak_256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`
 }

@@ -1,0 +1,92 @@
+/**
+ * Leases kept in the memory of the one process that owns an embedded store (LevelDB): that process
+ * owns every submission anyway, so the table only has to keep owners within it apart (and behave
+ * as the shared store's leases do, so one contract holds for both). A restart forgets every lease,
+ * which is right: the owners were in the process that ended.
+ */
+import { positiveInt } from '../../primitives/numbers.ts'
+import type { SubmissionId } from '../types.ts'
+import { STORE_DEFAULTS, requireLeaseOwner, type LeaseGrant, type SubmissionLeases } from './submission-store.ts'
+
+/** What the leases read from their store. */
+export interface LeasedSubmissions {
+  /** the open submissions, in the order the store holds them */
+  openIds(): Iterable<SubmissionId>
+  isOpen(id: SubmissionId): boolean
+  /** @throws PersistenceError when the store is not open */
+  requireOpen(): void
+}
+
+interface Lease {
+  owner: string
+  expiresAt: number
+}
+
+export class InProcessLeases implements SubmissionLeases {
+  readonly leaseMs: number
+  private readonly now: () => number
+  /** at most one entry per open submission: entries leave with their submission (end()) */
+  private readonly held = new Map<SubmissionId, Lease>()
+
+  constructor(
+    private readonly submissions: LeasedSubmissions,
+    options: { leaseMs?: number; now?: () => number } = {},
+  ) {
+    this.leaseMs = positiveInt('leaseMs', options.leaseMs ?? STORE_DEFAULTS.leaseMs, 'InProcessLeases')
+    this.now = options.now ?? Date.now
+  }
+
+  async claim(owner: string, limit: number): Promise<LeaseGrant> {
+    requireLeaseOwner(owner)
+    positiveInt('limit', limit, 'claim')
+    this.submissions.requireOpen()
+    const now = this.now()
+    const ids: SubmissionId[] = []
+    for (const id of this.submissions.openIds()) {
+      if (ids.length >= limit) break
+      const lease = this.held.get(id)
+      if (lease !== undefined && lease.expiresAt > now) continue
+      this.held.set(id, { owner, expiresAt: now + this.leaseMs })
+      ids.push(id)
+    }
+    return { ids, validUntil: now + this.leaseMs }
+  }
+
+  async renew(owner: string, ids: readonly SubmissionId[]): Promise<LeaseGrant> {
+    requireLeaseOwner(owner)
+    this.submissions.requireOpen()
+    const now = this.now()
+    const renewed: SubmissionId[] = []
+    for (const id of new Set(ids)) {
+      const lease = this.held.get(id)
+      if (lease === undefined || lease.owner !== owner || !this.submissions.isOpen(id)) continue
+      lease.expiresAt = now + this.leaseMs
+      renewed.push(id)
+    }
+    return { ids: renewed, validUntil: now + this.leaseMs }
+  }
+
+  async release(owner: string, ids: readonly SubmissionId[]): Promise<void> {
+    requireLeaseOwner(owner)
+    this.submissions.requireOpen()
+    for (const id of ids) {
+      if (this.held.get(id)?.owner === owner) this.held.delete(id)
+    }
+  }
+
+  /** Lease a submission just persisted to `owner` (PersistOptions.leaseOwner). */
+  grant(owner: string, id: SubmissionId): void {
+    requireLeaseOwner(owner)
+    this.held.set(id, { owner, expiresAt: this.now() + this.leaseMs })
+  }
+
+  /** The submission finished: its lease ends with it. */
+  end(id: SubmissionId): void {
+    this.held.delete(id)
+  }
+
+  /** Forget every lease (the store was closed: its owners are gone with it). */
+  clear(): void {
+    this.held.clear()
+  }
+}
