@@ -2,30 +2,42 @@
  * The domain objects the HTTP server serves, from configuration: state source, simulator, routing
  * engine, quote service, backrun engine. Both `npm start` (src/node/start.ts) and the end-to-end
  * tests go through here, so what the tests check is what runs.
+ *
+ * WORKERS > 0: quotes and eth_backrun are computed in a pool of worker threads (src/workers), over
+ * this thread's state source (the one cache); `quote` and `backrun` are then the pool's facades,
+ * with the interfaces the server and the dispatcher already use. WORKERS = 0: everything runs on
+ * this thread, as before the pool.
  */
 import type { ServiceConfig } from '../config.ts'
 import type { ChainStateSource } from '../chain/types.ts'
-import { commonForChain } from '../evm/chain-config.ts'
-import { Erc20StateWriter } from '../evm/erc20-slots.ts'
-import { Simulator } from '../evm/simulator.ts'
+import type { Simulator } from '../evm/simulator.ts'
 import { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { EvmQuoteService, type QuoteServiceLogger } from '../quote/evm-quote-service.ts'
-import { RoutingEngine } from '../routing/routing-engine.ts'
+import type { QuoteService, QuoteServiceStats } from '../quote/types.ts'
+import type { RoutingEngine } from '../routing/routing-engine.ts'
+import { buildEngines, type EngineSettings } from '../workers/engines.ts'
+import { PooledBackrunEngine } from '../workers/pooled-backrun-engine.ts'
+import { PooledQuoteService } from '../workers/pooled-quote-service.ts'
+import { WorkerPool } from '../workers/worker-pool.ts'
 import { resolveChainContracts, type ChainContracts } from './chain-contracts.ts'
 import { openChainSource } from './open-chain-source.ts'
 
 export interface DomainServices {
   chain: ChainStateSource
   contracts: ChainContracts
+  /** this thread's simulator (the dispatcher, the devnet builder) */
   simulator: Simulator
   routing: RoutingEngine
-  quote: EvmQuoteService
+  quote: QuoteService & { stats(): QuoteServiceStats }
+  /** eth_backrun's engine (in the pool when WORKERS > 0); `searchAfter` runs on this thread */
   backrun: BackrunEngine
+  /** the worker pool, when WORKERS > 0 */
+  workers?: WorkerPool
   close(): Promise<void>
 }
 
 export interface DomainServicesOptions {
-  /** where background failures (head polling, warm-up) and quote warnings go */
+  /** where background failures (head polling, warm-up), quote warnings and the pool's events go */
   log: QuoteServiceLogger
 }
 
@@ -33,39 +45,36 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
   // resolved first: a devnet registry without the router fails before any connection is opened
   const contracts = resolveChainContracts(config)
   const chain = await openChainSource(config, (err) => options.log.warn({ err }, 'upstream background read failed'))
-  const simulator = new Simulator({
-    common: commonForChain(chain.chainId, config.chain.hardfork),
+  const settings: EngineSettings = {
+    hardfork: config.chain.hardfork,
     blockTimeSeconds: config.chain.blockTimeSeconds,
-    // every execution of the service (quote, eth_backrun, the dispatcher) runs on this simulator
-    budget: config.evm,
-  })
-  const routing = new RoutingEngine(simulator, {
-    dex: { weth: contracts.weth, baseTokens: contracts.baseTokens, v2Factory: contracts.v2Factory, v3Factory: contracts.v3Factory },
-  })
-  const erc20 = new Erc20StateWriter(simulator)
-  const quote = new EvmQuoteService({
-    chain,
-    simulator,
-    erc20,
-    planner: routing,
-    router: contracts.router,
+    evm: config.evm,
+    contracts,
     defaultSlippageBps: config.quote.defaultSlippageBps,
-    maxCachedQuotes: config.quote.cacheMaxEntries,
-    log: options.log,
-  })
-  const backrun = new BackrunEngine({
-    chain,
-    simulator,
-    erc20,
-    routing,
-    weth: contracts.weth,
-    baseTokens: contracts.baseTokens,
-    executor: contracts.backrunExecutor,
-    ethUsdFeed: contracts.ethUsdFeed,
-    minNetProfitWei: config.backrun.minNetProfitWei,
-    priorityFeeWei: config.backrun.priorityFeeWei,
-    refundBps: config.backrun.refundBps,
-    log: options.log,
-  })
-  return { chain, contracts, simulator, routing, quote, backrun, close: () => chain.close() }
+    quoteCacheMaxEntries: config.quote.cacheMaxEntries,
+    backrun: config.backrun,
+  }
+  const engines = buildEngines(chain, settings, options.log)
+  const { simulator, routing } = engines
+  if (config.workers.threads === 0) {
+    const quote = new EvmQuoteService(engines.quoteOptions)
+    const backrun = new BackrunEngine(engines.backrunOptions)
+    return { chain, contracts, simulator, routing, quote, backrun, close: () => chain.close() }
+  }
+  const workers = new WorkerPool({ threads: config.workers.threads, chain, engines: settings, log: options.log })
+  try {
+    // the service is ready when its workers are: the first requests do not wait for them to load
+    await workers.ready()
+  } catch (err) {
+    await workers.close()
+    await chain.close()
+    throw err
+  }
+  const quote = new PooledQuoteService(workers, { maxCachedQuotes: config.quote.cacheMaxEntries })
+  const backrun = new PooledBackrunEngine(engines.backrunOptions, workers)
+  const close = async (): Promise<void> => {
+    await workers.close()
+    await chain.close()
+  }
+  return { chain, contracts, simulator, routing, quote, backrun, workers, close }
 }

@@ -1,0 +1,112 @@
+/**
+ * The ChainStateSource of a worker: the engines built in the worker (worker-entry.ts) see the main
+ * thread's chain through it.
+ *
+ * Which block: every task names the block the main thread chose for it when it was dispatched (its
+ * state source's latest head at that moment, as an in-process engine's `chain.latest()` would have
+ * given), and runs inside `runAt(block, ...)`: `latest()` answers that block's reader for the whole
+ * task, through AsyncLocalStorage, whatever heads arrive meanwhile. Outside a task `latest()` is the
+ * newest head the main thread announced.
+ *
+ * Memory: the readers (each with its L1) of the last L1_BLOCKS blocks are kept; an older block's
+ * reader lives on only while a task still holds it. Code is interned across blocks by hash, within
+ * a byte bound.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { LRUCache } from 'lru-cache'
+import type { BlockInfo, ChainStateSource, StateReader } from '../chain/types.ts'
+import { createCodeInterner, type CodeInterner, RemoteStateReader } from './remote-state-reader.ts'
+import type { StateRequester } from './state-requester.ts'
+
+/** Blocks whose readers (and L1s) a worker keeps: the head and the few before it that tasks may still name. */
+export const L1_BLOCKS = 4
+/** Bytes of contract code a worker keeps interned across blocks. */
+export const WORKER_CODE_CACHE_BYTES = 32 * 1024 * 1024
+
+export interface RemoteChainSourceOptions {
+  kind: 'devnet' | 'fork'
+  chainId: bigint
+  /** the main thread's head when the worker was started */
+  head: BlockInfo
+}
+
+export class RemoteChainSource implements ChainStateSource {
+  readonly kind: 'devnet' | 'fork'
+  readonly chainId: bigint
+  private head: BlockInfo
+  private readonly pinned = new AsyncLocalStorage<RemoteStateReader>()
+  private readonly readers = new LRUCache<string, RemoteStateReader>({
+    max: L1_BLOCKS,
+    dispose: (reader) => {
+      this.retiredL1Hits += reader.l1Hits
+    },
+  })
+  private readonly codes: CodeInterner = createCodeInterner(WORKER_CODE_CACHE_BYTES)
+  private readonly headListeners = new Set<(block: BlockInfo) => void>()
+  private requester: StateRequester | undefined
+  /** L1 hits of readers no longer kept */
+  private retiredL1Hits = 0
+
+  constructor(options: RemoteChainSourceOptions) {
+    this.kind = options.kind
+    this.chainId = options.chainId
+    this.head = options.head
+  }
+
+  /** The channel reads go through (set once, before the first task). */
+  connect(requester: StateRequester): void {
+    this.requester = requester
+  }
+
+  latest(): StateReader {
+    return this.pinned.getStore() ?? this.readerFor(this.head)
+  }
+
+  /** Runs `task` with `latest()` pinned to `block`. */
+  runAt<T>(block: BlockInfo, task: () => Promise<T>): Promise<T> {
+    return this.pinned.run(this.readerFor(block), task)
+  }
+
+  /** A head announced by the main thread. */
+  adoptHead(block: BlockInfo): void {
+    // a reorg's head may be lower than the one before: the main thread's newest head is followed as it is
+    this.head = block
+    for (const listener of this.headListeners) listener(block)
+  }
+
+  onNewHead(listener: (block: BlockInfo) => void): () => void {
+    this.headListeners.add(listener)
+    return () => this.headListeners.delete(listener)
+  }
+
+  /** The engines of a worker keep no per-block work to redo: reorgs are the main thread's concern. */
+  onReorg(): () => void {
+    return () => {}
+  }
+
+  async ready(): Promise<boolean> {
+    return this.requester !== undefined
+  }
+
+  async close(): Promise<void> {
+    this.requester?.close()
+    this.readers.clear()
+  }
+
+  /** Reads answered by the kept readers' L1s (and those of readers dropped since). */
+  l1Hits(): number {
+    let hits = this.retiredL1Hits
+    for (const reader of this.readers.values()) hits += reader.l1Hits
+    return hits
+  }
+
+  private readerFor(block: BlockInfo): RemoteStateReader {
+    let reader = this.readers.get(block.hash)
+    if (reader === undefined) {
+      if (this.requester === undefined) throw new Error('the worker has no state channel yet')
+      reader = new RemoteStateReader(block, this.requester, this.codes)
+      this.readers.set(block.hash, reader)
+    }
+    return reader
+  }
+}

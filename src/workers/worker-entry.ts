@@ -1,0 +1,87 @@
+/**
+ * A worker of the pool (piscina loads this module in each worker thread; its default export runs
+ * one task). At load it builds the engines of the main thread (engines.ts: simulator, routing,
+ * quote service, backrun engine) over a RemoteChainSource, whose reads go to the main thread through
+ * a MessageChannel offered to it now, before the first task.
+ *
+ * The quote service here keeps no answer cache: the main thread's facade keeps the one cache
+ * (pooled-quote-service.ts), so a repeated request is a hit whichever worker computed it.
+ *
+ * While it holds a task the worker posts a tick every TICK_MS: the main thread's watchdog takes a
+ * worker whose ticks stop for longer than the execution budget (and a grace) as hung.
+ */
+import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads'
+import { BackrunEngine } from '../backrun/backrun-engine.ts'
+import { EvmQuoteService } from '../quote/evm-quote-service.ts'
+import { buildEngines } from './engines.ts'
+import { domainErrors } from './error-registry.ts'
+import { STATE_PORT_OFFER, type StatePortOffer } from './protocol.ts'
+import { RemoteChainSource } from './remote-chain-source.ts'
+import { StateRequester } from './state-requester.ts'
+import type { TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
+
+/** How often a busy worker says its event loop turns, ms. */
+export const TICK_MS = 100
+
+if (parentPort === null) throw new Error('worker-entry.ts runs in a worker thread of the pool only')
+const settings = workerData as WorkerSettings
+
+const source = new RemoteChainSource({ kind: settings.chainKind, chainId: settings.chainId, head: settings.head })
+const channel = new MessageChannel()
+const requester = new StateRequester(channel.port1, (block) => source.adoptHead(block))
+source.connect(requester)
+const offer: StatePortOffer = { kind: STATE_PORT_OFFER, threadId, port: channel.port2 }
+parentPort.postMessage(offer, [channel.port2])
+
+const log = {
+  warn(obj: object, msg: string): void {
+    try {
+      requester.post({ t: 'log', obj: loggable(obj), msg })
+    } catch {
+      requester.post({ t: 'log', obj: {}, msg })
+    }
+  },
+}
+const engines = buildEngines(source, settings.engines, log)
+const quoteService = new EvmQuoteService({ ...engines.quoteOptions, maxCachedQuotes: 0 })
+const backrunEngine = new BackrunEngine(engines.backrunOptions)
+
+let running = 0
+let ticker: NodeJS.Timeout | undefined
+
+export default async function runTask(task: WorkerTask): Promise<WorkerAnswer> {
+  requester.post({ t: 'task-start', taskId: task.taskId })
+  if (running++ === 0) ticker = setInterval(() => requester.post({ t: 'tick' }), TICK_MS)
+  try {
+    const value = await source.runAt(task.block, () => run(task))
+    return { threadId, counters: counters(), ok: true, value }
+  } catch (err) {
+    return { threadId, counters: counters(), ok: false, error: domainErrors.serialize(err) }
+  } finally {
+    if (--running === 0) clearInterval(ticker)
+    requester.post({ t: 'task-end', taskId: task.taskId })
+  }
+}
+
+function run(task: WorkerTask): Promise<TaskKinds[TaskKind]['value']> {
+  switch (task.kind) {
+    case 'quote':
+      return quoteService.quote((task as WorkerTask<'quote'>).request)
+    case 'backrun':
+      return backrunEngine.backrun((task as WorkerTask<'backrun'>).request)
+  }
+}
+
+function counters(): WorkerCounters {
+  const reads = requester.stats()
+  return { quote: quoteService.stats(), backrun: backrunEngine.stats(), remoteReads: reads.reads, remoteBatches: reads.batches, l1Hits: source.l1Hits() }
+}
+
+/** A log object structured clone accepts: errors become their name, message and stack. */
+function loggable(obj: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(obj)) {
+    out[key] = value instanceof Error ? { type: value.name, message: value.message, stack: value.stack } : value
+  }
+  return out
+}

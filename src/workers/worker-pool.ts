@@ -1,0 +1,322 @@
+/**
+ * The pool of worker threads the CPU-bound work runs in (issue 13): quotes and eth_backrun, each
+ * task on the state of the block the main thread chose for it. A piscina pool of WORKERS threads,
+ * each loading worker-entry.ts (through worker-bootstrap.mjs, which registers tsx); the main thread keeps the state source (StateHost
+ * answers the workers' reads), HTTP and everything else.
+ *
+ * Limits (each a constant here, documented in the README's WORKERS row):
+ * - threads: WORKERS, started with the pool and replaced when one dies or is terminated;
+ * - heap: WORKER_MAX_OLD_GENERATION_MB of V8 old space per worker (resourceLimits): a worker past
+ *   it dies (ERR_WORKER_OUT_OF_MEMORY), its task fails, a new worker takes its place;
+ * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy);
+ * - one task per worker at a time: a hung worker holds only the request that hung it;
+ * - hang: a worker holding a task whose event loop is silent for longer than EVM_MAX_MS +
+ *   HANG_GRACE_MS (HangWatchdog) is terminated through the task's abort signal and replaced; its
+ *   task fails as 'hung'.
+ */
+import { fileURLToPath } from 'node:url'
+import type { Worker } from 'node:worker_threads'
+import { Piscina } from 'piscina'
+import type { BackrunEngineStats } from '../backrun/backrun-engine.ts'
+import type { ChainStateSource, StateReader } from '../chain/types.ts'
+import type { QuoteServiceStats } from '../quote/types.ts'
+import type { EngineSettings } from './engines.ts'
+import { domainErrors } from './error-registry.ts'
+import { HangWatchdog } from './hang-watchdog.ts'
+import { headerOnly, isStatePortOffer } from './protocol.ts'
+import { StateHost } from './state-host.ts'
+import type { TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
+import { WorkerLink, type WorkerLinkLogger } from './worker-link.ts'
+import { WorkerTaskError } from './worker-task-error.ts'
+
+/** V8 old-space limit of each worker, MB: the main thread has 384 (npm start), so two workers and the main thread stay under 1 GiB of heap. */
+export const WORKER_MAX_OLD_GENERATION_MB = 256
+/** Tasks waiting for a worker at most. */
+export const MAX_QUEUED_TASKS = 4_096
+/** How long the workers may take to load (each imports the whole domain: ~2 s alone, more on a busy machine), ms. */
+export const WORKER_START_TIMEOUT_MS = 120_000
+/** How much longer than EVM_MAX_MS a busy worker may stay silent before it is taken as hung, ms (GC pauses, route search, a loaded machine). */
+export const HANG_GRACE_MS = 1_000
+
+/** plain JavaScript that registers tsx in the worker, then imports worker-entry.ts (see there why) */
+const WORKER_BOOTSTRAP = fileURLToPath(new URL('./worker-bootstrap.mjs', import.meta.url))
+
+export interface WorkerPoolOptions {
+  threads: number
+  chain: ChainStateSource
+  engines: EngineSettings
+  /** where workers' warnings and the pool's own events go */
+  log: WorkerLinkLogger
+  /** default HANG_GRACE_MS */
+  hangGraceMs?: number
+}
+
+export interface WorkerPoolStats {
+  threads: number
+  /** tasks workers said they are running */
+  running: number
+  queued: number
+  completed: number
+  /** workers terminated by the watchdog */
+  hung: number
+  /** tasks lost with a worker that died */
+  crashed: number
+  /** state reads workers sent to the main thread, and the messages they went in */
+  remoteReads: number
+  remoteBatches: number
+  /** state reads answered by workers' own L1 */
+  l1Hits: number
+}
+
+interface RunningTask {
+  controller: AbortController
+  /** set when the pool itself ended the task (the watchdog) */
+  failure?: WorkerTaskError
+}
+
+const ZERO_COUNTERS: WorkerCounters = {
+  quote: { quotesExecuted: 0, mathDisagreements: 0, cacheHits: 0 },
+  backrun: { requests: 0, userCallReverted: 0, found: 0, verificationMisses: 0 },
+  remoteReads: 0,
+  remoteBatches: 0,
+  l1Hits: 0,
+}
+
+export class WorkerPool {
+  private readonly piscina: Piscina<WorkerTask, WorkerAnswer>
+  private readonly host: StateHost
+  private readonly links = new Map<number, WorkerLink>()
+  private readonly tasks = new Map<number, RunningTask>()
+  private readonly watchdog: HangWatchdog
+  private readonly unsubscribeHeads: () => void
+  private nextTaskId = 1
+  /** the latest counters each live worker reported; those of workers gone are folded into `retired` */
+  private readonly counters = new Map<number, WorkerCounters>()
+  private retired: WorkerCounters = structuredClone(ZERO_COUNTERS)
+  private hung = 0
+  private crashed = 0
+  private closing = false
+  private readonly started: Promise<void>
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`a worker pool needs at least one thread, got ${options.threads}`)
+    const { chain } = options
+    this.host = new StateHost(chain)
+    const settings: WorkerSettings = { engines: options.engines, chainKind: chain.kind, chainId: chain.chainId, head: headerOnly(chain.latest().block) }
+    this.piscina = new Piscina<WorkerTask, WorkerAnswer>({
+      filename: WORKER_BOOTSTRAP,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      // workers never idle out: their engines, caches and jump analyses are the point of keeping them
+      idleTimeout: Number.POSITIVE_INFINITY,
+      concurrentTasksPerWorker: 1,
+      maxQueue: MAX_QUEUED_TASKS,
+      // workers also listen on their state channel: their event loop must turn while idle
+      atomics: 'disabled',
+      // nothing inherited from this process's flags (npm start's --import tsx, a test runner's):
+      // the bootstrap loads TypeScript itself
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_MAX_OLD_GENERATION_MB },
+      workerData: settings,
+    })
+    let startFailed: (err: unknown) => void = () => {}
+    let offered = 0
+    this.started = new Promise<void>((resolve, reject) => {
+      startFailed = reject
+      this.piscina.on('message', (message: unknown) => {
+        if (!isStatePortOffer(message)) return
+        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed))
+        this.links.set(link.threadId, link)
+        // the port's 'close' may come late (or never) after its thread was terminated; 'exit' does not
+        this.piscina.threads.find((thread) => thread.threadId === link.threadId)?.once('exit', () => this.retire(link))
+        // a head adopted between the pool's start and this worker's offer
+        link.announceHead(chain.latest().block)
+        if (++offered === options.threads) resolve()
+      })
+    })
+    // never an unhandled rejection: ready() is where the failure is reported
+    this.started.catch(() => {})
+    this.piscina.on('error', (err: unknown) => {
+      startFailed(err)
+      // a worker that dies while idle: piscina replaces it and reports it here (never thrown)
+      options.log.warn({ err }, 'a pool worker failed outside a task (piscina replaces it once it had started)')
+    })
+    this.unsubscribeHeads = this.host.onNewHead((block) => {
+      for (const link of this.links.values()) link.announceHead(block)
+    })
+    const silenceLimitMs = options.engines.evm.maxMs + (options.hangGraceMs ?? HANG_GRACE_MS)
+    this.watchdog = new HangWatchdog({
+      silenceLimitMs,
+      links: () => this.links.values(),
+      onHung: (link, silentMs) => this.terminateHung(link, silentMs, silenceLimitMs),
+    })
+  }
+
+  /**
+   * Resolves when every worker has loaded (offered its state channel); rejects when one failed to
+   * load, or after WORKER_START_TIMEOUT_MS. Tasks run before it wait for their worker.
+   */
+  async ready(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the worker pool did not start within ${WORKER_START_TIMEOUT_MS} ms`)), WORKER_START_TIMEOUT_MS)
+    })
+    try {
+      await Promise.race([this.started, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** The main thread's latest reader, kept readable by workers: what a task run on it names. */
+  pinLatest(): StateReader {
+    return this.host.pinLatest()
+  }
+
+  /**
+   * Runs one task in a worker on the block of `reader` (default: the main thread's latest);
+   * rejects with the engine's own error (the same class as in-process), or a WorkerTaskError.
+   */
+  async run<K extends TaskKind>(kind: K, request: TaskKinds[K]['request'], reader: StateReader = this.host.pinLatest()): Promise<TaskKinds[K]['value']> {
+    if (this.closing) throw new WorkerTaskError('closed', 'the worker pool is closing')
+    const taskId = this.nextTaskId++
+    const running: RunningTask = { controller: new AbortController() }
+    this.tasks.set(taskId, running)
+    let answer: WorkerAnswer
+    try {
+      const task: WorkerTask<K> = { taskId, kind, request, block: headerOnly(reader.block) }
+      answer = await this.piscina.run(task, { signal: running.controller.signal })
+    } catch (err) {
+      throw running.failure ?? this.poolFailure(err)
+    } finally {
+      this.tasks.delete(taskId)
+    }
+    this.record(answer)
+    if (!answer.ok) throw domainErrors.rebuild(answer.error)
+    return answer.value as TaskKinds[K]['value']
+  }
+
+  /** The workers' quote counters, summed (answer-cache hits are the facade's). */
+  quoteStats(): QuoteServiceStats {
+    const total = { quotesExecuted: 0, mathDisagreements: 0, cacheHits: 0 }
+    for (const c of this.allCounters()) {
+      total.quotesExecuted += c.quote.quotesExecuted
+      total.mathDisagreements += c.quote.mathDisagreements
+      total.cacheHits += c.quote.cacheHits
+    }
+    return total
+  }
+
+  /** The workers' backrun engine counters, summed. */
+  backrunStats(): BackrunEngineStats {
+    const total = { requests: 0, userCallReverted: 0, found: 0, verificationMisses: 0 }
+    for (const c of this.allCounters()) {
+      total.requests += c.backrun.requests
+      total.userCallReverted += c.backrun.userCallReverted
+      total.found += c.backrun.found
+      total.verificationMisses += c.backrun.verificationMisses
+    }
+    return total
+  }
+
+  stats(): WorkerPoolStats {
+    let remoteReads = 0
+    let remoteBatches = 0
+    let l1Hits = 0
+    for (const c of this.allCounters()) {
+      remoteReads += c.remoteReads
+      remoteBatches += c.remoteBatches
+      l1Hits += c.l1Hits
+    }
+    let running = 0
+    for (const link of this.links.values()) running += link.tasks.size
+    return { threads: this.piscina.threads.length, running, queued: this.piscina.queueSize, completed: this.piscina.completed, hung: this.hung, crashed: this.crashed, remoteReads, remoteBatches, l1Hits }
+  }
+
+  /** The live worker threads, for inspection (resource use, event-loop utilization). */
+  workerThreads(): readonly Worker[] {
+    return this.piscina.threads
+  }
+
+  /** The thread ids of the live workers that offered their state channel. */
+  workerThreadIds(): number[] {
+    return [...this.links.keys()]
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return
+    this.closing = true
+    this.watchdog.stop()
+    this.unsubscribeHeads()
+    await this.piscina.destroy()
+    for (const link of this.links.values()) link.close()
+    this.links.clear()
+  }
+
+  private terminateHung(link: WorkerLink, silentMs: number, limitMs: number): void {
+    const taskIds = [...link.tasks]
+    link.tasks.clear()
+    this.hung++
+    this.options.log.warn({ workerThreadId: link.threadId, silentMs: Math.round(silentMs), limitMs, tasks: taskIds.length }, 'a pool worker stopped answering while running a task: terminated and replaced')
+    for (const taskId of taskIds) {
+      const running = this.tasks.get(taskId)
+      if (running === undefined) continue
+      running.failure = new WorkerTaskError(
+        'hung',
+        `the worker running this request did not answer for ${Math.round(silentMs)} ms, more than the execution budget allows (EVM_MAX_MS ${this.options.engines.evm.maxMs} ms + ${limitMs - this.options.engines.evm.maxMs} ms): it was stopped and replaced`,
+      )
+      // piscina terminates the worker running an aborted task and starts another
+      running.controller.abort(running.failure)
+    }
+    // gone now for piscina too; its thread's 'exit' comes when it has stopped
+    this.retire(link)
+  }
+
+  private poolFailure(err: unknown): WorkerTaskError {
+    const message = err instanceof Error ? err.message : String(err)
+    if (this.closing) return new WorkerTaskError('closed', 'the worker pool closed before this request was answered', { cause: err })
+    if (message === 'Task queue is at limit') return new WorkerTaskError('busy', `the service is overloaded: ${MAX_QUEUED_TASKS} requests are already waiting for a worker`, { cause: err })
+    this.crashed++
+    this.options.log.warn({ err }, 'a pool worker died while running a task and was replaced')
+    return new WorkerTaskError('crashed', `the worker running this request failed (${message}) and was replaced`, { cause: err })
+  }
+
+  /** A worker runs one task at a time, so its answers arrive in order: the last one has its current counters. */
+  private record(answer: WorkerAnswer): void {
+    this.counters.set(answer.threadId, answer.counters)
+  }
+
+  /** A worker is gone (its thread exited or its channel closed; either may come first, or both). */
+  private retire(link: WorkerLink): void {
+    if (this.links.get(link.threadId) !== link) return
+    this.links.delete(link.threadId)
+    link.close()
+    const last = this.counters.get(link.threadId)
+    if (last === undefined) return
+    this.counters.delete(link.threadId)
+    this.retired = addCounters(this.retired, last)
+  }
+
+  private allCounters(): WorkerCounters[] {
+    return [this.retired, ...this.counters.values()]
+  }
+}
+
+function addCounters(a: WorkerCounters, b: WorkerCounters): WorkerCounters {
+  return {
+    quote: {
+      quotesExecuted: a.quote.quotesExecuted + b.quote.quotesExecuted,
+      mathDisagreements: a.quote.mathDisagreements + b.quote.mathDisagreements,
+      cacheHits: a.quote.cacheHits + b.quote.cacheHits,
+    },
+    backrun: {
+      requests: a.backrun.requests + b.backrun.requests,
+      userCallReverted: a.backrun.userCallReverted + b.backrun.userCallReverted,
+      found: a.backrun.found + b.backrun.found,
+      verificationMisses: a.backrun.verificationMisses + b.backrun.verificationMisses,
+    },
+    remoteReads: a.remoteReads + b.remoteReads,
+    remoteBatches: a.remoteBatches + b.remoteBatches,
+    l1Hits: a.l1Hits + b.l1Hits,
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * A worker held beyond the execution budget is replaced; its request fails cleanly, the others do
+ * not notice. The service is started as `npm start` starts it (startNode, WORKERS=2) on a copy of
+ * the devnet holding a contract that calls the MODEXP precompile once with 2,048-byte operands:
+ * ~358M gas, and seconds of computation inside ONE step, where the interpreter's budget checks
+ * (EVM_MAX_MS, at each call frame and every 1,024 steps) cannot stop it. Blocks hold 1e9 gas and
+ * EVM_MAX_GAS allows it. UNI's transfer and transferFrom call that contract, so a quote selling UNI
+ * holds its worker too.
+ *
+ * Checked: eth_backrun of that call answers JSON-RPC -32603 saying why, within EVM_MAX_MS + the
+ * grace (not after the seconds the precompile takes); a quote selling UNI answers 422
+ * SIMULATION_FAILED naming the hang; an ordinary quote sent at the same moment is answered at once;
+ * the pool is back to two workers, new ones; and a worker thread that dies under a task (it is
+ * terminated) fails that task as a crash (-32603, `worker_crashed`) and is replaced.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Address } from '../../src/chain/types.ts'
+import { startNode, type ServiceNode } from '../../src/node/start.ts'
+import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
+import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
+import { HANG_GRACE_MS } from '../../src/workers/worker-pool.ts'
+import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
+
+const registry = loadRegistry()
+const BUDGET_MS = 300
+const HANG_LIMIT_MS = BUDGET_MS + HANG_GRACE_MS
+/** what a busy two-core machine may add (the watchdog looks every 100 ms) */
+const SLACK_MS = 1_500
+
+const UNI = tokenAddress(registry, 'UNI')
+const WETH = tokenAddress(registry, 'WETH')
+const USDC = tokenAddress(registry, 'USDC')
+const UNI_IMPL: Address = '0x00000000000000000000000000000000000001a1'
+const HANG: Address = '0x000000000000000000000000000000000000babe'
+
+/** CODECOPY the MODEXP input (appended to the code) to memory, CALL 0x05 with all gas, STOP. */
+function modexpHang(): string {
+  const len = 96 + 3 * 2048
+  const word = (n: number) => n.toString(16).padStart(64, '0')
+  const input = word(2048) + word(2048) + word(2048) + '5a'.repeat(2048) + 'ff'.repeat(2048) + 'ff'.repeat(2047) + 'f1'
+  const hex4 = (n: number) => n.toString(16).padStart(4, '0')
+  const prefixLength = 26
+  const code =
+    '61' + hex4(len) + '61' + hex4(prefixLength) + '6000' + '39' + // CODECOPY(0, input, len)
+    '61' + hex4(2048) + '6000' + '61' + hex4(len) + '6000' + '6000' + '6005' + '5a' + 'f1' + // CALL(gas, 0x05, 0, 0, len, 0, 2048)
+    '00'
+  if (code.length / 2 !== prefixLength) throw new Error('prefix length')
+  return '0x' + code + input
+}
+
+/**
+ * selector == transfer or transferFrom: CALL the hang with all gas, then STOP; anything else:
+ * DELEGATECALL to `impl` (UNI's own code) with the calldata, its return data returned.
+ */
+function trapToken(impl: Address): string {
+  const label = (n: number) => n.toString(16).padStart(4, '0')
+  const dispatch = (trap: number) =>
+    '600035' + '60e01c' + // selector
+    '80' + '63a9059cbb' + '14' + '61' + label(trap) + '57' + // transfer
+    '6323b872dd' + '14' + '61' + label(trap) + '57' // transferFrom
+  const delegate =
+    '36' + '6000' + '6000' + '37' + // calldata to memory
+    '6000' + '6000' + '36' + '6000' + '73' + impl.slice(2) + '5a' + 'f4' + // DELEGATECALL
+    '3d' + '6000' + '6000' + '3e' + // return data to memory
+    '3d' + '6000' + '82' // size, offset, success
+  const tail = (ok: number) => '61' + label(ok) + '57' + 'fd' + '5b' + 'f3'
+  const probe = dispatch(0) + delegate + tail(0)
+  const ok = probe.length / 2 - 2
+  const trap = probe.length / 2
+  const callHang = '5b' + '6000'.repeat(5) + '73' + HANG.slice(2) + '5a' + 'f1' + '00'
+  return '0x' + dispatch(trap) + delegate + tail(ok) + callHang
+}
+
+interface WireResponse {
+  status: number
+  body: Record<string, unknown>
+  ms: number
+}
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<WireResponse> {
+  const t0 = performance.now()
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) })
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, ms: performance.now() - t0 }
+}
+
+async function until(what: string, done: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+describe('a worker held beyond the budget, and one that dies', () => {
+  let dir: string
+  let node: ServiceNode
+  let url: string
+
+  beforeAll(async () => {
+    const genesis = JSON.parse(readFileSync(GENESIS_PATH, 'utf8')) as { gasLimit: string; alloc: Record<string, { code?: string; balance: string }> }
+    const uniKey = Object.keys(genesis.alloc).find((a) => lower(a.startsWith('0x') ? a : `0x${a}`) === UNI)!
+    genesis.alloc[UNI_IMPL.slice(2)] = { code: genesis.alloc[uniKey].code, balance: '0x0' }
+    genesis.alloc[uniKey] = { ...genesis.alloc[uniKey], code: trapToken(UNI_IMPL) }
+    genesis.alloc[HANG.slice(2)] = { code: modexpHang(), balance: '0x0' }
+    genesis.gasLimit = '0x3b9aca00'
+    dir = mkdtempSync(join(tmpdir(), 'hung-worker-'))
+    writeFileSync(join(dir, 'genesis.json'), JSON.stringify(genesis))
+    node = await startNode({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      WORKERS: '2',
+      DEVNET_GENESIS: join(dir, 'genesis.json'),
+      DATA_DIR: join(dir, 'data'),
+      LOCAL_BUILDER_PORT: '0',
+      LOCAL_BUILDER_BLOCK_TIME_MS: '600000',
+      QUOTE_CACHE_MAX_ENTRIES: '0',
+      EVM_MAX_MS: String(BUDGET_MS),
+      EVM_MAX_GAS: '1000000000',
+    })
+    url = node.url
+    // both workers warm
+    await Promise.all([ordinary(), ordinary()])
+  }, 120_000)
+
+  afterAll(async () => {
+    await node?.close()
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  })
+
+  const quote = (tokenIn: Address, tokenOut: Address, amountIn: bigint) =>
+    post(`${url}/v1/quote`, { tokenIn, tokenOut, amountIn: amountIn.toString() }, { 'x-api-key': DEV_API_KEY })
+  const ordinary = () => quote(WETH, USDC, 10n ** 18n)
+  const backrunOfHang = () =>
+    post(`${url}/rpc/${DEV_PARTNER_TOKEN}/backrun`, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'eth_backrun',
+      params: [{ to: HANG, calldata: '0x', value: '0', tokenIn: '0x0000000000000000000000000000000000000000', amountIn: '1' }],
+    })
+  const pool = () => node.domain.workers!
+
+  it('eth_backrun of the call: -32603 saying the worker hung, within the limit; an ordinary quote beside it is answered; the worker is replaced', async () => {
+    const before = pool().workerThreadIds()
+    expect(before).toHaveLength(2)
+    const [hung, good] = await Promise.all([backrunOfHang(), ordinary()])
+
+    expect(hung.status).toBe(200)
+    expect(hung.body.id).toBe(7)
+    const error = hung.body.error as { code: number; message: string; data: unknown }
+    expect(error.code).toBe(-32603)
+    expect(error.message).toMatch(/^the backrun search could not finish: the worker running this request did not answer for \d+ ms, more than the execution budget allows \(EVM_MAX_MS 300 ms \+ 1000 ms\): it was stopped and replaced$/)
+    expect(error.data).toEqual({ reason: 'worker_hung' })
+    console.log(`hung eth_backrun answered in ${hung.ms.toFixed(0)} ms (limit ${HANG_LIMIT_MS} ms), the ordinary quote beside it in ${good.ms.toFixed(0)} ms`)
+    expect(hung.ms).toBeGreaterThanOrEqual(HANG_LIMIT_MS)
+    expect(hung.ms).toBeLessThan(HANG_LIMIT_MS + SLACK_MS)
+
+    expect(good.status).toBe(200)
+    expect(BigInt(good.body.amountOut as string)).toBeGreaterThan(0n)
+    expect(good.ms).toBeLessThan(hung.ms)
+
+    expect(pool().stats().hung).toBe(1)
+    await until('a replacement worker', () => pool().workerThreadIds().length === 2 && pool().workerThreadIds().some((id) => !before.includes(id)))
+    expect(pool().workerThreadIds().filter((id) => before.includes(id))).toHaveLength(1)
+    const after = await Promise.all([ordinary(), ordinary()])
+    expect(after.map((r) => r.status)).toEqual([200, 200])
+    expect(after[0].body).toEqual(good.body)
+  }, 60_000)
+
+  it('a quote selling the token whose transfer holds its worker: 422 SIMULATION_FAILED naming the hang', async () => {
+    const r = await quote(UNI, WETH, 10n ** 18n)
+    expect(r.status).toBe(422)
+    expect(r.body).toMatchObject({ code: 'QUOTE_ERROR', details: { reason: 'SIMULATION_FAILED', worker: 'hung' } })
+    expect(r.body.message).toMatch(/^the quote could not be computed: the worker running this request did not answer for \d+ ms/)
+    expect(r.ms).toBeLessThan(HANG_LIMIT_MS + SLACK_MS)
+    expect(pool().stats().hung).toBe(2)
+    await until('two workers', () => pool().workerThreadIds().length === 2)
+  }, 60_000)
+
+  it('a worker thread that dies under a task: -32603 saying it crashed, and it is replaced', async () => {
+    // both loaded (piscina replaces a worker that dies after it loaded, not one that dies loading)
+    await until('two workers', () => pool().workerThreadIds().length === 2)
+    const before = pool().workerThreadIds()
+    expect(pool().workerThreads().map((t) => t.threadId).sort()).toEqual([...before].sort())
+    expect(pool().stats().crashed).toBe(0)
+    const answer = backrunOfHang()
+    // the task is in a worker once that worker said so (the precompile holds it for seconds)
+    await until('the task to start', () => pool().stats().running === 1, 5_000)
+    // both die: the idle one's death fails nothing, the busy one's fails its task
+    for (const thread of pool().workerThreads()) void thread.terminate()
+    const r = await answer
+    const error = r.body.error as { code: number; message: string; data: unknown }
+    expect(error.code).toBe(-32603)
+    expect(error.message).toMatch(/^the backrun search could not finish: the worker running this request failed \(.+\) and was replaced$/)
+    expect(error.data).toEqual({ reason: 'worker_crashed' })
+    expect(pool().stats().crashed).toBe(1)
+    await until('two new workers', () => pool().workerThreadIds().length === 2 && pool().workerThreadIds().every((id) => !before.includes(id)))
+    expect((await ordinary()).status).toBe(200)
+  }, 60_000)
+})
