@@ -1,0 +1,86 @@
+/**
+ * The connection pool of the PostgreSQL submission store: every connection commits synchronously,
+ * every call has a timeout, JSON comes back with its bigints, and the URL is never logged with its
+ * password.
+ */
+import pg from 'pg'
+
+import { decodeJson } from '../codec.ts'
+
+export interface PostgresPoolSettings {
+  /** connections at most */
+  poolSize: number
+  /** a connection not established within this fails, ms */
+  connectTimeoutMs: number
+  /** a statement running longer is cancelled by the server, and the client stops waiting shortly after, ms */
+  statementTimeoutMs: number
+  /** an idle connection is closed after this, ms */
+  idleTimeoutMs: number
+  /** the pool's clients report errors while idle (the server went away); without a listener they would crash the process */
+  onError: (error: Error) => void
+}
+
+/** Time the client waits beyond the server's statement timeout before it gives up on an answer, ms. */
+const CLIENT_TIMEOUT_MARGIN_MS = 1_000
+
+const OID_JSON = 114
+const OID_JSONB = 3802
+
+/** jsonb/json columns are read with the store's codec ({"$bigint":"…"} back to bigint); the rest as pg reads them. */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if ((oid === OID_JSON || oid === OID_JSONB) && format !== 'binary') return (text: string) => decodeJson(text)
+    return pg.types.getTypeParser(oid, format ?? 'text')
+  }) as pg.CustomTypesConfig['getTypeParser'],
+}
+
+/**
+ * Check a DATABASE_URL: a postgres:// or postgresql:// URL with a host.
+ * @returns the problem, or undefined when it is usable (never repeats the URL: it may hold a password)
+ */
+export function databaseUrlProblem(url: string): string | undefined {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return 'must be a postgres:// or postgresql:// URL'
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return 'must be a postgres:// or postgresql:// URL'
+  if (parsed.hostname === '') return 'must name a host'
+  return undefined
+}
+
+/** `host:port/database` of a DATABASE_URL, for logs: no user, no password, no parameters. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.hostname}:${parsed.port === '' ? '5432' : parsed.port}${parsed.pathname === '' ? '/' : parsed.pathname}`
+  } catch {
+    return '(unparsable url)'
+  }
+}
+
+/**
+ * The pool for `url`. `synchronous_commit=on` is added to the connection's startup options (after
+ * any the URL gives, so it wins): a commit returns only once its WAL is flushed to disk (and to a
+ * synchronous standby, where one is configured), whatever the database or role default says.
+ */
+export function createPostgresPool(url: string, settings: PostgresPoolSettings): pg.Pool {
+  const parsed = new URL(url)
+  const given = parsed.searchParams.get('options') ?? ''
+  parsed.searchParams.set('options', `${given} -c synchronous_commit=on`.trim())
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: settings.poolSize,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    statement_timeout: settings.statementTimeoutMs,
+    query_timeout: settings.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+    idle_in_transaction_session_timeout: settings.statementTimeoutMs,
+    idleTimeoutMillis: settings.idleTimeoutMs,
+    keepAlive: true,
+    application_name: 'swap-backrun-router',
+    types,
+  })
+  pool.on('error', (error) => settings.onError(error))
+  return pool
+}

@@ -1,0 +1,102 @@
+/**
+ * The PostgreSQL schema of the submission store, as a versioned list of plain SQL migrations,
+ * applied at open in one transaction under an advisory lock (so replicas starting together apply
+ * each migration once) and recorded in `schema_migrations`. A migration is never edited once
+ * released: a change is a new version at the end of the list.
+ *
+ * Schema (version 1):
+ * - `submissions`: one row per acknowledged submission. `id` is `<kind>:<hash>` (its primary key is
+ *   the de-duplication: a repeated submission conflicts on it), `record` the SubmissionRecord as
+ *   JSON (bigint as {"$bigint":"…"}, src/submission/codec.ts), `finished_at` the terminal event's
+ *   time in ms (NULL while open), `persist_token` the write that created the row (a retried
+ *   persist recognizes its own earlier attempt), `lease_owner` / `lease_expires_at` the lease.
+ * - `submission_events`: the lifecycle, in `seq` order; `append_token` + `ordinal` identify the
+ *   events of one append() call, so a retried append does not write them twice. Deleting a
+ *   submission deletes its events (retention).
+ */
+import type { PoolClient } from 'pg'
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'submissions and their lifecycle events, with leases',
+    sql: `
+      CREATE TABLE submissions (
+        id               text PRIMARY KEY,
+        kind             text NOT NULL CHECK (kind IN ('private-tx', 'bundle', 'notify')),
+        hash             text NOT NULL,
+        partner_id       text NOT NULL,
+        received_at      bigint NOT NULL,
+        record           jsonb NOT NULL,
+        persist_token    uuid NOT NULL,
+        finished_at      bigint,
+        lease_owner      text,
+        lease_expires_at timestamptz,
+        CHECK ((lease_owner IS NULL) = (lease_expires_at IS NULL))
+      );
+      -- open submissions, oldest first: listUndelivered, lease claims, the open count
+      CREATE INDEX submissions_open ON submissions (received_at, id) WHERE finished_at IS NULL;
+      -- finished submissions, oldest first: retention, the finished count
+      CREATE INDEX submissions_finished ON submissions (finished_at, id) WHERE finished_at IS NOT NULL;
+      -- a status query by hash
+      CREATE INDEX submissions_hash ON submissions (hash);
+
+      CREATE TABLE submission_events (
+        seq           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        submission_id text NOT NULL REFERENCES submissions (id) ON DELETE CASCADE,
+        append_token  uuid NOT NULL,
+        ordinal       integer NOT NULL,
+        body          jsonb NOT NULL,
+        UNIQUE (submission_id, append_token, ordinal)
+      );
+      CREATE INDEX submission_events_by_submission ON submission_events (submission_id, seq);
+    `,
+  },
+]
+
+/** Any constant shared by every process of this service: the key of the migration lock. */
+const MIGRATION_LOCK_KEY = 0x5b_5354_4f52 // "[STOR"
+
+/**
+ * Bring the schema up to the newest migration. Runs in one transaction: a failure leaves the
+ * schema as it was.
+ * @throws Error when the database holds a migration newer than this code knows (a newer release
+ *   migrated it: this one must not write to it), or when a migration fails
+ */
+export async function applyMigrations(client: PoolClient, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  await client.query('BEGIN')
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    integer PRIMARY KEY,
+        name       text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`)
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')
+    const applied = new Set(rows.map((r) => r.version))
+    const newest = Math.max(0, ...migrations.map((m) => m.version))
+    const unknown = rows.map((r) => r.version).filter((v) => v > newest)
+    if (unknown.length > 0) {
+      throw new Error(`the database has schema migration ${unknown.join(', ')}, newer than this release knows (${newest}): run the newer release`)
+    }
+    const done: number[] = []
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(migration.version)) continue
+      await client.query(migration.sql)
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+      done.push(migration.version)
+    }
+    await client.query('COMMIT')
+    return done
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  }
+}

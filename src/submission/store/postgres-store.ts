@@ -1,0 +1,468 @@
+/**
+ * The submission store in PostgreSQL (`DATABASE_URL`): one database shared by any number of
+ * service processes, on one machine or several. Schema and migrations: postgres-migrations.ts.
+ *
+ * Durability: every connection runs with `synchronous_commit = on` (postgres-connection.ts) and
+ * open() refuses a server with `fsync` off, so `persist` resolves only after the transaction that
+ * stores the submission has committed to disk. Each write is one statement, hence one transaction;
+ * the server's own group commit shares WAL flushes between concurrent writers.
+ *
+ * De-duplication: the submission's id (`<kind>:<hash>`) is the primary key and the insert is
+ * `ON CONFLICT (id) DO NOTHING`: of two processes inserting the same submission at the same moment
+ * one inserts, the other waits for it on the key and then finds the row. A retried write (its
+ * connection failed, so whether it committed is unknown) is recognized by its token: a persist by
+ * `persist_token`, an append by `append_token`; nothing is written twice.
+ *
+ * Leases: `lease_owner` / `lease_expires_at` on the open row, claimed with
+ * `SELECT … FOR UPDATE SKIP LOCKED` so concurrent claims never take the same row, and expiring on
+ * the database's clock (the one clock every process shares).
+ *
+ * Failures: a statement that fails (server unreachable, connection lost, timeout) is retried with
+ * backoff (`writeAttempts`), then rejects with PersistenceError: nothing is acknowledged.
+ *
+ * stats() is synchronous (metrics read it at scrape time): the counts are read from the database
+ * at open, after pruning and at most every `statsMaxAgeMs` when asked, and this process's own
+ * writes adjust them in between. With several processes they are approximate between two reads,
+ * and so is `maxOpen`, which is checked against them.
+ */
+import { randomUUID } from 'node:crypto'
+import type pg from 'pg'
+
+import type { Hex } from '../../chain/types.ts'
+import { errorText } from '../../primitives/error-text.ts'
+import { nonNegativeInt, positiveInt } from '../../primitives/numbers.ts'
+import { encodeJson } from '../codec.ts'
+import { OutboxFullError, PersistenceError } from '../errors.ts'
+import { SUBMISSION_KINDS, isTerminalEvent, type LifecycleEvent, type NewSubmission, type StoredSubmission, type SubmissionId, type SubmissionRecord } from '../types.ts'
+import { createPostgresPool, describeDatabaseUrl } from './postgres-connection.ts'
+import { applyMigrations } from './postgres-migrations.ts'
+import { resolveStoreSettings, withRetry, type StoreSettings } from './store-settings.ts'
+import { buildRecord } from './submission-record.ts'
+import {
+  STORE_DEFAULTS,
+  requireLeaseOwner,
+  type LeaseGrant,
+  type OutboxStats,
+  type PersistOptions,
+  type PersistResult,
+  type SubmissionLeases,
+  type SubmissionStore,
+  type SubmissionStoreOptions,
+} from './submission-store.ts'
+
+export interface PostgresStoreOptions extends SubmissionStoreOptions {
+  /** Errors of idle connections (the server went away); they are also seen by the next statement. Default: ignored. */
+  onConnectionError?: (error: Error) => void
+  /** Connections at most. Default 10. */
+  poolSize?: number
+  /** Connecting gives up after this, ms. Default 5 000. */
+  connectTimeoutMs?: number
+  /** A statement is cancelled after this, ms. Default 10 000. */
+  statementTimeoutMs?: number
+  /** An idle connection is closed after this, ms. Default 30 000. */
+  idleTimeoutMs?: number
+  /** ready() answers false when the database has not answered within this, ms. Default 2 000. */
+  readyTimeoutMs?: number
+  /** stats() re-counts when its counts are older than this, ms. Default 5 000. */
+  statsMaxAgeMs?: number
+}
+
+const DEFAULTS = {
+  poolSize: 10,
+  connectTimeoutMs: 5_000,
+  statementTimeoutMs: 10_000,
+  idleTimeoutMs: 30_000,
+  readyTimeoutMs: 2_000,
+  statsMaxAgeMs: 5_000,
+} as const
+
+/** A row with a submission and its events (events aggregated in seq order, JSON decoded by the pool). */
+interface SubmissionRow {
+  record: SubmissionRecord
+  events: LifecycleEvent[]
+}
+
+const SELECT_SUBMISSION = `
+  SELECT s.record,
+         (SELECT coalesce(json_agg(e.body ORDER BY e.seq), '[]'::json) FROM submission_events e WHERE e.submission_id = s.id) AS events
+  FROM submissions s`
+
+const SQL = {
+  insert: `
+    WITH inserted AS (
+      INSERT INTO submissions (id, kind, hash, partner_id, received_at, record, persist_token, lease_owner, lease_expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::text,
+              CASE WHEN $8::text IS NULL THEN NULL ELSE clock_timestamp() + $9::double precision * interval '1 millisecond' END)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id
+    ), received AS (
+      INSERT INTO submission_events (submission_id, append_token, ordinal, body)
+      SELECT id, $7, 1, $10::jsonb FROM inserted
+    )
+    SELECT count(*)::int AS created FROM inserted`,
+  existing: 'SELECT record, persist_token FROM submissions WHERE id = $1',
+  /** $1 id, $2 events (JSON array), $3 append token; the submission must be open (row share-locked against a concurrent terminal append) */
+  append: `
+    WITH target AS (
+      SELECT id FROM submissions WHERE id = $1 AND finished_at IS NULL FOR SHARE
+    ), ${appendEventsFrom('target')}`,
+  /** as append, and $4 the finished time: closes the submission and ends its lease in the same statement */
+  appendTerminal: `
+    WITH target AS (
+      UPDATE submissions SET finished_at = $4, lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = $1 AND finished_at IS NULL
+      RETURNING id
+    ), ${appendEventsFrom('target')}`,
+  appended: 'SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $2) AS landed',
+  get: `${SELECT_SUBMISSION} WHERE s.id = $1`,
+  getForPartner: `${SELECT_SUBMISSION} WHERE s.id = $1 AND s.partner_id = $2`,
+  findForPartner: `${SELECT_SUBMISSION} WHERE s.hash = $1 AND s.partner_id = $2`,
+  listOpen: `${SELECT_SUBMISSION} WHERE s.finished_at IS NULL ORDER BY s.received_at, s.id`,
+  /** oldest finished first: those older than $1 (ms) or beyond the newest $2, at most $3 */
+  prune: `
+    WITH finished AS (
+      SELECT count(*) AS n FROM submissions WHERE finished_at IS NOT NULL
+    ), candidates AS (
+      SELECT id, finished_at, row_number() OVER (ORDER BY finished_at, id) AS rank
+      FROM submissions WHERE finished_at IS NOT NULL
+      ORDER BY finished_at, id
+      LIMIT $3
+    )
+    DELETE FROM submissions s USING candidates c, finished f
+    WHERE s.id = c.id AND (c.finished_at < $1 OR c.rank <= f.n - $2)
+    RETURNING s.id`,
+  counts: `
+    SELECT (SELECT count(*) FROM submissions WHERE finished_at IS NULL)::int AS open,
+           (SELECT count(*) FROM submissions WHERE finished_at IS NOT NULL)::int AS finished`,
+  /** $1 owner, $2 limit, $3 lease ms */
+  claim: `
+    WITH candidates AS (
+      SELECT id FROM submissions
+      WHERE finished_at IS NULL AND (lease_owner IS NULL OR lease_expires_at <= clock_timestamp())
+      ORDER BY received_at, id
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE submissions s SET lease_owner = $1, lease_expires_at = clock_timestamp() + $3::double precision * interval '1 millisecond'
+    FROM candidates c WHERE s.id = c.id
+    RETURNING s.id`,
+  /** $1 owner, $2 ids, $3 lease ms: still this owner's (expired or not, as long as nobody took it over) and still open */
+  renew: `
+    UPDATE submissions SET lease_expires_at = clock_timestamp() + $3::double precision * interval '1 millisecond'
+    WHERE id = ANY($2::text[]) AND lease_owner = $1 AND finished_at IS NULL
+    RETURNING id`,
+  release: 'UPDATE submissions SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ANY($2::text[]) AND lease_owner = $1',
+  settings: "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
+} as const
+
+/** The events of one append: inserted once per append token, in order, onto the row `target` yields. */
+function appendEventsFrom(target: string): string {
+  return `already AS (
+      SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $3) AS landed
+    ), inserted AS (
+      INSERT INTO submission_events (submission_id, append_token, ordinal, body)
+      SELECT ${target}.id, $3, e.ordinal, e.body
+      FROM ${target} CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(body, ordinal)
+      WHERE NOT (SELECT landed FROM already)
+      ORDER BY e.ordinal
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT landed FROM already) AS landed`
+}
+
+export class PostgresSubmissionStore implements SubmissionStore {
+  readonly description: string
+  readonly leases: SubmissionLeases
+  private readonly url: string
+  private pool: pg.Pool | undefined
+  private readonly settings: StoreSettings
+  private readonly onConnectionError: (error: Error) => void
+  private readonly poolSize: number
+  private readonly connectTimeoutMs: number
+  private readonly statementTimeoutMs: number
+  private readonly idleTimeoutMs: number
+  private readonly readyTimeoutMs: number
+  private readonly statsMaxAgeMs: number
+
+  private counts: OutboxStats = { open: 0, finished: 0 }
+  private countedAt = 0
+  /** bumped by every change this process makes to the counts; a re-count that overlapped one is not used */
+  private countChanges = 0
+  private counting: Promise<void> | undefined
+  /** persist() calls between their capacity check and their write */
+  private reserved = 0
+  private pruning: Promise<number> | undefined
+  /** statements in progress: close() waits for them */
+  private readonly inFlight = new Set<Promise<unknown>>()
+
+  /** @param url a postgres:// URL (DATABASE_URL); nothing is connected before open() */
+  constructor(url: string, options: PostgresStoreOptions = {}) {
+    if (typeof url !== 'string' || url === '') throw new TypeError('PostgresSubmissionStore: url must be a non-empty postgres:// URL')
+    const owner = 'PostgresSubmissionStore'
+    this.url = url
+    this.description = `postgres ${describeDatabaseUrl(url)}`
+    this.settings = resolveStoreSettings(options, owner)
+    this.onConnectionError = options.onConnectionError ?? (() => undefined)
+    this.poolSize = positiveInt('poolSize', options.poolSize ?? DEFAULTS.poolSize, owner)
+    this.connectTimeoutMs = positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs, owner)
+    this.statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs ?? DEFAULTS.statementTimeoutMs, owner)
+    this.idleTimeoutMs = positiveInt('idleTimeoutMs', options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs, owner)
+    this.readyTimeoutMs = positiveInt('readyTimeoutMs', options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs, owner)
+    this.statsMaxAgeMs = nonNegativeInt('statsMaxAgeMs', options.statsMaxAgeMs ?? DEFAULTS.statsMaxAgeMs, owner)
+    this.leases = {
+      leaseMs: this.settings.leaseMs,
+      claim: (leaseOwner, limit) => this.claim(leaseOwner, limit),
+      renew: (leaseOwner, ids) => this.renew(leaseOwner, ids),
+      release: (leaseOwner, ids) => this.release(leaseOwner, ids),
+    }
+  }
+
+  /**
+   * Connect, check that commits are durable, apply the migrations and count the submissions.
+   * @throws PersistenceError when the database cannot be reached, its `fsync` is off, or a
+   *   migration fails (the schema is left as it was)
+   */
+  async open(): Promise<void> {
+    if (this.pool !== undefined) return
+    const pool = createPostgresPool(this.url, {
+      poolSize: this.poolSize,
+      connectTimeoutMs: this.connectTimeoutMs,
+      statementTimeoutMs: this.statementTimeoutMs,
+      idleTimeoutMs: this.idleTimeoutMs,
+      onError: this.onConnectionError,
+    })
+    try {
+      const client = await pool.connect()
+      try {
+        const { rows } = await client.query<{ synchronous_commit: string; fsync: string }>(SQL.settings)
+        if (rows[0].synchronous_commit !== 'on') throw new Error(`synchronous_commit is ${rows[0].synchronous_commit}, not on`)
+        if (rows[0].fsync !== 'on') throw new Error('the server runs with fsync off: a commit would not be durable')
+        await applyMigrations(client)
+      } finally {
+        client.release()
+      }
+      this.pool = pool
+      await this.recount()
+    } catch (cause) {
+      this.pool = undefined
+      await pool.end().catch(() => undefined)
+      throw new PersistenceError(`cannot open the submission store (${this.description}): ${errorText(cause)}`, 'open', 0, { cause })
+    }
+  }
+
+  /** Waits for statements in progress, then closes every connection. Later calls fail with PersistenceError. */
+  async close(): Promise<void> {
+    const pool = this.pool
+    if (pool === undefined) return
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+    this.pool = undefined
+    await pool.end()
+  }
+
+  /** Whether the database answers within `readyTimeoutMs`. */
+  async ready(): Promise<boolean> {
+    const pool = this.pool
+    if (pool === undefined) return false
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.readyTimeoutMs)
+    })
+    try {
+      return await Promise.race([pool.query('SELECT 1').then(() => true, () => false), timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async persist(input: NewSubmission, options: PersistOptions = {}): Promise<PersistResult> {
+    const record = buildRecord(input, this.settings.now())
+    if (options.leaseOwner !== undefined) requireLeaseOwner(options.leaseOwner)
+    this.requireOpen('persist')
+    this.recountIfStale()
+    if (this.counts.open + this.reserved >= this.settings.maxOpen) {
+      // a repeated submission is answered even when full: it takes no new room
+      const existing = await this.readExisting(record.id)
+      if (existing !== undefined) return { record: existing.record, created: false }
+      throw new OutboxFullError(this.settings.maxOpen)
+    }
+    const token = randomUUID()
+    this.reserved++
+    try {
+      // a second round only when the stored duplicate was pruned between the insert and the read
+      for (let round = 0; round < 2; round++) {
+        const { rows } = await this.run('persist', (pool) =>
+          pool.query<{ created: number }>(SQL.insert, [
+            record.id,
+            record.kind,
+            record.hash,
+            record.partnerId,
+            record.receivedAt,
+            encodeJson(record),
+            token,
+            options.leaseOwner ?? null,
+            this.settings.leaseMs,
+            encodeJson({ type: 'received', at: record.receivedAt }),
+          ]),
+        )
+        if (rows[0].created === 1) return this.created(record)
+        const existing = await this.readExisting(record.id)
+        if (existing === undefined) continue
+        // our own earlier attempt committed, though its answer was lost
+        if (existing.token === token) return this.created(existing.record)
+        return { record: existing.record, created: false }
+      }
+      throw new PersistenceError(`could not store ${record.id}: its stored duplicate kept disappearing`, 'persist', 2)
+    } finally {
+      this.reserved--
+    }
+  }
+
+  async append(id: SubmissionId, events: readonly LifecycleEvent[]): Promise<void> {
+    if (events.length === 0) return
+    this.requireOpen('append')
+    const terminalAt = events.findIndex(isTerminalEvent)
+    if (terminalAt !== -1 && terminalAt !== events.length - 1) {
+      throw new Error('PostgresSubmissionStore.append: a terminal event must be the last one appended')
+    }
+    const token = randomUUID()
+    const body = encodeJson(events)
+    const terminal = terminalAt === -1 ? undefined : events[terminalAt]
+    const { rows } = await this.run('append', (pool) =>
+      terminal === undefined
+        ? pool.query<{ inserted: number; landed: boolean }>(SQL.append, [id, body, token])
+        : pool.query<{ inserted: number; landed: boolean }>(SQL.appendTerminal, [id, body, token, Math.max(0, Math.trunc(terminal.at))]),
+    )
+    let stored = rows[0].inserted > 0 || rows[0].landed
+    if (!stored) {
+      // an earlier attempt of this call may still have been running when it was retried
+      const check = await this.run('append', (pool) => pool.query<{ landed: boolean }>(SQL.appended, [id, token]))
+      stored = check.rows[0].landed
+    }
+    if (!stored) throw new Error(`PostgresSubmissionStore.append: submission ${id} is not open (unknown, finished or finishing)`)
+    if (terminal !== undefined) this.adjustCounts(-1, +1)
+  }
+
+  async get(id: SubmissionId): Promise<StoredSubmission | undefined> {
+    const { rows } = await this.run('read', (pool) => pool.query<SubmissionRow>(SQL.get, [id]))
+    return rows.length === 0 ? undefined : toStored(rows[0])
+  }
+
+  async getForPartner(id: SubmissionId, partnerId: string): Promise<StoredSubmission | undefined> {
+    const { rows } = await this.run('read', (pool) => pool.query<SubmissionRow>(SQL.getForPartner, [id, partnerId]))
+    return rows.length === 0 ? undefined : toStored(rows[0])
+  }
+
+  async findForPartner(hash: Hex, partnerId: string): Promise<StoredSubmission[]> {
+    const { rows } = await this.run('read', (pool) => pool.query<SubmissionRow>(SQL.findForPartner, [hash.toLowerCase(), partnerId]))
+    return rows.map(toStored).sort((a, b) => SUBMISSION_KINDS.indexOf(a.record.kind) - SUBMISSION_KINDS.indexOf(b.record.kind))
+  }
+
+  async listUndelivered(): Promise<StoredSubmission[]> {
+    const { rows } = await this.run('read', (pool) => pool.query<SubmissionRow>(SQL.listOpen))
+    return rows.map(toStored)
+  }
+
+  /** As SubmissionStore says; concurrent calls in this process share one run (other processes may prune too). */
+  pruneFinished(): Promise<number> {
+    this.pruning ??= this.prune().finally(() => {
+      this.pruning = undefined
+    })
+    return this.pruning
+  }
+
+  stats(): OutboxStats {
+    this.recountIfStale()
+    return { ...this.counts }
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async prune(): Promise<number> {
+    this.requireOpen('prune')
+    const cutoff = this.settings.now() - this.settings.finishedTtlMs
+    const { rows } = await this.run('prune', (pool) => pool.query<{ id: string }>(SQL.prune, [cutoff, this.settings.maxFinished, STORE_DEFAULTS.pruneBatch]))
+    if (rows.length > 0) this.adjustCounts(0, -rows.length)
+    this.recountIfStale(true)
+    return rows.length
+  }
+
+  private async claim(owner: string, limit: number): Promise<LeaseGrant> {
+    requireLeaseOwner(owner)
+    positiveInt('limit', limit, 'claim')
+    const asked = this.settings.now()
+    const { rows } = await this.run('append', (pool) => pool.query<{ id: SubmissionId }>(SQL.claim, [owner, limit, this.settings.leaseMs]))
+    return { ids: rows.map((r) => r.id), validUntil: asked + this.settings.leaseMs }
+  }
+
+  private async renew(owner: string, ids: readonly SubmissionId[]): Promise<LeaseGrant> {
+    requireLeaseOwner(owner)
+    const asked = this.settings.now()
+    if (ids.length === 0) return { ids: [], validUntil: asked + this.settings.leaseMs }
+    const { rows } = await this.run('append', (pool) => pool.query<{ id: SubmissionId }>(SQL.renew, [owner, [...new Set(ids)], this.settings.leaseMs]))
+    return { ids: rows.map((r) => r.id), validUntil: asked + this.settings.leaseMs }
+  }
+
+  private async release(owner: string, ids: readonly SubmissionId[]): Promise<void> {
+    requireLeaseOwner(owner)
+    if (ids.length === 0) return
+    await this.run('append', (pool) => pool.query(SQL.release, [owner, [...new Set(ids)]]))
+  }
+
+  private async readExisting(id: SubmissionId): Promise<{ record: SubmissionRecord; token: string } | undefined> {
+    const { rows } = await this.run('persist', (pool) => pool.query<{ record: SubmissionRecord; persist_token: string }>(SQL.existing, [id]))
+    return rows.length === 0 ? undefined : { record: rows[0].record, token: rows[0].persist_token }
+  }
+
+  private created(record: SubmissionRecord): PersistResult {
+    this.adjustCounts(+1, 0)
+    return { record, created: true }
+  }
+
+  private adjustCounts(open: number, finished: number): void {
+    this.counts = { open: Math.max(0, this.counts.open + open), finished: Math.max(0, this.counts.finished + finished) }
+    this.countChanges++
+  }
+
+  /** Re-count in the background when the counts are older than statsMaxAgeMs (or `force`); one re-count at a time. */
+  private recountIfStale(force = false): void {
+    if (this.pool === undefined || this.counting !== undefined) return
+    if (!force && this.settings.now() - this.countedAt < this.statsMaxAgeMs) return
+    this.counting = this.recount()
+      .catch(() => undefined) // the statements that need the database report its failure; the counts just stay as they were
+      .finally(() => {
+        this.counting = undefined
+      })
+  }
+
+  private async recount(): Promise<void> {
+    const changes = this.countChanges
+    const { rows } = await this.run('read', (pool) => pool.query<OutboxStats>(SQL.counts))
+    this.countedAt = this.settings.now()
+    if (this.countChanges === changes) this.counts = { open: rows[0].open, finished: rows[0].finished }
+  }
+
+  private requireOpen(operation: PersistenceError['operation']): pg.Pool {
+    if (this.pool === undefined) throw new PersistenceError('the submission store is not open (call open() first)', operation, 0)
+    return this.pool
+  }
+
+  /** Run one statement with bounded retries; every failure ends as PersistenceError. */
+  private run<T>(operation: PersistenceError['operation'], statement: (pool: pg.Pool) => Promise<T>): Promise<T> {
+    const running = this.withRetry(operation, statement)
+    this.inFlight.add(running)
+    void running.then(
+      () => this.inFlight.delete(running),
+      () => this.inFlight.delete(running),
+    )
+    return running
+  }
+
+  private withRetry<T>(operation: PersistenceError['operation'], statement: (pool: pg.Pool) => Promise<T>): Promise<T> {
+    return withRetry(this.settings, 'submission store', operation, () => statement(this.requireOpen(operation)))
+  }
+}
+
+function toStored(row: SubmissionRow): StoredSubmission {
+  return { record: row.record, events: row.events }
+}
