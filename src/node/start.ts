@@ -76,7 +76,16 @@ export async function startNode(env: Readonly<Record<string, string | undefined>
     const url = address !== null && typeof address === 'object' ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : String(address)
     const chain = domain.chain
     log.info(
-      { mode: chain.kind, chainId: chain.chainId.toString(), block: chain.latest().block.number.toString(), router: domain.contracts.router, localBuilder: builder?.url, searcher: submission.searcherAddress },
+      {
+        mode: chain.kind,
+        chainId: chain.chainId.toString(),
+        block: chain.latest().block.number.toString(),
+        router: domain.contracts.router,
+        // quotes and eth_backrun run in this many worker threads (0: on the main thread)
+        workers: config.workers.threads,
+        localBuilder: builder?.url,
+        searcher: submission.searcherAddress,
+      },
       'state source ready',
     )
     return { config, log, domain, builder, submission, metrics, app, url, close }
