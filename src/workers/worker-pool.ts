@@ -47,8 +47,6 @@ export interface WorkerPoolOptions {
   engines: EngineSettings
   /** where workers' warnings and the pool's own events go */
   log: WorkerLinkLogger
-  /** default HANG_GRACE_MS */
-  hangGraceMs?: number
 }
 
 export interface WorkerPoolStats {
@@ -144,7 +142,7 @@ export class WorkerPool {
     this.unsubscribeHeads = this.host.onNewHead((block) => {
       for (const link of this.links.values()) link.announceHead(block)
     })
-    const silenceLimitMs = options.engines.evm.maxMs + (options.hangGraceMs ?? HANG_GRACE_MS)
+    const silenceLimitMs = options.engines.evm.maxMs + HANG_GRACE_MS
     this.watchdog = new HangWatchdog({
       silenceLimitMs,
       links: () => this.links.values(),
