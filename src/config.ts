@@ -122,8 +122,14 @@ export interface BackrunConfig {
 
 /** Private submission: the outbox, the relays, the searcher keys and the limits of what is accepted. */
 export interface SubmissionConfig {
-  /** DATA_DIR: directory of the durable submission outbox (LevelDB) */
+  /** DATA_DIR: directory of the durable submission outbox (LevelDB), used when no DATABASE_URL is set */
   dataDir: string
+  /**
+   * DATABASE_URL: a postgres:// URL; when set, submissions are stored in PostgreSQL (one database
+   * several service processes can share) instead of LevelDB in DATA_DIR. Never logged: it may hold
+   * a password.
+   */
+  databaseUrl?: string
   /**
    * SEARCHER_PRIVATE_KEY, then SEARCHER_PRIVATE_KEYS, each key once (lowercase 0x-hex, valid
    * secp256k1 keys): one backrun per key per block; the first also signs relay requests. Undefined:

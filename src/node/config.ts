@@ -30,6 +30,7 @@ import type { PartnerRegistry } from '../server/jsonrpc/partners.ts'
 import { resolvePartnerTokens } from '../server/jsonrpc/partner-tokens-config.ts'
 import { parseRelayEndpoints, type RelayEndpoint } from '../submission/relay-client.ts'
 import { SearcherKey } from '../submission/searcher-key.ts'
+import { databaseUrlProblem } from '../submission/store/database-url.ts'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LogLevel[]
 const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague'] as const satisfies readonly Hardfork[]
@@ -115,6 +116,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
   }
   const submission: SubmissionConfig = {
     dataDir: read.str('DATA_DIR'),
+    databaseUrl: readDatabaseUrl(read),
     searcherKeys: readSearcherKeys(env, mode, problems),
     relays: readRelays(env, mode, problems),
     maxPendingSubmissions: read.int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),
@@ -232,6 +234,16 @@ class EnvReader {
     }
     return list as Address[]
   }
+}
+
+/** DATABASE_URL: undefined when unset (LevelDB in DATA_DIR); a problem (never the URL, which may hold a password) when it is no postgres:// URL. */
+function readDatabaseUrl(read: EnvReader): string | undefined {
+  const url = read.raw('DATABASE_URL')
+  if (url === undefined || url === '') return undefined
+  const problem = databaseUrlProblem(url)
+  if (problem === undefined) return url
+  read.problems.push(`DATABASE_URL: ${problem}`)
+  return undefined
 }
 
 function readChain(read: EnvReader, mode: 'fork' | 'devnet'): ChainConfig {

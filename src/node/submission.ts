@@ -1,8 +1,8 @@
 /**
- * Private submission from configuration (issue: committed delivery): the durable outbox, the
- * relays, the dispatcher and what it is injected with (simulation, backrun planning with the
- * backrun engine, inclusion checks against a JSON-RPC node). Part of the composition root, beside
- * domain.ts.
+ * Private submission from configuration (issue: committed delivery): the durable submission store
+ * (PostgreSQL when DATABASE_URL is set, else LevelDB in DATA_DIR), the relays, the dispatcher and
+ * what it is injected with (simulation, backrun planning with the backrun engine, inclusion checks
+ * against a JSON-RPC node). Part of the composition root, beside domain.ts.
  */
 import { readFileSync } from 'node:fs'
 import type { AppServices } from '../server/app.ts'
@@ -12,6 +12,8 @@ import type { BackrunEngine } from '../backrun/backrun-engine.ts'
 import type { ChainStateSource } from '../chain/types.ts'
 import type { Simulator } from '../evm/simulator.ts'
 import { Dispatcher, OutboxStore, RelayClient, SearcherKey, type DispatcherLogger, type RelayEndpoint } from '../submission/index.ts'
+import { PostgresSubmissionStore } from '../submission/store/postgres-store.ts'
+import type { SubmissionStore } from '../submission/store/submission-store.ts'
 import { EngineBackrunPlanner, privateKeyBackrunSigner } from '../submission/engine-backrun-planner.ts'
 import { engineSubmissionSimulator } from '../submission/engine-simulator.ts'
 import { RpcInclusionChecker } from '../submission/rpc-inclusion-checker.ts'
@@ -41,7 +43,7 @@ function devnetSearcherKeys(registryPath: string): string[] {
 }
 
 export interface SubmissionServices {
-  store: OutboxStore
+  store: SubmissionStore
   dispatcher: Dispatcher
   /** the dispatcher's relays (for their metrics) */
   relays: readonly RelayClient[]
@@ -61,6 +63,17 @@ export interface SubmissionServicesOptions {
   /** devnet mode: the local builder's JSON-RPC URL (the relay, and where inclusion is read) */
   localBuilderUrl?: string
   log: DispatcherLogger & { warn(obj: object, msg: string): void }
+}
+
+/** PostgreSQL when DATABASE_URL is set (a store several processes share), else LevelDB in DATA_DIR (one process). */
+function createSubmissionStore(settings: ServiceConfig['submission'], log: SubmissionServicesOptions['log']): SubmissionStore {
+  const limits = { maxOpen: settings.maxPendingSubmissions }
+  if (settings.databaseUrl === undefined) return new OutboxStore(settings.dataDir, limits)
+  return new PostgresSubmissionStore(settings.databaseUrl, {
+    ...limits,
+    // an idle connection lost (the database restarted): the next statement reconnects or fails with PersistenceError
+    onConnectionError: (error) => log.warn({ err: error }, 'submission store: a database connection failed'),
+  })
 }
 
 export async function openSubmissionServices(options: SubmissionServicesOptions): Promise<SubmissionServices> {
@@ -84,8 +97,9 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   // the first key also signs relay requests (X-Flashbots-Signature): the relays' view of "us"
   const key = SearcherKey.fromHex(rawKeys[0])
   const keys = new SearcherKeyPool(rawKeys.map((k) => privateKeyBackrunSigner(k)))
-  const store = new OutboxStore(settings.dataDir, { maxOpen: settings.maxPendingSubmissions })
+  const store = createSubmissionStore(settings, options.log)
   await store.open()
+  options.log.info({ store: store.description }, 'submission store open')
   // submitted transactions are decoded with the simulator's chain rules, at the RPC and in the dispatcher alike
   const decode = { chainId: chain.chainId, common: simulator.common }
   const relayClients = relays.map((r) => new RelayClient(r, key))

@@ -35,32 +35,6 @@ const types: pg.CustomTypesConfig = {
 }
 
 /**
- * Check a DATABASE_URL: a postgres:// or postgresql:// URL with a host.
- * @returns the problem, or undefined when it is usable (never repeats the URL: it may hold a password)
- */
-export function databaseUrlProblem(url: string): string | undefined {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return 'must be a postgres:// or postgresql:// URL'
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return 'must be a postgres:// or postgresql:// URL'
-  if (parsed.hostname === '') return 'must name a host'
-  return undefined
-}
-
-/** `host:port/database` of a DATABASE_URL, for logs: no user, no password, no parameters. */
-export function describeDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    return `${parsed.hostname}:${parsed.port === '' ? '5432' : parsed.port}${parsed.pathname === '' ? '/' : parsed.pathname}`
-  } catch {
-    return '(unparsable url)'
-  }
-}
-
-/**
  * The pool for `url`. `synchronous_commit=on` is added to the connection's startup options (after
  * any the URL gives, so it wins): a commit returns only once its WAL is flushed to disk (and to a
  * synchronous standby, where one is configured), whatever the database or role default says.
