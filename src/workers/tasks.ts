@@ -42,6 +42,8 @@ export interface WorkerCounters {
   remoteBatches: number
   /** state reads answered by the worker's own L1 */
   l1Hits: number
+  /** the worker's V8 heap in use, bytes (a gauge, not a counter) */
+  heapUsedBytes: number
 }
 
 export type WorkerAnswer<K extends TaskKind = TaskKind> = { threadId: number; counters: WorkerCounters } & (

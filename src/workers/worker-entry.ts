@@ -10,6 +10,7 @@
  * While it holds a task the worker posts a tick every TICK_MS: the main thread's watchdog takes a
  * worker whose ticks stop for longer than the execution budget (and a grace) as hung.
  */
+import { getHeapStatistics } from 'node:v8'
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads'
 import { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { EvmQuoteService } from '../quote/evm-quote-service.ts'
@@ -74,7 +75,14 @@ function run(task: WorkerTask): Promise<TaskKinds[TaskKind]['value']> {
 
 function counters(): WorkerCounters {
   const reads = requester.stats()
-  return { quote: quoteService.stats(), backrun: backrunEngine.stats(), remoteReads: reads.reads, remoteBatches: reads.batches, l1Hits: source.l1Hits() }
+  return {
+    quote: quoteService.stats(),
+    backrun: backrunEngine.stats(),
+    remoteReads: reads.reads,
+    remoteBatches: reads.batches,
+    l1Hits: source.l1Hits(),
+    heapUsedBytes: getHeapStatistics().used_heap_size,
+  }
 }
 
 /** A log object structured clone accepts: errors become their name, message and stack. */

@@ -64,6 +64,8 @@ export interface WorkerPoolStats {
   remoteBatches: number
   /** state reads answered by workers' own L1 */
   l1Hits: number
+  /** V8 heap in use by the live workers, bytes, as of each one's last answer */
+  heapUsedBytes: number
 }
 
 interface RunningTask {
@@ -78,6 +80,7 @@ const ZERO_COUNTERS: WorkerCounters = {
   remoteReads: 0,
   remoteBatches: 0,
   l1Hits: 0,
+  heapUsedBytes: 0,
 }
 
 export class WorkerPool {
@@ -228,7 +231,20 @@ export class WorkerPool {
     }
     let running = 0
     for (const link of this.links.values()) running += link.tasks.size
-    return { threads: this.piscina.threads.length, running, queued: this.piscina.queueSize, completed: this.piscina.completed, hung: this.hung, crashed: this.crashed, remoteReads, remoteBatches, l1Hits }
+    let heapUsedBytes = 0
+    for (const c of this.counters.values()) heapUsedBytes += c.heapUsedBytes
+    return {
+      threads: this.piscina.threads.length,
+      running,
+      queued: this.piscina.queueSize,
+      completed: this.piscina.completed,
+      hung: this.hung,
+      crashed: this.crashed,
+      remoteReads,
+      remoteBatches,
+      l1Hits,
+      heapUsedBytes,
+    }
   }
 
   /** The live worker threads, for inspection (resource use, event-loop utilization). */
@@ -316,5 +332,7 @@ function addCounters(a: WorkerCounters, b: WorkerCounters): WorkerCounters {
     remoteReads: a.remoteReads + b.remoteReads,
     remoteBatches: a.remoteBatches + b.remoteBatches,
     l1Hits: a.l1Hits + b.l1Hits,
+    // a gauge: a worker gone holds no heap
+    heapUsedBytes: 0,
   }
 }

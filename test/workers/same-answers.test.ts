@@ -18,6 +18,7 @@ import { EvmQuoteService } from '../../src/quote/evm-quote-service.ts'
 import type { QuoteRequest } from '../../src/quote/types.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { buildEngines } from '../../src/workers/engines.ts'
+import { WORKER_MAX_OLD_GENERATION_MB } from '../../src/workers/worker-pool.ts'
 import { loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
 
 const registry = loadRegistry()
@@ -138,6 +139,10 @@ describe('WORKERS=2 answers exactly as WORKERS=0 on the embedded devnet', () => 
     // the state came from this thread, and each worker's L1 answered its repeated reads
     expect(pool.remoteReads).toBeGreaterThan(0)
     expect(pool.l1Hits).toBeGreaterThan(pool.remoteReads)
+    // each worker reports its heap, within the pool's bound
+    expect(pool.heapUsedBytes).toBeGreaterThan(0)
+    expect(pool.heapUsedBytes).toBeLessThan(2 * WORKER_MAX_OLD_GENERATION_MB * 1024 * 1024)
+    console.log(`pool after the genesis comparison: ${JSON.stringify({ ...pool, heapUsedMb: Math.round(pool.heapUsedBytes / 2 ** 20) })}`)
     // the counters of the workers' engines reach the facades' stats(), as /metrics reads them
     expect(domain.quote.stats().quotesExecuted).toBe(answered)
     expect(domain.backrun.stats().requests).toBe(backrunRequests.length)
