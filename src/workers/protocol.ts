@@ -57,6 +57,8 @@ export type WorkerMessage =
   | { t: 'task-end'; taskId: number }
   /** the worker's event loop turned (sent while it holds a task) */
   | { t: 'tick' }
+  /** the worker warmed up (worker-entry.ts warmUp) and takes tasks without first-time costs */
+  | { t: 'warm' }
   /** a warning of the engines, logged by the main thread's logger */
   | { t: 'log'; obj: Record<string, unknown>; msg: string }
 

@@ -13,6 +13,7 @@
 import { getHeapStatistics } from 'node:v8'
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads'
 import { BackrunEngine } from '../backrun/backrun-engine.ts'
+import type { BlockInfo } from '../chain/types.ts'
 import { EvmQuoteService } from '../quote/evm-quote-service.ts'
 import { buildEngines } from './engines.ts'
 import { domainErrors } from './error-registry.ts'
@@ -23,6 +24,8 @@ import type { TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings,
 
 /** How often a busy worker says its event loop turns, ms. */
 export const TICK_MS = 100
+/** the sender of the warm-up call: any address */
+const WARM_UP_SENDER = '0x0000000000000000000000000000000000000001'
 
 if (parentPort === null) throw new Error('worker-entry.ts runs in a worker thread of the pool only')
 const settings = workerData as WorkerSettings
@@ -46,11 +49,20 @@ const log = {
 const engines = buildEngines(source, settings.engines, log)
 const quoteService = new EvmQuoteService({ ...engines.quoteOptions, maxCachedQuotes: 0 })
 const backrunEngine = new BackrunEngine(engines.backrunOptions)
+// the main thread announces its head as soon as it has this worker's channel: warmed on that block
+const firstHead = new Promise<BlockInfo>((resolve) => {
+  const unsubscribe = source.onNewHead((block) => {
+    unsubscribe()
+    resolve(block)
+  })
+})
+const warm = firstHead.then(warmUp)
 
 let running = 0
 let ticker: NodeJS.Timeout | undefined
 
 export default async function runTask(task: WorkerTask): Promise<WorkerAnswer> {
+  await warm
   requester.post({ t: 'task-start', taskId: task.taskId })
   if (running++ === 0) ticker = setInterval(() => requester.post({ t: 'tick' }), TICK_MS)
   try {
@@ -71,6 +83,30 @@ function run(task: WorkerTask): Promise<TaskKinds[TaskKind]['value']> {
     case 'backrun':
       return backrunEngine.backrun((task as WorkerTask<'backrun'>).request)
   }
+}
+
+/**
+ * What a worker's first request would otherwise pay, paid before it takes one: the first VM and the
+ * interpreter patches, the compilation of the route search and of the EVM's hot paths (a first
+ * quote took ~350 ms with gaps of ~150 ms where the event loop did not turn: on a busy machine
+ * enough to look hung). One quote between the chain's WETH and another base token, by a quote
+ * service of its own (its counters are not the worker's), on the head; a failure only means less
+ * was warmed. Ends by telling the main thread this worker is ready (the pool's ready()); tasks wait
+ * for it.
+ */
+async function warmUp(head: BlockInfo): Promise<void> {
+  const { contracts } = settings.engines
+  const other = contracts.baseTokens.find((token) => token !== contracts.weth)
+  try {
+    await source.runAt(head, async () => {
+      const state = engines.simulator.openState(source.latest())
+      await engines.simulator.call(state, { from: WARM_UP_SENDER, to: contracts.router, data: '0x' })
+      if (other !== undefined) await new EvmQuoteService({ ...engines.quoteOptions, maxCachedQuotes: 0 }).quote({ tokenIn: contracts.weth, tokenOut: other, amountIn: 10n ** 15n })
+    })
+  } catch {
+    // a chain without that route, an upstream hiccup: the first request warms the rest
+  }
+  requester.post({ t: 'warm' })
 }
 
 function counters(): WorkerCounters {

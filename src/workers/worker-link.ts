@@ -25,6 +25,8 @@ export class WorkerLink {
     private readonly host: StateHost,
     private readonly log: WorkerLinkLogger,
     onClose: (link: WorkerLink) => void,
+    /** the worker has warmed up */
+    private readonly onWarm: (link: WorkerLink) => void = () => {},
   ) {
     port.on('message', (message: WorkerMessage) => this.receive(message))
     port.on('close', () => {
@@ -54,6 +56,9 @@ export class WorkerLink {
         this.tasks.delete(message.taskId)
         return
       case 'tick':
+        return
+      case 'warm':
+        this.onWarm(this)
         return
       case 'log':
         this.log.warn({ ...message.obj, workerThreadId: this.threadId }, message.msg)

@@ -121,18 +121,20 @@ export class WorkerPool {
       workerData: settings,
     })
     let startFailed: (err: unknown) => void = () => {}
-    let offered = 0
+    let warmed = 0
     this.started = new Promise<void>((resolve, reject) => {
       startFailed = reject
+      const onWarm = (): void => {
+        if (++warmed === options.threads) resolve()
+      }
       this.piscina.on('message', (message: unknown) => {
         if (!isStatePortOffer(message)) return
-        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed))
+        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed), onWarm)
         this.links.set(link.threadId, link)
         // the port's 'close' may come late (or never) after its thread was terminated; 'exit' does not
         this.piscina.threads.find((thread) => thread.threadId === link.threadId)?.once('exit', () => this.retire(link))
-        // a head adopted between the pool's start and this worker's offer
-        link.announceHead(chain.latest().block)
-        if (++offered === options.threads) resolve()
+        // its first head (it warms up on it): kept readable, as every head announced
+        link.announceHead(this.host.pinLatest().block)
       })
     })
     // never an unhandled rejection: ready() is where the failure is reported
@@ -142,8 +144,9 @@ export class WorkerPool {
       // a worker that dies while idle: piscina replaces it and reports it here (never thrown)
       options.log.warn({ err }, 'a pool worker failed outside a task (piscina replaces it once it had started)')
     })
-    this.unsubscribeHeads = this.host.onNewHead((block) => {
-      for (const link of this.links.values()) link.announceHead(block)
+    this.unsubscribeHeads = this.host.onNewHead(() => {
+      const head = this.host.pinLatest().block
+      for (const link of this.links.values()) link.announceHead(head)
     })
     const silenceLimitMs = options.engines.evm.maxMs + HANG_GRACE_MS
     this.watchdog = new HangWatchdog({
@@ -154,8 +157,8 @@ export class WorkerPool {
   }
 
   /**
-   * Resolves when every worker has loaded (offered its state channel); rejects when one failed to
-   * load, or after WORKER_START_TIMEOUT_MS. Tasks run before it wait for their worker.
+   * Resolves when every worker has loaded and warmed up (worker-entry.ts); rejects when one failed
+   * to load, or after WORKER_START_TIMEOUT_MS. Tasks run before it wait for their worker.
    */
   async ready(): Promise<void> {
     let timer: NodeJS.Timeout | undefined
