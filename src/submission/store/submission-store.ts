@@ -91,8 +91,9 @@ export interface SubmissionLeases {
   /** the lease period, ms */
   readonly leaseMs: number
   /**
-   * Claim up to `limit` open submissions that no owner holds, or whose lease has expired, oldest
-   * received first. Submissions another claim is taking at this moment are skipped, not waited for.
+   * Claim up to `limit` open submissions that no owner holds, or whose lease has expired (oldest
+   * received first in PostgreSQL; the embedded store's own order otherwise). Submissions another
+   * claim is taking at this moment are skipped, not waited for.
    * @throws PersistenceError when the store cannot be written
    */
   claim(owner: string, limit: number): Promise<LeaseGrant>
