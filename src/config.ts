@@ -4,14 +4,16 @@
  * environment in one pass by `loadConfig` (src/node/config.ts), which reports every bad value at
  * once in a ConfigError; nothing downstream parses a configuration string again.
  *
- * This module holds only the shape and ConfigError (every layer that reports a configuration problem
- * throws it); its imports are types.
+ * This module holds only the shape, and re-exports ConfigError (every layer that reports a
+ * configuration problem throws it; its home is config-error.ts, so those layers need not import
+ * this module, which names their types); its imports are types.
  */
 import type { Address } from './chain/types.ts'
 import type { ApiKeyRegistry } from './server/auth/api-keys.ts'
 import type { PartnerRegistry } from './server/jsonrpc/partners.ts'
 import type { RelayEndpoint } from './submission/relay-client.ts'
-import { BaseError } from './primitives/base-error.ts'
+
+export { ConfigError } from './config-error.ts'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 export type Hardfork = 'london' | 'paris' | 'shanghai' | 'cancun' | 'prague'
@@ -192,12 +194,4 @@ export interface EvmConfig {
 export interface WorkersConfig {
   /** threads in the pool; 0: everything runs on the main thread, as without a pool */
   threads: number
-}
-
-/** A configuration the service refuses to start with: every problem, each naming its variable, never a secret's value. */
-export class ConfigError extends BaseError {
-  override readonly name = 'ConfigError'
-  constructor(readonly problems: string[]) {
-    super('invalid configuration', { metaMessages: problems })
-  }
 }

@@ -1,6 +1,6 @@
 /** Liveness and readiness: /healthz answers while the process runs; /readyz when state is readable. */
 import type { FastifyInstance } from 'fastify'
-import type { AppServices } from './app.ts'
+import type { ChainStateSource } from '../chain/types.ts'
 import { ref } from './openapi/components.ts'
 import { ROOT_SERVERS } from './openapi/openapi.ts'
 
@@ -25,7 +25,12 @@ const readyzSchema = {
   },
 }
 
-export function registerHealthRoutes(app: FastifyInstance, services: AppServices): void {
+/** What the health routes read (AppServices has it): the state source, for readiness and the head. */
+export interface HealthRoutesDeps {
+  chain: Pick<ChainStateSource, 'ready' | 'latest' | 'kind' | 'chainId'>
+}
+
+export function registerHealthRoutes(app: FastifyInstance, services: HealthRoutesDeps): void {
   app.get('/healthz', { schema: healthzSchema }, async () => ({ status: 'ok' }))
 
   app.get('/readyz', { schema: readyzSchema }, async (_req, reply) => {

@@ -35,28 +35,12 @@ import { signHash } from '../crypto/sign.ts'
 import { BaseError } from '../primitives/base-error.ts'
 import { TransactionRejectedError, type BundleResult, type Simulator, type TransactionResult } from '../evm/simulator.ts'
 import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
-import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher.ts'
+import type { BackrunTransactionRequest, BackrunTransactionSigner } from './backrun-signer.ts'
+import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher-ports.ts'
 import { executable, throwIfAborted } from './engine-simulator.ts'
 import { SearcherKeyPool } from './searcher-key-pool.ts'
 
-/** What the planner asks the signer to sign: an EIP-1559 call with value 0 and an empty access list. */
-export interface BackrunTransactionRequest {
-  chainId: bigint
-  nonce: bigint
-  to: Address
-  data: Hex
-  gasLimit: bigint
-  maxFeePerGas: bigint
-  maxPriorityFeePerGas: bigint
-}
-
-/** The searcher account that signs backrun transactions. */
-export interface BackrunTransactionSigner {
-  /** the searcher address (any case) */
-  readonly address: Address
-  /** @returns the raw signed EIP-1559 transaction, 0x-hex */
-  signTransaction(request: BackrunTransactionRequest): Promise<Hex>
-}
+export type { BackrunTransactionRequest, BackrunTransactionSigner } from './backrun-signer.ts'
 
 export interface EngineBackrunPlannerOptions {
   /** the newest head, and the chain id the backrun is signed for */

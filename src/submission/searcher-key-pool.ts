@@ -16,7 +16,7 @@
  * among the submissions planned for a block; a submission re-planned for the same block keeps its
  * key.
  */
-import type { BackrunTransactionSigner } from './engine-backrun-planner.ts'
+import type { BackrunTransactionSigner } from './backrun-signer.ts'
 
 export class SearcherKeyPool {
   readonly signers: readonly BackrunTransactionSigner[]

@@ -11,7 +11,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { ConfigError } from '../../config.ts'
+import { ConfigError } from '../../config-error.ts'
 
 /**
  * The documented development key, accepted only in devnet mode when no keys are configured.
