@@ -10,8 +10,10 @@
  *   literal that already has properties (or properties after a spread) takes the generic runtime
  *   path: ~45 and ~20 us a frame. Nothing reads the snapshot (not the EVM, not runTx, not this
  *   project). Here `runInterpreter` is the stock function line for line, except that `runState`
- *   is built when first read (a getter that replaces itself with the stock snapshot) and the result
- *   is written out property by property; `_executeCall` is the stock function without the
+ *   is built when first read (an accessor shared by all results, RUN_STATE_ACCESSOR, that
+ *   replaces itself with the stock snapshot; a getter closure per result made V8 promote whole
+ *   frames out of the young generation, see there) and the result is written out property by
+ *   property; `_executeCall` is the stock function without the
  *   branches of EIPs it leaves to the stock one (2780, 6800, 7708, 7864, 7928: none is active on
  *   the chains served, through Prague), with the message written out, and it hands
  *   `runInterpreter` the callee's account it has just read and written (the stock reads it again,
@@ -21,8 +23,15 @@
  *   transaction ends. An entry that is still empty is given the new height instead when that
  *   changes nothing a revert could see (see the conditions below): the entries that hold
  *   something, and where a revert stops, are the stock journal's.
+ * - The stock Interpreter constructor gives every frame's memory an 8 KB buffer (`new Memory()`),
+ *   used or not, and the buffers the frame grows into come from the pool of memory-patches.ts
+ *   anyway: ~2 us a frame, and 8 KB of external memory a frame for the garbage collector (~140 MB
+ *   for the 17,000 frames of QuadraticComplexitySolidity_CallDataCopy). `runInterpreter` builds
+ *   the Interpreter as its constructor does, field by field, with memory that starts empty
+ *   (`emptyMemory`); memory grows on first use exactly as before (Memory.extend).
  */
-import { Account, createZeroAddress, type Address } from '@ethereumjs/util'
+import { Account, EthereumJSErrorWithoutCode, createZeroAddress, type Address } from '@ethereumjs/util'
+import { emptyMemory } from './memory-patches.ts'
 
 interface FrameMessage {
   to?: Address
@@ -115,6 +124,44 @@ function frameMessage(message: CallMessage, gasLimit: bigint, contract: Account)
   }
 }
 
+/** What a frame result's `runState` snapshot is built from, if it is ever read. */
+const FRAME_END = Symbol('frame end')
+
+interface FrameEnd {
+  runState: object
+  result: object
+  env: object
+}
+
+interface FrameResultLike {
+  [FRAME_END]: FrameEnd
+}
+
+const runStateData = (value: unknown): PropertyDescriptor => ({ value, configurable: true, enumerable: true, writable: true })
+
+/**
+ * The `runState` of every frame result: the stock snapshot `{ ...runState, ...result, ...env }`,
+ * built when first read (nothing in ethereumjs or here reads it), then a data property as in the
+ * stock result. One accessor pair for all results: a getter made per result (a closure) gives each
+ * result its own hidden class, which V8 allocates in the old generation and which holds the
+ * closure, so every frame (interpreter, stack, memory, message) survived the young-generation
+ * collections until the next full one (on QuadraticComplexitySolidity_CallDataCopy 14% of all
+ * it allocated was promoted, and the collector took a fifth of the time).
+ */
+const RUN_STATE_ACCESSOR: PropertyDescriptor = Object.freeze({
+  configurable: true,
+  enumerable: true,
+  get(this: FrameResultLike): object {
+    const end = this[FRAME_END]
+    const runState = { ...end.runState, ...end.result, ...end.env }
+    Object.defineProperty(this, 'runState', runStateData(runState))
+    return runState
+  },
+  set(this: FrameResultLike, value: unknown): void {
+    Object.defineProperty(this, 'runState', runStateData(value))
+  },
+})
+
 /** EIPs whose branches of `_executeCall` the plain path leaves out: a chain with any goes to the stock function. */
 const STOCK_CALL_EIPS = [2780, 6800, 7708, 7864, 7928]
 
@@ -133,11 +180,75 @@ export interface FramePatchModules {
   EVM: { prototype: { runInterpreter: unknown; _executeCall: unknown } }
   Journal: { prototype: { checkpoint: unknown; commit: unknown } }
   defaultBlock(): unknown
-  Interpreter: new (...args: unknown[]) => FrameInterpreter
+  Interpreter: { prototype: object }
+  Memory: { prototype: object }
+  Stack: new () => unknown
   errorMessages: Record<string, string>
 }
 
-export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, errorMessages }: FramePatchModules): void {
+interface ConstructingEvm extends EvmLike {
+  common: { consensusType(): string }
+  _optsCached: { profiler?: unknown; cliqueSigner?: unknown }
+}
+
+interface FrameEnv {
+  gasRefund?: bigint
+  initialLogs?: unknown[]
+}
+
+/**
+ * `new Interpreter(evm, stateManager, blockchain, env, gasLeft, journal, performanceLogs,
+ * profilerOpts)` of `@ethereumjs/evm` 10.1.3 interpreter.js, the same fields in the same order,
+ * except that the memory has no buffer yet (see the module comment).
+ */
+function constructInterpreter(
+  classes: Pick<FramePatchModules, 'Interpreter' | 'Memory' | 'Stack'>,
+  evm: ConstructingEvm,
+  env: FrameEnv,
+  gasLeft: bigint,
+): FrameInterpreter {
+  const self = Object.create(classes.Interpreter.prototype) as Record<string, unknown>
+  self.opDebuggers = {}
+  self._evm = evm
+  self._stateManager = evm.stateManager
+  self.common = evm.common
+  if (evm.common.consensusType() === 'poa' && evm._optsCached.cliqueSigner === undefined) {
+    throw EthereumJSErrorWithoutCode('Must include cliqueSigner function if clique/poa is being used for consensus type')
+  }
+  self._runState = {
+    programCounter: 0,
+    opCode: 0xfe, // INVALID opcode
+    memory: emptyMemory(classes.Memory),
+    memoryWordCount: 0n,
+    highestMemCost: 0n,
+    stack: new classes.Stack(),
+    code: new Uint8Array(0),
+    validJumps: Uint8Array.from([]),
+    cachedPushes: {},
+    stateManager: evm.stateManager,
+    blockchain: evm.blockchain,
+    env,
+    shouldDoJumpAnalysis: true,
+    interpreter: self,
+    gasRefund: env.gasRefund,
+    gasLeft,
+    stateGasSpilled: 0n,
+    returnBytes: new Uint8Array(0),
+  }
+  self.journal = evm.journal
+  self._env = env
+  self._result = {
+    logs: env.initialLogs ? [...env.initialLogs] : [],
+    returnValue: undefined,
+    selfdestruct: new Map(),
+  }
+  self.profilerOpts = evm._optsCached.profiler
+  self.performanceLogger = evm.performanceLogger
+  return self as unknown as FrameInterpreter
+}
+
+export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, Stack, errorMessages }: FramePatchModules): void {
+  const classes = { Interpreter, Memory, Stack }
   Journal.prototype.checkpoint = async function (this: JournalLike): Promise<void> {
     this.journalHeight++
     const diff = this.journalDiff
@@ -161,7 +272,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, errorMess
   const REVERT = errorMessages.REVERT
   const INVALID_EOF_FORMAT = errorMessages.INVALID_EOF_FORMAT
 
-  EVM.prototype.runInterpreter = async function (this: EvmLike, message: FrameMessage, opts: { initialLogs?: unknown[] } = {}) {
+  EVM.prototype.runInterpreter = async function (this: ConstructingEvm, message: FrameMessage, opts: { initialLogs?: unknown[] } = {}) {
     let contract = message.contract ?? (await this.stateManager.getAccount(message.to ?? createZeroAddress()))
     if (!contract) {
       contract = new Account()
@@ -187,7 +298,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, errorMess
       createdAddresses: message.createdAddresses,
       initialLogs: opts.initialLogs,
     }
-    const interpreter = new Interpreter(this, this.stateManager, this.blockchain, env, message.gasLimit, this.journal, this.performanceLogger, this._optsCached.profiler)
+    const interpreter = constructInterpreter(classes, this, env, message.gasLimit)
     if (message.selfdestruct) {
       interpreter._result.selfdestruct = message.selfdestruct
     }
@@ -217,20 +328,9 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, errorMess
       executionGasUsed: gasUsed,
       gasRefund: interpreterRes.runState.gasRefund,
       stateGasSpilled: interpreterRes.runState.stateGasSpilled,
+      [FRAME_END]: { runState: interpreterRes.runState, result, env: interpreter._env } satisfies FrameEnd,
     }
-    const frameEnd = result
-    Object.defineProperty(frameResult, 'runState', {
-      configurable: true,
-      enumerable: true,
-      get() {
-        const runState = { ...interpreterRes.runState, ...frameEnd, ...interpreter._env }
-        Object.defineProperty(frameResult, 'runState', { value: runState, configurable: true, enumerable: true, writable: true })
-        return runState
-      },
-      set(value: unknown) {
-        Object.defineProperty(frameResult, 'runState', { value, configurable: true, enumerable: true, writable: true })
-      },
-    })
+    Object.defineProperty(frameResult, 'runState', RUN_STATE_ACCESSOR)
     return frameResult
   }
 

@@ -210,8 +210,9 @@ async function apply(): Promise<void> {
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
   const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as Pick<FramePatchModules, 'Journal'>
-  patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], errorMessages: EVMError.errorMessages })
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory } }
+  const { Stack } = (await import(new URL('./stack.js', evmEntry).href)) as Pick<FramePatchModules, 'Stack'>
+  patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter, Memory, Stack, errorMessages: EVMError.errorMessages })
   Memory.prototype.extend = extendMemory
   const syncGasHandlers = await loadSyncGasHandlers()
   const syncGas: Array<SyncGasHandler | undefined> = Array.from({ length: 256 }, (_, op) => syncGasHandlers.get(op))

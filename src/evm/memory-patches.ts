@@ -12,8 +12,9 @@
  *   spread (~40 us per kilobyte), then the padded slice is copied again into memory. Here the
  *   existing part of the source is copied into memory directly, and the rest zeroed.
  * - Growing memory allocated the grown part and then a buffer for old + grown part
- *   (`concatBytes`), every frame anew. Here frames take their buffers from a bounded pool and
- *   give them back when they end (a frame's memory is never read once it has run: its return
+ *   (`concatBytes`), every frame anew, after the 8 KB every frame is given as it starts. Here a
+ *   frame starts without a buffer (`emptyMemory`, used by frame-patches.ts), takes its buffers
+ *   from a bounded pool as it grows, and gives them back when it ends (a frame's memory is never read once it has run: its return
  *   data, log data and created code are copies; the calldata views it gave callees are not used
  *   once those callees have returned).
  * - Everything is zeroed at most once: a Memory keeps a high-water mark (`_high`, the furthest
@@ -38,6 +39,14 @@ export const POOLED_MEMORY_MAX_BYTES = 16 * 1024 * 1024
 const pooled = new Map<number, Uint8Array[]>()
 let pooledBytes = 0
 const NO_MEMORY = new Uint8Array(0)
+
+/** A Memory (the stock class) with no buffer yet: `extend` takes one from the pool on first use. */
+export function emptyMemory(Memory: { prototype: object }): PatchedMemory {
+  const memory = Object.create(Memory.prototype) as PatchedMemory
+  memory._store = NO_MEMORY
+  memory._high = 0
+  return memory
+}
 
 /** A zeroed buffer of `size` bytes (a multiple of MEMORY_CHUNK): a reused one when there is one. */
 function zeroedBuffer(size: number): Uint8Array {
@@ -77,7 +86,7 @@ export function releaseFrameMemory(memory: PatchedMemory): void {
   memory._store = NO_MEMORY
   memory._high = 0
   const size = store.length
-  if (size <= MEMORY_CHUNK || size > POOLED_BUFFER_MAX_BYTES || size % MEMORY_CHUNK !== 0 || pooledBytes + size > POOLED_MEMORY_MAX_BYTES) return
+  if (size < MEMORY_CHUNK || size > POOLED_BUFFER_MAX_BYTES || size % MEMORY_CHUNK !== 0 || pooledBytes + size > POOLED_MEMORY_MAX_BYTES) return
   store.fill(0, 0, Math.min(high, size))
   let list = pooled.get(size)
   if (list === undefined) pooled.set(size, (list = []))

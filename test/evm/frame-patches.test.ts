@@ -157,6 +157,42 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
   it.each(Object.entries(CODES))('a contract that %s: as the stock functions', async (_name, code) => {
     expect(await run(code, true)).toEqual(await run(code, false))
   })
+
+  async function frameResults(code: string, times: number) {
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    await state.putCode(A, Buffer.from(code, 'hex'))
+    return new VmPool(common).with(state, async (vm) => {
+      const results = []
+      for (let i = 0; i < times; i++) results.push((await vm.evm.runCall({ caller: CALLER, to: A, gasLimit: 100_000n })).execResult)
+      return results
+    })
+  }
+
+  it('gives every frame result the same runState accessor, not a closure of its own (which kept whole frames from the young-generation collector)', async () => {
+    const [first, second] = await frameResults(CODES['returns data'], 2)
+    const accessor = (r: object) => Object.getOwnPropertyDescriptor(r, 'runState')
+    expect(accessor(first)?.get).toBeTypeOf('function')
+    expect(accessor(first)?.get).toBe(accessor(second)?.get)
+    expect(accessor(first)?.set).toBe(accessor(second)?.set)
+    expect(accessor(first)?.enumerable).toBe(true)
+    // read once, it is the stock snapshot as a data property; written, it holds what was written
+    const snapshot = first.runState as unknown as Record<string, unknown>
+    expect(snapshot.gasLeft).toBe(first.gas)
+    expect(accessor(first)?.value).toBe(snapshot)
+    second.runState = undefined
+    expect(accessor(second)).toMatchObject({ value: undefined, writable: true, enumerable: true })
+  })
+
+  it("starts a frame's memory without a buffer: a frame that uses a little memory reuses a pooled one, a frame that uses none takes none", async () => {
+    await frameResults(CODES['returns data'], 1)
+    const afterOne = memoryPoolStats()
+    expect(afterOne.buffers).toBeGreaterThan(0)
+    // with a buffer of its own per frame (the stock 8 KB), each frame would add one to the pool
+    await frameResults(CODES['returns data'], 20)
+    expect(memoryPoolStats()).toEqual(afterOne)
+    await frameResults(CODES['stops at once'], 20)
+    expect(memoryPoolStats()).toEqual(afterOne)
+  })
 })
 
 describe('Memory', () => {
