@@ -249,7 +249,8 @@ function constructInterpreter(
 
 export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, Stack, errorMessages }: FramePatchModules): void {
   const classes = { Interpreter, Memory, Stack }
-  Journal.prototype.checkpoint = async function (this: JournalLike): Promise<void> {
+  // not async functions: the state manager's promise is the caller's (one async call a frame less)
+  Journal.prototype.checkpoint = function (this: JournalLike): Promise<void> {
     this.journalHeight++
     const diff = this.journalDiff
     const last = diff[diff.length - 1]
@@ -257,16 +258,16 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
     // takes the new height (a revert of the new level then stops at that predecessor, as at it)
     if (diff.length > 1 && isEmptyDiff(last) && diff[diff.length - 2][0] === this.journalHeight - 1) last[0] = this.journalHeight
     else diff.push([this.journalHeight, [new Set(), new Map(), new Set()]])
-    await this.stateManager.checkpoint()
+    return this.stateManager.checkpoint()
   }
-  Journal.prototype.commit = async function (this: JournalLike): Promise<void> {
+  Journal.prototype.commit = function (this: JournalLike): Promise<void> {
     this.journalHeight--
     const diff = this.journalDiff
     const last = diff[diff.length - 1]
     // an empty entry above the new height separates nothing: it takes the new height
     if (diff.length > 1 && isEmptyDiff(last)) last[0] = this.journalHeight
     else diff.push([this.journalHeight, [new Set(), new Map(), new Set()]])
-    await this.stateManager.commit()
+    return this.stateManager.commit()
   }
 
   const REVERT = errorMessages.REVERT

@@ -42,6 +42,16 @@
  *    journal keeps two entries of three collections per frame for the whole transaction; the
  *    same functions without that. `Common.consensusType`, asked by every frame, walks the
  *    hardfork table: answered once per hardfork, as isActivatedEIP (2.).
+ * 9. STOP ends a frame by throwing (its handler traps a STOP error that the loop catches): ~1 us
+ *    a frame, and most frames of QuadraticComplexitySolidity_CallDataCopy end so. On the fast
+ *    path (5.) the loop charges STOP's fee and advances the pc as the stock step does, and ends
+ *    the frame without the throw. `_emit`, which the EVM awaits twice a call frame
+ *    (beforeMessage, afterMessage), is an async function that copies the listener array even
+ *    when there is none: per EVM (patchEvmInstance), with no listener it answers a resolved
+ *    promise at once.
+ * 10. Addresses (address-patches.ts): the state manager and the journal turn the same Address
+ *    into a hex string about ten times a frame, ~20 intermediate strings each; the hex is kept on
+ *    the Address, and the journal's warm-address keys use Node's hex encoder.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -49,8 +59,9 @@
  */
 import { createHash } from 'node:crypto'
 import { Common } from '@ethereumjs/common'
-import { EthereumJSErrorWithoutCode } from '@ethereumjs/util'
+import { Address, EthereumJSErrorWithoutCode } from '@ethereumjs/util'
 import { DEADLINE_CHECK_STEPS, checkDeadline, checkFrameStart, executionDeadline } from './execution-budget.ts'
+import { patchAddresses, type AddressPatchModules } from './address-patches.ts'
 import { patchFrames, type FramePatchModules } from './frame-patches.ts'
 import { copyHandlers, extendMemory, releaseFrameMemory, type CopyInternals, type CopyRunState, type PatchedMemory } from './memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
@@ -96,6 +107,7 @@ interface LoopRunState {
   shouldDoJumpAnalysis: boolean
   gasLeft: bigint
   eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean
+  eip7928PostTargetCallOog?: unknown
   env: { accessWitness?: { revert(): void } }
   memory: PatchedMemory
 }
@@ -209,10 +221,11 @@ async function apply(): Promise<void> {
   const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
-  const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as Pick<FramePatchModules, 'Journal'>
+  const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] }
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory } }
   const { Stack } = (await import(new URL('./stack.js', evmEntry).href)) as Pick<FramePatchModules, 'Stack'>
   patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter, Memory, Stack, errorMessages: EVMError.errorMessages })
+  patchAddresses({ Address, Journal })
   Memory.prototype.extend = extendMemory
   const syncGasHandlers = await loadSyncGasHandlers()
   const syncGas: Array<SyncGasHandler | undefined> = Array.from({ length: 256 }, (_, op) => syncGasHandlers.get(op))
@@ -301,6 +314,14 @@ async function apply(): Promise<void> {
         opCode = opCodeObj.opcodeInfo.code
       }
       rs.opCode = opCode
+      if (opCode === 0x00 && fast && rs.eip7928PostTargetCallOog === undefined) {
+        // 9. STOP: the stock step charges its fee (0) and advances the pc, then its handler throws
+        // a STOP error for this loop to catch and end the frame without error; here the frame ends
+        const stop = opCodeObj ?? this.lookupOpInfo(opCode)
+        this.useGas(stop.opcodeInfo.feeBigInt, stop.opcodeInfo)
+        rs.programCounter++
+        break
+      }
       try {
         let pending = fast ? fastStep(this, opCodeObj ?? this.lookupOpInfo(opCode)) : STOCK
         if (pending === STOCK) pending = stockRunStep.call(this, opCodeObj)
@@ -350,8 +371,22 @@ function fastMstore(runState: RunStateLike): void {
   runState.memory.write(Number(offset), 32, word32(word))
 }
 
-/** Per-EVM patches (opcode handlers live in each EVM's opcode map). */
+const RESOLVED = Promise.resolve()
+
+interface EmittingEvm {
+  events?: { listenerCount(topic: string): number }
+  _emit?: (topic: string, data: unknown) => Promise<void>
+}
+
+/** Per-EVM patches (opcode handlers live in each EVM's opcode map; `_emit` is made per EVM). */
 export function patchEvmInstance(evm: object): void {
+  const emitting = evm as EmittingEvm
+  const stockEmit = emitting._emit
+  const events = emitting.events
+  if (stockEmit !== undefined && events !== undefined) {
+    // 9. what the stock `_emit` does with no listener (nothing), without an async function
+    emitting._emit = (topic, data) => (events.listenerCount(topic) === 0 ? RESOLVED : stockEmit(topic, data))
+  }
   const map = (evm as { _opcodeMap?: OpcodeEntry[] })._opcodeMap
   if (map === undefined) return
   const replace = (op: number, handler: OpcodeEntry['opHandler']) => {

@@ -164,7 +164,10 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     const key = toKey(address)
     const creating = this.creationTarget === key
     this.creationTarget = undefined
-    const info = await this.readAccount(key)
+    // readAccount, with this layer's own entry read without an async call (the EVM reads the
+    // caller and callee of every call frame, and after their first write they are here)
+    const own = this.accounts.get(key)
+    const info = own === undefined ? await this.base.readAccount(key) : (own ?? undefined)
     if (creating && (info === undefined || (info.nonce === 0n && !hasCode(info))) && (await this.hasStorage(key))) {
       // EIP-7610: ethereumjs sees a collision in this root
       return new Account(info?.nonce ?? 0n, info?.balance ?? 0n, NON_EMPTY_STORAGE_ROOT, info?.codeHash ?? KECCAK256_NULL)
@@ -224,7 +227,7 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     this.setAccount(key, { ...current, codeHash: value.length === 0 ? KECCAK256_NULL : keccak_256(value) })
   }
 
-  async getCode(address: EjsAddress): Promise<Uint8Array> {
+  getCode(address: EjsAddress): Promise<Uint8Array> {
     return this.readCode(toKey(address))
   }
 

@@ -100,6 +100,35 @@ describe('interpreter patches: frames and analyses', () => {
     expect(await run(false)).toEqual({ gas: 3n + BigInt(ITERATIONS) * 26n, steps: 0 })
   })
 
+  it("a pooled EVM's message events reach their listeners (plain and callback ones); with none, nothing is built", async () => {
+    const common = commonForChain(31337n)
+    const pool = new VmPool(common)
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    const loop = createAddressFromString('0x0000000000000000000000000000000000001007')
+    await state.putCode(loop, Buffer.from(COUNTDOWN.slice(2), 'hex'))
+    const seen = await pool.with(state, async (vm) => {
+      const evm = vm.evm as unknown as { _emit(topic: string, data: unknown): Promise<void> }
+      // no listener: one shared, settled answer, not an async function's promise per event
+      expect(evm._emit('beforeMessage', {})).toBe(evm._emit('afterMessage', {}))
+      const events: string[] = []
+      const before = (m: { depth: number }) => void events.push(`before ${m.depth}`)
+      const after = (r: { execResult: { executionGasUsed: bigint } }, resolve?: () => void) => {
+        events.push(`after ${r.execResult.executionGasUsed}`)
+        resolve?.()
+      }
+      vm.evm.events!.on('beforeMessage', before)
+      vm.evm.events!.on('afterMessage', after)
+      try {
+        await vm.evm.runCall({ to: loop, gasLimit: 100_000n })
+      } finally {
+        vm.evm.events!.off('beforeMessage', before)
+        vm.evm.events!.off('afterMessage', after)
+      }
+      return events
+    })
+    expect(seen).toEqual(['before 0', `after ${3 + ITERATIONS * 26}`])
+  })
+
   it('shares a jump analysis between the VMs of one Common and between equal code arrays, not across Commons', async () => {
     const analyse = await analyser()
     const common = commonForChain(31337n)

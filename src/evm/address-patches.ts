@@ -1,0 +1,79 @@
+/**
+ * Addresses as map keys, in the stock EVM (`@ethereumjs/util` 10.1.3 address.js, `@ethereumjs/evm`
+ * journal.js), patched without changing what they return. Applied by applyInterpreterPatches
+ * (interpreter-patches.ts 10.).
+ *
+ * Every call frame turns the same few addresses into hex strings about ten times: the state
+ * manager keys accounts and code by `address.toString()` (caller and callee read, written, the
+ * callee's code loaded, the caller read again after the call), and the EVM journal keys touched
+ * accounts by it and warm addresses by the hex of `address.bytes`. The conversion (noble's
+ * `bytesToHex`) appends two characters at a time: ~20 intermediate strings and ~600 bytes of
+ * garbage per address, ~2 us and a tenth of what a frame allocates on
+ * QuadraticComplexitySolidity_CallDataCopy. The Address objects are mostly the same objects
+ * (the frame's `env.address`, the message's `to` and `caller`), so:
+ *
+ * - `Address.toString()` keeps its answer on the Address. An Address is never changed in place (its
+ *   `bytes` are set once, by the constructor; nothing in ethereumjs or this project writes into
+ *   them), so the answer stays right.
+ * - the journal's `isWarmedAddress(bytes)` and `addWarmedAddress(bytes)` are given bytes, mostly
+ *   of an Address just made from the stack (CALL's target): they convert them with Node's native
+ *   hex encoder (one string) instead of noble's (the same lowercase hex).
+ */
+
+const HEX = Symbol('address hex')
+
+interface AddressLike {
+  bytes: Uint8Array
+  [HEX]?: string
+  toString(): string
+}
+
+interface WarmJournal {
+  journal: Map<string, Set<string>>
+  alwaysWarmJournal: Map<string, unknown>
+  journalDiff: Array<[number, [Set<string>, ...unknown[]]]>
+  accessList?: Map<string, Set<string>>
+}
+
+export interface AddressPatchModules {
+  Address: { prototype: object }
+  Journal: { prototype: { isWarmedAddress: unknown; addWarmedAddress: unknown } }
+}
+
+let patched = false
+
+export function patchAddresses({ Address, Journal }: AddressPatchModules): void {
+  if (patched) return
+  patched = true
+  const proto = Address.prototype as AddressLike
+  const stockToString = proto.toString
+  proto.toString = function (this: AddressLike): string {
+    let hex = this[HEX]
+    if (hex === undefined) {
+      hex = stockToString.call(this)
+      this[HEX] = hex
+    }
+    return hex
+  }
+
+  const unprefixedHex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
+
+  // the stock functions with the key from unprefixedHex (the stock: bytesToUnprefixedHex(bytes))
+  Journal.prototype.isWarmedAddress = function (this: WarmJournal, address: Uint8Array): boolean {
+    const addressHex = unprefixedHex(address)
+    return this.journal.has(addressHex) || this.alwaysWarmJournal.has(addressHex)
+  }
+  Journal.prototype.addWarmedAddress = function (this: WarmJournal, addressArr: Uint8Array): void {
+    const address = unprefixedHex(addressArr)
+    if (!this.journal.has(address)) {
+      this.journal.set(address, new Set())
+      const diffArr = this.journalDiff[this.journalDiff.length - 1][1]
+      diffArr[0].add(address)
+    }
+    if (this.accessList !== undefined) {
+      if (!this.accessList.has(address)) {
+        this.accessList.set(address, new Set())
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * address-patches.ts against the stock functions it replaces (captured before the patches are
+ * applied): Address.toString and the journal's warm-address keys give what the stock ones give.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { Address, bytesToHex } from '@ethereumjs/util'
+import { commonForChain } from '../../src/evm/chain-config.ts'
+import { applyInterpreterPatches } from '../../src/evm/interpreter-patches.ts'
+
+const evmEntry = import.meta.resolve('@ethereumjs/evm')
+interface JournalInstance {
+  journal: Map<string, Set<string>>
+  journalDiff: Array<[number, Array<Set<string>>]>
+  isWarmedAddress(address: Uint8Array): boolean
+  addWarmedAddress(address: Uint8Array): void
+  addAlwaysWarmAddress(address: string): void
+  checkpoint(): Promise<void>
+  revert(): Promise<void>
+}
+const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as {
+  Journal: { new (sm: unknown, common: unknown): JournalInstance; prototype: Record<string, unknown> }
+}
+const stock = {
+  toString: Address.prototype.toString,
+  isWarmedAddress: Journal.prototype.isWarmedAddress,
+  addWarmedAddress: Journal.prototype.addWarmedAddress,
+}
+await applyInterpreterPatches()
+
+const common = commonForChain(1n)
+const address20 = fc.uint8Array({ minLength: 20, maxLength: 20 })
+
+describe('Address.toString', () => {
+  it('is patched, and gives the stock hex every time it is asked', () => {
+    expect(Address.prototype.toString).not.toBe(stock.toString)
+    fc.assert(
+      fc.property(address20, (bytes) => {
+        const address = new Address(bytes)
+        const expected = bytesToHex(bytes)
+        expect(stock.toString.call(address)).toBe(expected)
+        expect(address.toString()).toBe(expected)
+        expect(address.toString()).toBe(expected)
+        expect(`${address}`).toBe(expected)
+      }),
+      { numRuns: 500 },
+    )
+  })
+})
+
+describe("the journal's warm addresses", () => {
+  const noopState = { checkpoint: async () => {}, commit: async () => {}, revert: async () => {} }
+  const ADDRESSES = [1, 2, 3, 4].map((n) => new Uint8Array(20).fill(n * 0x1f))
+  // bytes that are a view into a larger buffer (as `slice` of code or calldata can give)
+  const VIEW = new Uint8Array(64).fill(0xab).subarray(7, 27)
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('warm' as const), a: fc.integer({ min: 0, max: 4 }) }),
+    fc.record({ kind: fc.constant('ask' as const), a: fc.integer({ min: 0, max: 4 }) }),
+    fc.record({ kind: fc.constant('always' as const), a: fc.integer({ min: 0, max: 4 }) }),
+    fc.constant({ kind: 'checkpoint' as const }),
+    fc.constant({ kind: 'revert' as const }),
+  )
+  const bytesOf = (a: number) => (a === 4 ? VIEW : ADDRESSES[a])
+
+  it('answers and records as the stock functions through any sequence', async () => {
+    expect(Journal.prototype.isWarmedAddress).not.toBe(stock.isWarmedAddress)
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
+        const ours = new Journal(noopState, common)
+        const theirs = new Journal(noopState, common)
+        Object.assign(theirs, { isWarmedAddress: stock.isWarmedAddress, addWarmedAddress: stock.addWarmedAddress })
+        let depth = 0
+        for (const o of ops) {
+          const answers: boolean[] = []
+          for (const j of [ours, theirs]) {
+            if (o.kind === 'warm') j.addWarmedAddress(bytesOf(o.a))
+            else if (o.kind === 'ask') answers.push(j.isWarmedAddress(bytesOf(o.a)))
+            else if (o.kind === 'always') j.addAlwaysWarmAddress(bytesToHex(bytesOf(o.a)))
+            else if (o.kind === 'checkpoint') await j.checkpoint()
+            else if (depth > 0) await j.revert()
+          }
+          if (o.kind === 'checkpoint') depth++
+          else if (o.kind === 'revert' && depth > 0) depth--
+          if (answers.length > 0) expect(answers[0]).toBe(answers[1])
+          expect([...ours.journal.keys()]).toEqual([...theirs.journal.keys()])
+          expect(ours.journalDiff.map(([h, d]) => [h, [...d[0]]])).toEqual(theirs.journalDiff.map(([h, d]) => [h, [...d[0]]]))
+        }
+      }),
+      { numRuns: 500 },
+    )
+  })
+})
