@@ -63,7 +63,7 @@ import { Address, EthereumJSErrorWithoutCode } from '@ethereumjs/util'
 import { DEADLINE_CHECK_STEPS, checkDeadline, checkFrameStart, executionDeadline } from './execution-budget.ts'
 import { patchAddresses, type AddressPatchModules } from './address-patches.ts'
 import { patchFrames, type FramePatchModules } from './frame-patches.ts'
-import { copyHandlers, extendMemory, releaseFrameMemory, type CopyInternals, type CopyRunState, type PatchedMemory } from './memory-patches.ts'
+import { copyHandlers, extendMemory, releaseFrameMemory, writeMemory, type CopyInternals, type CopyRunState, type PatchedMemory } from './memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
 
 interface JumpAnalysis {
@@ -222,11 +222,12 @@ async function apply(): Promise<void> {
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
   const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] }
-  const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory } }
+  const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory & { write: typeof writeMemory } } }
   const { Stack } = (await import(new URL('./stack.js', evmEntry).href)) as Pick<FramePatchModules, 'Stack'>
   patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter, Memory, Stack, errorMessages: EVMError.errorMessages })
   patchAddresses({ Address, Journal })
   Memory.prototype.extend = extendMemory
+  Memory.prototype.write = writeMemory
   const syncGasHandlers = await loadSyncGasHandlers()
   const syncGas: Array<SyncGasHandler | undefined> = Array.from({ length: 256 }, (_, op) => syncGasHandlers.get(op))
 

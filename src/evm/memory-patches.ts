@@ -17,14 +17,19 @@
  *   from a bounded pool as it grows, and gives them back when it ends (a frame's memory is never read once it has run: its return
  *   data, log data and created code are copies; the calldata views it gave callees are not used
  *   once those callees have returned).
- * - Everything is zeroed at most once: a Memory keeps a high-water mark (`_high`, the furthest
- *   byte any `extend` has reached: every write extends first), bytes past it are known to be
- *   zero, so neither growth, nor copies, nor the return to the pool zero or copy them again.
+ * - Nothing is zeroed or copied that was never written: a Memory keeps a high-water mark
+ *   (`_high`, the end of the furthest write: `write`, patched to keep it, and the copies here are
+ *   the only writers), bytes past it are known to be zero, so neither growth, nor copies, nor the
+ *   return to the pool zero or copy them again. Expanding memory writes nothing: a frame that
+ *   expands its memory to 50,000 bytes and writes 36 of them gives back a buffer with 36 bytes to
+ *   zero (it was the furthest byte any `extend` had reached, i.e. all 50,000).
  */
+
+import { EthereumJSErrorWithoutCode } from '@ethereumjs/util'
 
 export interface PatchedMemory {
   _store: Uint8Array
-  /** the furthest byte reached by `extend` (absent: 0); past it, `_store` is all zeros */
+  /** the end of the furthest write (absent: 0); past it, `_store` is all zeros */
   _high?: number
   extend(offset: number, size: number): void
 }
@@ -70,13 +75,22 @@ export function memoryPoolStats(): { buffers: number; bytes: number } {
 export function extendMemory(this: PatchedMemory, offset: number, size: number): void {
   if (size === 0) return
   const newSize = Math.ceil((offset + size) / 32) * 32
-  const high = this._high ?? 0
-  if (newSize > high) this._high = newSize
   const store = this._store
   if (newSize <= store.length) return
   const next = zeroedBuffer(store.length + Math.ceil((newSize - store.length) / MEMORY_CHUNK) * MEMORY_CHUNK)
+  const high = this._high ?? 0
   if (high > 0) next.set(high >= store.length ? store : store.subarray(0, high))
   this._store = next
+}
+
+/** The stock `Memory.write` (extend, the same checks, the bytes set), keeping the high-water mark. */
+export function writeMemory(this: PatchedMemory, offset: number, size: number, value: Uint8Array): void {
+  if (size === 0) return
+  this.extend(offset, size)
+  if (value.length !== size) throw EthereumJSErrorWithoutCode('Invalid value size')
+  if (offset + size > this._store.length) throw EthereumJSErrorWithoutCode('Value exceeds memory capacity')
+  this._store.set(value, offset)
+  if (offset + size > (this._high ?? 0)) this._high = offset + size
 }
 
 /** A frame's memory back to the pool, zeroed below its high-water mark; the frame's Memory is left empty. */
@@ -111,6 +125,7 @@ function copyToMemory(memory: PatchedMemory, memOffset: bigint, source: Uint8Arr
   const padFrom = offset + (end - start)
   const padTo = Math.min(offset + size, high)
   if (padFrom < padTo) store.fill(0, padFrom, padTo)
+  if (padFrom > high) memory._high = padFrom
 }
 
 export interface CopyRunState {

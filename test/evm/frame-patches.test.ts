@@ -45,6 +45,7 @@ const stock = {
   runInterpreter: EVM.prototype.runInterpreter,
   executeCall: EVM.prototype._executeCall,
   extend: Memory.prototype.extend,
+  write: Memory.prototype.write,
 }
 await applyInterpreterPatches()
 
@@ -208,14 +209,14 @@ describe('Memory', () => {
       fc.property(fc.array(memOp, { maxLength: 40 }), (ops) => {
         let ours = new Memory()
         let theirs = new Memory()
-        Object.assign(theirs, { extend: stock.extend })
+        Object.assign(theirs, { extend: stock.extend, write: stock.write })
         for (const o of ops) {
           if (o.kind === 'release') {
             // the frame ends: its buffer goes back to the pool, the next frame starts afresh
             releaseFrameMemory(ours)
             ours = new Memory()
             theirs = new Memory()
-            Object.assign(theirs, { extend: stock.extend })
+            Object.assign(theirs, { extend: stock.extend, write: stock.write })
             continue
           }
           for (const m of [ours, theirs]) {
@@ -230,6 +231,20 @@ describe('Memory', () => {
       { numRuns: 300 },
     )
     expect(memoryPoolStats().bytes).toBeLessThanOrEqual(POOLED_MEMORY_MAX_BYTES)
+  })
+
+  it('zeroes a returned buffer where it was written, however far memory was expanded, and reuses it all zeros', () => {
+    const size = 57_344 // 50,000 bytes in whole 8 KB chunks
+    for (let round = 0; round < 3; round++) {
+      const m = new Memory()
+      m.extend(0, 50_000) // what CALLDATACOPY of 50,000 bytes of 36-byte calldata charges for
+      expect(m._store.length).toBe(size)
+      expect(m._store.every((b) => b === 0)).toBe(true)
+      m.write(round * 1000, 36, new Uint8Array(36).fill(0xee))
+      m.write(49_990, 10, new Uint8Array(10).fill(0xdd))
+      expect(m._high).toBe(50_000)
+      releaseFrameMemory(m)
+    }
   })
 
   it('keeps the pool bounded however many frames end', () => {
