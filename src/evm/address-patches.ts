@@ -18,6 +18,8 @@
  * - the journal's `isWarmedAddress(bytes)` and `addWarmedAddress(bytes)` are given bytes, mostly
  *   of an Address just made from the stack (CALL's target): they convert them with Node's native
  *   hex encoder (one string) instead of noble's (the same lowercase hex).
+ * - `EVM.getPrecompile(address)`, asked by every call frame whether its code address is a
+ *   precompile, looks the Address up by its kept hex (the stock: noble's hex of its bytes).
  */
 
 const HEX = Symbol('address hex')
@@ -38,11 +40,16 @@ interface WarmJournal {
 export interface AddressPatchModules {
   Address: { prototype: object }
   Journal: { prototype: { isWarmedAddress: unknown; addWarmedAddress: unknown } }
+  EVM: { prototype: { getPrecompile: unknown } }
+}
+
+interface PrecompileTable {
+  precompiles: Map<string, unknown>
 }
 
 let patched = false
 
-export function patchAddresses({ Address, Journal }: AddressPatchModules): void {
+export function patchAddresses({ Address, Journal, EVM }: AddressPatchModules): void {
   if (patched) return
   patched = true
   const proto = Address.prototype as AddressLike
@@ -54,6 +61,14 @@ export function patchAddresses({ Address, Journal }: AddressPatchModules): void 
       this[HEX] = hex
     }
     return hex
+  }
+
+  // the stock function; an Address by its kept hex
+  EVM.prototype.getPrecompile = function (this: PrecompileTable, address: string | AddressLike): unknown {
+    if (typeof address === 'string') {
+      return this.precompiles.get(address.slice(2).padStart(40, '0').toLowerCase())
+    }
+    return this.precompiles.get(address.toString().slice(2))
   }
 
   const unprefixedHex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')

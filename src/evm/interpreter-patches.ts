@@ -7,8 +7,9 @@
  *    by those EVMs: found by code object first, then by content (SHA-256 of the code: 11 V3 pools
  *    hold the same bytes in different arrays). Nothing mutates code arrays or analyses. The
  *    content-keyed table is bounded (least recently used out past 4 MiB of code).
- * 2. `Common.isActivatedEIP` scans an array on every opcode (~10%). It is answered from a Set that
- *    is rebuilt whenever the Common replaces its activated-EIP array (on a hardfork change).
+ * 2. `Common.isActivatedEIP` scans an array on every opcode (~10%). It is answered from a table
+ *    of flags indexed by EIP number, rebuilt whenever the Common replaces its activated-EIP array
+ *    (on a hardfork change).
  * 3. `runStep` is an async function, so every opcode allocates a promise even when nothing in it
  *    awaits. For the common case (static gas, synchronous handler, no tracer, no debug, no
  *    stateless witness, no pending EIP-7928 call) the step runs synchronously, doing exactly what
@@ -121,7 +122,7 @@ interface EvmErrorModule {
 
 interface CommonInternals {
   _activatedEIPsCache: number[]
-  __eipSet?: Set<number>
+  __eipFlags?: Uint8Array
   __eipSource?: number[]
   __consensusHardfork?: string
   __consensusType?: string
@@ -185,13 +186,15 @@ async function apply(): Promise<void> {
   const proto = Common.prototype as unknown as { isActivatedEIP(eip: number): boolean }
   proto.isActivatedEIP = function (this: CommonInternals, eip: number): boolean {
     const source = this._activatedEIPsCache
-    let set = this.__eipSet
-    if (set === undefined || this.__eipSource !== source) {
-      set = new Set(source)
-      this.__eipSet = set
+    let flags = this.__eipFlags
+    if (flags === undefined || this.__eipSource !== source) {
+      // one byte per EIP number up to the highest active one (~8,000 bytes): an index, not a hash
+      flags = new Uint8Array(Math.max(0, ...source) + 1)
+      for (const active of source) flags[active] = 1
+      this.__eipFlags = flags
       this.__eipSource = source
     }
-    return set.has(eip)
+    return flags[eip] === 1
   }
   // every Interpreter asks, every frame: a walk over the hardfork table, answered once per hardfork
   const cproto = Common.prototype as unknown as { consensusType(): string }
@@ -225,7 +228,7 @@ async function apply(): Promise<void> {
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory & { write: typeof writeMemory } } }
   const { Stack } = (await import(new URL('./stack.js', evmEntry).href)) as Pick<FramePatchModules, 'Stack'>
   patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter, Memory, Stack, errorMessages: EVMError.errorMessages })
-  patchAddresses({ Address, Journal })
+  patchAddresses({ Address, Journal, EVM: evmModule.EVM as unknown as AddressPatchModules['EVM'] })
   Memory.prototype.extend = extendMemory
   Memory.prototype.write = writeMemory
   const syncGasHandlers = await loadSyncGasHandlers()

@@ -1,12 +1,16 @@
 /**
  * address-patches.ts against the stock functions it replaces (captured before the patches are
- * applied): Address.toString and the journal's warm-address keys give what the stock ones give.
+ * applied): Address.toString, EVM.getPrecompile and the journal's warm-address keys give what the
+ * stock ones give.
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Address, bytesToHex } from '@ethereumjs/util'
+import { Address, bytesToHex, createAddressFromString } from '@ethereumjs/util'
+import { createVM } from '@ethereumjs/vm'
 import { commonForChain } from '../../src/evm/chain-config.ts'
+import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
 import { applyInterpreterPatches } from '../../src/evm/interpreter-patches.ts'
+import { JournaledState } from '../../src/evm/journaled-state.ts'
 
 const evmEntry = import.meta.resolve('@ethereumjs/evm')
 interface JournalInstance {
@@ -21,7 +25,9 @@ interface JournalInstance {
 const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as {
   Journal: { new (sm: unknown, common: unknown): JournalInstance; prototype: Record<string, unknown> }
 }
+const { EVM } = (await import(new URL('./evm.js', evmEntry).href)) as { EVM: { prototype: { getPrecompile: (this: unknown, a: unknown) => unknown } } }
 const stock = {
+  getPrecompile: EVM.prototype.getPrecompile,
   toString: Address.prototype.toString,
   isWarmedAddress: Journal.prototype.isWarmedAddress,
   addWarmedAddress: Journal.prototype.addWarmedAddress,
@@ -45,6 +51,22 @@ describe('Address.toString', () => {
       }),
       { numRuns: 500 },
     )
+  })
+})
+
+describe('EVM.getPrecompile', () => {
+  it('finds the precompiles by Address and by string, and nothing at other addresses, as the stock function', async () => {
+    const vm = await createVM({ common, stateManager: JournaledState.over(EMPTY_STATE_READER) })
+    const evm = vm.evm as unknown as { getPrecompile(a: Address | string): unknown; precompiles: Map<string, unknown> }
+    expect(evm.precompiles.size).toBeGreaterThan(8)
+    for (let n = 0; n <= 0x12; n++) {
+      const hex = `0x${n.toString(16).padStart(40, '0')}`
+      const expected = evm.precompiles.get(hex.slice(2))
+      expect(evm.getPrecompile(createAddressFromString(hex))).toBe(expected)
+      expect(evm.getPrecompile(hex)).toBe(expected)
+      expect(stock.getPrecompile.call(evm, createAddressFromString(hex))).toBe(expected)
+    }
+    expect(evm.getPrecompile(createAddressFromString('0x0100000000000000000000000000000000000001'))).toBeUndefined()
   })
 })
 
