@@ -15,9 +15,14 @@
  *   frames out of the young generation, see there) and the result is written out property by
  *   property; `_executeCall` is the stock function without the
  *   branches of EIPs it leaves to the stock one (2780, 6800, 7708, 7864, 7928: none is active on
- *   the chains served, through Prague), with the message written out, and it hands
+ *   the chains served, through Prague), with the message written out, with the three stock
+ *   async methods it awaits for every frame written inline (`_reduceSenderBalance`,
+ *   `_addToBalance`, `_loadCode`: each an async function and a promise a frame), and it hands
  *   `runInterpreter` the callee's account it has just read and written (the stock reads it again,
  *   an identical fresh object).
+ * - The EVM journal's `putAccount` (twice a frame), `checkpoint` and `commit` are async functions
+ *   that return the state manager's promise: each costs a promise, a `then` job and two microtask
+ *   turns for nothing. They return that promise themselves here.
  * - The EVM journal pushes an entry of three new collections (warmed addresses, warmed slots,
  *   touched accounts) at every checkpoint and every commit, i.e. twice a frame, kept until the
  *   transaction ends. An entry that is still empty is given the new height instead when that
@@ -30,7 +35,7 @@
  *   the Interpreter as its constructor does, field by field, with memory that starts empty
  *   (`emptyMemory`); memory grows on first use exactly as before (Memory.extend).
  */
-import { Account, EthereumJSErrorWithoutCode, createZeroAddress, type Address } from '@ethereumjs/util'
+import { Account, Address, EthereumJSErrorWithoutCode, MAX_INTEGER, createZeroAddress } from '@ethereumjs/util'
 import { emptyMemory } from './memory-patches.ts'
 
 interface FrameMessage {
@@ -79,19 +84,23 @@ interface EvmLike {
 interface CallMessage extends FrameMessage {
   caller: Address
   to: Address
+  value: bigint
   delegatecall: boolean
   isCompiled?: boolean
   code?: unknown
   depth: number
 }
 
+/** The EIP-7702 delegation designator (`@ethereumjs/evm` types.js DELEGATION_7702_FLAG) starts the code. */
+const isDelegation = (code: Uint8Array): boolean => code.length >= 3 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00
+
 interface CallingEvm extends EvmLike {
   DEBUG: boolean
   common: { isActivatedEIP(eip: number): boolean }
   _optsCached: { profiler?: { enabled?: boolean } }
-  _reduceSenderBalance(account: Account, message: CallMessage): Promise<void>
-  _addToBalance(account: Account, message: CallMessage): Promise<void>
-  _loadCode(message: CallMessage): Promise<void>
+  stateManager: EvmLike['stateManager'] & { getCode(address: Address): Promise<Uint8Array> }
+  journal: { putAccount(address: Address, account: Account): Promise<void>; addAlwaysWarmAddress(address: string): void }
+  getPrecompile(address: Address): unknown
   runPrecompile(code: unknown, data: Uint8Array | undefined, gasLimit: bigint): Promise<{ gasRefund?: bigint; executionGasUsed: bigint }>
   runInterpreter(message: object, opts: object): Promise<{ executionGasUsed: bigint }>
   postMessageCleanup(): void
@@ -171,18 +180,20 @@ type JournalDiffEntry = [number, [Set<string>, Map<string, Set<string>>, Set<str
 interface JournalLike {
   journalHeight: number
   journalDiff: JournalDiffEntry[]
-  stateManager: { checkpoint(): Promise<void>; commit(): Promise<void> }
+  stateManager: { checkpoint(): Promise<void>; commit(): Promise<void>; putAccount(address: Address, account: Account | undefined): Promise<void> }
+  touchAddress(address: Address): void
 }
 
 const isEmptyDiff = (entry: JournalDiffEntry): boolean => entry[1][0].size === 0 && entry[1][1].size === 0 && entry[1][2].size === 0
 
 export interface FramePatchModules {
   EVM: { prototype: { runInterpreter: unknown; _executeCall: unknown } }
-  Journal: { prototype: { checkpoint: unknown; commit: unknown } }
+  Journal: { prototype: { checkpoint: unknown; commit: unknown; putAccount: unknown } }
   defaultBlock(): unknown
   Interpreter: { prototype: object }
   Memory: { prototype: object }
   Stack: new () => unknown
+  EVMError: new (error: string) => unknown
   errorMessages: Record<string, string>
 }
 
@@ -247,9 +258,14 @@ function constructInterpreter(
   return self as unknown as FrameInterpreter
 }
 
-export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, Stack, errorMessages }: FramePatchModules): void {
+export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, Stack, EVMError, errorMessages }: FramePatchModules): void {
   const classes = { Interpreter, Memory, Stack }
-  // not async functions: the state manager's promise is the caller's (one async call a frame less)
+  // not async functions: the state manager's promise is the caller's (an async function that
+  // returns a promise costs a `then` job and two microtask turns more)
+  Journal.prototype.putAccount = function (this: JournalLike, address: Address, account: Account | undefined): Promise<void> {
+    this.touchAddress(address)
+    return this.stateManager.putAccount(address, account)
+  }
   Journal.prototype.checkpoint = function (this: JournalLike): Promise<void> {
     this.journalHeight++
     const diff = this.journalDiff
@@ -271,6 +287,8 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
   }
 
   const REVERT = errorMessages.REVERT
+  const INSUFFICIENT_BALANCE = errorMessages.INSUFFICIENT_BALANCE
+  const VALUE_OVERFLOW = errorMessages.VALUE_OVERFLOW
   const INVALID_EOF_FORMAT = errorMessages.INVALID_EOF_FORMAT
 
   EVM.prototype.runInterpreter = async function (this: ConstructingEvm, message: FrameMessage, opts: { initialLogs?: unknown[] } = {}) {
@@ -348,10 +366,12 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
       account = new Account()
     }
     let errorMessage: unknown
-    // Reduce tx value from sender
+    // Reduce tx value from sender (the stock `_reduceSenderBalance`, inline: one async function less)
     if (!message.delegatecall) {
       try {
-        await this._reduceSenderBalance(account, message)
+        account.balance -= message.value
+        if (account.balance < 0n) throw new EVMError(INSUFFICIENT_BALANCE)
+        await this.journal.putAccount(message.caller, account)
       } catch (e) {
         errorMessage = e
       }
@@ -361,16 +381,36 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
     if (!toAccount) {
       toAccount = new Account()
     }
-    // Add tx value to the `to` account
+    // Add tx value to the `to` account (the stock `_addToBalance`, inline)
     if (!message.delegatecall) {
       try {
-        await this._addToBalance(toAccount, message)
+        const newBalance = toAccount.balance + message.value
+        if (newBalance > MAX_INTEGER) throw new EVMError(VALUE_OVERFLOW)
+        toAccount.balance = newBalance
+        // putAccount as the nonce may have changed for contract creation
+        await this.journal.putAccount(message.to, toAccount)
       } catch (e) {
         errorMessage = e
       }
     }
-    // Load code
-    await this._loadCode(message)
+    // Load code (the stock `_loadCode`, inline; the EIP-7702 designator compared in place, not sliced)
+    if (!message.code) {
+      const precompile = this.getPrecompile(message.codeAddress!)
+      if (precompile) {
+        message.code = precompile
+        message.isCompiled = true
+      } else {
+        let code = await this.stateManager.getCode(message.codeAddress!)
+        if (this.common.isActivatedEIP(7702) && isDelegation(code)) {
+          const address = new Address(code.slice(3, 24))
+          code = await this.stateManager.getCode(address)
+          if (message.depth === 0) this.journal.addAlwaysWarmAddress(address.toString())
+        }
+        message.code = code
+        message.isCompiled = false
+        message.chargeCodeAccesses = true
+      }
+    }
     let exit = false
     if (!message.code || (typeof message.code !== 'function' && (message.code as Uint8Array).length === 0)) {
       exit = true

@@ -74,6 +74,23 @@ class ReaderLayer implements StateLayer {
   }
 }
 
+const RESOLVED = Promise.resolve()
+
+/**
+ * `work` done now, its outcome as a promise: what an async function without an await gives, without
+ * allocating one (the EVM awaits putAccount, checkpoint and commit on every call frame).
+ */
+function settled(work: () => void): Promise<void> {
+  try {
+    work()
+    return RESOLVED
+  } catch (err) {
+    return Promise.reject(err)
+  }
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a === b || equalsBytes(a, b)
+
 function toKey(address: EjsAddress): Address {
   return address.toString() as Address
 }
@@ -130,17 +147,21 @@ export class JournaledState implements StateManagerInterface, StateLayer {
 
   // ---- StateLayer (reads through this layer) ----
 
-  async readAccount(address: Address): Promise<AccountInfo | undefined> {
+  // Not async functions: a read that goes down a layer hands back that layer's promise as it is
+  // (an async function returning a promise costs a `then` job and two microtask turns more, per
+  // layer; the EVM reads the callee's code through every layer on every call frame).
+
+  readAccount(address: Address): Promise<AccountInfo | undefined> {
     const entry = this.accounts.get(address)
-    if (entry !== undefined) return entry ?? undefined
+    if (entry !== undefined) return Promise.resolve(entry ?? undefined)
     return this.base.readAccount(address)
   }
 
-  async readCode(address: Address): Promise<Uint8Array> {
+  readCode(address: Address): Promise<Uint8Array> {
     const own = this.code.get(address)
-    if (own !== undefined) return own
+    if (own !== undefined) return Promise.resolve(own)
     const entry = this.accounts.get(address)
-    if (entry === null) return EMPTY_CODE
+    if (entry === null) return Promise.resolve(EMPTY_CODE)
     return this.base.readCode(address)
   }
 
@@ -198,9 +219,16 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     for (let layer: StateLayer = this; layer instanceof JournaledState; layer = layer.base) yield { storage: layer.storage, cleared: layer.cleared }
   }
 
-  async putAccount(address: EjsAddress, account?: Account): Promise<void> {
+  putAccount(address: EjsAddress, account?: Account): Promise<void> {
     if (account === undefined) return this.deleteAccount(address)
-    this.setAccount(toKey(address), { nonce: account.nonce, balance: account.balance, codeHash: account.codeHash })
+    return settled(() => {
+      const key = toKey(address)
+      const current = this.accounts.get(key)
+      // the EVM writes caller and callee back on every call frame, mostly unchanged (no value
+      // moved): this layer already holds that entry, so there is nothing to write or to undo
+      if (current != null && current.nonce === account.nonce && current.balance === account.balance && sameBytes(current.codeHash, account.codeHash)) return
+      this.setAccount(key, { nonce: account.nonce, balance: account.balance, codeHash: account.codeHash })
+    })
   }
 
   async deleteAccount(address: EjsAddress): Promise<void> {
@@ -249,14 +277,17 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     this.clearSlots(toKey(address))
   }
 
-  async checkpoint(): Promise<void> {
+  checkpoint(): Promise<void> {
     this.checkpoints.push(this.journal.length)
+    return RESOLVED
   }
 
-  async commit(): Promise<void> {
-    if (this.checkpoints.pop() === undefined) throw new Error('commit without checkpoint')
-    // The undo records stay: an outer checkpoint may still revert them.
-    if (this.checkpoints.length === 0) this.journal.length = 0
+  commit(): Promise<void> {
+    return settled(() => {
+      if (this.checkpoints.pop() === undefined) throw new Error('commit without checkpoint')
+      // The undo records stay: an outer checkpoint may still revert them.
+      if (this.checkpoints.length === 0) this.journal.length = 0
+    })
   }
 
   async revert(): Promise<void> {

@@ -101,6 +101,35 @@ describe('JournaledState', () => {
     await expect(parent.putStorage(a, key(1), val(1))).rejects.toThrow(/frozen/)
   })
 
+  it('writing back an account this overlay already holds unchanged records nothing, and reverts stay exact', async () => {
+    const s = JournaledState.over(baseWith(new Map()))
+    const b = createAddressFromString(B)
+    await s.checkpoint()
+    await s.putAccount(b, new Account(0n, 50n)) // new here: recorded
+    expect(s.journalLength).toBe(1)
+    await s.checkpoint()
+    await s.putAccount(b, (await s.getAccount(b))!) // as read: nothing to write or undo
+    await s.putAccount(a, (await s.getAccount(a))!) // held by the base only: written here, recorded
+    expect(s.journalLength).toBe(2)
+    const changed = (await s.getAccount(b))!
+    changed.balance = 49n
+    await s.putAccount(b, changed)
+    expect(s.journalLength).toBe(3)
+    await s.revert()
+    expect((await s.getAccount(b))?.balance).toBe(50n)
+    expect(s.diff().accounts.has(A)).toBe(false)
+    await s.revert()
+    expect(await s.getAccount(b)).toBeUndefined()
+  })
+
+  it('answers a failed write or commit as a rejected promise, as an async function would', async () => {
+    const parent = JournaledState.over(baseWith(new Map()))
+    parent.fork()
+    const put = parent.putAccount(a, new Account(5n, 5n))
+    await expect(put).rejects.toThrow(/frozen/)
+    await expect(JournaledState.over(baseWith(new Map())).commit()).rejects.toThrow(/commit without checkpoint/)
+  })
+
   it('a checkpoint records only what changes after it, whatever the size of the state', async () => {
     const s = JournaledState.over(baseWith(new Map()))
     for (let i = 0; i < 5_000; i++) await s.putStorage(a, key(i % 256).map((b, j) => (j === 0 ? i >> 8 : b)), val(1))
