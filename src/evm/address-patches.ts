@@ -12,12 +12,13 @@
  * QuadraticComplexitySolidity_CallDataCopy. The Address objects are mostly the same objects
  * (the frame's `env.address`, the message's `to` and `caller`), so:
  *
- * - `Address.toString()` keeps its answer on the Address. An Address is never changed in place (its
+ * - `Address.toString()` keeps its answer on the Address, and makes it with Node's hex encoder. An Address is never changed in place (its
  *   `bytes` are set once, by the constructor; nothing in ethereumjs or this project writes into
  *   them), so the answer stays right.
  * - the journal's `isWarmedAddress(bytes)` and `addWarmedAddress(bytes)` are given bytes, mostly
- *   of an Address just made from the stack (CALL's target): they convert them with Node's native
- *   hex encoder (one string) instead of noble's (the same lowercase hex).
+ *   of an Address just made from the stack (CALL's target; the gas handler and the handler each
+ *   make their own): they convert them with Node's native hex encoder (one string, the same
+ *   lowercase hex as noble's), and the last address converted is kept to be answered again.
  * - `EVM.getPrecompile(address)`, asked by every call frame whether its code address is a
  *   precompile, looks the Address up by its kept hex (the stock: noble's hex of its bytes).
  */
@@ -47,17 +48,40 @@ interface PrecompileTable {
   precompiles: Map<string, unknown>
 }
 
+/** Where addresses are turned into hex (Buffer's native encoder, no Buffer made per address). */
+const scratch = Buffer.alloc(20)
+/** The last address converted: a CALL's target is converted from three different arrays of the same bytes. */
+const last = { bytes: new Uint8Array(20), hex: '0000000000000000000000000000000000000000' }
+
+/** The lowercase hex of `bytes`, without 0x: what noble's `bytesToHex` (ethereumjs' `bytesToUnprefixedHex`) gives. */
+export function unprefixedHex(bytes: Uint8Array): string {
+  if (bytes.length !== 20) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
+  const seen = last.bytes
+  let same = true
+  for (let i = 0; i < 20; i++) {
+    if (bytes[i] !== seen[i]) {
+      same = false
+      break
+    }
+  }
+  if (same) return last.hex
+  scratch.set(bytes)
+  const hex = scratch.toString('hex')
+  seen.set(bytes)
+  last.hex = hex
+  return hex
+}
+
 let patched = false
 
 export function patchAddresses({ Address, Journal, EVM }: AddressPatchModules): void {
   if (patched) return
   patched = true
   const proto = Address.prototype as AddressLike
-  const stockToString = proto.toString
   proto.toString = function (this: AddressLike): string {
     let hex = this[HEX]
     if (hex === undefined) {
-      hex = stockToString.call(this)
+      hex = `0x${unprefixedHex(this.bytes)}`
       this[HEX] = hex
     }
     return hex
@@ -70,8 +94,6 @@ export function patchAddresses({ Address, Journal, EVM }: AddressPatchModules): 
     }
     return this.precompiles.get(address.toString().slice(2))
   }
-
-  const unprefixedHex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
 
   // the stock functions with the key from unprefixedHex (the stock: bytesToUnprefixedHex(bytes))
   Journal.prototype.isWarmedAddress = function (this: WarmJournal, address: Uint8Array): boolean {

@@ -5,10 +5,11 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Address, bytesToHex, createAddressFromString } from '@ethereumjs/util'
+import { Address, bytesToHex, bytesToUnprefixedHex, createAddressFromString } from '@ethereumjs/util'
 import { createVM } from '@ethereumjs/vm'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
+import { unprefixedHex } from '../../src/evm/address-patches.ts'
 import { applyInterpreterPatches } from '../../src/evm/interpreter-patches.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
 
@@ -36,6 +37,27 @@ await applyInterpreterPatches()
 
 const common = commonForChain(1n)
 const address20 = fc.uint8Array({ minLength: 20, maxLength: 20 })
+
+describe('unprefixedHex', () => {
+  it("gives noble's hex for any bytes, views included, asked once or again", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.uint8Array({ minLength: 0, maxLength: 40 }), fc.nat(8)), { maxLength: 12 }), (inputs) => {
+        for (const [bytes, offset] of inputs) {
+          const view = new Uint8Array(bytes.length + offset + 3).subarray(offset, offset + bytes.length)
+          view.set(bytes)
+          expect(unprefixedHex(view)).toBe(bytesToUnprefixedHex(bytes))
+          expect(unprefixedHex(bytes)).toBe(bytesToUnprefixedHex(bytes))
+        }
+      }),
+      { numRuns: 500 },
+    )
+    // the last address is answered again by content, not by array
+    const a = new Uint8Array(20).fill(7)
+    const b = new Uint8Array(20).fill(7)
+    b[19] = 8
+    expect([unprefixedHex(a), unprefixedHex(b), unprefixedHex(a)]).toEqual([bytesToUnprefixedHex(a), bytesToUnprefixedHex(b), bytesToUnprefixedHex(a)])
+  })
+})
 
 describe('Address.toString', () => {
   it('is patched, and gives the stock hex every time it is asked', () => {
