@@ -18,8 +18,8 @@
  *    cost are computed by the synchronous twins in sync-gas.ts; an async handler (SLOAD's read)
  *    is returned as the step's only promise. Every other step goes to the stock implementation.
  * 4. MSTORE pads its word to 32 bytes through array spreads (`setLengthLeft`), ~7% of a swap;
- *    the word is written from its hex form instead. Gas is charged before the handler runs and is
- *    untouched.
+ *    the word is written from its hex form into one reused 32-byte buffer, then copied into memory,
+ *    instead. Gas is charged before the handler runs and is untouched.
  * 5. `Interpreter.run` awaits every step, so even a synchronous step (3.) costs a microtask turn
  *    per opcode. For legacy (non-EOF) code without profiler or binary-tree witness, `run` is the
  *    stock loop line for line except that it awaits a step only when the step returned a promise:
@@ -363,16 +363,21 @@ interface OpcodeEntry {
 /** the copy opcodes' handlers of 7., built once the EVM's internals are loaded */
 let copies: Map<number, (runState: CopyRunState) => void | Promise<void>> | undefined
 
-const ZEROS_64 = '0'.repeat(64)
-
-function word32(word: bigint): Uint8Array {
-  const hex = word.toString(16)
-  return Buffer.from(hex.length === 64 ? hex : ZEROS_64.slice(hex.length) + hex, 'hex')
-}
+/** The word MSTORE writes, big-endian: filled from the word's hex, then copied into memory (no Buffer per MSTORE). */
+const WORD = Buffer.alloc(32)
 
 function fastMstore(runState: RunStateLike): void {
   const [offset, word] = runState.stack.popN(2)
-  runState.memory.write(Number(offset), 32, word32(word))
+  if (word === 0n) {
+    WORD.fill(0)
+  } else {
+    let hex = word.toString(16)
+    if (hex.length % 2 === 1) hex = `0${hex}`
+    const start = 32 - hex.length / 2
+    WORD.fill(0, 0, start)
+    WORD.write(hex, start, 'hex')
+  }
+  runState.memory.write(Number(offset), 32, WORD)
 }
 
 const RESOLVED = Promise.resolve()
