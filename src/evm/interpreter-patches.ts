@@ -9,7 +9,9 @@
  *    content-keyed table is bounded (least recently used out past 4 MiB of code).
  * 2. `Common.isActivatedEIP` scans an array on every opcode (~10%). It is answered from a table
  *    of flags indexed by EIP number, rebuilt whenever the Common replaces its activated-EIP array
- *    (on a hardfork change).
+ *    (on a hardfork change). `Common.param` (a bigint made anew on every call) and
+ *    `Common.gteHardfork` (a walk over the hardfork table), asked per frame and per opcode, are
+ *    answered from tables kept while the parameters and the hardfork stay the same.
  * 3. `runStep` is an async function, so every opcode allocates a promise even when nothing in it
  *    awaits. For the common case (static gas, synchronous handler, no tracer, no debug, no
  *    stateless witness, no pending EIP-7928 call) the step runs synchronously, doing exactly what
@@ -122,6 +124,11 @@ interface EvmErrorModule {
 
 interface CommonInternals {
   _activatedEIPsCache: number[]
+  _paramsCache: object
+  __params?: Map<string, bigint>
+  __paramsSource?: object
+  __gte?: Map<string, boolean>
+  __gteHardfork?: string
   __eipFlags?: Uint8Array
   __eipSource?: number[]
   __consensusHardfork?: string
@@ -195,6 +202,45 @@ async function apply(): Promise<void> {
       this.__eipSource = source
     }
     return flags[eip] === 1
+  }
+  // asked per call frame and per opcode (`param('callStipendGas')`, `param('stackLimit')`,
+  // `gteHardfork(SpuriousDragon)`, ...): `param` converts the cached value to a bigint on every
+  // call, `gteHardfork` walks the hardfork table. Answered from tables kept as long as the Common's
+  // parameter cache (rebuilt, as a new object, on every hardfork or EIP change) and its hardfork.
+  const pproto = Common.prototype as unknown as {
+    param(name: string): bigint
+    gteHardfork(hardfork: string): boolean
+  }
+  const stockParam = pproto.param
+  pproto.param = function (this: CommonInternals, name: string): bigint {
+    let params = this.__params
+    if (params === undefined || this.__paramsSource !== this._paramsCache) {
+      params = new Map()
+      this.__params = params
+      this.__paramsSource = this._paramsCache
+    }
+    let value = params.get(name)
+    if (value === undefined) {
+      value = stockParam.call(this, name) // throws for a parameter the Common does not have
+      params.set(name, value)
+    }
+    return value
+  }
+  const stockGteHardfork = pproto.gteHardfork
+  pproto.gteHardfork = function (this: CommonInternals, hardfork: string): boolean {
+    const current = this.hardfork()
+    let answers = this.__gte
+    if (answers === undefined || this.__gteHardfork !== current) {
+      answers = new Map()
+      this.__gte = answers
+      this.__gteHardfork = current
+    }
+    let answer = answers.get(hardfork)
+    if (answer === undefined) {
+      answer = stockGteHardfork.call(this, hardfork)
+      answers.set(hardfork, answer)
+    }
+    return answer
   }
   // every Interpreter asks, every frame: a walk over the hardfork table, answered once per hardfork
   const cproto = Common.prototype as unknown as { consensusType(): string }

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Hex } from 'viem'
-import type { Common } from '@ethereumjs/common'
+import { Common as CommonClass, type Common } from '@ethereumjs/common'
 import { createAddressFromString } from '@ethereumjs/util'
 import { createVM, type VM } from '@ethereumjs/vm'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
@@ -21,6 +21,13 @@ import { applyAccountOverrides } from '../../src/evm/state-overrides.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 import { GENESIS_PATH } from '../support/devnet.ts'
+
+// captured before any VM of this file applies the patches (the pool applies them on first use)
+const stockCommon = {
+  param: CommonClass.prototype.param,
+  gteHardfork: CommonClass.prototype.gteHardfork,
+  isActivatedEIP: CommonClass.prototype.isActivatedEIP,
+}
 
 // PUSH2 1000, loop: JUMPDEST PUSH1 1 SWAP1 SUB DUP1 PUSH1 3 JUMPI, STOP
 const COUNTDOWN = '0x6103e85b6001900380600357' + '00'
@@ -58,6 +65,31 @@ describe('interpreter patches', () => {
     // intrinsic 21,000 + PUSH2 3 + per iteration JUMPDEST 1, PUSH1 3, SWAP1 3, SUB 3, DUP1 3, PUSH1 3, JUMPI 10
     expect(result.gasUsed).toBe(21_000n + 3n + BigInt(ITERATIONS) * 26n)
     expect(turns).toBeLessThan(STEPS / 20)
+  })
+})
+
+describe('Common answers (2.)', () => {
+  it('param, gteHardfork and isActivatedEIP answer as the stock ones through hardfork changes', async () => {
+    await applyInterpreterPatches()
+    expect(CommonClass.prototype.param).not.toBe(stockCommon.param)
+    const common = commonForChain(1n, 'berlin')
+    const names = ['callStipendGas', 'stackLimit', 'coldaccountaccessGas', 'sstoreSetGas', 'blobGasPerBlob', 'maxInitCodeSize', 'callNewAccountGas']
+    const forks = ['homestead', 'spuriousDragon', 'byzantium', 'london', 'paris', 'shanghai', 'cancun', 'prague']
+    const answer = (fn: (...args: never[]) => unknown, ...args: unknown[]) => {
+      try {
+        return (fn as (...a: unknown[]) => unknown).apply(common, args)
+      } catch (err) {
+        return `throws ${(err as Error).message}`
+      }
+    }
+    for (const hardfork of ['berlin', 'cancun', 'homestead', 'prague', 'london', 'cancun']) {
+      common.setHardfork(hardfork)
+      for (let round = 0; round < 2; round++) {
+        for (const name of names) expect(answer(common.param, name), `${hardfork} ${name}`).toEqual(answer(stockCommon.param, name))
+        for (const fork of forks) expect(common.gteHardfork(fork), `${hardfork} >= ${fork}`).toBe(answer(stockCommon.gteHardfork, fork))
+        for (const eip of [1153, 2929, 3855, 4844, 5656, 7702, 6800, 9999]) expect(common.isActivatedEIP(eip), `${hardfork} EIP-${eip}`).toBe(answer(stockCommon.isActivatedEIP, eip))
+      }
+    }
   })
 })
 
