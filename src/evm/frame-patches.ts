@@ -20,6 +20,11 @@
  *   `_addToBalance`, `_loadCode`: each an async function and a promise a frame), and it hands
  *   `runInterpreter` the callee's account it has just read and written (the stock reads it again,
  *   an identical fresh object).
+ * - `Interpreter._baseCall` (every CALL, CALLCODE, DELEGATECALL, STATICCALL) copies the caller's
+ *   selfdestruct map and created-address set through the iterator protocol even when they are
+ *   empty, as they nearly always are, empties the return data twice and appends the child's
+ *   (empty) logs with a concat: the stock function without those (and without its EIP-8037
+ *   branches, left to the stock one).
  * - The EVM journal's `putAccount` (twice a frame), `checkpoint` and `commit` are async functions
  *   that return the state manager's promise: each costs a promise, a `then` job and two microtask
  *   turns for nothing. They return that promise themselves here.
@@ -89,6 +94,30 @@ interface CallMessage extends FrameMessage {
   isCompiled?: boolean
   code?: unknown
   depth: number
+}
+
+/** What `Interpreter._baseCall` is given: the message `call`, `callCode`, `callStatic` or `callDelegate` built. */
+interface ChildMessage {
+  selfdestruct?: Map<string, unknown>
+  createdAddresses?: Set<string>
+  gasRefund?: bigint
+  delegatecall?: boolean
+  value: bigint
+}
+
+interface ChildResults {
+  execResult: { logs?: unknown[]; executionGasUsed: bigint; returnValue?: Uint8Array; exceptionError?: { error: string }; gasRefund?: bigint }
+}
+
+interface CallingInterpreter {
+  common: { isActivatedEIP(eip: number): boolean; param(name: string): bigint }
+  _result: { selfdestruct: Map<string, unknown>; createdAddresses?: Set<string>; logs: unknown[] }
+  _runState: { gasRefund: bigint; returnBytes: Uint8Array }
+  _env: { depth: number; address: Address; contract: Account }
+  _evm: { runCall(opts: { message: ChildMessage }): Promise<ChildResults> }
+  _stateManager: { getAccount(address: Address): Promise<Account | undefined> }
+  useGas(amount: bigint, context: string): void
+  _getReturnCode(results: ChildResults): bigint
 }
 
 /** The EIP-7702 delegation designator (`@ethereumjs/evm` types.js DELEGATION_7702_FLAG) starts the code. */
@@ -190,7 +219,7 @@ export interface FramePatchModules {
   EVM: { prototype: { runInterpreter: unknown; _executeCall: unknown } }
   Journal: { prototype: { checkpoint: unknown; commit: unknown; putAccount: unknown } }
   defaultBlock(): unknown
-  Interpreter: { prototype: object }
+  Interpreter: { prototype: { _baseCall: unknown } }
   Memory: { prototype: object }
   Stack: new () => unknown
   EVMError: new (error: string) => unknown
@@ -351,6 +380,59 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
     }
     Object.defineProperty(frameResult, 'runState', RUN_STATE_ACCESSOR)
     return frameResult
+  }
+
+  const stockBaseCall = Interpreter.prototype._baseCall as (this: CallingInterpreter, msg: ChildMessage) => Promise<bigint>
+  Interpreter.prototype._baseCall = async function (this: CallingInterpreter, msg: ChildMessage): Promise<bigint> {
+    if (this.common.isActivatedEIP(8037)) return stockBaseCall.call(this, msg)
+    // the stock function without its EIP-8037 branches; the parent's sets copied only when they
+    // hold something (a Map or Set made from an empty one still walks the iterator protocol),
+    // the return data emptied once (the stock: twice), the child's logs appended only when
+    // there are some (the stock concatenates an empty array on every call)
+    const parentSelfdestruct = this._result.selfdestruct
+    const selfdestruct = parentSelfdestruct.size === 0 ? new Map<string, unknown>() : new Map(parentSelfdestruct)
+    msg.selfdestruct = selfdestruct
+    msg.gasRefund = this._runState.gasRefund
+    this._runState.returnBytes = new Uint8Array(0)
+    let createdAddresses: Set<string> | undefined
+    if (this.common.isActivatedEIP(6780)) {
+      const parentCreated = this._result.createdAddresses
+      createdAddresses = parentCreated === undefined || parentCreated.size === 0 ? new Set() : new Set(parentCreated)
+      msg.createdAddresses = createdAddresses
+    }
+    // Check if account has enough ether and max depth not exceeded
+    if (this._env.depth >= Number(this.common.param('stackLimit')) || (msg.delegatecall !== true && this._env.contract.balance < msg.value)) {
+      return 0n
+    }
+    const results = await this._evm.runCall({ message: msg })
+    const logs = results.execResult.logs
+    if (logs && logs.length > 0) {
+      this._result.logs = this._result.logs.concat(logs)
+    }
+    // this should always be safe
+    this.useGas(results.execResult.executionGasUsed, 'CALL, STATICCALL, DELEGATECALL, CALLCODE')
+    // Set return value
+    if (results.execResult.returnValue !== undefined && (!results.execResult.exceptionError || results.execResult.exceptionError.error === REVERT)) {
+      this._runState.returnBytes = results.execResult.returnValue
+    }
+    if (!results.execResult.exceptionError) {
+      for (const [addressToSelfdestructHex, beneficiaryHex] of selfdestruct) {
+        this._result.selfdestruct.set(addressToSelfdestructHex, beneficiaryHex)
+      }
+      if (createdAddresses !== undefined) {
+        for (const item of createdAddresses) {
+          this._result.createdAddresses!.add(item)
+        }
+      }
+      // update stateRoot on current contract
+      const account = await this._stateManager.getAccount(this._env.address)
+      if (!account) {
+        throw EthereumJSErrorWithoutCode('could not read contract account')
+      }
+      this._env.contract = account
+      this._runState.gasRefund = results.execResult.gasRefund ?? 0n
+    }
+    return this._getReturnCode(results)
   }
 
   const stockExecuteCall = EVM.prototype._executeCall as (this: CallingEvm, message: CallMessage) => Promise<unknown>

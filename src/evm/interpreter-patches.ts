@@ -273,7 +273,7 @@ async function apply(): Promise<void> {
   const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] }
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory & { write: typeof writeMemory } } }
   const { Stack } = (await import(new URL('./stack.js', evmEntry).href)) as Pick<FramePatchModules, 'Stack'>
-  patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter, Memory, Stack, EVMError, errorMessages: EVMError.errorMessages })
+  patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], Memory, Stack, EVMError, errorMessages: EVMError.errorMessages })
   patchAddresses({ Address, Journal, EVM: evmModule.EVM as unknown as AddressPatchModules['EVM'] })
   Memory.prototype.extend = extendMemory
   Memory.prototype.write = writeMemory
