@@ -19,16 +19,24 @@
  *   of an Address just made from the stack (CALL's target; the gas handler and the handler each
  *   make their own): they convert them with Node's native hex encoder (one string, the same
  *   lowercase hex as noble's), and the last address converted is kept to be answered again.
+ * - the journal's `touchAddress(address)` (twice a frame) keeps its `toString().slice(2)` on the
+ *   Address as well.
  * - `EVM.getPrecompile(address)`, asked by every call frame whether its code address is a
  *   precompile, looks the Address up by its kept hex (the stock: noble's hex of its bytes).
  */
 
 const HEX = Symbol('address hex')
+const UNPREFIXED = Symbol('address hex without 0x')
 
 interface AddressLike {
   bytes: Uint8Array
   [HEX]?: string
+  [UNPREFIXED]?: string
   toString(): string
+}
+
+interface TouchingJournal {
+  touchAccount(address: string): void
 }
 
 interface WarmJournal {
@@ -40,7 +48,7 @@ interface WarmJournal {
 
 export interface AddressPatchModules {
   Address: { prototype: object }
-  Journal: { prototype: { isWarmedAddress: unknown; addWarmedAddress: unknown } }
+  Journal: { prototype: { isWarmedAddress: unknown; addWarmedAddress: unknown; touchAddress: unknown } }
   EVM: { prototype: { getPrecompile: unknown } }
 }
 
@@ -93,6 +101,17 @@ export function patchAddresses({ Address, Journal, EVM }: AddressPatchModules): 
       return this.precompiles.get(address.slice(2).padStart(40, '0').toLowerCase())
     }
     return this.precompiles.get(address.toString().slice(2))
+  }
+
+  // the stock function (`address.toString().slice(2)`), the sliced string kept on the Address too:
+  // the same string each time, its hash computed once
+  Journal.prototype.touchAddress = function (this: TouchingJournal, address: AddressLike): void {
+    let hex = address[UNPREFIXED]
+    if (hex === undefined) {
+      hex = address.toString().slice(2)
+      address[UNPREFIXED] = hex
+    }
+    this.touchAccount(hex)
   }
 
   // the stock functions with the key from unprefixedHex (the stock: bytesToUnprefixedHex(bytes))

@@ -20,6 +20,8 @@ interface JournalInstance {
   isWarmedAddress(address: Uint8Array): boolean
   addWarmedAddress(address: Uint8Array): void
   addAlwaysWarmAddress(address: string): void
+  touchAddress(address: Address): void
+  touched: Set<string>
   checkpoint(): Promise<void>
   revert(): Promise<void>
 }
@@ -32,6 +34,7 @@ const stock = {
   toString: Address.prototype.toString,
   isWarmedAddress: Journal.prototype.isWarmedAddress,
   addWarmedAddress: Journal.prototype.addWarmedAddress,
+  touchAddress: Journal.prototype.touchAddress,
 }
 await applyInterpreterPatches()
 
@@ -101,10 +104,13 @@ describe("the journal's warm addresses", () => {
     fc.record({ kind: fc.constant('warm' as const), a: fc.integer({ min: 0, max: 4 }) }),
     fc.record({ kind: fc.constant('ask' as const), a: fc.integer({ min: 0, max: 4 }) }),
     fc.record({ kind: fc.constant('always' as const), a: fc.integer({ min: 0, max: 4 }) }),
+    fc.record({ kind: fc.constant('touch' as const), a: fc.integer({ min: 0, max: 4 }) }),
     fc.constant({ kind: 'checkpoint' as const }),
     fc.constant({ kind: 'revert' as const }),
   )
   const bytesOf = (a: number) => (a === 4 ? VIEW : ADDRESSES[a])
+  // the same Address objects touched again and again, as the EVM does with a frame's addresses
+  const touchable = [0, 1, 2, 3, 4].map((a) => new Address(bytesOf(a)))
 
   it('answers and records as the stock functions through any sequence', async () => {
     expect(Journal.prototype.isWarmedAddress).not.toBe(stock.isWarmedAddress)
@@ -112,7 +118,7 @@ describe("the journal's warm addresses", () => {
       fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
         const ours = new Journal(noopState, common)
         const theirs = new Journal(noopState, common)
-        Object.assign(theirs, { isWarmedAddress: stock.isWarmedAddress, addWarmedAddress: stock.addWarmedAddress })
+        Object.assign(theirs, { isWarmedAddress: stock.isWarmedAddress, addWarmedAddress: stock.addWarmedAddress, touchAddress: stock.touchAddress })
         let depth = 0
         for (const o of ops) {
           const answers: boolean[] = []
@@ -120,6 +126,7 @@ describe("the journal's warm addresses", () => {
             if (o.kind === 'warm') j.addWarmedAddress(bytesOf(o.a))
             else if (o.kind === 'ask') answers.push(j.isWarmedAddress(bytesOf(o.a)))
             else if (o.kind === 'always') j.addAlwaysWarmAddress(bytesToHex(bytesOf(o.a)))
+            else if (o.kind === 'touch') j.touchAddress(touchable[o.a])
             else if (o.kind === 'checkpoint') await j.checkpoint()
             else if (depth > 0) await j.revert()
           }
@@ -127,6 +134,7 @@ describe("the journal's warm addresses", () => {
           else if (o.kind === 'revert' && depth > 0) depth--
           if (answers.length > 0) expect(answers[0]).toBe(answers[1])
           expect([...ours.journal.keys()]).toEqual([...theirs.journal.keys()])
+          expect([...ours.touched]).toEqual([...theirs.touched])
           expect(ours.journalDiff.map(([h, d]) => [h, [...d[0]]])).toEqual(theirs.journalDiff.map(([h, d]) => [h, [...d[0]]]))
         }
       }),
