@@ -31,7 +31,8 @@ export interface AppServices {
   /** private submission; without it the submission methods are not served */
   submission?: {
     acceptor: SubmissionAcceptor
-    store: SubmissionStatusStore
+    /** what the status route reads; ready(): whether it can be written, for /readyz */
+    store: SubmissionStatusStore & { ready?(): Promise<boolean> }
     /** how submitted transactions are decoded and checked */
     decode: SubmissionMethodsDeps['decode']
     limits: Partial<SubmissionLimits>

@@ -33,4 +33,37 @@ describe('health routes', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ status: 'ready', mode: 'devnet', chainId: '31337', blockNumber: '0' })
   })
+
+  it('GET /readyz is 503 while the submission store cannot be written, and says so', async () => {
+    const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
+    const unused = () => Promise.reject(new Error('not used by health routes'))
+    const partners = createPartnerRegistry([{ partnerId: 'p', token: 'partner-token-0123456789' }])
+    let storeUp = false
+    const submission = {
+      acceptor: { accept: unused },
+      // the store's readiness is all /readyz reads of it
+      store: { findForPartner: () => Promise.resolve([]), ready: () => (storeUp ? Promise.resolve(true) : Promise.reject(new Error('connection refused'))) },
+      decode: { chainId: 31337n },
+      limits: {},
+    }
+    const withStore = await buildApp(loadConfig({ LOG_LEVEL: 'silent' }), {
+      chain,
+      quote: { quote: unused },
+      backrun: { backrun: unused },
+      partners,
+      apiKeys: ApiKeyRegistry.fromKeys(['k']),
+      submission: submission as unknown as NonNullable<Parameters<typeof buildApp>[1]['submission']>,
+    })
+    try {
+      const down = await withStore.inject({ method: 'GET', url: '/readyz' })
+      expect(down.statusCode).toBe(503)
+      expect(down.json()).toEqual({ status: 'unavailable', mode: 'devnet', chainId: '31337', blockNumber: '0', submissionStore: 'unavailable' })
+      storeUp = true
+      const up = await withStore.inject({ method: 'GET', url: '/readyz' })
+      expect(up.statusCode).toBe(200)
+      expect(up.json()).toEqual({ status: 'ready', mode: 'devnet', chainId: '31337', blockNumber: '0', submissionStore: 'ready' })
+    } finally {
+      await withStore.close()
+    }
+  })
 })

@@ -108,7 +108,7 @@ const health = {
 const readiness = {
   $id: 'Readiness',
   type: 'object',
-  description: 'Whether state can be read (200 ready, 503 unavailable), the mode, the chain id and the head block.',
+  description: 'Whether state can be read and submissions stored (200 ready, 503 unavailable), the mode, the chain id, the head block and the submission store.',
   required: ['status', 'mode', 'chainId', 'blockNumber'],
   additionalProperties: false,
   properties: {
@@ -116,6 +116,11 @@ const readiness = {
     mode: { type: 'string', enum: ['devnet', 'fork'] },
     chainId: DECIMAL,
     blockNumber: DECIMAL,
+    submissionStore: {
+      type: 'string',
+      enum: ['ready', 'unavailable'],
+      description: 'where private submissions are served: whether their store (LevelDB, or PostgreSQL with DATABASE_URL) can be written',
+    },
   },
 }
 

@@ -103,6 +103,10 @@ describe('the service on PostgreSQL (DATABASE_URL)', () => {
     await server.stop()
     try {
       expect(await node.submission.store.ready()).toBe(false)
+      // the replica leaves the load balancer's rotation: it could acknowledge nothing
+      const down = await fetch(`${node.url}/readyz`)
+      expect(down.status).toBe(503)
+      expect(await down.json()).toMatchObject({ status: 'unavailable', submissionStore: 'unavailable' })
       const refused = await submit(await transfer(1))
       expect(refused.result).toBeUndefined()
       expect(refused.error?.code).toBe(-32603)
@@ -110,6 +114,9 @@ describe('the service on PostgreSQL (DATABASE_URL)', () => {
       await server.start()
     }
     expect(await node.submission.store.ready()).toBe(true)
+    const up = await fetch(`${node.url}/readyz`)
+    expect(up.status).toBe(200)
+    expect(await up.json()).toMatchObject({ status: 'ready', submissionStore: 'ready' })
     expect(await rowsOf('submissions')).toBe(1)
     const accepted = await submit(await transfer(1))
     expect(accepted.result).toMatch(/^0x[0-9a-f]{64}$/)
