@@ -1,0 +1,32 @@
+/**
+ * What the parts of the dispatcher (inclusion, relay sends, re-planning, the per-head step) share
+ * with the Dispatcher that owns them: its clock and log, the newest head, and the acts that
+ * touch its state (recording, finishing, tracking work for whenIdle()).
+ */
+import type { DispatcherLogger, HeadInfo } from '../dispatcher-ports.ts'
+import type { LifecycleEvent, TerminalEvent } from '../types.ts'
+import type { Task } from './task.ts'
+
+export interface DispatchContext {
+  readonly log: DispatcherLogger
+  /** clock for event times, ms */
+  readonly now: () => number
+  /** the newest head seen: work that started on an older one is stale */
+  head(): HeadInfo | undefined
+  /** stop() was called */
+  stopping(): boolean
+  /** every submission being delivered */
+  tasks(): Iterable<Task>
+  /** Append durably and to the in-memory summary. A failed write is logged, not thrown: delivery goes on. */
+  record(task: Task, events: readonly LifecycleEvent[]): Promise<void>
+  /** Abort the submission's sends, wait for their results, then write `before` and the terminal event. */
+  finish(task: Task, terminal: TerminalEvent, before?: readonly LifecycleEvent[]): Promise<void>
+  /** Counts `promise` as running work until it settles (see Dispatcher.whenIdle). */
+  track<T>(promise: Promise<T>): Promise<T>
+}
+
+/** A newer head than `head` (the one the work started on) has arrived: the work is stale. */
+export function headMoved(ctx: DispatchContext, head: bigint): boolean {
+  const current = ctx.head()
+  return current !== undefined && current.number !== head
+}

@@ -1,0 +1,218 @@
+/**
+ * Re-planning on a new head: the user's txs simulated again on it (a tx whose nonce is now used,
+ * or that now reverts without the partner's leave, ends with that reason instead of being re-sent
+ * until expiry), and the backrun searched again (profit grows, shrinks or vanishes as other
+ * bundles land), signed with a searcher key leased for that block with its nonce on that head
+ * (see SearcherKeyPool: one backrun per key per block, so backruns never share a nonce), as
+ * backrunExact: it realizes exactly the profit reported for that block or reverts.
+ */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
+
+import type { Address } from '../../chain/types.ts'
+import { errorText } from '../../primitives/error-text.ts'
+import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTransaction } from '../../tx/decode-transaction.ts'
+import type { BackrunPlanner, HeadInfo, SimulationReport, SubmissionSimulator } from '../dispatcher-ports.ts'
+import { Limiter } from '../limiter.ts'
+import type { LifecycleEvent, SimulatedEvent, SubmissionId, TerminalEvent } from '../types.ts'
+import type { DispatchContext } from './context.ts'
+import { includedEvent, type InclusionWatch } from './inclusion.ts'
+import { PerBlockBudget } from './per-block-budget.ts'
+import type { Task } from './task.ts'
+
+export interface ReplanningPorts {
+  simulate: SubmissionSimulator
+  planner: BackrunPlanner
+  /** how stored raw txs are decoded (the chain's id and hardfork) */
+  decode: DecodeTransactionOptions
+}
+
+export class Replanning {
+  private readonly simulate: SubmissionSimulator
+  private readonly planner: BackrunPlanner
+  private readonly decode: DecodeTransactionOptions
+  /** limit for simulate and for plan, each, ms */
+  private readonly prepareTimeoutMs: number
+  /** plans running at the same time */
+  private readonly planLimit: Limiter
+  /** plans started per target block */
+  private readonly planBudget: PerBlockBudget
+  /** pools claimed by a planned backrun bundle, for one target block */
+  private claims: { block: bigint; pools: Map<Address, SubmissionId> } = { block: -1n, pools: new Map() }
+
+  constructor(
+    private readonly ctx: DispatchContext,
+    ports: ReplanningPorts,
+    private readonly inclusion: InclusionWatch,
+    limits: { prepareConcurrency: number; maxPlansPerBlock: number; prepareTimeoutMs: number },
+  ) {
+    this.simulate = ports.simulate
+    this.planner = ports.planner
+    this.decode = ports.decode
+    this.planLimit = new Limiter(limits.prepareConcurrency)
+    this.planBudget = new PerBlockBudget(limits.maxPlansPerBlock)
+    this.prepareTimeoutMs = limits.prepareTimeoutMs
+  }
+
+  /**
+   * Simulates the user's txs on the current head for `target` (the next block), appending what it
+   * found to `events`. Returns a terminal event when the submission can never land any more: a
+   * nonce already used (replaced by the sender's later tx, or landed elsewhere) or a revert the
+   * partner did not allow.
+   */
+  async simulateFor(task: Task, head: HeadInfo, target: bigint, events: LifecycleEvent[]): Promise<TerminalEvent | undefined> {
+    const { record } = task
+    task.simulation = undefined
+    const userTxs = this.decodeUserTxs(task)
+    if (userTxs === undefined) {
+      events.push({ type: 'simulated', at: this.ctx.now(), success: false, error: 'the stored transactions no longer decode' })
+      return undefined
+    }
+    // CPU work on this thread: let the acknowledgements and sends waiting on the event loop go
+    // first (an execution's awaits are microtasks and never let them).
+    await yieldToEventLoop()
+    let simulation: SimulationReport
+    try {
+      simulation = await this.withTimeout('simulation', (signal) => this.simulate({ id: record.id, kind: record.kind, userTxs, signal }))
+    } catch (err) {
+      events.push({ type: 'simulated', at: this.ctx.now(), success: false, error: errorText(err) })
+      return undefined
+    }
+    task.simulation = simulation
+    events.push(simulatedEvent(simulation, this.ctx.now()))
+    if (simulation.success) return undefined
+    const index = simulation.failedTxIndex ?? 0
+    const txHash = record.txHashes[index]
+    const why = simulation.revertReason ?? 'failed'
+    if (simulation.rejection === 'nonce-used') {
+      // its nonce is taken: it landed (by another path) or the sender replaced it
+      const status = await this.inclusion.check(task, head, target, { direct: true })
+      if (status.status === 'included') return includedEvent(status, this.ctx.now())
+      return { type: 'dropped', at: this.ctx.now(), reason: `tx ${index} (${txHash}) can never be included: ${why.replace(/^not includable: /, '')} (its nonce is used: replaced by the sender or included elsewhere)` }
+    }
+    if (simulation.rejection === undefined && record.kind !== 'notify' && record.bundleOptions?.revertingTxHashes?.includes(txHash) !== true) {
+      return { type: 'dropped', at: this.ctx.now(), reason: `tx ${index} (${txHash}) reverts on the state of block ${head.number} (${why}); a reverting transaction is not sent` }
+    }
+    return undefined
+  }
+
+  /** Plans the backrun for `target` on the current head, appending `backrun` or `no-backrun` to `events`. */
+  async planFor(task: Task, target: bigint, events: LifecycleEvent[]): Promise<void> {
+    const { record } = task
+    const userTxs = this.decodeUserTxs(task)
+    if (userTxs === undefined) {
+      events.push({ type: 'no-backrun', at: this.ctx.now(), reason: 'the stored transactions no longer decode', block: target })
+      return
+    }
+    // a bounded amount of backrun search per block: at most as many backruns can go out as there
+    // are searcher keys, and every plan is CPU on this thread
+    if (!this.planBudget.spend(target)) {
+      events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `the backrun planning budget of block ${target} (${this.planBudget.max} plans) is spent; planned again at the next head`, block: target })
+      return
+    }
+    await yieldToEventLoop()
+    try {
+      const simulation = task.simulation
+      const plan = await this.planLimit.run(() =>
+        this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target, tipFloor: this.tipFloor(task) })),
+      )
+      const current = plan !== null && (plan.block === undefined || plan.block === target)
+      const taken = current ? this.claimPools(task, target, plan.pools ?? []) : undefined
+      if (plan === null) {
+        events.push({ type: 'no-backrun', at: this.ctx.now(), reason: 'no profitable backrun found', block: target })
+      } else if (plan.block !== undefined && plan.block !== target) {
+        this.planner.release?.(record.id, plan.block)
+        events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `the head moved while planning (planned for block ${plan.block}); planned again at the next head`, block: target })
+      } else if (taken !== undefined) {
+        this.planner.release?.(record.id, target)
+        events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `its pools are moved by the backrun bundle of ${taken.owner} for block ${target} (pool ${taken.pool}); only one of them could land, planned again at the next head`, block: target })
+      } else {
+        const backrunTx = decodeSignedTransaction(plan.rawBackrunTx, this.decode)
+        task.everPlanned = true
+        events.push({
+          type: 'backrun',
+          at: this.ctx.now(),
+          rawTx: backrunTx.rawHex,
+          txHash: backrunTx.hash,
+          grossProfit: plan.grossProfit,
+          profitToken: plan.profitToken,
+          ...(plan.netProfitWei === undefined ? {} : { netProfitWei: plan.netProfitWei }),
+          ...(plan.gasUsed === undefined ? {} : { gasUsed: plan.gasUsed }),
+          block: target,
+          ...(plan.searcher === undefined ? {} : { searcher: plan.searcher }),
+        })
+      }
+    } catch (err) {
+      events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `backrun planning failed: ${errorText(err)}`, block: target })
+    }
+  }
+
+  /**
+   * The highest tip cap among the other open submissions' txs (as far as decoded): O(open
+   * submissions), run for at most maxPlansPerBlock plans per block.
+   */
+  private tipFloor(task: Task): bigint {
+    let floor = 0n
+    for (const t of this.ctx.tasks()) if (t !== task && t.userTipCap !== undefined && t.userTipCap > floor) floor = t.userTipCap
+    return floor
+  }
+
+  /**
+   * Claims `pools` for `task`'s backrun bundle in block `target`. Two backrun bundles that move the
+   * same pool cannot both land as planned (each backrun realizes its exact profit only on the state
+   * it was planned on; the builder merges one first and the other then reverts). Submissions are
+   * planned most promising first (see planPriority), so the first claim stands: a later one that
+   * would touch a claimed pool goes out with its user's own bundle only. Returns the claim that
+   * stands in the way, or undefined when all are claimed for `task`.
+   */
+  private claimPools(task: Task, target: bigint, pools: readonly Address[]): { owner: SubmissionId; pool: Address } | undefined {
+    if (this.claims.block !== target) this.claims = { block: target, pools: new Map() }
+    const id = task.record.id
+    for (const pool of pools) {
+      const owner = this.claims.pools.get(pool)
+      if (owner !== undefined && owner !== id) return { owner, pool }
+    }
+    for (const pool of pools) this.claims.pools.set(pool, id)
+    return undefined
+  }
+
+  /** The stored raw txs decoded, or undefined (logged) when they no longer decode. */
+  private decodeUserTxs(task: Task): DecodedTransaction[] | undefined {
+    try {
+      const txs = task.record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
+      task.userTipCap = txs.reduce((max, tx) => (tx.gasTipCap > max ? tx.gasTipCap : max), 0n)
+      return txs
+    } catch (err) {
+      // Accepted earlier with the same rules, so the chain configuration changed. Forward anyway:
+      // the bytes are what the partner signed, and delivery is committed.
+      this.ctx.log.warn({ err, id: task.record.id }, 'a stored transaction no longer decodes; forwarding it without simulation or backrun')
+      return undefined
+    }
+  }
+
+  private async withTimeout<T>(what: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController()
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const error = new Error(`${what} took longer than ${this.prepareTimeoutMs} ms`)
+        controller.abort(error)
+        reject(error)
+      }, this.prepareTimeoutMs)
+    })
+    try {
+      return await Promise.race([run(controller.signal), timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+function simulatedEvent(report: SimulationReport, at: number): SimulatedEvent {
+  const event: SimulatedEvent = { type: 'simulated', at, success: report.success }
+  if (report.revertReason !== undefined) event.revertReason = report.revertReason
+  if (report.failedTxIndex !== undefined) event.failedTxIndex = report.failedTxIndex
+  if (report.rejection !== undefined) event.rejection = report.rejection
+  if (report.gasUsed !== undefined) event.gasUsed = report.gasUsed
+  if (report.blockNumber !== undefined) event.blockNumber = report.blockNumber
+  return event
+}

@@ -1,0 +1,88 @@
+/**
+ * What a Dispatcher is built with (its ports and limits), and the limits checked and defaulted
+ * once, so the parts of the dispatcher read plain numbers.
+ */
+import { positiveInt } from '../../primitives/numbers.ts'
+import type { DecodeTransactionOptions } from '../../tx/decode-transaction.ts'
+import type { BackrunPlanner, DispatcherLogger, HeadSource, InclusionChecker, SubmissionOutbox, SubmissionSimulator } from '../dispatcher-ports.ts'
+import type { BundleRelay } from '../relay-client.ts'
+
+export interface DispatcherOptions {
+  store: SubmissionOutbox
+  /** at least one; names must be unique */
+  relays: readonly BundleRelay[]
+  heads: HeadSource
+  inclusion: InclusionChecker
+  planner: BackrunPlanner
+  simulate: SubmissionSimulator
+  /** how stored raw txs are decoded for simulation and planning (the chain's id and hardfork) */
+  decode: DecodeTransactionOptions
+  /** blocks a submission is sent for before it expires (first target block included). Default 25. */
+  expiryBlocks?: number
+  /** submissions waiting to be prepared, at most. Default 10 000. */
+  queueCapacity?: number
+  /** submissions simulated / planned at the same time. Default 4. */
+  prepareConcurrency?: number
+  /**
+   * backrun plans started per target block at most (the most promising submissions first: last
+   * block's backrun by profit, then new ones, then those that had none). Default 32.
+   */
+  maxPlansPerBlock?: number
+  /**
+   * per target block at most, each: re-simulations of open submissions, re-sends of their own
+   * bundles, and bundle-stats questions to relays (a new submission is always simulated and sent).
+   * Bounds the per-block work when submissions pile up: beyond it a submission skips that block
+   * (counted in stats().resendsSkipped) and goes out again at the next. Default 512
+   * (MAX_RESENDS_PER_BLOCK).
+   */
+  maxSimulationsPerBlock?: number
+  /** limit for simulate and for plan, each, ms; then the submission goes on without. Default 2 000. */
+  prepareTimeoutMs?: number
+  /** inclusion checks running at the same time. Default 16. */
+  inclusionConcurrency?: number
+  /**
+   * put the backrun's hash in revertingTxHashes of the backrun bundle. Default false: the user's
+   * own bundle already keeps the user's inclusion independent of the backrun, and a backrun
+   * allowed to revert would cost the searcher gas for nothing.
+   */
+  backrunMayRevert?: boolean
+  /** pruneFinished() runs at most this often, on a new head, ms. Default 60 000. */
+  pruneIntervalMs?: number
+  log?: DispatcherLogger
+  /** clock for event times, ms. Default Date.now. */
+  now?: () => number
+}
+
+/** The limits of DispatcherOptions, checked, with their defaults filled in. */
+export interface DispatcherLimits {
+  expiryBlocks: bigint
+  queueCapacity: number
+  prepareConcurrency: number
+  prepareTimeoutMs: number
+  inclusionConcurrency: number
+  maxPlansPerBlock: number
+  maxSimulationsPerBlock: number
+  pruneIntervalMs: number
+  backrunMayRevert: boolean
+}
+
+/**
+ * @throws TypeError for missing relays or duplicate relay names
+ * @throws RangeError for a limit that is not a positive integer
+ */
+export function dispatcherLimits(options: DispatcherOptions): DispatcherLimits {
+  if (options.relays.length === 0) throw new TypeError('Dispatcher: at least one relay is required')
+  const names = new Set(options.relays.map((r) => r.name))
+  if (names.size !== options.relays.length) throw new TypeError('Dispatcher: relay names must be unique')
+  return {
+    expiryBlocks: BigInt(positiveInt('expiryBlocks', options.expiryBlocks ?? 25, 'Dispatcher')),
+    queueCapacity: positiveInt('queueCapacity', options.queueCapacity ?? 10_000, 'Dispatcher'),
+    prepareConcurrency: positiveInt('prepareConcurrency', options.prepareConcurrency ?? 4, 'Dispatcher'),
+    prepareTimeoutMs: positiveInt('prepareTimeoutMs', options.prepareTimeoutMs ?? 2_000, 'Dispatcher'),
+    inclusionConcurrency: positiveInt('inclusionConcurrency', options.inclusionConcurrency ?? 16, 'Dispatcher'),
+    backrunMayRevert: options.backrunMayRevert ?? false,
+    maxPlansPerBlock: positiveInt('maxPlansPerBlock', options.maxPlansPerBlock ?? 32, 'Dispatcher'),
+    maxSimulationsPerBlock: positiveInt('maxSimulationsPerBlock', options.maxSimulationsPerBlock ?? 512, 'Dispatcher'),
+    pruneIntervalMs: positiveInt('pruneIntervalMs', options.pruneIntervalMs ?? 60_000, 'Dispatcher'),
+  }
+}

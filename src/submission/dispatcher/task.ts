@@ -1,0 +1,81 @@
+/**
+ * What the dispatcher keeps in memory per open submission between heads: its record, a lifecycle
+ * summary and the sends of the last block. No decoded transaction, simulation state or VM is kept
+ * (each head decodes and simulates again).
+ */
+import type { Hex } from '../../chain/types.ts'
+import type { SimulationReport } from '../dispatcher-ports.ts'
+import { summarizeLifecycle, type LifecycleSummary } from '../lifecycle.ts'
+import type { BundleRelay } from '../relay-client.ts'
+import type { BundleRole, StoredSubmission, SubmissionRecord } from '../types.ts'
+
+export interface InflightSend {
+  block: bigint
+  controller: AbortController
+  done: Promise<void>
+}
+
+/** A bundle a relay accepted, asked about (bundleStats) once its block is built. */
+export interface AcceptedBundle {
+  block: bigint
+  relay: BundleRelay
+  role: BundleRole
+  hash: Hex
+}
+
+export interface Task {
+  record: SubmissionRecord
+  summary: LifecycleSummary
+  prepared: boolean
+  /** a terminal event is written or being written: no more sends */
+  finished: boolean
+  running: Promise<void> | undefined
+  rerun: boolean
+  lastCheckedHead: bigint | undefined
+  /** the block the last simulation was made for, and its report */
+  simulatedFor: bigint | undefined
+  simulation: SimulationReport | undefined
+  /** the block the last backrun plan was made for */
+  plannedFor: bigint | undefined
+  /** a backrun was planned at least once (a notify without one ever is dropped) */
+  everPlanned: boolean
+  /** the highest tip cap of the user's txs, once decoded */
+  userTipCap?: bigint
+  /** the bundles relays accepted, kept until their outcomes are asked at the next head (undefined: none) */
+  accepted: AcceptedBundle[] | undefined
+  /** the send in flight per `<relay>@<role>` */
+  inflight: Map<string, InflightSend> | undefined
+  /** every send not settled yet, superseded ones included (finish waits for their results) */
+  unsettled: Set<Promise<void>> | undefined
+}
+
+/** A task for a stored submission, not prepared yet. */
+export function newTask(stored: StoredSubmission): Task {
+  return {
+    record: stored.record,
+    summary: summarizeLifecycle(stored.events),
+    prepared: false,
+    finished: false,
+    running: undefined,
+    rerun: false,
+    lastCheckedHead: undefined,
+    simulatedFor: undefined,
+    simulation: undefined,
+    plannedFor: undefined,
+    everPlanned: stored.events.some((e) => e.type === 'backrun'),
+    accepted: undefined,
+    inflight: undefined,
+    unsettled: undefined,
+  }
+}
+
+/** Order of planning at a new head: last block's backruns by net profit, then never planned, then the rest. */
+export function planPriority(a: Task, b: Task): number {
+  const rank = (t: Task): number => (t.summary.backrun ? 0 : t.summary.backrun === undefined ? 1 : 2)
+  const ra = rank(a)
+  const rb = rank(b)
+  if (ra !== rb) return ra - rb
+  const pa = a.summary.backrun?.netProfitWei ?? 0n
+  const pb = b.summary.backrun?.netProfitWei ?? 0n
+  return pa === pb ? 0 : pa > pb ? -1 : 1
+}
