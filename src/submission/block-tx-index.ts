@@ -17,6 +17,7 @@
  * direct receipt check.
  */
 import type { Hex } from '../chain/types.ts'
+import { positiveInt } from '../primitives/numbers.ts'
 
 /** The transaction hashes of block `number`, or null when the node does not have it (yet). */
 export type BlockTransactionsReader = (number: bigint) => Promise<readonly Hex[] | null>
@@ -48,12 +49,9 @@ export class BlockTxIndex {
   private chain: Promise<void> = Promise.resolve()
 
   constructor(options: BlockTxIndexOptions) {
-    if (!Number.isSafeInteger(options.windowBlocks) || options.windowBlocks <= 0) throw new RangeError(`BlockTxIndex: windowBlocks must be a positive integer, got ${options.windowBlocks}`)
-    const maxReads = options.maxReadsPerHead ?? 4
-    if (!Number.isSafeInteger(maxReads) || maxReads <= 0) throw new RangeError(`BlockTxIndex: maxReadsPerHead must be a positive integer, got ${maxReads}`)
+    this.windowBlocks = BigInt(positiveInt('windowBlocks', options.windowBlocks, 'BlockTxIndex'))
+    this.maxReadsPerHead = positiveInt('maxReadsPerHead', options.maxReadsPerHead ?? 4, 'BlockTxIndex')
     this.read = options.read
-    this.windowBlocks = BigInt(options.windowBlocks)
-    this.maxReadsPerHead = maxReads
     this.onError = options.onError ?? (() => undefined)
   }
 

@@ -34,6 +34,7 @@ import type { Address, ChainStateSource, Hex } from '../chain/types.ts'
 import { signHash } from '../crypto/sign.ts'
 import { BaseError } from '../primitives/base-error.ts'
 import { TransactionRejectedError, type BundleResult, type Simulator, type TransactionResult } from '../evm/simulator.ts'
+import { nonNegativeInt } from '../primitives/numbers.ts'
 import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
 import type { BackrunTransactionRequest, BackrunTransactionSigner } from './backrun-signer.ts'
 import type { BackrunPlan, BackrunPlanInput, BackrunPlanner } from './dispatcher-ports.ts'
@@ -103,8 +104,7 @@ export class EngineBackrunPlanner implements BackrunPlanner {
     if (typeof options.maxPriorityFeePerGas !== 'bigint' || options.maxPriorityFeePerGas < 0n) {
       throw new RangeError('EngineBackrunPlanner: maxPriorityFeePerGas must be a non-negative bigint (wei)')
     }
-    const margin = options.gasLimitMarginBps ?? DEFAULT_GAS_MARGIN_BPS
-    if (!Number.isSafeInteger(margin) || margin < 0) throw new RangeError(`EngineBackrunPlanner: gasLimitMarginBps must be a non-negative integer, got ${margin}`)
+    const margin = nonNegativeInt('gasLimitMarginBps', options.gasLimitMarginBps ?? DEFAULT_GAS_MARGIN_BPS, 'EngineBackrunPlanner')
     this.chain = options.chain
     this.simulator = options.simulator
     this.engine = options.engine

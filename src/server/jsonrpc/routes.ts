@@ -26,6 +26,7 @@
  */
 import { createRequire } from 'node:module'
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { positiveInt } from '../../primitives/numbers.ts'
 import { ref } from '../openapi/components.ts'
 import { ROOT_SERVERS } from '../openapi/openapi.ts'
 import { DEFAULT_BATCH_CONCURRENCY, DEFAULT_MAX_BATCH_SIZE, joinBatchResponses, mapBounded, planBatch } from './batch.ts'
@@ -210,17 +211,10 @@ function resolveSettings(options: JsonRpcRoutesOptions): Settings {
   return {
     partners: options.partners,
     registry: new MethodRegistry(options.endpoints, options.knownMethods ?? SPEC_METHOD_ENDPOINTS),
-    maxBatchSize: positiveInteger('maxBatchSize', options.maxBatchSize) ?? DEFAULT_MAX_BATCH_SIZE,
-    batchConcurrency: positiveInteger('batchConcurrency', options.batchConcurrency) ?? DEFAULT_BATCH_CONCURRENCY,
-    bodyLimit: positiveInteger('bodyLimit', options.bodyLimit),
+    maxBatchSize: positiveInt('maxBatchSize', options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE, 'registerJsonRpcRoutes'),
+    batchConcurrency: positiveInt('batchConcurrency', options.batchConcurrency ?? DEFAULT_BATCH_CONCURRENCY, 'registerJsonRpcRoutes'),
+    bodyLimit: options.bodyLimit === undefined ? undefined : positiveInt('bodyLimit', options.bodyLimit, 'registerJsonRpcRoutes'),
   }
-}
-
-/** undefined stays undefined (use the default); anything else must be a positive integer */
-function positiveInteger(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`registerJsonRpcRoutes: ${name} must be a positive integer, got ${String(value)}`)
-  return value
 }
 
 async function handleRpcPost(

@@ -19,6 +19,7 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Counter, Histogram } from 'prom-client'
+import { positiveInt } from '../../primitives/numbers.ts'
 import type { QuoteRequest, QuoteService } from '../../quote/types.ts'
 import { apiKeyAuthHook, getApiKeyId } from '../auth/api-key-auth.ts'
 import type { ApiKeyRegistry } from '../auth/api-keys.ts'
@@ -61,11 +62,6 @@ const OUTCOME_BY_CODE: Record<MappedError['body']['code'], Outcome> = {
   INTERNAL_ERROR: 'internal_error',
 }
 
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${value}`)
-  return value
-}
-
 /**
  * Two nested contexts: the outer one only holds lastResortErrorHandler, which Fastify calls when
  * the inner (route) error handler's own reply fails. See quote-errors.ts.
@@ -76,9 +72,9 @@ const quoteRoutes: FastifyPluginAsync<QuoteRoutesOptions> = async (outer, option
 }
 
 const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options) => {
-  const max = positiveInteger('rateLimit.max', options.rateLimit.max)
-  const timeWindowMs = positiveInteger('rateLimit.timeWindowMs', options.rateLimit.timeWindowMs)
-  const bodyLimit = positiveInteger('bodyLimitBytes', options.bodyLimitBytes ?? DEFAULT_QUOTE_BODY_LIMIT_BYTES)
+  const max = positiveInt('rateLimit.max', options.rateLimit.max)
+  const timeWindowMs = positiveInt('rateLimit.timeWindowMs', options.rateLimit.timeWindowMs)
+  const bodyLimit = positiveInt('bodyLimitBytes', options.bodyLimitBytes ?? DEFAULT_QUOTE_BODY_LIMIT_BYTES)
 
   const registers = options.metrics && [options.metrics]
   const metrics = registers && {

@@ -34,6 +34,7 @@
  * the partner may retry the same request (acceptance is idempotent by hash).
  */
 import type { Hex } from '../../chain/types.ts'
+import { positiveInt } from '../../primitives/numbers.ts'
 import { OutboxFullError, PersistenceError } from '../../submission/errors.ts'
 import type { PersistResult } from '../../submission/outbox-store.ts'
 import type { BundleOptions, NewSubmission, SubmissionKind } from '../../submission/types.ts'
@@ -165,8 +166,7 @@ export function resolveSubmissionLimits(limits: Partial<SubmissionLimits> = {}):
   for (const name of Object.keys(DEFAULT_SUBMISSION_LIMITS) as Array<keyof SubmissionLimits>) {
     const value = limits[name]
     if (value === undefined) continue
-    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`submission limits: ${name} must be a positive integer, got ${String(value)}`)
-    out[name] = value
+    out[name] = positiveInt(name, value, 'submission limits')
   }
   return out
 }
