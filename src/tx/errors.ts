@@ -3,6 +3,7 @@
  * maps every reason to -32000 (spec 7.2: "malformed transaction"); `reason` lets it log and count
  * refusals by kind, and `message` is written for the partner who sent the transaction.
  */
+import { BaseError } from '../primitives/base-error.ts'
 
 export type TxDecodeErrorReason =
   /** not a 0x-prefixed, even-length string of hex digits */
@@ -22,7 +23,8 @@ export type TxDecodeErrorReason =
   /** well-formed, but a field breaks a protocol rule (fee cap below tip, gas limit below intrinsic gas, bad address length, ...) */
   | 'invalid_fields'
 
-export class TxDecodeError extends Error {
+/** A raw transaction refused (a member of the BaseError family); `reason` says which rule it broke. */
+export class TxDecodeError extends BaseError {
   override readonly name = 'TxDecodeError'
 
   constructor(
@@ -30,7 +32,7 @@ export class TxDecodeError extends Error {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options)
+    super(message, { cause: options?.cause })
   }
 }
 
