@@ -2,7 +2,9 @@
  * The cost of a call frame in the stock EVM (`@ethereumjs/evm` 10.1.3 evm.js, journal.js), patched
  * without changing semantics. Applied by applyInterpreterPatches (interpreter-patches.ts 8.).
  * Measured with a contract that calls, in a loop, a contract that only STOPs: 108 us a call with
- * the stock functions, 26 us with these (the rest: ~25 awaits and ~30 KB of allocation a frame).
+ * the stock functions, 26 us with the first of these; with all of them and address-patches.ts,
+ * QuadraticComplexitySolidity_CallDataCopy spends ~12 us per call, the caller's loop included
+ * (the rest: ~35 promises and ~20 KB of allocation a call).
  *
  * - `EVM.runInterpreter` ends every frame by building a snapshot of it for its result,
  *   `runState: { ...runState, ...result, ...env }`, and `EVM._executeCall` hands it the message as
