@@ -16,13 +16,22 @@
  *
  * It reports both latencies (p50/p99 per request), the ratio, and compares the profit found per
  * fixture (valued in wei through the pools): ours must be at least as large, to 0.1%.
+ *
+ * Fork mode: the same requests, round after round for FORK_SECONDS, against the service forking
+ * an anvil loaded with the devnet genesis that mines a block every FORK_BLOCK_TIME seconds
+ * (`fork_p50_ms`: long enough for many heads, so the figure is the steady state with the chain
+ * moving), with the upstream JSON-RPC calls and HTTP requests (round trips) per request and per
+ * block over the run, read from the service's /metrics (everything the fork sent, head polls and
+ * warm-ups included), and the reads per request that missed the fork's cache.
  * Prints one JSON object on its last line.
  *
- * Options (environment): BENCH_ROUNDS (default 10: requests per fixture for ours).
+ * Options (environment): BENCH_ROUNDS (default 10: requests per fixture for ours), BENCH_FORK
+ * (default 1; 0 skips the fork run), FORK_BLOCK_TIME (seconds, default 2), FORK_SECONDS (default 30).
  */
 import { readFileSync } from 'node:fs'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { anvilReceipt, anvilRpc, startAnvil } from './lib/anvil.ts'
+import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from './lib/net.ts'
 import { startServiceProcess } from './lib/service-process.ts'
 import { summarize } from './lib/stats.ts'
@@ -39,6 +48,9 @@ import { decodeSignedTransaction } from '../src/tx/index.ts'
 
 const BALANCE_OF = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
+const FORK = process.env.BENCH_FORK !== '0'
+const FORK_BLOCK_TIME = Number(process.env.FORK_BLOCK_TIME ?? 2)
+const FORK_SECONDS = Number(process.env.FORK_SECONDS ?? 30)
 const GENESIS = 'fixtures/devnet/genesis.json'
 
 interface FixtureTx {
@@ -155,6 +167,16 @@ async function baseline(anvilUrl: string, fx: FixtureTx, pools: PoolSnapshot[], 
   }
 }
 
+/** The fixtures' requests in turn for FORK_SECONDS in fork mode (see the header), after one warm-up request each as in the devnet run. */
+function forkRun(requests: object[]) {
+  return runOnDevnetFork({
+    blockTimeSeconds: FORK_BLOCK_TIME,
+    seconds: FORK_SECONDS,
+    warmUp: requests.length,
+    send: async (base, fork, i) => (await ours(`${base}/rpc/${fork.partnerToken}/backrun`, requests[i % requests.length])).ms,
+  })
+}
+
 async function main() {
   const port = await freePort()
   // LOCAL_BUILDER_PORT 0: the local builder takes a free port, so benchmarks and tests can run at once
@@ -176,11 +198,13 @@ async function main() {
     const oursSamples: number[] = []
     const baseSamples: number[] = []
     const rows = []
+    const requests: object[] = []
     let worse = 0
     let totalCalls = 0
     for (const fx of fixtures) {
       const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: local.simulator.common })
       const params = request(fx, bytesToHexString(tx.tx.data))
+      requests.push(params)
       await ours(url, params) // warm-up
       let mine: Found | null = null
       for (let i = 0; i < ROUNDS; i++) {
@@ -201,6 +225,9 @@ async function main() {
     const o = summarize(oursSamples)
     const b = summarize(baseSamples)
     console.log(`ours p50 ${o.p50.toFixed(2)} ms p99 ${o.p99.toFixed(2)} ms | baseline p50 ${b.p50.toFixed(1)} ms p99 ${b.p99.toFixed(1)} ms | fixtures where ours found less: ${worse}`)
+    const forkRunResult = FORK ? await forkRun(requests) : undefined
+    const fork = forkRunResult === undefined ? undefined : { summary: summarize(forkRunResult.samples), figures: forkFigures(forkRunResult, FORK_BLOCK_TIME, 'request') }
+    if (fork !== undefined) console.log(`fork        ours p50 ${fork.summary.p50.toFixed(2)} ms p99 ${fork.summary.p99.toFixed(2)} ms ${JSON.stringify(fork.figures)}`)
     console.log(
       JSON.stringify({
         name: 'bench:backrun',
@@ -208,6 +235,13 @@ async function main() {
         p99_ms: round(o.p99),
         peer: { name: 'anvil-RPC searcher (snapshot, user tx; per cycle: doubling bracket from 2^-20 of the first pool balance, stopped when a positive profit stops rising or at that balance, no-profit cycles skipped, ternary search; eth_call per step)', p50_ms: round(b.p50), p99_ms: round(b.p99) },
         ratio_p50: round(b.p50 / o.p50),
+        ...(fork === undefined
+          ? {}
+          : {
+              fork_p50_ms: round(fork.summary.p50),
+              fork_p99_ms: round(fork.summary.p99),
+              fork: fork.figures,
+            }),
         fixtures: fixtures.length,
         requests: oursSamples.length,
         profit_below_baseline: worse,

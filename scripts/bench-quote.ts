@@ -15,13 +15,22 @@
  * 1. Warm latency: sequential requests over the mix (one at a time), p50/p99.
  * 2. Sustained throughput: autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS seconds.
  * 3. Resident memory of the service process after the run (VmRSS) and its peak (VmHWM).
+ * 4. Fork mode: sequential requests over the mix for FORK_SECONDS against the service forking an
+ *    anvil loaded with the devnet genesis that mines a block every FORK_BLOCK_TIME seconds
+ *    (`fork_p50_ms`: long enough for many heads, so the figure is the steady state with the chain
+ *    moving), with the upstream JSON-RPC calls and HTTP requests (round trips) per quote and per
+ *    block over the run, read from the service's /metrics: everything the fork sent, head polls and
+ *    warm-ups included; and the reads per quote that missed the fork's cache (each one waited for
+ *    the upstream).
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
- * BENCH_CONNECTIONS (default 8).
+ * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
+ * (seconds, default 2), FORK_SECONDS (default 30).
  */
 import autocannon from 'autocannon'
 import { readFileSync } from 'node:fs'
+import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from './lib/net.ts'
 import { startServiceProcess } from './lib/service-process.ts'
 import { summarize } from './lib/stats.ts'
@@ -30,6 +39,9 @@ import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8)
+const FORK = process.env.BENCH_FORK !== '0'
+const FORK_BLOCK_TIME = Number(process.env.FORK_BLOCK_TIME ?? 2)
+const FORK_SECONDS = Number(process.env.FORK_SECONDS ?? 30)
 
 interface Registry {
   tokens: Array<{ symbol: string; decimals: number; address: string }>
@@ -63,9 +75,9 @@ function body(i: number, distinct: boolean) {
   return JSON.stringify({ tokenIn: m.tokenIn, tokenOut: m.tokenOut, amountIn: (m.amountIn + (distinct ? BigInt(++counter) : 0n)).toString() })
 }
 
-async function post(url: string, text: string): Promise<{ ms: number; json: Record<string, unknown> }> {
+async function post(url: string, text: string, apiKey = DEV_API_KEY): Promise<{ ms: number; json: Record<string, unknown> }> {
   const t = performance.now()
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, body: text })
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: text })
   const json = (await res.json()) as Record<string, unknown>
   const ms = performance.now() - t
   if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status} ${JSON.stringify(json)}`)
@@ -77,6 +89,17 @@ async function sequential(url: string, distinct = true): Promise<ReturnType<type
   const samples: number[] = []
   for (let i = 0; i < ITERATIONS; i++) samples.push((await post(url, body(i, distinct))).ms)
   return summarize(samples)
+}
+
+/** Sequential quotes in fork mode (see the header) for FORK_SECONDS, after the same warm-up as the devnet run. */
+function forkRun() {
+  return runOnDevnetFork({
+    blockTimeSeconds: FORK_BLOCK_TIME,
+    seconds: FORK_SECONDS,
+    env: { RATE_LIMIT_MAX: '1000000' },
+    warmUp: 3 * MIX.length,
+    send: async (base, fork, i) => (await post(`${base}/v1/quote`, body(i, true), fork.apiKey)).ms,
+  })
 }
 
 async function sustained(url: string, distinct = true) {
@@ -128,6 +151,9 @@ async function main() {
     console.log(`repeat      ours p50 ${repeatSeq.p50.toFixed(2)} ms p99 ${repeatSeq.p99.toFixed(2)} ms, ${repeatLoad.requests_per_s} req/s under load`)
     const memory = memoryOf(service.pid!)
     console.log(`service memory: RSS ${memory.rssMb} MB after the run, peak ${memory.peakRssMb} MB`)
+    const forkRunResult = FORK ? await forkRun() : undefined
+    const fork = forkRunResult === undefined ? undefined : { seq: summarize(forkRunResult.samples), figures: forkFigures(forkRunResult, FORK_BLOCK_TIME, 'quote') }
+    if (fork !== undefined) console.log(`fork        ours p50 ${fork.seq.p50.toFixed(2)} ms p99 ${fork.seq.p99.toFixed(2)} ms ${JSON.stringify(fork.figures)}`)
 
     const result = {
       name: 'bench:quote',
@@ -141,6 +167,13 @@ async function main() {
       repeat: { p50_ms: round(repeatSeq.p50), p99_ms: round(repeatSeq.p99), requests_per_s: repeatLoad.requests_per_s, load_p99_ms: repeatLoad.p99_ms },
       ratio_p50: round(peerSeq.p50 / oursSeq.p50),
       ratio_rps: round(oursLoad.requests_per_s / peerLoad.requests_per_s),
+      ...(fork === undefined
+        ? {}
+        : {
+            fork_p50_ms: round(fork.seq.p50),
+            fork_p99_ms: round(fork.seq.p99),
+            fork: fork.figures,
+          }),
       rss_mb_after: memory.rssMb,
       peak_rss_mb: memory.peakRssMb,
       iterations: ITERATIONS,
