@@ -31,6 +31,7 @@ import { resolvePartnerTokens } from '../server/jsonrpc/partner-tokens-config.ts
 import { parseRelayEndpoints, type RelayEndpoint } from '../submission/relay-client.ts'
 import { SearcherKey } from '../submission/searcher-key.ts'
 import { databaseUrlProblem } from '../submission/store/database-url.ts'
+import { EXECUTION_BUDGET_RANGES } from '../evm/execution-budget.ts'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LogLevel[]
 const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague'] as const satisfies readonly Hardfork[]
@@ -136,8 +137,9 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     stateLayerDepth: read.int('DEVNET_STATE_LAYER_DEPTH', 1, 4_096),
   }
   const evm: EvmConfig = {
-    maxGas: BigInt(read.int('EVM_MAX_GAS', 1_000_000, 10_000_000_000)),
-    maxMs: read.int('EVM_MAX_MS', 10, 600_000),
+    // the ranges npm run replay reads the same variables with
+    maxGas: BigInt(read.int('EVM_MAX_GAS', Number(EXECUTION_BUDGET_RANGES.maxGas.min), Number(EXECUTION_BUDGET_RANGES.maxGas.max))),
+    maxMs: read.int('EVM_MAX_MS', EXECUTION_BUDGET_RANGES.maxMs.min, EXECUTION_BUDGET_RANGES.maxMs.max),
   }
   const workers: WorkersConfig = { threads: read.int('WORKERS', 0, MAX_WORKERS) }
 
