@@ -11,6 +11,14 @@
  * Memory: the readers (each with its L1) of the last L1_BLOCKS blocks are kept; an older block's
  * reader lives on only while a task still holds it. Code is interned across blocks by hash, within
  * a byte bound.
+ *
+ * The AsyncLocalStorage store is a TaskPin that is emptied when its task ends, never the reader
+ * itself: Node stamps the current store on every promise created under it, and promises outlive
+ * their task in caches (the backrun engine's ETH/USD answers keep 16 blocks of them, an L1 keeps
+ * those of the task that first read a key). A store that was the reader kept each old block's reader,
+ * its L1 and through that L1's promises the reader before it, alive: a worker's live heap grew by
+ * ~12 MB over the first five minutes of bench:soak (heap snapshots: readers chained through
+ * promises' async-context stores).
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { LRUCache } from 'lru-cache'
@@ -30,11 +38,16 @@ export interface RemoteChainSourceOptions {
   head: BlockInfo
 }
 
+/** A task's pin: the reader `latest()` answers while the task runs; emptied when it ends (see above). */
+interface TaskPin {
+  reader: RemoteStateReader | undefined
+}
+
 export class RemoteChainSource implements ChainStateSource {
   readonly kind: 'devnet' | 'fork'
   readonly chainId: bigint
   private head: BlockInfo
-  private readonly pinned = new AsyncLocalStorage<RemoteStateReader>()
+  private readonly pinned = new AsyncLocalStorage<TaskPin>()
   private readonly readers = new LRUCache<string, RemoteStateReader>({
     max: L1_BLOCKS,
     dispose: (reader) => {
@@ -59,12 +72,20 @@ export class RemoteChainSource implements ChainStateSource {
   }
 
   latest(): StateReader {
-    return this.pinned.getStore() ?? this.readerFor(this.head)
+    return this.pinned.getStore()?.reader ?? this.readerFor(this.head)
   }
 
-  /** Runs `task` with `latest()` pinned to `block`. */
-  runAt<T>(block: BlockInfo, task: () => Promise<T>): Promise<T> {
-    return this.pinned.run(this.readerFor(block), task)
+  /**
+   * Runs `task` with `latest()` pinned to `block`. Once the task has settled, work it left running
+   * (nothing awaits it) sees the newest head, as outside a task.
+   */
+  async runAt<T>(block: BlockInfo, task: () => Promise<T>): Promise<T> {
+    const pin: TaskPin = { reader: this.readerFor(block) }
+    try {
+      return await this.pinned.run(pin, task)
+    } finally {
+      pin.reader = undefined
+    }
   }
 
   /** A head announced by the main thread. */

@@ -26,7 +26,9 @@ export function createCodeInterner(maxBytes: number): CodeInterner {
 }
 
 export class RemoteStateReader implements StateReader {
-  private readonly l1 = new LRUCache<string, Promise<unknown>>({ max: L1_MAX_ENTRIES_PER_BLOCK })
+  // bounded by maxSize (1 a key), not by `max`: lru-cache preallocates its arrays for `max` entries
+  // (~1.4 MB at 50,000), for every block's reader, though a block reads a few thousand keys
+  private readonly l1 = new LRUCache<string, Promise<unknown>>({ maxSize: L1_MAX_ENTRIES_PER_BLOCK, sizeCalculation: () => 1 })
   /** reads answered by the L1 (for the pool's statistics) */
   l1Hits = 0
 
