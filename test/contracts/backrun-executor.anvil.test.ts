@@ -39,7 +39,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { BLOCK_TIME_SECONDS, nextBaseFee } from '../../scripts/devnet/execute-at-genesis.ts'
 import type { TxFixtureFile, RecordedTx } from '../../scripts/devnet/fixture-file.ts'
 import { BACKRUN_EXECUTOR_LABEL, backrunEntry } from '../../scripts/devnet/fixed-deployments.ts'

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startNode, type ServiceNode } from '../../../src/node/start.ts'
 import { DEV_PARTNER_TOKEN } from '../../../src/server/jsonrpc/partner-tokens-config.ts'
 import { tempDir } from '../helpers.ts'
-import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number

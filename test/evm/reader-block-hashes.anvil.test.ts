@@ -10,7 +10,7 @@
 import solc from 'solc'
 import { decodeFunctionResult, encodeFunctionData, type Abi } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { ForkStateSource } from '../../src/chain/fork/index.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { parseGenesis } from '../../src/chain/memory/genesis.ts'
