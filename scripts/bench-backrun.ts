@@ -30,10 +30,10 @@
  */
 import { readFileSync } from 'node:fs'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
-import { anvilReceipt, anvilRpc, startAnvil } from './lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil } from '../test/support/anvil.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
-import { freePort } from './lib/net.ts'
-import { startServiceProcess } from './lib/service-process.ts'
+import { freePort } from '../test/support/net.ts'
+import { startServiceProcess } from '../test/support/service-process.ts'
 import { summarize } from './lib/stats.ts'
 import { encodeBackrunCall } from '../src/backrun/backrun-calldata.ts'
 import { enumerateBackrunCycles } from '../src/backrun/cycle-search.ts'

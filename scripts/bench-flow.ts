@@ -1,7 +1,7 @@
 /**
  * npm run bench:flow
  *
- * N users' private swaps per block over M blocks on the embedded devnet (scripts/lib/flow.ts):
+ * N users' private swaps per block over M blocks on the embedded devnet (test/support/flow.ts):
  * the service started as `npm start` starts it, its local builder sealing a block every
  * BENCH_BLOCK_TIME_MS, every submission over real HTTP. Reports the share of valid user
  * transactions included, blocks from acknowledgement to inclusion, backruns included versus
@@ -10,7 +10,7 @@
  * Options (environment): BENCH_USERS (default 20), BENCH_BLOCKS (default 10), BENCH_ARB_SHARE
  * (default 0.5), BENCH_FRAGILE_SHARE (default 0.1), BENCH_BLOCK_TIME_MS (default 2000).
  */
-import { runFlow } from './lib/flow.ts'
+import { runFlow } from '../test/support/flow.ts'
 
 const num = (name: string, fallback: number): number => {
   const v = process.env[name]

@@ -31,8 +31,8 @@
 import autocannon from 'autocannon'
 import { readFileSync } from 'node:fs'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
-import { freePort } from './lib/net.ts'
-import { startServiceProcess } from './lib/service-process.ts'
+import { freePort } from '../test/support/net.ts'
+import { startServiceProcess } from '../test/support/service-process.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 

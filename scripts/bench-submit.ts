@@ -24,9 +24,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseTransaction, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { startAnvil } from './lib/anvil.ts'
-import { freePort } from './lib/net.ts'
-import { startServiceProcess } from './lib/service-process.ts'
+import { startAnvil } from '../test/support/anvil.ts'
+import { signDevTransfer } from '../test/support/devnet.ts'
+import { freePort } from '../test/support/net.ts'
+import { startServiceProcess } from '../test/support/service-process.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
@@ -91,22 +92,8 @@ async function signSwaps(count: number, offset: number): Promise<Hex[]> {
 
 /** distinct signed ETH transfers from one devnet account, nonces 0.. (the anvil peer's load) */
 async function signTransfers(count: number, accountIndex: number): Promise<Hex[]> {
-  const account = privateKeyToAccount(registry.devAccounts.accounts[accountIndex].privateKey)
   const out: Hex[] = []
-  for (let nonce = 0; nonce < count; nonce++) {
-    out.push(
-      await account.signTransaction({
-        chainId: registry.chainId,
-        type: 'eip1559',
-        nonce,
-        to: '0x000000000000000000000000000000000000dEaD',
-        value: 1n,
-        gas: 21_000n,
-        maxFeePerGas: 3_000_000_000n,
-        maxPriorityFeePerGas: 1_000_000_000n,
-      }),
-    )
-  }
+  for (let nonce = 0; nonce < count; nonce++) out.push(await signDevTransfer(registry, accountIndex, nonce, 3_000_000_000n))
   return out
 }
 

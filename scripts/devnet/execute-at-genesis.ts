@@ -8,7 +8,7 @@
  * because anvil otherwise derives the base fee after a revert differently from a fresh start.
  */
 import { getAddress, type Hex } from 'viem'
-import { anvilRpc } from '../lib/anvil.ts'
+import { anvilRpc } from '../../test/support/anvil.ts'
 import { bestCycle, readPoolPrices, type ArbitrageCycle } from './arbitrage.ts'
 import type { DevnetRegistry } from './registry.ts'
 import { rpcBatch } from './rpc.ts'

@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { devnetForkEnv, GENESIS_PATH, loadRegistry } from '../../test/support/devnet.ts'
-import { startAnvil, type AnvilInstance } from './anvil.ts'
-import { freePort } from './net.ts'
-import { startServiceProcess } from './service-process.ts'
+import { startAnvil, type AnvilInstance } from '../../test/support/anvil.ts'
+import { freePort } from '../../test/support/net.ts'
+import { startServiceProcess } from '../../test/support/service-process.ts'
 
 export interface DevnetFork {
   anvil: AnvilInstance

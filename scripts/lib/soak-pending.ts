@@ -32,7 +32,7 @@ import { EngineBackrunPlanner, privateKeyBackrunSigner } from '../../src/submiss
 import { engineSubmissionSimulator } from '../../src/submission/engine-simulator.ts'
 import { SearcherKeyPool } from '../../src/submission/searcher-key-pool.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
-import { freePort } from './net.ts'
+import { freePort } from '../../test/support/net.ts'
 import { searcherPrivateKeys, smallSwapSigner, userAccounts } from './soak-txs.ts'
 
 export interface PendingMemoryResult {

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { startScriptNodeArgs } from './service-process.ts'
+import { startScriptNodeArgs } from '../../test/support/service-process.ts'
 
 export interface SoakService {
   child: ChildProcess

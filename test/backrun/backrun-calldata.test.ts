@@ -1,7 +1,7 @@
 /**
  * encodeBackrunCall: the cycle -> BackrunExecutor.backrun calldata mapping, field by field, the
  * cycle rules it checks before the contract would revert, and the decoders of the result, the
- * event and the contract's errors. (Execution on the devnet is test/contracts/backrun-executor.test.ts.)
+ * event and the contract's errors. (Execution on the devnet is test/contracts/backrun-executor.anvil.test.ts.)
  */
 import {
   decodeFunctionData,

@@ -2,19 +2,18 @@
  * `npm run replay` (scripts/replay.ts): many fixture files or directories in, one JSON line per file
  * out, with status, gasUsed, output, the logs hash and the post-state root. The logs hash and the
  * root are checked against the Ethereum state tests' own filled values, by replaying state-test
- * cases converted to go-ethereum tracer fixtures (the form outsiders use to check us).
+ * cases converted to go-ethereum tracer fixtures (the form outsiders use to check us). The command
+ * line itself (a child process) is replay-cli.e2e.test.ts.
  */
-import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createTxFromRLP } from '@ethereumjs/tx'
 import { hexToBytes } from '@ethereumjs/util'
-import { fixtureFiles, main, replayBudgetFromEnv, replayFile, ReplayConfigError, type ReplayLine } from '../../scripts/replay.ts'
+import { fixtureFiles, main, replayBudgetFromEnv, ReplayConfigError, type ReplayLine } from '../../scripts/replay.ts'
 import { DEFAULT_EXECUTION_BUDGET } from '../../src/evm/execution-budget.ts'
-import type { Hex } from '../../src/chain/types.ts'
+import { toGethFixture, type StateTest, type StateTestPost } from './state-test-fixture.ts'
 
 const REPO = join(import.meta.dirname, '../..')
 const TRACETEST = join(REPO, 'fixtures/corpora/geth-tracetest')
@@ -66,67 +65,6 @@ describe('replay over go-ethereum tracer fixtures', () => {
   })
 })
 
-interface StateTestPost {
-  hash: Hex
-  logs: Hex
-  txbytes: Hex
-  expectException?: string
-}
-interface StateTest {
-  env: Record<string, string>
-  pre: Record<string, unknown>
-  post: { Cancun: StateTestPost[] }
-}
-
-const CANCUN_CONFIG = {
-  chainId: 1,
-  homesteadBlock: 0,
-  eip150Block: 0,
-  eip155Block: 0,
-  eip158Block: 0,
-  byzantiumBlock: 0,
-  constantinopleBlock: 0,
-  petersburgBlock: 0,
-  istanbulBlock: 0,
-  berlinBlock: 0,
-  londonBlock: 0,
-  mergeNetsplitBlock: 0,
-  shanghaiTime: 0,
-  cancunTime: 0,
-  terminalTotalDifficulty: 0,
-  terminalTotalDifficultyPassed: true,
-  blobSchedule: { cancun: { target: 3, max: 6, baseFeeUpdateFraction: 3338477 } },
-}
-
-/** A state-test case as a go-ethereum tracer fixture: its pre-state as genesis, its env as the block. */
-function toGethFixture(test: StateTest, post: StateTestPost) {
-  const env = test.env
-  return {
-    genesis: {
-      config: CANCUN_CONFIG,
-      alloc: test.pre,
-      nonce: '0x0',
-      timestamp: '0x0',
-      extraData: '0x',
-      gasLimit: env.currentGasLimit,
-      difficulty: '0x0',
-      mixHash: `0x${'00'.repeat(32)}`,
-      coinbase: `0x${'00'.repeat(20)}`,
-    },
-    context: {
-      number: env.currentNumber,
-      timestamp: env.currentTimestamp,
-      gasLimit: env.currentGasLimit,
-      miner: env.currentCoinbase,
-      difficulty: '0x0',
-      baseFeePerGas: env.currentBaseFee,
-      mixHash: env.currentRandom,
-      excessBlobGas: env.currentExcessBlobGas ?? '0x0',
-    },
-    input: post.txbytes,
-  }
-}
-
 describe('replay of state tests converted to tracer fixtures', () => {
   const dir = mkdtempSync(join(tmpdir(), 'replay-state-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -169,15 +107,6 @@ describe('replay of state tests converted to tracer fixtures', () => {
       expect(line.stateRoot, `${line.file} state root`).toBe(post.hash)
     }
     expect(rejected).toBeGreaterThan(0)
-  })
-
-  it('is the same through the command line', async () => {
-    const first = [...expected.keys()][0]
-    const { stdout } = await promisify(execFile)('npx', ['tsx', 'scripts/replay.ts', first, join(TRACETEST, 'call_tracer/simple.json')], { cwd: REPO })
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as ReplayLine)
-    expect(lines.length).toBe(2)
-    expect(lines[0]).toEqual(await replayFile(first))
-    expect(lines[0].stateRoot).toBe(expected.get(first)?.hash)
   })
 })
 
@@ -233,16 +162,5 @@ describe('the execution budget of a replay, from EVM_MAX_GAS and EVM_MAX_MS', ()
     const late = await replayAll([file], { EVM_MAX_GAS: '300000000', EVM_MAX_MS: '10' })
     expect(late.code).toBe(1)
     expect(late.lines[0].error).toMatch(/wall-clock budget of 10 ms per EVM execution \(EVM_MAX_MS\)/)
-  })
-
-  it('exits 2 on a bad value from the command line, naming it, and replays nothing', async () => {
-    const run = promisify(execFile)('npx', ['tsx', 'scripts/replay.ts', file], { cwd: REPO, env: { ...process.env, EVM_MAX_MS: 'soon' } })
-    const failure = (await run.then(
-      () => undefined,
-      (err: unknown) => err,
-    )) as { code: number; stdout: string; stderr: string } | undefined
-    expect(failure?.code).toBe(2)
-    expect(failure?.stdout).toBe('')
-    expect(failure?.stderr).toContain('EVM_MAX_MS="soon": expected a whole number from 10 to 600000')
   })
 })

@@ -1,4 +1,4 @@
-/** The block a state test's transaction executes in, from the test's `env` (state-tests.test.ts, quadratic-complexity.test.ts). */
+/** The block a state test's transaction executes in, from the test's `env` (state-tests.test.ts, quadratic-complexity.anvil.test.ts). */
 import { normalizeAddress, parseQuantity } from '../../src/chain/quantity.ts'
 import type { Hex } from '../../src/chain/types.ts'
 import type { ExecutionBlock } from '../../src/evm/block-context.ts'

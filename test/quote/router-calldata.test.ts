@@ -1,7 +1,7 @@
 /**
  * encodeSwapPlanCall: the SwapPlan -> SwapPlanRouter.swap calldata mapping, field by field, and
  * the plan rules it checks before the contract would revert. (Execution on a real chain is in
- * test/contracts/swap-plan-router.test.ts.)
+ * test/contracts/swap-plan-router.anvil.test.ts.)
  */
 import { decodeFunctionData, getAddress, toFunctionSelector, toFunctionSignature, zeroAddress, type AbiFunction, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'

@@ -11,17 +11,15 @@
  * ordinary quote sent at the same moment as the looping one is answered within the budget plus its
  * own time.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
-import { startNode, type ServiceNode } from '../../src/node/start.ts'
+import type { ServiceNode } from '../../src/node/start.ts'
 import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
-import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
+import { loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
+import { loopTrap, postTimed, startTrappedNode, type TrappedNode } from '../support/trapped-devnet.ts'
 
 const registry = loadRegistry()
 const BUDGET_MS = 300
@@ -31,80 +29,24 @@ const SLACK_MS = 700
 const UNI = tokenAddress(registry, 'UNI')
 const WETH = tokenAddress(registry, 'WETH')
 const USDC = tokenAddress(registry, 'USDC')
-/** where UNI's own code goes; UNI's address gets the trap in front of it */
-const UNI_IMPL: Address = '0x00000000000000000000000000000000000001a1'
 const LOOP: Address = '0x000000000000000000000000000000000000100f'
 
-/**
- * selector == transfer or transferFrom: JUMPDEST PUSH2 loop JUMP forever; anything else:
- * DELEGATECALL to `impl` with the calldata, its return data returned (or reverted with).
- */
-function trapToken(impl: Address): string {
-  const label = (n: number) => n.toString(16).padStart(4, '0')
-  const dispatch = (loop: number) =>
-    '600035' + '60e01c' + // selector
-    '80' + '63a9059cbb' + '14' + '61' + label(loop) + '57' + // transfer
-    '6323b872dd' + '14' + '61' + label(loop) + '57' // transferFrom
-  const delegate =
-    '36' + '6000' + '6000' + '37' + // calldata to memory
-    '6000' + '6000' + '36' + '6000' + '73' + impl.slice(2) + '5a' + 'f4' + // DELEGATECALL
-    '3d' + '6000' + '6000' + '3e' + // return data to memory
-    '3d' + '6000' + '82' // size, offset, success
-  const tail = (ok: number) => '61' + label(ok) + '57' + 'fd' + '5b' + 'f3'
-  const probe = dispatch(0) + delegate + tail(0)
-  // offsets: the REVERT is followed by JUMPDEST RETURN; the loop follows them
-  const ok = probe.length / 2 - 2
-  const loop = probe.length / 2
-  return '0x' + dispatch(loop) + delegate + tail(ok) + '5b' + '61' + label(loop) + '56'
-}
-
-interface WireResponse {
-  status: number
-  body: Record<string, unknown>
-  ms: number
-}
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<WireResponse> {
-  const t0 = performance.now()
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) })
-  return { status: res.status, body: (await res.json()) as Record<string, unknown>, ms: performance.now() - t0 }
-}
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postTimed(url, body, headers, 30_000)
 
 describe('execution budget: looping code through the quote, eth_backrun and private submission', () => {
-  let dir: string
+  let trapped: TrappedNode
   let node: ServiceNode
   let url: string
 
   beforeAll(async () => {
-    const genesis = JSON.parse(readFileSync(GENESIS_PATH, 'utf8')) as { gasLimit: string; alloc: Record<string, { code?: string; balance: string; storage?: Record<string, string> }> }
-    const uniKey = Object.keys(genesis.alloc).find((a) => lower(a.startsWith('0x') ? a : `0x${a}`) === UNI)!
-    genesis.alloc[UNI_IMPL.slice(2)] = { code: genesis.alloc[uniKey].code, balance: '0x0' }
-    genesis.alloc[uniKey] = { ...genesis.alloc[uniKey], code: trapToken(UNI_IMPL) }
-    genesis.alloc[LOOP.slice(2)] = { code: '0x5b600056', balance: '0x0' }
-    genesis.gasLimit = '0x3b9aca00'
-    dir = mkdtempSync(join(tmpdir(), 'budget-'))
-    writeFileSync(join(dir, 'genesis.json'), JSON.stringify(genesis))
-
-    node = await startNode({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      DEVNET_GENESIS: join(dir, 'genesis.json'),
-      DATA_DIR: join(dir, 'data'),
-      LOCAL_BUILDER_PORT: '0',
-      // no block is built while the test runs: the submission stays on the head it was simulated on
-      LOCAL_BUILDER_BLOCK_TIME_MS: '600000',
-      // every quote computed afresh: the ordinary quote's own time is measured, not a cache hit
-      QUOTE_CACHE_MAX_ENTRIES: '0',
-      EVM_MAX_MS: String(BUDGET_MS),
-      EVM_MAX_GAS: '1000000000',
-    })
-    url = node.url
+    trapped = await startTrappedNode({ trap: loopTrap, contracts: { [LOOP]: '0x5b600056' }, budgetMs: BUDGET_MS })
+    node = trapped.node
+    url = trapped.url
     await post(`${url}/v1/quote`, { tokenIn: WETH, tokenOut: USDC, amountIn: '1000' }, { 'x-api-key': DEV_API_KEY }) // warm
   })
 
   afterAll(async () => {
-    await node?.close()
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+    await trapped?.close()
   })
 
   const quote = (tokenIn: Address, tokenOut: Address, amountIn: bigint) =>

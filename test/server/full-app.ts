@@ -3,7 +3,7 @@
  * chain, quote and backrun services that are never reached, and a submission status store that
  * knows nothing unless told. For the tests of the HTTP front end as a whole.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { parseGenesis } from '../../src/chain/memory/genesis.ts'
 import { loadConfig } from '../../src/node/config.ts'
@@ -15,7 +15,8 @@ import type { SubmissionStatusStore } from '../../src/server/rpc/submission-stat
 export const FULL_APP_TOKEN = 'front-door-partner-tok-0123'
 export const FULL_APP_API_KEY = 'front-door-api-key-0123456789'
 
-export async function buildFullApp(options: { store?: SubmissionStatusStore } = {}): Promise<FastifyInstance> {
+/** `loggerInstance`: a logger made with serviceLoggerOptions, to read what the app logs; default: silent */
+export async function buildFullApp(options: { store?: SubmissionStatusStore; loggerInstance?: FastifyBaseLogger } = {}): Promise<FastifyInstance> {
   const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
   const quote = { quote: () => Promise.reject(new Error('not used')) }
   const backrun = { backrun: () => Promise.reject(new Error('not used')) }
@@ -34,6 +35,7 @@ export async function buildFullApp(options: { store?: SubmissionStatusStore } = 
         limits: {},
       },
     },
+    options.loggerInstance === undefined ? {} : { loggerInstance: options.loggerInstance },
   )
   await app.ready()
   return app

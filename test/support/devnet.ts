@@ -1,6 +1,7 @@
 /** Test helpers over the committed devnet fixtures (tests read fixtures/, never ../shared). */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { privateKeyToAccount } from 'viem/accounts'
 import type { Address, Hex } from '../../src/chain/types.ts'
 
 export const FIXTURES = join(import.meta.dirname, '../../fixtures')
@@ -54,6 +55,31 @@ export function loadRegistry(): Registry {
 
 export function loadFixtureTxs(): FixtureTx[] {
   return (JSON.parse(readFileSync(join(FIXTURES, 'txs/transactions.json'), 'utf8')) as { transactions: FixtureTx[] }).transactions
+}
+
+/** What signing a devnet transfer needs of the registry (the benchmarks read their own copy of it). */
+export interface DevAccounts {
+  chainId: number
+  devAccounts: { accounts: ReadonlyArray<{ privateKey: Hex }> }
+}
+
+/**
+ * A signed EIP-1559 transfer of 1 wei to 0x…dEaD from dev account `accountIndex`: 21,000 gas,
+ * distinct per (account, nonce). `maxFeePerGas` defaults to 100 gwei, above any devnet base fee.
+ */
+export function signDevTransfer(registry: DevAccounts, accountIndex: number, nonce: number, maxFeePerGas = 100_000_000_000n): Promise<Hex> {
+  const account = registry.devAccounts.accounts[accountIndex]
+  if (account === undefined) throw new Error(`no dev account ${accountIndex} in the registry`)
+  return privateKeyToAccount(account.privateKey).signTransaction({
+    chainId: registry.chainId,
+    type: 'eip1559',
+    nonce,
+    to: '0x000000000000000000000000000000000000dEaD',
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  })
 }
 
 export function lower(a: string): Address {

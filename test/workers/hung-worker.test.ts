@@ -13,16 +13,14 @@
  * the pool is back to two workers, new ones; and a worker thread that dies under a task (it is
  * terminated) fails that task as a crash (-32603, `worker_crashed`) and is replaced.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Address } from '../../src/chain/types.ts'
-import { startNode, type ServiceNode } from '../../src/node/start.ts'
+import type { Address, Hex } from '../../src/chain/types.ts'
+import type { ServiceNode } from '../../src/node/start.ts'
 import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
 import { HANG_GRACE_MS } from '../../src/workers/worker-pool.ts'
-import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
+import { loadRegistry, tokenAddress } from '../support/devnet.ts'
+import { callTrap, postTimed, startTrappedNode, type TrappedNode } from '../support/trapped-devnet.ts'
 
 const registry = loadRegistry()
 const BUDGET_MS = 300
@@ -33,11 +31,10 @@ const SLACK_MS = 1_500
 const UNI = tokenAddress(registry, 'UNI')
 const WETH = tokenAddress(registry, 'WETH')
 const USDC = tokenAddress(registry, 'USDC')
-const UNI_IMPL: Address = '0x00000000000000000000000000000000000001a1'
 const HANG: Address = '0x000000000000000000000000000000000000babe'
 
 /** CODECOPY the MODEXP input (appended to the code) to memory, CALL 0x05 with all gas, STOP. */
-function modexpHang(): string {
+function modexpHang(): Hex {
   const len = 96 + 3 * 2048
   const word = (n: number) => n.toString(16).padStart(64, '0')
   const input = word(2048) + word(2048) + word(2048) + '5a'.repeat(2048) + 'ff'.repeat(2048) + 'ff'.repeat(2047) + 'f1'
@@ -48,43 +45,10 @@ function modexpHang(): string {
     '61' + hex4(2048) + '6000' + '61' + hex4(len) + '6000' + '6000' + '6005' + '5a' + 'f1' + // CALL(gas, 0x05, 0, 0, len, 0, 2048)
     '00'
   if (code.length / 2 !== prefixLength) throw new Error('prefix length')
-  return '0x' + code + input
+  return `0x${code}${input}`
 }
 
-/**
- * selector == transfer or transferFrom: CALL the hang with all gas, then STOP; anything else:
- * DELEGATECALL to `impl` (UNI's own code) with the calldata, its return data returned.
- */
-function trapToken(impl: Address): string {
-  const label = (n: number) => n.toString(16).padStart(4, '0')
-  const dispatch = (trap: number) =>
-    '600035' + '60e01c' + // selector
-    '80' + '63a9059cbb' + '14' + '61' + label(trap) + '57' + // transfer
-    '6323b872dd' + '14' + '61' + label(trap) + '57' // transferFrom
-  const delegate =
-    '36' + '6000' + '6000' + '37' + // calldata to memory
-    '6000' + '6000' + '36' + '6000' + '73' + impl.slice(2) + '5a' + 'f4' + // DELEGATECALL
-    '3d' + '6000' + '6000' + '3e' + // return data to memory
-    '3d' + '6000' + '82' // size, offset, success
-  const tail = (ok: number) => '61' + label(ok) + '57' + 'fd' + '5b' + 'f3'
-  const probe = dispatch(0) + delegate + tail(0)
-  const ok = probe.length / 2 - 2
-  const trap = probe.length / 2
-  const callHang = '5b' + '6000'.repeat(5) + '73' + HANG.slice(2) + '5a' + 'f1' + '00'
-  return '0x' + dispatch(trap) + delegate + tail(ok) + callHang
-}
-
-interface WireResponse {
-  status: number
-  body: Record<string, unknown>
-  ms: number
-}
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<WireResponse> {
-  const t0 = performance.now()
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) })
-  return { status: res.status, body: (await res.json()) as Record<string, unknown>, ms: performance.now() - t0 }
-}
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postTimed(url, body, headers)
 
 async function until(what: string, done: () => boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms
@@ -95,39 +59,20 @@ async function until(what: string, done: () => boolean, ms = 30_000): Promise<vo
 }
 
 describe('a worker held beyond the budget, and one that dies', () => {
-  let dir: string
+  let trapped: TrappedNode
   let node: ServiceNode
   let url: string
 
   beforeAll(async () => {
-    const genesis = JSON.parse(readFileSync(GENESIS_PATH, 'utf8')) as { gasLimit: string; alloc: Record<string, { code?: string; balance: string }> }
-    const uniKey = Object.keys(genesis.alloc).find((a) => lower(a.startsWith('0x') ? a : `0x${a}`) === UNI)!
-    genesis.alloc[UNI_IMPL.slice(2)] = { code: genesis.alloc[uniKey].code, balance: '0x0' }
-    genesis.alloc[uniKey] = { ...genesis.alloc[uniKey], code: trapToken(UNI_IMPL) }
-    genesis.alloc[HANG.slice(2)] = { code: modexpHang(), balance: '0x0' }
-    genesis.gasLimit = '0x3b9aca00'
-    dir = mkdtempSync(join(tmpdir(), 'hung-worker-'))
-    writeFileSync(join(dir, 'genesis.json'), JSON.stringify(genesis))
-    node = await startNode({
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      WORKERS: '2',
-      DEVNET_GENESIS: join(dir, 'genesis.json'),
-      DATA_DIR: join(dir, 'data'),
-      LOCAL_BUILDER_PORT: '0',
-      LOCAL_BUILDER_BLOCK_TIME_MS: '600000',
-      QUOTE_CACHE_MAX_ENTRIES: '0',
-      EVM_MAX_MS: String(BUDGET_MS),
-      EVM_MAX_GAS: '1000000000',
-    })
-    url = node.url
+    trapped = await startTrappedNode({ trap: callTrap(HANG), contracts: { [HANG]: modexpHang() }, budgetMs: BUDGET_MS, env: { WORKERS: '2' } })
+    node = trapped.node
+    url = trapped.url
     // both workers warm
     await Promise.all([ordinary(), ordinary()])
   }, 120_000)
 
   afterAll(async () => {
-    await node?.close()
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+    await trapped?.close()
   })
 
   const quote = (tokenIn: Address, tokenOut: Address, amountIn: bigint) =>

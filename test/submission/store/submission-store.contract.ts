@@ -1,6 +1,6 @@
 /**
  * The contract every SubmissionStore keeps (src/submission/store/submission-store.ts), as one
- * suite that submission-store.test.ts runs against each store on its real backend.
+ * suite that submission-store.e2e.test.ts runs against each store on its real backend.
  */
 import { keccak256 } from 'viem'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'

@@ -10,7 +10,7 @@ import { PersistenceError } from '../../../src/submission/errors.ts'
 import { PostgresSubmissionStore, type PostgresStoreOptions } from '../../../src/submission/store/postgres-store.ts'
 import { MIGRATIONS } from '../../../src/submission/store/postgres-migrations.ts'
 import { userTx } from '../helpers.ts'
-import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 
 let server: TestPostgres
 let url: string

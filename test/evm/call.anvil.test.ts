@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem'
-import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'

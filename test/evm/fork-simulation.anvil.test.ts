@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { ForkStateSource } from '../../src/chain/fork/index.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import { UpstreamError, type Address, type Hex } from '../../src/chain/types.ts'

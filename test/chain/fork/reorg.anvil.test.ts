@@ -8,7 +8,7 @@
  * chain.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../../support/anvil.ts'
 import type { Address, BlockInfo, ChainReorg, Hex } from '../../../src/chain/types.ts'
 import { ForkStateSource, type ForkStateSourceOptions } from '../../../src/chain/fork/fork-state-source.ts'
 

@@ -6,7 +6,7 @@
  * at most 1.2 times those with 1 worker (and the answers are the same).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import type { BackrunRequest } from '../../src/backrun/types.ts'
 import { ForkStateSource } from '../../src/chain/fork/index.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'

@@ -11,7 +11,7 @@ import { OutboxStore } from '../../../src/submission/outbox-store.ts'
 import { PostgresSubmissionStore } from '../../../src/submission/store/postgres-store.ts'
 import type { SubmissionStoreOptions } from '../../../src/submission/store/submission-store.ts'
 import { tempDir } from '../helpers.ts'
-import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 import { describeSubmissionStoreContract } from './submission-store.contract.ts'
 
 let dir: { path: string; cleanup: () => Promise<void> } | undefined

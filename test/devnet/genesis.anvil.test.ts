@@ -7,7 +7,7 @@
 import { createPublicClient, http, maxUint256, parseEther, type Abi, type Hex, type PublicClient } from 'viem'
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { bestCycle, readPoolPrices } from '../../scripts/devnet/arbitrage.ts'
 import { ERC20_ABI, npmArtifact, projectArtifact } from '../../scripts/devnet/artifacts.ts'
 import { GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'

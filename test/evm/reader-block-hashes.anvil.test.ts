@@ -7,10 +7,9 @@
  * exactly what anvil's own eth_call on its pending block (N + 1) returns, and those are the hashes
  * anvil's eth_getBlockByNumber reports. Devnet mode: the hashes of the blocks the devnet committed.
  */
-import solc from 'solc'
-import { decodeFunctionResult, encodeFunctionData, type Abi } from 'viem'
+import { decodeFunctionResult, encodeFunctionData } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { ForkStateSource } from '../../src/chain/fork/index.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { parseGenesis } from '../../src/chain/memory/genesis.ts'
@@ -18,6 +17,7 @@ import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address, Hex, StateReader } from '../../src/chain/types.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
+import { compileSolidity } from '../support/solidity.ts'
 
 const SOURCE = `// SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
@@ -33,26 +33,10 @@ contract BlockHashes {
   }
 }`
 
-function compile(): { abi: Abi; code: Hex } {
-  const input = {
-    language: 'Solidity',
-    sources: { 'BlockHashes.sol': { content: SOURCE } },
-    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.deployedBytecode.object'] } } },
-  }
-  const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
-    errors?: { severity: string; formattedMessage: string }[]
-    contracts: Record<string, Record<string, { abi: Abi; evm: { deployedBytecode: { object: string } } }>>
-  }
-  const errors = (out.errors ?? []).filter((e) => e.severity === 'error')
-  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'))
-  const c = out.contracts['BlockHashes.sol']!.BlockHashes!
-  return { abi: c.abi, code: `0x${c.evm.deployedBytecode.object}` }
-}
-
 const CONTRACT: Address = '0x00000000000000000000000000000000b10c4a54'
 const VIEWER: Address = '0x0000000000000000000000000000000000000b0b'
 const ZERO: Hex = `0x${'00'.repeat(32)}`
-const { abi, code } = compile()
+const { abi, code } = (await compileSolidity('BlockHashes.sol', SOURCE)).BlockHashes!
 const data = encodeFunctionData({ abi, functionName: 'hashes' })
 
 interface Answer {

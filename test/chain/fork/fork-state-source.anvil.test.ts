@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { keccak256, hexToBytes } from 'viem'
-import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../../../scripts/lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../../support/anvil.ts'
 import { UpstreamError, type Address, type BlockInfo, type Hex } from '../../../src/chain/types.ts'
 import { ForkStateSource, type ForkStateSourceOptions } from '../../../src/chain/fork/fork-state-source.ts'
 import { answerEach, startFakeUpstream, type FakeUpstream } from './fake-upstream.ts'

@@ -8,7 +8,7 @@
 import { encodeFunctionData, keccak256, parseAbi, toBytes, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import type { LayeredStateReader } from '../../src/chain/memory/layered-state-reader.ts'
 import type { Address, BlockInfo } from '../../src/chain/types.ts'

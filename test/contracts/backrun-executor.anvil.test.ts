@@ -21,7 +21,6 @@
  * executor, reentrancy through a token) use small helper contracts compiled here with the pinned
  * solc and installed by code override (simulator) or anvil_setCode (anvil).
  */
-import solc from 'solc'
 import {
   decodeFunctionResult,
   encodeAbiParameters,
@@ -39,7 +38,8 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { compileSolidity } from '../support/solidity.ts'
 import { BLOCK_TIME_SECONDS, nextBaseFee } from '../../scripts/devnet/execute-at-genesis.ts'
 import type { TxFixtureFile, RecordedTx } from '../../scripts/devnet/fixture-file.ts'
 import { BACKRUN_EXECUTOR_LABEL, backrunEntry } from '../../scripts/devnet/fixed-deployments.ts'
@@ -504,24 +504,10 @@ interface Helpers {
   reentrantToken: { code: Hex }
 }
 
-function compileHelpers(): Helpers {
+async function compileHelpers(): Promise<Helpers> {
   const selector = toFunctionSelector('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16,address)')
-  const input = {
-    language: 'Solidity',
-    sources: { 'Helpers.sol': { content: HELPERS_SOURCE.replace('BACKRUN_SELECTOR', selector) } },
-    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.deployedBytecode.object'] } } },
-  }
-  const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
-    errors?: { severity: string; formattedMessage: string }[]
-    contracts: Record<string, Record<string, { abi: Abi; evm: { deployedBytecode: { object: string } } }>>
-  }
-  const errors = (out.errors ?? []).filter((e) => e.severity === 'error')
-  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'))
-  const c = out.contracts['Helpers.sol']!
-  return {
-    relay: { abi: c.Relay!.abi, code: `0x${c.Relay!.evm.deployedBytecode.object}` },
-    reentrantToken: { code: `0x${c.ReentrantToken!.evm.deployedBytecode.object}` },
-  }
+  const c = await compileSolidity('Helpers.sol', HELPERS_SOURCE.replace('BACKRUN_SELECTOR', selector))
+  return { relay: c.Relay!, reentrantToken: { code: c.ReentrantToken!.code } }
 }
 
 /** Raw backrun calldata, without the encoder's checks: what any caller can send. */
@@ -573,8 +559,8 @@ function callbackAttacks(): Hex[] {
 
 describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => {
   let helpers: Helpers
-  beforeAll(() => {
-    helpers = compileHelpers()
+  beforeAll(async () => {
+    helpers = await compileHelpers()
   })
   afterAll(() => {
     if (Object.keys(gasReport).length > 0) console.log(`BackrunExecutor gasUsed (backrun transaction): ${JSON.stringify(gasReport)}`)
@@ -1120,7 +1106,7 @@ describe('BackrunExecutor on anvil, against the simulator', () => {
   })
 
   it('an address that is not a pool cannot call the callbacks (helper contract installed with anvil_setCode)', async () => {
-    const helpers = compileHelpers()
+    const helpers = await compileHelpers()
     const snapshot = await anvilRpc<Hex>(anvil.url, 'evm_snapshot')
     try {
       await anvilRpc(anvil.url, 'anvil_setCode', [RELAY_ADDRESS, helpers.relay.code])

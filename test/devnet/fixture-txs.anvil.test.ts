@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { keccak256, parseTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { executeAtGenesis } from '../../scripts/devnet/execute-at-genesis.ts'
 import { sha256File, signFixtureTx, type TxFixtureFile } from '../../scripts/devnet/fixture-file.ts'
 import { FIXTURE_TXS } from '../../scripts/devnet/fixture-txs.ts'

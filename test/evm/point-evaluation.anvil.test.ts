@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
 import { bytesToHexString, hexToBytesStrict } from '../../src/chain/quantity.ts'
 import type { Address, Hex } from '../../src/chain/types.ts'

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
-import { startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { ForkStateSource } from '../../src/chain/fork/index.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'

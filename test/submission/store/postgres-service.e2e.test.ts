@@ -4,38 +4,22 @@
  * down a submission is answered -32603 and acknowledged nowhere; once it is back, submissions are
  * accepted again. The service runs in this process on the embedded devnet (startNode).
  */
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import pg from 'pg'
 import type { Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { startNode, type ServiceNode } from '../../../src/node/start.ts'
 import { DEV_PARTNER_TOKEN } from '../../../src/server/jsonrpc/partner-tokens-config.ts'
 import { tempDir } from '../helpers.ts'
-import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+import { loadRegistry, signDevTransfer } from '../../support/devnet.ts'
+import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 
-const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
-  chainId: number
-  devAccounts: { accounts: Array<{ index: number; privateKey: Hex }> }
-}
-const sender = privateKeyToAccount(registry.devAccounts.accounts[1].privateKey)
+const registry = loadRegistry()
 
-/** A signed transfer on the devnet, distinct per nonce. */
-function transfer(nonce: number): Promise<Hex> {
-  return sender.signTransaction({
-    chainId: registry.chainId,
-    type: 'eip1559',
-    nonce,
-    to: '0x000000000000000000000000000000000000dEaD',
-    value: 1n,
-    gas: 21_000n,
-    maxFeePerGas: 100_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  })
-}
+/** A signed transfer on the devnet from dev account 1, distinct per nonce. */
+const transfer = (nonce: number): Promise<Hex> => signDevTransfer(registry, 1, nonce)
 
 interface RpcAnswer {
   result?: string

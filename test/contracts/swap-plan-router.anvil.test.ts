@@ -30,7 +30,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { ERC20_ABI, npmArtifact, projectArtifact } from '../../scripts/devnet/artifacts.ts'
 import type { TokenSymbol, V3Fee } from '../../scripts/devnet/layout.ts'
 import { GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'

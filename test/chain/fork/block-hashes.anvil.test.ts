@@ -4,7 +4,7 @@
  * the replaced numbers and keeps a read in flight then from being recorded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, startAnvil, type AnvilInstance } from '../../../scripts/lib/anvil.ts'
+import { anvilRpc, startAnvil, type AnvilInstance } from '../../support/anvil.ts'
 import { BlockHashRecord } from '../../../src/chain/fork/block-hashes.ts'
 import { UpstreamClient } from '../../../src/chain/fork/upstream-client.ts'
 import { UpstreamError, type Hex } from '../../../src/chain/types.ts'

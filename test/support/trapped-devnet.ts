@@ -1,0 +1,133 @@
+/**
+ * The service on a copy of the devnet whose UNI token misbehaves on purpose, for the tests of the
+ * execution budget and of hung workers: UNI's `transfer` and `transferFrom` jump to a trap (a loop,
+ * a call that computes for seconds), everything else is UNI's own code, delegated to at
+ * {@link UNI_IMPL}. A quote selling UNI, whose swap moves UNI, therefore runs the trap inside the
+ * router's swap. Blocks hold 1e9 gas (EVM_MAX_GAS must allow it), so running out of gas takes
+ * seconds and only the budget under test stops the trap.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Address, Hex } from '../../src/chain/types.ts'
+import { startNode, type ServiceNode } from '../../src/node/start.ts'
+import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from './devnet.ts'
+
+/** where UNI's own code goes; UNI's address gets the trap in front of it */
+export const UNI_IMPL: Address = '0x00000000000000000000000000000000000001a1'
+
+/** a block gas limit of 1e9 */
+const GAS_LIMIT = '0x3b9aca00'
+
+const hex4 = (n: number) => n.toString(16).padStart(4, '0')
+
+/**
+ * Code for UNI's address: selector == transfer or transferFrom: JUMP to `trap(offset)`, placed at
+ * `offset` (it must start with JUMPDEST, 5b); anything else: DELEGATECALL to `impl` with the
+ * calldata, its return data returned (or reverted with).
+ */
+export function trapTokenCode(impl: Address, trap: (offset: number) => string): Hex {
+  const dispatch = (target: number) =>
+    '600035' + '60e01c' + // selector
+    '80' + '63a9059cbb' + '14' + '61' + hex4(target) + '57' + // transfer
+    '6323b872dd' + '14' + '61' + hex4(target) + '57' // transferFrom
+  const delegate =
+    '36' + '6000' + '6000' + '37' + // calldata to memory
+    '6000' + '6000' + '36' + '6000' + '73' + impl.slice(2) + '5a' + 'f4' + // DELEGATECALL
+    '3d' + '6000' + '6000' + '3e' + // return data to memory
+    '3d' + '6000' + '82' // size, offset, success
+  const tail = (ok: number) => '61' + hex4(ok) + '57' + 'fd' + '5b' + 'f3'
+  const probe = dispatch(0) + delegate + tail(0)
+  // offsets: the REVERT is followed by JUMPDEST RETURN; the trap follows them
+  const ok = probe.length / 2 - 2
+  const offset = probe.length / 2
+  const body = trap(offset)
+  if (!body.startsWith('5b')) throw new Error('the trap must start with JUMPDEST (5b)')
+  return `0x${dispatch(offset)}${delegate}${tail(ok)}${body}`
+}
+
+/** a trap that loops forever: JUMPDEST PUSH2 offset JUMP */
+export const loopTrap = (offset: number): string => '5b' + '61' + hex4(offset) + '56'
+
+/** a trap that CALLs `target` with all the gas left, then STOPs */
+export const callTrap =
+  (target: Address) =>
+  (): string =>
+    '5b' + '6000'.repeat(5) + '73' + target.slice(2) + '5a' + 'f1' + '00'
+
+export interface TrappedDevnetOptions {
+  /** UNI's trap, as for {@link trapTokenCode} */
+  trap: (offset: number) => string
+  /** more contracts to place, by address */
+  contracts?: Readonly<Record<Address, Hex>>
+}
+
+/** Writes the trapped genesis into `dir`; its path. */
+export function writeTrappedGenesis(dir: string, options: TrappedDevnetOptions): string {
+  const uni = tokenAddress(loadRegistry(), 'UNI')
+  const genesis = JSON.parse(readFileSync(GENESIS_PATH, 'utf8')) as { gasLimit: string; alloc: Record<string, { code?: string; balance: string }> }
+  const uniKey = Object.keys(genesis.alloc).find((a) => lower(a.startsWith('0x') ? a : `0x${a}`) === uni)
+  if (uniKey === undefined) throw new Error('UNI is not in the devnet genesis')
+  genesis.alloc[UNI_IMPL.slice(2)] = { code: genesis.alloc[uniKey]!.code, balance: '0x0' }
+  genesis.alloc[uniKey] = { ...genesis.alloc[uniKey]!, code: trapTokenCode(UNI_IMPL, options.trap) }
+  for (const [address, code] of Object.entries(options.contracts ?? {})) genesis.alloc[address.slice(2)] = { code, balance: '0x0' }
+  genesis.gasLimit = GAS_LIMIT
+  const path = join(dir, 'genesis.json')
+  writeFileSync(path, JSON.stringify(genesis))
+  return path
+}
+
+export interface TrappedNode {
+  node: ServiceNode
+  url: string
+  close(): Promise<void>
+}
+
+/**
+ * The service started as `npm start` starts it (startNode, in this process) on the trapped devnet:
+ * budget EVM_MAX_MS = `budgetMs`, EVM_MAX_GAS 1e9, no block built while the test runs (a submission
+ * stays on the head it was simulated on), every quote computed afresh (no answer cache). `env`
+ * adds to or overrides that.
+ */
+export async function startTrappedNode(options: TrappedDevnetOptions & { budgetMs: number; env?: Record<string, string> }): Promise<TrappedNode> {
+  const dir = mkdtempSync(join(tmpdir(), 'trapped-devnet-'))
+  try {
+    const node = await startNode({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DEVNET_GENESIS: writeTrappedGenesis(dir, options),
+      DATA_DIR: join(dir, 'data'),
+      LOCAL_BUILDER_PORT: '0',
+      LOCAL_BUILDER_BLOCK_TIME_MS: '600000',
+      QUOTE_CACHE_MAX_ENTRIES: '0',
+      EVM_MAX_MS: String(options.budgetMs),
+      EVM_MAX_GAS: '1000000000',
+      ...options.env,
+    })
+    return {
+      node,
+      url: node.url,
+      async close() {
+        await node.close()
+        rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
+}
+
+export interface TimedResponse {
+  status: number
+  body: Record<string, unknown>
+  /** from the request's start to the end of the body */
+  ms: number
+}
+
+/** POSTs `body` as JSON; the status, the parsed body and how long it took */
+export async function postTimed(url: string, body: unknown, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<TimedResponse> {
+  const t0 = performance.now()
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) })
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, ms: performance.now() - t0 }
+}
