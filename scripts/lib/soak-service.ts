@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { startScriptNodeArgs } from '../../test/support/service-process.ts'
+import { startScriptEnv, startScriptNodeArgs } from '../../test/support/service-process.ts'
 
 export interface SoakService {
   child: ChildProcess
@@ -42,7 +42,7 @@ function tail(stream: NodeJS.ReadableStream | null, echo: NodeJS.WritableStream 
 export async function startSoakService(port: number, env: Record<string, string>): Promise<SoakService> {
   const args = startScriptNodeArgs()
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    env: { ...process.env, ...startScriptEnv(), LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   if (child.pid === undefined) throw new Error('the service process did not start')
