@@ -5,8 +5,9 @@
  *
  * WORKERS > 0: quotes and eth_backrun are computed in a pool of worker threads (src/workers), over
  * this thread's state source (the one cache); `quote` and `backrun` are then the pool's facades,
- * with the interfaces the server and the dispatcher already use. WORKERS = 0: everything runs on
- * this thread, as before the pool.
+ * with the interfaces the server already uses, and `workers` is handed to the submission services
+ * (src/node/submission.ts), whose dispatcher simulates and plans in the same pool. WORKERS = 0:
+ * everything runs on this thread, as before the pool.
  */
 import type { ServiceConfig } from '../config.ts'
 import type { ChainStateSource } from '../chain/types.ts'
@@ -15,7 +16,7 @@ import { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { EvmQuoteService, type QuoteServiceLogger } from '../quote/evm-quote-service.ts'
 import type { QuoteService, QuoteServiceStats } from '../quote/types.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
-import { buildEngines, type EngineSettings } from '../workers/engines.ts'
+import { buildEngines, engineSettings } from '../workers/engines.ts'
 import { PooledBackrunEngine } from '../workers/pooled-backrun-engine.ts'
 import { PooledQuoteService } from '../workers/pooled-quote-service.ts'
 import { WorkerPool } from '../workers/worker-pool.ts'
@@ -25,13 +26,13 @@ import { openChainSource } from './open-chain-source.ts'
 export interface DomainServices {
   chain: ChainStateSource
   contracts: ChainContracts
-  /** this thread's simulator (the dispatcher, the devnet builder) */
+  /** this thread's simulator (the devnet builder; the dispatcher when WORKERS = 0) */
   simulator: Simulator
   routing: RoutingEngine
   quote: QuoteService & { stats(): QuoteServiceStats }
-  /** eth_backrun's engine (in the pool when WORKERS > 0); `searchAfter` runs on this thread */
+  /** eth_backrun's engine (in the pool when WORKERS > 0); `searchAfter`, on this thread, is the in-process planner's (WORKERS = 0) */
   backrun: BackrunEngine
-  /** the worker pool, when WORKERS > 0 */
+  /** the worker pool, when WORKERS > 0 (quotes, eth_backrun, and the dispatcher's simulations and planning) */
   workers?: WorkerPool
   close(): Promise<void>
 }
@@ -45,15 +46,7 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
   // resolved first: a devnet registry without the router fails before any connection is opened
   const contracts = resolveChainContracts(config)
   const chain = await openChainSource(config, (err) => options.log.warn({ err }, 'upstream background read failed'))
-  const settings: EngineSettings = {
-    hardfork: config.chain.hardfork,
-    blockTimeSeconds: config.chain.blockTimeSeconds,
-    evm: config.evm,
-    contracts,
-    defaultSlippageBps: config.quote.defaultSlippageBps,
-    quoteCacheMaxEntries: config.quote.cacheMaxEntries,
-    backrun: config.backrun,
-  }
+  const settings = engineSettings(config, contracts)
   const engines = buildEngines(chain, settings, options.log)
   const { simulator, routing } = engines
   if (config.workers.threads === 0) {

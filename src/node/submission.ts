@@ -3,6 +3,11 @@
  * (PostgreSQL when DATABASE_URL is set, else LevelDB in DATA_DIR), the relays, the dispatcher and
  * what it is injected with (simulation, backrun planning with the backrun engine, inclusion checks
  * against a JSON-RPC node). Part of the composition root, beside domain.ts.
+ *
+ * With a worker pool (WORKERS > 0) the dispatcher's simulations and backrun planning run in its
+ * workers (src/workers: pooled-submission-simulator.ts, pooled-backrun-planner.ts), so the thread
+ * that acknowledges submissions never executes them; the searcher keys stay on this thread, which
+ * leases and signs for the workers. Without one (WORKERS = 0) they run here, as before the pool.
  */
 import { readFileSync } from 'node:fs'
 import type { AppServices } from '../server/app.ts'
@@ -16,8 +21,13 @@ import { PostgresSubmissionStore } from '../submission/store/postgres-store.ts'
 import type { SubmissionStore } from '../submission/store/submission-store.ts'
 import { EngineBackrunPlanner, privateKeyBackrunSigner } from '../submission/engine-backrun-planner.ts'
 import { engineSubmissionSimulator } from '../submission/engine-simulator.ts'
+import { Limiter } from '../submission/limiter.ts'
 import { RpcInclusionChecker } from '../submission/rpc-inclusion-checker.ts'
 import { SearcherKeyPool } from '../submission/searcher-key-pool.ts'
+import type { BackrunPlanner, SubmissionSimulator } from '../submission/dispatcher-ports.ts'
+import { PooledBackrunPlanner } from '../workers/pooled-backrun-planner.ts'
+import { pooledSubmissionSimulator } from '../workers/pooled-submission-simulator.ts'
+import type { WorkerPool } from '../workers/worker-pool.ts'
 
 /**
  * The searcher account of the devnet when no key is configured: the well-known anvil development
@@ -60,6 +70,8 @@ export interface SubmissionServicesOptions {
   chain: ChainStateSource
   simulator: Simulator
   backrun: BackrunEngine
+  /** the worker pool (WORKERS > 0): the dispatcher's simulations and planning run in it */
+  workers?: WorkerPool
   /** devnet mode: the local builder's JSON-RPC URL (the relay, and where inclusion is read) */
   localBuilderUrl?: string
   log: DispatcherLogger & { warn(obj: object, msg: string): void }
@@ -103,20 +115,26 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   // submitted transactions are decoded with the simulator's chain rules, at the RPC and in the dispatcher alike
   const decode = { chainId: chain.chainId, common: simulator.common }
   const relayClients = relays.map((r) => new RelayClient(r, key))
+  const pricing = { refundBps: config.backrun.refundBps, maxPriorityFeePerGas: config.backrun.priorityFeeWei }
+  let planner: BackrunPlanner
+  let simulate: SubmissionSimulator
+  if (options.workers !== undefined) {
+    // one dispatcher task per worker at most in the pool at once: quotes and eth_backrun queue
+    // behind at most that many, never behind a whole head's re-simulations
+    const share = new Limiter(config.workers.threads)
+    planner = new PooledBackrunPlanner(options.workers, { keys, share, ...pricing })
+    simulate = pooledSubmissionSimulator(options.workers, share)
+  } else {
+    planner = new EngineBackrunPlanner({ chain, simulator, engine: options.backrun, signer: keys, ...pricing })
+    simulate = engineSubmissionSimulator({ chain, simulator })
+  }
   const dispatcher = new Dispatcher({
     store,
     relays: relayClients,
     heads: { onNewHead: (listener) => chain.onNewHead(listener), currentHead: () => chain.latest().block },
     inclusion: new RpcInclusionChecker({ url: inclusionUrl }),
-    planner: new EngineBackrunPlanner({
-      chain,
-      simulator,
-      engine: options.backrun,
-      signer: keys,
-      refundBps: config.backrun.refundBps,
-      maxPriorityFeePerGas: config.backrun.priorityFeeWei,
-    }),
-    simulate: engineSubmissionSimulator({ chain, simulator }),
+    planner,
+    simulate,
     decode,
     expiryBlocks: settings.expiryBlocks,
     maxPlansPerBlock: settings.maxBackrunPlansPerBlock,

@@ -5,8 +5,9 @@ export class Limiter {
 
   constructor(private readonly max: number) {}
 
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve))
+  /** Runs `fn` in its turn; a caller whose `signal` aborts while it waits leaves the line with the signal's reason. */
+  async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.active >= this.max) await this.turn(signal)
     this.active++
     try {
       return await fn()
@@ -14,5 +15,26 @@ export class Limiter {
       this.active--
       this.waiting.shift()?.()
     }
+  }
+
+  private turn(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const reason = (): Error => (signal?.reason instanceof Error ? signal.reason : new Error('aborted while waiting for its turn'))
+      if (signal?.aborted === true) {
+        reject(reason())
+        return
+      }
+      const go = (): void => {
+        signal?.removeEventListener('abort', leave)
+        resolve()
+      }
+      const leave = (): void => {
+        const index = this.waiting.indexOf(go)
+        if (index >= 0) this.waiting.splice(index, 1)
+        reject(reason())
+      }
+      this.waiting.push(go)
+      signal?.addEventListener('abort', leave, { once: true })
+    })
   }
 }

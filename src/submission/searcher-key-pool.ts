@@ -55,6 +55,13 @@ export class SearcherKeyPool {
     return undefined
   }
 
+  /** The key `owner` holds for `block`, without leasing one. */
+  holder(block: bigint, owner: string): BackrunTransactionSigner | undefined {
+    const forBlock = this.leases.get(block)
+    if (forBlock !== undefined) for (const [index, holder] of forBlock) if (holder === owner) return this.signers[index]
+    return undefined
+  }
+
   /** Gives `owner`'s key for `block` back (its plan failed or was dropped). */
   release(block: bigint, owner: string): void {
     const forBlock = this.leases.get(block)

@@ -6,7 +6,7 @@
  *
  * The settings are plain data (structured-clone safe): a worker receives them as its workerData.
  */
-import type { BackrunConfig, ChainContracts, EvmConfig, Hardfork } from '../config.ts'
+import type { BackrunConfig, ChainContracts, EvmConfig, Hardfork, ServiceConfig } from '../config.ts'
 import type { ChainStateSource } from '../chain/types.ts'
 import type { BackrunEngineOptions } from '../backrun/backrun-engine.ts'
 import { commonForChain } from '../evm/chain-config.ts'
@@ -25,6 +25,19 @@ export interface EngineSettings {
   /** QUOTE_CACHE_MAX_ENTRIES */
   quoteCacheMaxEntries: number
   backrun: BackrunConfig
+}
+
+/** The engine settings of a service's configuration, over the chain's resolved contracts. */
+export function engineSettings(config: ServiceConfig, contracts: ChainContracts): EngineSettings {
+  return {
+    hardfork: config.chain.hardfork,
+    blockTimeSeconds: config.chain.blockTimeSeconds,
+    evm: config.evm,
+    contracts,
+    defaultSlippageBps: config.quote.defaultSlippageBps,
+    quoteCacheMaxEntries: config.quote.cacheMaxEntries,
+    backrun: config.backrun,
+  }
 }
 
 export interface Engines {

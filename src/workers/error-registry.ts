@@ -27,6 +27,7 @@ import { BaseError } from '../primitives/base-error.ts'
 import { InvalidSwapPlanError } from '../quote/router-calldata.ts'
 import { QuoteFailedError } from '../quote/types.ts'
 import { RouteSearchError } from '../routing/route-search.ts'
+import { BackrunPlanError } from '../submission/backrun-planning.ts'
 import { TransportError } from '../transport/transport-error.ts'
 import { TxDecodeError } from '../tx/errors.ts'
 
@@ -44,8 +45,8 @@ export interface SerializedError {
 type AnyErrorClass = abstract new (...args: never[]) => Error
 
 /**
- * Every error class the quote and eth_backrun paths (and the state reads beneath them) may throw,
- * by class name. A class added to the domain that the server tells apart must be added here.
+ * Every error class the quote, eth_backrun and dispatcher paths (and the state reads beneath them)
+ * may throw, by class name. A class added to the domain that the server tells apart must be added here.
  */
 const DOMAIN_ERROR_CLASSES: readonly AnyErrorClass[] = [
   QuoteFailedError,
@@ -62,6 +63,7 @@ const DOMAIN_ERROR_CLASSES: readonly AnyErrorClass[] = [
   ViewCallError,
   InvalidSwapPlanError,
   TxDecodeError,
+  BackrunPlanError,
 ]
 
 const BUILT_IN_CLASSES: readonly AnyErrorClass[] = [Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError]
@@ -109,7 +111,7 @@ export class ErrorRegistry {
   }
 }
 
-/** The registry of the quote and eth_backrun paths. */
+/** The registry of the quote, eth_backrun and dispatcher paths. */
 export const domainErrors = new ErrorRegistry(DOMAIN_ERROR_CLASSES)
 
 function classNameOf(error: Error): string {

@@ -4,9 +4,10 @@
  * and answered exactly as in-process (the same engine runs in the worker; its errors, such as an
  * ExecutionBudgetError, come back as the same class).
  *
- * It is still a BackrunEngine over the main thread's state: `searchAfter`, which the dispatcher's
- * backrun planner calls with states it built on the main thread, runs here until the dispatcher's
- * planning moves to the pool too. `stats()` counts both, as /metrics always did.
+ * It is still a BackrunEngine over the main thread's state (`searchAfter` works on states built on
+ * this thread), but with the pool the dispatcher's planning runs in the workers too
+ * (pooled-backrun-planner.ts), whose engines count its searches. `stats()` sums this thread's
+ * counters and the workers', as /metrics always did.
  *
  * A request whose worker hung or died is answered with JSON-RPC -32603 and a message and `data`
  * that say so (`{ reason: 'worker_hung' | 'worker_crashed' | 'worker_busy' | 'worker_closed' }`),

@@ -10,6 +10,7 @@
 import type { MessagePort } from 'node:worker_threads'
 import type { AccountInfo, Address, BlockInfo, Hex } from '../chain/types.ts'
 import type { SerializedError } from './error-registry.ts'
+import type { TaskCall } from './tasks.ts'
 
 /** The worker's end, sent once, through the worker's parentPort (piscina emits it as 'message'). */
 export interface StatePortOffer {
@@ -61,12 +62,17 @@ export type WorkerMessage =
   | { t: 'warm' }
   /** a warning of the engines, logged by the main thread's logger */
   | { t: 'log'; obj: Record<string, unknown>; msg: string }
+  /** task `taskId` asks the main thread for something only it has (answered by 'call-result' with the same id) */
+  | { t: 'call'; id: number; taskId: number; call: TaskCall }
 
 /** main -> worker */
 export type MainMessage =
   | { t: 'reads'; id: number; results: StateReadResult[] }
   /** a new head adopted by the main thread's state source (transaction hashes left out) */
   | { t: 'head'; block: BlockInfo }
+  | { t: 'call-result'; id: number; result: StateReadResult }
+  /** the caller of task `taskId` gave up on it: stop at the next check, with this reason */
+  | { t: 'cancel'; taskId: number; reason: string }
 
 /** The block as it crosses to a worker: the simulation needs the header, not the transaction list. */
 export function headerOnly(block: BlockInfo): BlockInfo {

@@ -4,11 +4,15 @@
  * message (what the EVM asks in one synchronous stretch, or what a batch of view calls asks at
  * once), answered by one message. Errors of the main thread's reader (an UpstreamError, ...) come
  * back as the same class.
+ *
+ * It also carries a running task's calls to the main thread (TaskCall: the searcher keys a planning
+ * task leases and signs with), one at a time per task, and hears the main thread cancel a task.
  */
 import type { MessagePort } from 'node:worker_threads'
 import type { BlockInfo, Hex } from '../chain/types.ts'
 import { domainErrors } from './error-registry.ts'
 import type { MainMessage, StateRead, WorkerMessage } from './protocol.ts'
+import type { TaskCall } from './tasks.ts'
 
 /** Reads in flight at most; one more waits for an answer (every queue has a bound). */
 export const MAX_READS_IN_FLIGHT = 100_000
@@ -34,12 +38,25 @@ export class StateRequester {
   private queued = new Map<Hex, Array<{ read: StateRead; pending: Pending }>>()
   private flushScheduled = false
   private readonly counters: StateRequesterStats = { reads: 0, batches: 0 }
+  /** call id -> its caller; a task makes one call at a time, and a worker runs one task */
+  private readonly calls = new Map<number, Pending>()
 
   constructor(
     private readonly port: MessagePort,
     private readonly onHead: (block: BlockInfo) => void,
+    /** the main thread gave up on a task */
+    private readonly onCancel: (taskId: number, reason: string) => void = () => {},
   ) {
     port.on('message', (message: MainMessage) => this.receive(message))
+  }
+
+  /** Asks the main thread, for task `taskId`, what only it can do; its error comes back as the same class. */
+  call(taskId: number, call: TaskCall): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++
+      this.calls.set(id, { resolve, reject })
+      this.post({ t: 'call', id, taskId, call })
+    })
   }
 
   read(blockHash: Hex, read: StateRead): Promise<unknown> {
@@ -71,8 +88,10 @@ export class StateRequester {
     const closed = new Error('the state channel to the main thread is closed')
     for (const pending of this.inFlight.values()) for (const p of pending) p.reject(closed)
     for (const batch of this.queued.values()) for (const entry of batch) entry.pending.reject(closed)
+    for (const pending of this.calls.values()) pending.reject(closed)
     this.inFlight.clear()
     this.queued.clear()
+    this.calls.clear()
     this.inFlightReads = 0
   }
 
@@ -95,6 +114,18 @@ export class StateRequester {
   private receive(message: MainMessage): void {
     if (message.t === 'head') {
       this.onHead(message.block)
+      return
+    }
+    if (message.t === 'cancel') {
+      this.onCancel(message.taskId, message.reason)
+      return
+    }
+    if (message.t === 'call-result') {
+      const call = this.calls.get(message.id)
+      if (call === undefined) return
+      this.calls.delete(message.id)
+      if (message.result.ok) call.resolve(message.result.value)
+      else call.reject(domainErrors.rebuild(message.result.error))
       return
     }
     const pending = this.inFlight.get(message.id)

@@ -3,8 +3,12 @@
  */
 import type { BackrunEngineStats } from '../backrun/backrun-engine.ts'
 import type { BackrunFound, BackrunRequest } from '../backrun/types.ts'
-import type { BlockInfo } from '../chain/types.ts'
+import type { Address, BlockInfo, Hex } from '../chain/types.ts'
 import type { QuoteRequest, QuoteResult, QuoteServiceStats } from '../quote/types.ts'
+import type { BackrunPlanningSettings } from '../submission/backrun-planning.ts'
+import type { BackrunTransactionRequest } from '../submission/backrun-signer.ts'
+import type { BackrunPlan, SimulationReport } from '../submission/dispatcher-ports.ts'
+import type { SubmissionId, SubmissionKind } from '../submission/types.ts'
 import type { EngineSettings } from './engines.ts'
 import type { SerializedError } from './error-registry.ts'
 
@@ -17,11 +21,53 @@ export interface WorkerSettings {
   head: BlockInfo
 }
 
+/**
+ * The dispatcher's simulation of a submission: its user transactions as raw signed bytes (a
+ * decoded transaction holds ethereumjs objects structured clone cannot carry), decoded again in
+ * the worker with the chain's rules.
+ */
+export interface SimulateTaskRequest {
+  id: SubmissionId
+  kind: SubmissionKind
+  rawTxs: Hex[]
+}
+
+/** The dispatcher's backrun planning of a submission: what the planner is given, keys excepted. */
+export interface PlanTaskRequest extends SimulateTaskRequest {
+  simulation: SimulationReport | undefined
+  tipFloor: bigint | undefined
+  settings: BackrunPlanningSettings
+  /** how many searcher keys the main thread holds (for the message when every one is taken) */
+  searcherKeys: number
+}
+
 /** Kind of task -> its request and its answer. */
 export interface TaskKinds {
   quote: { request: QuoteRequest; value: QuoteResult }
   backrun: { request: BackrunRequest; value: BackrunFound | null }
+  simulate: { request: SimulateTaskRequest; value: SimulationReport }
+  plan: { request: PlanTaskRequest; value: BackrunPlan | null }
 }
+
+/**
+ * What a running task asks of the main thread (a planning task, for the searcher keys, which stay
+ * there; see pooled-backrun-planner.ts), answered on the worker's channel. `owner` is the
+ * submission the task plans for.
+ */
+export type TaskCall =
+  | { op: 'lease'; head: bigint; target: bigint; owner: string }
+  | { op: 'sign'; target: bigint; owner: string; request: BackrunTransactionRequest }
+  | { op: 'release'; target: bigint; owner: string }
+
+/** The answer of each call: the leased key's address, the raw signed transaction, nothing. */
+export interface TaskCallValues {
+  lease: Address | undefined
+  sign: Hex
+  release: undefined
+}
+
+/** The main thread's side of a task's calls. */
+export type TaskHost = (call: TaskCall) => Promise<unknown>
 
 export type TaskKind = keyof TaskKinds
 

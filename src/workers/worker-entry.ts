@@ -1,8 +1,14 @@
 /**
  * A worker of the pool (piscina loads this module in each worker thread; its default export runs
  * one task). At load it builds the engines of the main thread (engines.ts: simulator, routing,
- * quote service, backrun engine) over a RemoteChainSource, whose reads go to the main thread through
- * a MessageChannel offered to it now, before the first task.
+ * quote service, backrun engine, and the dispatcher's submission simulator and backrun planning)
+ * over a RemoteChainSource, whose reads go to the main thread through a MessageChannel offered to
+ * it now, before the first task.
+ *
+ * The dispatcher's tasks carry the user's transactions as raw bytes, decoded here with the chain's
+ * rules (the same as the main thread's), and the abort signal of the dispatcher's preparation is
+ * this task's own controller, which the main thread's 'cancel' aborts. Planning reaches the
+ * searcher keys through the channel (TaskCall), never holding one.
  *
  * The quote service here keeps no answer cache: the main thread's facade keeps the one cache
  * (pooled-quote-service.ts), so a repeated request is a hit whichever worker computed it.
@@ -13,14 +19,17 @@
 import { getHeapStatistics } from 'node:v8'
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads'
 import { BackrunEngine } from '../backrun/backrun-engine.ts'
-import type { BlockInfo } from '../chain/types.ts'
+import type { Address, BlockInfo, Hex } from '../chain/types.ts'
 import { EvmQuoteService } from '../quote/evm-quote-service.ts'
+import { planBackrun, type SearcherKeyLeases } from '../submission/backrun-planning.ts'
+import { engineSubmissionSimulator } from '../submission/engine-simulator.ts'
+import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
 import { buildEngines } from './engines.ts'
 import { domainErrors } from './error-registry.ts'
 import { STATE_PORT_OFFER, type StatePortOffer } from './protocol.ts'
 import { RemoteChainSource } from './remote-chain-source.ts'
 import { StateRequester } from './state-requester.ts'
-import type { TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
+import type { TaskCall, TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
 
 /** How often a busy worker says its event loop turns, ms. */
 export const TICK_MS = 100
@@ -32,7 +41,13 @@ const settings = workerData as WorkerSettings
 
 const source = new RemoteChainSource({ kind: settings.chainKind, chainId: settings.chainId, head: settings.head })
 const channel = new MessageChannel()
-const requester = new StateRequester(channel.port1, (block) => source.adoptHead(block))
+/** the running tasks' abort controllers: the main thread cancels a task through them */
+const cancellers = new Map<number, AbortController>()
+const requester = new StateRequester(
+  channel.port1,
+  (block) => source.adoptHead(block),
+  (taskId, reason) => cancellers.get(taskId)?.abort(new Error(reason)),
+)
 source.connect(requester)
 const offer: StatePortOffer = { kind: STATE_PORT_OFFER, threadId, port: channel.port2 }
 parentPort.postMessage(offer, [channel.port2])
@@ -49,6 +64,9 @@ const log = {
 const engines = buildEngines(source, settings.engines, log)
 const quoteService = new EvmQuoteService({ ...engines.quoteOptions, maxCachedQuotes: 0 })
 const backrunEngine = new BackrunEngine(engines.backrunOptions)
+const simulateSubmission = engineSubmissionSimulator({ chain: source, simulator: engines.simulator })
+/** the dispatcher's transactions are decoded with the rules the main thread decodes them with (src/node/submission.ts) */
+const decodeRules = { chainId: settings.chainId, common: engines.simulator.common }
 // the main thread announces its head as soon as it has this worker's channel: warmed on that block
 const firstHead = new Promise<BlockInfo>((resolve) => {
   const unsubscribe = source.onNewHead((block) => {
@@ -65,23 +83,55 @@ export default async function runTask(task: WorkerTask): Promise<WorkerAnswer> {
   await warm
   requester.post({ t: 'task-start', taskId: task.taskId })
   if (running++ === 0) ticker = setInterval(() => requester.post({ t: 'tick' }), TICK_MS)
+  const canceller = new AbortController()
+  cancellers.set(task.taskId, canceller)
   try {
-    const value = await source.runAt(task.block, () => run(task))
+    const value = await source.runAt(task.block, () => run(task, canceller.signal))
     return { threadId, counters: counters(), ok: true, value }
   } catch (err) {
     return { threadId, counters: counters(), ok: false, error: domainErrors.serialize(err) }
   } finally {
+    cancellers.delete(task.taskId)
     if (--running === 0) clearInterval(ticker)
     requester.post({ t: 'task-end', taskId: task.taskId })
   }
 }
 
-function run(task: WorkerTask): Promise<TaskKinds[TaskKind]['value']> {
+function run(task: WorkerTask, signal: AbortSignal): Promise<TaskKinds[TaskKind]['value']> {
   switch (task.kind) {
     case 'quote':
       return quoteService.quote((task as WorkerTask<'quote'>).request)
     case 'backrun':
       return backrunEngine.backrun((task as WorkerTask<'backrun'>).request)
+    case 'simulate': {
+      const { id, kind, rawTxs } = (task as WorkerTask<'simulate'>).request
+      return simulateSubmission({ id, kind, userTxs: decodeAll(rawTxs), signal })
+    }
+    case 'plan': {
+      const { id, kind, rawTxs, simulation, tipFloor, settings: planning, searcherKeys } = (task as WorkerTask<'plan'>).request
+      const keys = remoteKeys(task.taskId, searcherKeys)
+      return planBackrun(
+        { chain: source, simulator: engines.simulator, engine: backrunEngine, keys, settings: planning },
+        { id, kind, userTxs: decodeAll(rawTxs), simulation, tipFloor, signal },
+      )
+    }
+  }
+}
+
+function decodeAll(rawTxs: readonly Hex[]): DecodedTransaction[] {
+  return rawTxs.map((raw) => decodeSignedTransaction(raw, decodeRules))
+}
+
+/** The searcher keys of task `taskId`, held by the main thread: every use is a call to it. */
+function remoteKeys(taskId: number, size: number): SearcherKeyLeases {
+  const call = (c: TaskCall): Promise<unknown> => requester.call(taskId, c)
+  return {
+    size,
+    lease: (head, target, owner) => call({ op: 'lease', head, target, owner }) as Promise<Address | undefined>,
+    sign: (target, owner, request) => call({ op: 'sign', target, owner, request }) as Promise<Hex>,
+    release: async (target, owner) => {
+      await call({ op: 'release', target, owner })
+    },
   }
 }
 

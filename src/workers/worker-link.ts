@@ -1,12 +1,18 @@
 /**
- * The main thread's end of one worker's channel: answers its state reads (StateHost), forwards its
- * warnings to the service's logger, and keeps what the hang watchdog needs: the tasks the worker
- * holds and when its event loop was last heard from.
+ * The main thread's end of one worker's channel: answers its state reads (StateHost) and its tasks'
+ * calls (the pool's `onCall`), forwards its warnings to the service's logger, tells it to cancel a
+ * task, and keeps what the hang watchdog needs: the tasks the worker holds and when its event loop
+ * was last heard from.
  */
 import type { MessagePort } from 'node:worker_threads'
 import type { BlockInfo } from '../chain/types.ts'
+import { domainErrors } from './error-registry.ts'
 import { headerOnly, type MainMessage, type WorkerMessage } from './protocol.ts'
 import type { StateHost } from './state-host.ts'
+import type { TaskCall } from './tasks.ts'
+
+/** Answers task `taskId`'s call (rejects when the task is not running here). */
+export type TaskCallHandler = (taskId: number, call: TaskCall) => Promise<unknown>
 
 export interface WorkerLinkLogger {
   warn(obj: object, msg: string): void
@@ -27,6 +33,7 @@ export class WorkerLink {
     onClose: (link: WorkerLink) => void,
     /** the worker has warmed up */
     private readonly onWarm: (link: WorkerLink) => void = () => {},
+    private readonly onCall: TaskCallHandler = () => Promise.reject(new Error('this worker link answers no task calls')),
   ) {
     port.on('message', (message: WorkerMessage) => this.receive(message))
     port.on('close', () => {
@@ -37,6 +44,11 @@ export class WorkerLink {
 
   announceHead(block: BlockInfo): void {
     this.send({ t: 'head', block: headerOnly(block) })
+  }
+
+  /** Tells the worker to stop task `taskId` at its next check. */
+  cancel(taskId: number, reason: string): void {
+    this.send({ t: 'cancel', taskId, reason })
   }
 
   close(): void {
@@ -54,6 +66,12 @@ export class WorkerLink {
         return
       case 'task-end':
         this.tasks.delete(message.taskId)
+        return
+      case 'call':
+        this.onCall(message.taskId, message.call).then(
+          (value) => this.send({ t: 'call-result', id: message.id, result: { ok: true, value } }),
+          (err: unknown) => this.send({ t: 'call-result', id: message.id, result: { ok: false, error: domainErrors.serialize(err) } }),
+        )
         return
       case 'tick':
         return

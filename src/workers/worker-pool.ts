@@ -1,6 +1,7 @@
 /**
- * The pool of worker threads the CPU-bound work runs in (issue 13): quotes and eth_backrun, each
- * task on the state of the block the main thread chose for it. A piscina pool of WORKERS threads,
+ * The pool of worker threads the CPU-bound work runs in (issue 13): quotes, eth_backrun, and the
+ * dispatcher's simulations and backrun planning, each task on the state of the block the main
+ * thread chose for it. A piscina pool of WORKERS threads,
  * each loading worker-entry.ts (through worker-bootstrap.mjs, which registers tsx); the main thread keeps the state source (StateHost
  * answers the workers' reads), HTTP and everything else.
  *
@@ -8,24 +9,34 @@
  * - threads: WORKERS, started with the pool and replaced when one dies or is terminated;
  * - heap: WORKER_MAX_OLD_GENERATION_MB of V8 old space per worker (resourceLimits): a worker past
  *   it dies (ERR_WORKER_OUT_OF_MEMORY), its task fails, a new worker takes its place;
- * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy);
+ * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy). Counted
+ *   here: piscina's own maxQueue never applies to tasks run with an abort signal (it keeps them
+ *   in a separate, unbounded queue), and every task here has one;
  * - one task per worker at a time: a hung worker holds only the request that hung it;
  * - hang: a worker holding a task whose event loop is silent for longer than EVM_MAX_MS +
  *   HANG_GRACE_MS (HangWatchdog) is terminated through the task's abort signal and replaced; its
  *   task fails as 'hung'.
+ *
+ * A caller may give up on a task (its `signal`, e.g. the dispatcher's prepareTimeoutMs): a task
+ * still waiting in the queue is dropped from it; one a worker said it took is told to stop at its
+ * next check (the engines' abort checks) and its worker lives on. Only in the instant between
+ * piscina handing a task to a worker and the worker saying so does giving up cost that worker
+ * (piscina replaces it). A running task may ask the main thread for what only it has (the
+ * searcher keys of a planning task): its `host` answers.
  */
 import { fileURLToPath } from 'node:url'
 import type { Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { BackrunEngineStats } from '../backrun/backrun-engine.ts'
 import type { ChainStateSource, StateReader } from '../chain/types.ts'
+import type { ChainContracts } from '../config.ts'
 import type { QuoteServiceStats } from '../quote/types.ts'
 import type { EngineSettings } from './engines.ts'
 import { domainErrors } from './error-registry.ts'
 import { HangWatchdog } from './hang-watchdog.ts'
 import { headerOnly, isStatePortOffer } from './protocol.ts'
 import { StateHost } from './state-host.ts'
-import type { TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
+import type { TaskCall, TaskHost, TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
 import { WorkerLink, type WorkerLinkLogger } from './worker-link.ts'
 import { WorkerTaskError } from './worker-task-error.ts'
 
@@ -47,6 +58,8 @@ export interface WorkerPoolOptions {
   engines: EngineSettings
   /** where workers' warnings and the pool's own events go */
   log: WorkerLinkLogger
+  /** tasks waiting for a worker at most (default MAX_QUEUED_TASKS) */
+  maxQueued?: number
 }
 
 export interface WorkerPoolStats {
@@ -68,10 +81,18 @@ export interface WorkerPoolStats {
   heapUsedBytes: number
 }
 
+export interface RunOptions {
+  /** the caller gives up on the task: dropped from the queue, or told to stop (see the file's comment) */
+  signal?: AbortSignal
+  /** answers the task's calls to the main thread */
+  host?: TaskHost
+}
+
 interface RunningTask {
   controller: AbortController
-  /** set when the pool itself ended the task (the watchdog) */
-  failure?: WorkerTaskError
+  /** set when the pool itself ended the task (the watchdog), or its caller gave up before it started */
+  failure?: Error
+  host?: TaskHost
 }
 
 const ZERO_COUNTERS: WorkerCounters = {
@@ -111,7 +132,7 @@ export class WorkerPool {
       // workers never idle out: their engines, caches and jump analyses are the point of keeping them
       idleTimeout: Number.POSITIVE_INFINITY,
       concurrentTasksPerWorker: 1,
-      maxQueue: MAX_QUEUED_TASKS,
+      maxQueue: options.maxQueued ?? MAX_QUEUED_TASKS,
       // workers also listen on their state channel: their event loop must turn while idle
       atomics: 'disabled',
       // nothing inherited from this process's flags (npm start's --import tsx, a test runner's):
@@ -129,7 +150,7 @@ export class WorkerPool {
       }
       this.piscina.on('message', (message: unknown) => {
         if (!isStatePortOffer(message)) return
-        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed), onWarm)
+        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed), onWarm, (taskId, call) => this.answerCall(taskId, call))
         this.links.set(link.threadId, link)
         // the port's 'close' may come late (or never) after its thread was terminated; 'exit' does not
         this.piscina.threads.find((thread) => thread.threadId === link.threadId)?.once('exit', () => this.retire(link))
@@ -177,15 +198,27 @@ export class WorkerPool {
     return this.host.pinLatest()
   }
 
+  /** The chain the workers compute for and its contracts (what the engines were built with). */
+  chainSettings(): { chainId: bigint; contracts: ChainContracts } {
+    return { chainId: this.options.chain.chainId, contracts: this.options.engines.contracts }
+  }
+
   /**
    * Runs one task in a worker on the block of `reader` (default: the main thread's latest);
-   * rejects with the engine's own error (the same class as in-process), or a WorkerTaskError.
+   * rejects with the engine's own error (the same class as in-process), a WorkerTaskError, or the
+   * reason of `options.signal` when the caller gave up.
    */
-  async run<K extends TaskKind>(kind: K, request: TaskKinds[K]['request'], reader: StateReader = this.host.pinLatest()): Promise<TaskKinds[K]['value']> {
+  async run<K extends TaskKind>(kind: K, request: TaskKinds[K]['request'], reader: StateReader = this.host.pinLatest(), options: RunOptions = {}): Promise<TaskKinds[K]['value']> {
     if (this.closing) throw new WorkerTaskError('closed', 'the worker pool is closing')
+    const { signal } = options
+    if (signal?.aborted === true) throw abortReason(signal)
+    const maxQueued = this.options.maxQueued ?? MAX_QUEUED_TASKS
+    if (this.piscina.queueSize >= maxQueued) throw new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`)
     const taskId = this.nextTaskId++
-    const running: RunningTask = { controller: new AbortController() }
+    const running: RunningTask = { controller: new AbortController(), host: options.host }
     this.tasks.set(taskId, running)
+    const giveUp = (): void => this.giveUp(taskId, running, abortReason(signal!))
+    signal?.addEventListener('abort', giveUp, { once: true })
     let answer: WorkerAnswer
     try {
       const task: WorkerTask<K> = { taskId, kind, request, block: headerOnly(reader.block) }
@@ -194,6 +227,7 @@ export class WorkerPool {
       throw running.failure ?? this.poolFailure(err)
     } finally {
       this.tasks.delete(taskId)
+      signal?.removeEventListener('abort', giveUp)
     }
     this.record(answer)
     if (!answer.ok) throw domainErrors.rebuild(answer.error)
@@ -289,10 +323,29 @@ export class WorkerPool {
     this.retire(link)
   }
 
+  /** The caller gave up on a task: cancelled in its worker if one holds it, else dropped from the queue. */
+  private giveUp(taskId: number, running: RunningTask, reason: Error): void {
+    for (const link of this.links.values()) {
+      if (link.tasks.has(taskId)) {
+        link.cancel(taskId, reason.message)
+        return
+      }
+    }
+    running.failure = reason
+    running.controller.abort(reason)
+  }
+
+  /** A running task's call: answered by its host, or refused when it has none (or is gone). */
+  private answerCall(taskId: number, call: TaskCall): Promise<unknown> {
+    const host = this.tasks.get(taskId)?.host
+    if (host === undefined) return Promise.reject(new Error(`task ${taskId} is not running, or takes no calls (${call.op})`))
+    return host(call)
+  }
+
   private poolFailure(err: unknown): WorkerTaskError {
     const message = err instanceof Error ? err.message : String(err)
     if (this.closing) return new WorkerTaskError('closed', 'the worker pool closed before this request was answered', { cause: err })
-    if (message === 'Task queue is at limit') return new WorkerTaskError('busy', `the service is overloaded: ${MAX_QUEUED_TASKS} requests are already waiting for a worker`, { cause: err })
+    if (message === 'Task queue is at limit') return new WorkerTaskError('busy', `the service is overloaded: ${this.options.maxQueued ?? MAX_QUEUED_TASKS} requests are already waiting for a worker`, { cause: err })
     this.crashed++
     this.options.log.warn({ err }, 'a pool worker died while running a task and was replaced')
     return new WorkerTaskError('crashed', `the worker running this request failed (${message}) and was replaced`, { cause: err })
@@ -338,4 +391,9 @@ function addCounters(a: WorkerCounters, b: WorkerCounters): WorkerCounters {
     // a gauge: a worker gone holds no heap
     heapUsedBytes: 0,
   }
+}
+
+/** Why the caller gave up, as an Error (AbortSignal.reason may be anything). */
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`the caller gave up on the task (${String(signal.reason)})`)
 }

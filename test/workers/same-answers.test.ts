@@ -12,14 +12,13 @@ import type { BackrunRequest } from '../../src/backrun/types.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address, Hex } from '../../src/chain/types.ts'
-import { loadConfig } from '../../src/node/config.ts'
-import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
+import type { DomainServices } from '../../src/node/domain.ts'
 import { EvmQuoteService } from '../../src/quote/evm-quote-service.ts'
 import type { QuoteRequest } from '../../src/quote/types.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
-import { buildEngines } from '../../src/workers/engines.ts'
 import { WORKER_MAX_OLD_GENERATION_MB } from '../../src/workers/worker-pool.ts'
 import { loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
+import { openPooledBesideInProcess } from '../support/pooled-domain.ts'
 
 const registry = loadRegistry()
 const WETH = lower(registry.weth)
@@ -74,22 +73,9 @@ const fixtures = loadFixtureTxs().filter((f) => f.name !== 'eth-transfer')
 let backrunRequests: Array<[string, BackrunRequest]>
 
 beforeAll(async () => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '2' })
-  domain = await openDomainServices(config, { log: { warn: () => {} } })
-  // what WORKERS=0 builds (src/node/domain.ts), over the same chain
-  const engines = buildEngines(
-    domain.chain,
-    {
-      hardfork: config.chain.hardfork,
-      blockTimeSeconds: config.chain.blockTimeSeconds,
-      evm: config.evm,
-      contracts: domain.contracts,
-      defaultSlippageBps: config.quote.defaultSlippageBps,
-      quoteCacheMaxEntries: config.quote.cacheMaxEntries,
-      backrun: config.backrun,
-    },
-    { warn: () => {} },
-  )
+  const opened = await openPooledBesideInProcess({ WORKERS: '2' })
+  domain = opened.domain
+  const engines = opened.inProcess
   inProcess = { quote: new EvmQuoteService(engines.quoteOptions), backrun: new BackrunEngine(engines.backrunOptions) }
   backrunRequests = fixtures.map((fx) => {
     const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: domain.simulator.common })

@@ -1,0 +1,42 @@
+/**
+ * The dispatcher's SubmissionSimulator when WORKERS > 0: the user's transactions are executed by a
+ * worker of the pool, on the block that was the main thread's latest when the simulation was asked
+ * for (as the in-process engineSubmissionSimulator takes `chain.latest()`), with the same code
+ * (engine-simulator.ts runs in the worker), so the report is the same.
+ *
+ * The transactions cross as their raw signed bytes (hex) and are decoded again in the worker with
+ * the same chain rules: a DecodedTransaction holds an ethereumjs object that structured clone
+ * cannot carry. The worker's decode memo makes a re-simulation at every head a lookup; a first
+ * decode costs one native sender recovery (tens of microseconds, see BENCHMARKS.md).
+ *
+ * The dispatcher's tasks take at most `share` places in the pool at once (the rest wait here, in
+ * order), so a head's re-simulations never stand in the pool's queue ahead of every quote.
+ *
+ * The dispatcher's abort (prepareTimeoutMs) reaches the task: a task still waiting for a worker is
+ * dropped from the queue, a running one is told to stop at its next check (see WorkerPool.run).
+ * A worker that hung or died makes the simulation throw, with a message that says so: the
+ * dispatcher records it as the submission's simulation error and forwards the submission anyway.
+ */
+import type { Limiter } from '../submission/limiter.ts'
+import type { SimulationInput, SimulationReport, SubmissionSimulator } from '../submission/dispatcher-ports.ts'
+import { throwIfAborted } from '../submission/engine-simulator.ts'
+import type { WorkerPool } from './worker-pool.ts'
+import { WorkerTaskError } from './worker-task-error.ts'
+
+/** `share`: the dispatcher's places in the pool, shared with its planner (see src/node/submission.ts) */
+export function pooledSubmissionSimulator(pool: WorkerPool, share: Limiter): SubmissionSimulator {
+  return async (input: SimulationInput): Promise<SimulationReport> => {
+    throwIfAborted(input.signal)
+    const request = { id: input.id, kind: input.kind, rawTxs: input.userTxs.map((tx) => tx.rawHex) }
+    try {
+      return await share.run(() => {
+        throwIfAborted(input.signal)
+        return pool.run('simulate', request, pool.pinLatest(), { signal: input.signal })
+      }, input.signal)
+    } catch (err) {
+      // no cause: the message already holds the pool's whole text, which the dispatcher's errorText would repeat
+      if (err instanceof WorkerTaskError) throw new WorkerTaskError(err.failure, `the simulation could not finish: ${err.message}`)
+      throw err
+    }
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * Giving up on a task, and the pool's queue bound, with a real one-worker pool on the embedded
+ * devnet. A planning task asks this thread for a searcher key (its TaskCall 'lease'); the test's
+ * host holds that answer, which keeps the task running in its worker for as long as the test needs:
+ * - a running task whose caller gives up is told to stop: it ends at its next check with the
+ *   caller's reason, gives its key back (a 'release' call), and its worker lives on;
+ * - a task still waiting for the worker whose caller gives up leaves the queue at once;
+ * - beyond the queue bound a task fails at once as busy (piscina's own maxQueue does not hold for
+ *   tasks with an abort signal: the pool counts);
+ * - a call for a task that gave no host is refused, and the task fails with that error.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Address } from '../../src/chain/types.ts'
+import { loadConfig } from '../../src/node/config.ts'
+import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
+import { planningSettings } from '../../src/submission/backrun-planning.ts'
+import { submissionId } from '../../src/submission/types.ts'
+import { decodeSignedTransaction } from '../../src/tx/index.ts'
+import type { PlanTaskRequest, SimulateTaskRequest, TaskCall, TaskHost } from '../../src/workers/tasks.ts'
+import { engineSettings } from '../../src/workers/engines.ts'
+import { WorkerPool } from '../../src/workers/worker-pool.ts'
+import { WorkerTaskError } from '../../src/workers/worker-task-error.ts'
+import { loadFixtureTxs, loadRegistry, lower } from '../support/devnet.ts'
+
+const registry = loadRegistry()
+const SEARCHER = lower(registry.devAccounts.accounts.find((a) => a.index === registry.devAccounts.searcherIndexes[0])!.address)
+const ARBITRAGE = loadFixtureTxs().find((f) => f.name === 'v2-swapExactTokensForETH-large')!
+const SMALL = loadFixtureTxs().find((f) => f.name === 'v2-swapExactETHForTokens-small')!
+
+let domain: DomainServices
+let pool: WorkerPool
+
+beforeAll(async () => {
+  const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' })
+  domain = await openDomainServices(config, { log: { warn: () => {} } })
+  pool = new WorkerPool({
+    threads: 1,
+    maxQueued: 1,
+    chain: domain.chain,
+    engines: engineSettings(config, domain.contracts),
+    log: { warn: () => {} },
+  })
+  await pool.ready()
+}, 120_000)
+
+afterAll(async () => {
+  await pool?.close()
+  await domain?.close()
+})
+
+function planRequest(raw = ARBITRAGE.raw): PlanTaskRequest {
+  const tx = decodeSignedTransaction(raw, { chainId: domain.chain.chainId, common: domain.simulator.common })
+  return {
+    id: submissionId('private-tx', tx.hash),
+    kind: 'private-tx',
+    rawTxs: [tx.rawHex],
+    simulation: undefined,
+    tipFloor: undefined,
+    settings: planningSettings({ maxPriorityFeePerGas: 1_000_000_000n }, 'test'),
+    searcherKeys: 1,
+  }
+}
+
+function simulateRequest(): SimulateTaskRequest {
+  const tx = decodeSignedTransaction(SMALL.raw, { chainId: domain.chain.chainId, common: domain.simulator.common })
+  return { id: submissionId('private-tx', tx.hash), kind: 'private-tx', rawTxs: [tx.rawHex] }
+}
+
+async function until(done: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+/** A host whose answer to 'lease' waits until `open(address)`; `leased` resolves when the lease is asked. */
+function gatedHost(): { host: TaskHost; calls: TaskCall[]; leased: Promise<void>; open: (key: Address | undefined) => void } {
+  const calls: TaskCall[] = []
+  let open: (key: Address | undefined) => void = () => {}
+  const gate = new Promise<Address | undefined>((resolve) => (open = resolve))
+  let asked: () => void = () => {}
+  const leased = new Promise<void>((resolve) => (asked = resolve))
+  const host: TaskHost = async (call) => {
+    calls.push(call)
+    if (call.op === 'lease') {
+      asked()
+      return gate
+    }
+    if (call.op === 'release') return undefined
+    throw new Error(`this host does not ${call.op}`)
+  }
+  return { host, calls, leased, open }
+}
+
+describe('a dispatcher task the caller gives up on', () => {
+  it('running: told to stop, it ends at its next check with the caller reason and gives its key back; its worker lives on', async () => {
+    const workers = pool.workerThreadIds()
+    const { hung, crashed } = pool.stats()
+    const controller = new AbortController()
+    const { host, calls, leased, open } = gatedHost()
+    const task = pool.run('plan', planRequest(), pool.pinLatest(), { signal: controller.signal, host })
+    // the worker executed the user's swap and asks for a key: it is running
+    await leased
+    expect(pool.stats().running).toBe(1)
+    controller.abort(new Error('backrun planning took longer than 2000 ms'))
+    open(SEARCHER)
+    await expect(task).rejects.toThrow('backrun planning took longer than 2000 ms')
+    // the search found the cycle (the swap leaves one), then the abort check stopped it before signing
+    expect(calls.map((c) => c.op)).toEqual(['lease', 'release'])
+    expect(pool.workerThreadIds()).toEqual(workers)
+    // the worker's 'task-end' comes on its own channel, just after the answer
+    await until(() => pool.stats().running === 0)
+    expect(pool.stats()).toMatchObject({ hung, crashed, running: 0, queued: 0 })
+  }, 60_000)
+
+  it('queued: it leaves the queue at once; beyond the queue bound a task is refused as busy', async () => {
+    const workers = pool.workerThreadIds()
+    const { crashed } = pool.stats()
+    const held = gatedHost()
+    const holding = pool.run('plan', planRequest(), pool.pinLatest(), { host: held.host })
+    await held.leased
+    const controller = new AbortController()
+    const queued = pool.run('simulate', simulateRequest(), pool.pinLatest(), { signal: controller.signal })
+    expect(pool.stats().queued).toBe(1)
+    // the bound (maxQueued 1) is reached: refused at once, nothing queued
+    const refused = pool.run('simulate', simulateRequest())
+    await expect(refused).rejects.toBeInstanceOf(WorkerTaskError)
+    await expect(refused).rejects.toMatchObject({ failure: 'busy', message: 'the service is overloaded: 1 requests are already waiting for a worker' })
+    controller.abort(new Error('simulation took longer than 2000 ms'))
+    await expect(queued).rejects.toThrow('simulation took longer than 2000 ms')
+    expect(pool.stats().queued).toBe(0)
+    // the held task goes on: no key for it, which planning reports as such
+    held.open(undefined)
+    await expect(holding).rejects.toMatchObject({ name: 'BackrunPlanError', reason: 'no-searcher-key', message: expect.stringMatching(/^all 1 searcher keys already carry a backrun for block 1;/) })
+    expect(pool.workerThreadIds()).toEqual(workers)
+    expect(pool.stats().crashed).toBe(crashed)
+    // and the worker still answers
+    await expect(pool.run('simulate', simulateRequest())).resolves.toMatchObject({ success: true })
+  }, 60_000)
+
+  it('a planning task without a host: its call is refused and the plan fails with that error', async () => {
+    await expect(pool.run('plan', planRequest())).rejects.toThrow(/^task \d+ is not running, or takes no calls \(lease\)$/)
+  }, 60_000)
+})
