@@ -42,6 +42,7 @@ import { RelaySends } from './dispatcher/relay-sends.ts'
 import { Replanning } from './dispatcher/replanning.ts'
 import { dispatcherLimits, type DispatcherLimits, type DispatcherOptions } from './dispatcher/settings.ts'
 import { newTask, planPriority, type Task } from './dispatcher/task.ts'
+import { countedPorts, type DispatcherWorkCounts } from './dispatcher/work-counts.ts'
 import { isPersistenceError } from './errors.ts'
 import { Limiter } from './limiter.ts'
 import { applyLifecycleEvent } from './lifecycle.ts'
@@ -79,6 +80,9 @@ export interface DispatcherStats {
   /** (submission, block) pairs not sent because the block's re-send budget was spent, since start */
   resendsSkipped: number
   head: bigint | undefined
+  /** simulations and backrun plans completed since start */
+  simulations: number
+  plans: number
 }
 
 const NOOP_LOGGER: DispatcherLogger = { info: () => undefined, warn: () => undefined, error: () => undefined }
@@ -94,6 +98,7 @@ export class Dispatcher {
   private readonly ctx: DispatchContext
   private readonly inclusion: InclusionWatch
   private readonly step: HeadStep
+  private readonly work: DispatcherWorkCounts
 
   private head: HeadInfo | undefined
   private readonly active = new Map<SubmissionId, Task>()
@@ -134,7 +139,9 @@ export class Dispatcher {
     const inclusionLimit = new Limiter(limits.inclusionConcurrency)
     this.inclusion = new InclusionWatch(this.ctx, options.inclusion, inclusionLimit, limits.expiryBlocks)
     const sends = new RelaySends(this.ctx, inclusionLimit, new PerBlockBudget(limits.maxSimulationsPerBlock), limits.prepareTimeoutMs)
-    const replanning = new Replanning(this.ctx, options, this.inclusion, limits)
+    const { counts, ...ports } = countedPorts(options)
+    this.work = counts
+    const replanning = new Replanning(this.ctx, { ...ports, decode: options.decode }, this.inclusion, limits)
     this.step = new HeadStep(this.ctx, { relays: options.relays, hashRelays: this.hashRelays, inclusion: this.inclusion, sends, replanning }, limits)
   }
 
@@ -210,7 +217,7 @@ export class Dispatcher {
   stats(): DispatcherStats {
     let inflightSends = 0
     for (const task of this.active.values()) inflightSends += task.inflight?.size ?? 0
-    return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, resendsSkipped: this.step.resendsSkipped, head: this.head?.number }
+    return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, resendsSkipped: this.step.resendsSkipped, head: this.head?.number, ...this.work }
   }
 
   // -------------------------------------------------------------------------------------------
