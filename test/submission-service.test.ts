@@ -24,6 +24,7 @@ import { openDomainServices, type DomainServices } from '../src/node/domain.ts'
 import { openSubmissionServices, type SubmissionServices } from '../src/node/submission.ts'
 import { devnetForkEnv, GENESIS_PATH, loadFixtureTxs, loadRegistry, lower } from './support/devnet.ts'
 import { readBody, until } from './support/waiting.ts'
+import { withWorkersFromEnv } from './support/env.ts'
 
 const registry = loadRegistry()
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
@@ -92,7 +93,7 @@ describe('private submission in fork mode, through a relay that executes bundles
     await new Promise<void>((resolve) => relay.listen(relayPort, '127.0.0.1', resolve))
     dataDir = mkdtempSync(join(tmpdir(), 'submit-fork-'))
     const config = {
-      ...loadConfig({
+      ...loadConfig(withWorkersFromEnv({
         LOG_LEVEL: 'silent',
         UPSTREAM_RPC_URL: anvil.url,
         HEAD_POLL_INTERVAL_MS: '100',
@@ -101,7 +102,7 @@ describe('private submission in fork mode, through a relay that executes bundles
         ...devnetForkEnv(registry),
         RELAYS: JSON.stringify([{ name: 'anvil-relay', url: `http://127.0.0.1:${relayPort}` }]),
         DATA_DIR: dataDir,
-      }),
+      })),
       port: 0,
     }
     domain = await openDomainServices(config, { log: quiet })

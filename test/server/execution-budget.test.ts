@@ -22,6 +22,7 @@ import { startNode, type ServiceNode } from '../../src/node/start.ts'
 import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
 import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry()
 const BUDGET_MS = 300
@@ -85,7 +86,7 @@ describe('execution budget: looping code through the quote, eth_backrun and priv
     dir = mkdtempSync(join(tmpdir(), 'budget-'))
     writeFileSync(join(dir, 'genesis.json'), JSON.stringify(genesis))
 
-    node = await startNode({
+    node = await startNode(withWorkersFromEnv({
       PORT: '0',
       LOG_LEVEL: 'silent',
       DEVNET_GENESIS: join(dir, 'genesis.json'),
@@ -97,7 +98,7 @@ describe('execution budget: looping code through the quote, eth_backrun and priv
       QUOTE_CACHE_MAX_ENTRIES: '0',
       EVM_MAX_MS: String(BUDGET_MS),
       EVM_MAX_GAS: '1000000000',
-    })
+    }))
     url = node.url
     await post(`${url}/v1/quote`, { tokenIn: WETH, tokenOut: USDC, amountIn: '1000' }, { 'x-api-key': DEV_API_KEY }) // warm
   })

@@ -16,6 +16,7 @@ import { startNode, type ServiceNode } from '../../../src/node/start.ts'
 import { DEV_PARTNER_TOKEN } from '../../../src/server/jsonrpc/partner-tokens-config.ts'
 import { tempDir } from '../helpers.ts'
 import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+import { withWorkersFromEnv } from '../../support/env.ts'
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number
@@ -52,8 +53,8 @@ describe('the service on PostgreSQL (DATABASE_URL)', () => {
     server = await startTestPostgres()
     databaseUrl = await server.createDatabase()
     dir = await tempDir('pg-service-')
-    node = await startNode(
-      { PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: join(dir.path, 'unused'), DATABASE_URL: databaseUrl, LOCAL_BUILDER_BLOCK_TIME_MS: '600000' },
+    node = await startNode(withWorkersFromEnv(
+      { PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: join(dir.path, 'unused'), DATABASE_URL: databaseUrl, LOCAL_BUILDER_BLOCK_TIME_MS: '600000' }),
       {},
     )
   })
