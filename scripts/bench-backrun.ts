@@ -23,6 +23,8 @@
  * moving), with the upstream JSON-RPC calls and HTTP requests (round trips) per request and per
  * block over the run, read from the service's /metrics (everything the fork sent, head polls and
  * warm-ups included), and the reads per request that missed the fork's cache.
+ * `cpu_percent`: the service process's CPU (all its threads, /proc/<pid>/stat) while it answers
+ * the devnet requests, over 100 when more than one core works.
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_ROUNDS (default 10: requests per fixture for ours), BENCH_FORK
@@ -34,6 +36,7 @@ import { anvilReceipt, anvilRpc, startAnvil } from '../test/support/anvil.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
+import { startCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { encodeBackrunCall } from '../src/backrun/backrun-calldata.ts'
 import { enumerateBackrunCycles } from '../src/backrun/cycle-search.ts'
@@ -201,17 +204,21 @@ async function main() {
     const requests: object[] = []
     let worse = 0
     let totalCalls = 0
+    // the service's CPU while it answers our requests (not while the baseline runs against anvil)
+    const cpuWindows: CpuWindow[] = []
     for (const fx of fixtures) {
       const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: local.simulator.common })
       const params = request(fx, bytesToHexString(tx.tx.data))
       requests.push(params)
       await ours(url, params) // warm-up
       let mine: Found | null = null
+      const window = startCpuWindow(service.pid!)
       for (let i = 0; i < ROUNDS; i++) {
         const r = await ours(url, params)
         oursSamples.push(r.ms)
         mine = r.found
       }
+      cpuWindows.push(window.stop())
       const base = await baseline(anvil.url, fx, pools, weth, baseTokens)
       baseSamples.push(base.ms)
       totalCalls += base.calls
@@ -224,6 +231,7 @@ async function main() {
     console.table(rows)
     const o = summarize(oursSamples)
     const b = summarize(baseSamples)
+    const cpu = sumCpuWindows(cpuWindows)
     console.log(`ours p50 ${o.p50.toFixed(2)} ms p99 ${o.p99.toFixed(2)} ms | baseline p50 ${b.p50.toFixed(1)} ms p99 ${b.p99.toFixed(1)} ms | fixtures where ours found less: ${worse}`)
     const forkRunResult = FORK ? await forkRun(requests) : undefined
     const fork = forkRunResult === undefined ? undefined : { summary: summarize(forkRunResult.samples), figures: forkFigures(forkRunResult, FORK_BLOCK_TIME, 'request') }
@@ -235,6 +243,7 @@ async function main() {
         p99_ms: round(o.p99),
         peer: { name: 'anvil-RPC searcher (snapshot, user tx; per cycle: doubling bracket from 2^-20 of the first pool balance, stopped when a positive profit stops rising or at that balance, no-profit cycles skipped, ternary search; eth_call per step)', p50_ms: round(b.p50), p99_ms: round(b.p99) },
         ratio_p50: round(b.p50 / o.p50),
+        cpu_percent: round(cpu.cpuPercent),
         ...(fork === undefined
           ? {}
           : {

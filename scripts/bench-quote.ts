@@ -14,6 +14,9 @@
  *
  * 1. Warm latency: sequential requests over the mix (one at a time), p50/p99.
  * 2. Sustained throughput: autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS seconds.
+ *    The service process's CPU over that window (all its threads, /proc/<pid>/stat): `cpu_percent`
+ *    (over 100 when the second core works) and `cpu_ms_per_quote` (CPU ms per answered quote at
+ *    saturation).
  * 3. Resident memory of the service process after the run (VmRSS) and its peak (VmHWM).
  * 4. Fork mode: sequential requests over the mix for FORK_SECONDS against the service forking an
  *    anvil loaded with the devnet genesis that mines a block every FORK_BLOCK_TIME seconds
@@ -22,17 +25,25 @@
  *    block over the run, read from the service's /metrics: everything the fork sent, head polls and
  *    warm-ups included; and the reads per quote that missed the fork's cache (each one waited for
  *    the upstream).
+ * 5. Scaling over the cores (issue 13): two more service processes, one with WORKERS=1 and one with
+ *    WORKERS=2, each saturated with distinct requests (autocannon, BENCH_CONNECTIONS connections
+ *    for SCALING_SECONDS): `workers_scaling` is the second's requests/s over the first's. Then the
+ *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS (autocannon's
+ *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`.
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
  * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
- * (seconds, default 2), FORK_SECONDS (default 30).
+ * (seconds, default 2), FORK_SECONDS (default 30), BENCH_SCALING (default 1; 0 skips step 5),
+ * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 8).
+ * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
  */
 import autocannon from 'autocannon'
 import { readFileSync } from 'node:fs'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
+import { startCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 
@@ -42,6 +53,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8)
 const FORK = process.env.BENCH_FORK !== '0'
 const FORK_BLOCK_TIME = Number(process.env.FORK_BLOCK_TIME ?? 2)
 const FORK_SECONDS = Number(process.env.FORK_SECONDS ?? 30)
+const SCALING = process.env.BENCH_SCALING !== '0'
+const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
+const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
+const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 8)
 
 interface Registry {
   tokens: Array<{ symbol: string; decimals: number; address: string }>
@@ -102,7 +117,12 @@ function forkRun() {
   })
 }
 
-async function sustained(url: string, distinct = true) {
+/**
+ * autocannon on `url`: BENCH_CONNECTIONS connections for `seconds`, as fast as answered, or at
+ * `rate` requests/s over all connections (open enough: 16 connections, so a slow answer does not
+ * hold the rate back). With `pid`, the service process's CPU over the run.
+ */
+async function sustained(url: string, distinct = true, options: { seconds?: number; rate?: number; pid?: number } = {}) {
   let i = 0
   const requests: autocannon.Request[] = [
     {
@@ -111,7 +131,10 @@ async function sustained(url: string, distinct = true) {
       setupRequest: (req) => ({ ...req, body: body(i++, distinct) }),
     },
   ]
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests })
+  const rate = options.rate === undefined ? {} : { overallRate: options.rate }
+  const window = options.pid === undefined ? undefined : startCpuWindow(options.pid)
+  const result = await autocannon({ url, connections: options.rate === undefined ? CONNECTIONS : 16, duration: options.seconds ?? SECONDS, requests, ...rate })
+  const cpu: CpuWindow | undefined = window?.stop()
   return {
     requests_per_s: result.requests.average,
     p50_ms: result.latency.p50,
@@ -119,7 +142,36 @@ async function sustained(url: string, distinct = true) {
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+    /** answers with status 2xx: the quotes made */
+    ok: result['2xx'],
+    cpu,
   }
+}
+
+/**
+ * Step 5 (see the header): a service with WORKERS=`workers` saturated with distinct requests, and
+ * with `fixedRate` also run at that rate. Its own process, stopped before the next one starts.
+ */
+async function scalingRun(workers: number, fixedRate?: number) {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}/v1/quote`
+  const service = await startServiceProcess(port, { RATE_LIMIT_MAX: '1000000', LOCAL_BUILDER_PORT: '0', WORKERS: String(workers) })
+  try {
+    // warm-up: a request refused here (e.g. over EVM_MAX_MS on a busy machine) does not stop the run
+    for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, true)).catch((err: unknown) => console.error(`warm-up (WORKERS=${workers}): ${String(err)}`))
+    const saturated = await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid })
+    const fixed = fixedRate === undefined ? undefined : await sustained(url, true, { seconds: FIXED_RATE_SECONDS, rate: fixedRate, pid: service.pid })
+    return { saturated, fixed }
+  } finally {
+    service.kill('SIGKILL')
+  }
+}
+
+/** the CPU figures of a run: percent of one core, and CPU ms per answered quote */
+function cpuFigures(run: { ok: number; cpu?: CpuWindow }) {
+  const cpu = run.cpu
+  if (cpu === undefined) return { cpu_percent: Number.NaN, cpu_ms_per_quote: Number.NaN }
+  return { cpu_percent: round(cpu.cpuPercent), cpu_ms_per_quote: run.ok > 0 ? round((cpu.cpuSeconds * 1000) / run.ok) : Number.NaN }
 }
 
 async function main() {
@@ -143,9 +195,10 @@ async function main() {
     const oursSeq = await sequential(ours)
     const peerSeq = await sequential(peer)
     console.log(`sequential  ours p50 ${oursSeq.p50.toFixed(2)} ms p99 ${oursSeq.p99.toFixed(2)} ms | naive p50 ${peerSeq.p50.toFixed(2)} ms p99 ${peerSeq.p99.toFixed(2)} ms`)
-    const oursLoad = await sustained(ours)
+    const oursLoad = await sustained(ours, true, { pid: service.pid })
+    const oursCpu = cpuFigures(oursLoad)
     const peerLoad = await sustained(peer)
-    console.log(`autocannon  ours ${oursLoad.requests_per_s} req/s (p50 ${oursLoad.p50_ms} ms, p99 ${oursLoad.p99_ms} ms, non-2xx ${oursLoad.non2xx}) | naive ${peerLoad.requests_per_s} req/s`)
+    console.log(`autocannon  ours ${oursLoad.requests_per_s} req/s (p50 ${oursLoad.p50_ms} ms, p99 ${oursLoad.p99_ms} ms, non-2xx ${oursLoad.non2xx}; CPU ${oursCpu.cpu_percent}%, ${oursCpu.cpu_ms_per_quote} ms per quote) | naive ${peerLoad.requests_per_s} req/s`)
     const repeatSeq = await sequential(ours, false)
     const repeatLoad = await sustained(ours, false)
     console.log(`repeat      ours p50 ${repeatSeq.p50.toFixed(2)} ms p99 ${repeatSeq.p99.toFixed(2)} ms, ${repeatLoad.requests_per_s} req/s under load`)
@@ -154,6 +207,25 @@ async function main() {
     const forkRunResult = FORK ? await forkRun() : undefined
     const fork = forkRunResult === undefined ? undefined : { seq: summarize(forkRunResult.samples), figures: forkFigures(forkRunResult, FORK_BLOCK_TIME, 'quote') }
     if (fork !== undefined) console.log(`fork        ours p50 ${fork.seq.p50.toFixed(2)} ms p99 ${fork.seq.p99.toFixed(2)} ms ${JSON.stringify(fork.figures)}`)
+    // the main service and the naive peer stop first: the scaling runs have the cores to themselves
+    service.kill('SIGKILL')
+    naive.kill('SIGKILL')
+    const one = SCALING ? await scalingRun(1) : undefined
+    const two = SCALING ? await scalingRun(2, FIXED_RATE) : undefined
+    const scaling =
+      one === undefined || two === undefined || two.fixed === undefined
+        ? undefined
+        : {
+            workers_scaling: round(two.saturated.requests_per_s / one.saturated.requests_per_s),
+            fixed_rate_p99_ms: two.fixed.p99_ms,
+            scaling: {
+              seconds: SCALING_SECONDS,
+              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated) },
+              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated) },
+              fixed_rate: { workers: 2, rate_per_s: FIXED_RATE, seconds: FIXED_RATE_SECONDS, requests_per_s: two.fixed.requests_per_s, p50_ms: two.fixed.p50_ms, p99_ms: two.fixed.p99_ms, failures: failures(two.fixed), cpu_percent: cpuFigures(two.fixed).cpu_percent },
+            },
+          }
+    if (scaling !== undefined) console.log(`scaling     WORKERS=1 ${one!.saturated.requests_per_s} req/s, WORKERS=2 ${two!.saturated.requests_per_s} req/s (x${scaling.workers_scaling}); at ${FIXED_RATE}/s p99 ${scaling.fixed_rate_p99_ms} ms`)
 
     const result = {
       name: 'bench:quote',
@@ -162,7 +234,8 @@ async function main() {
       requests_per_s: oursLoad.requests_per_s,
       load_p50_ms: oursLoad.p50_ms,
       load_p99_ms: oursLoad.p99_ms,
-      load_failures: oursLoad.non2xx + oursLoad.errors + oursLoad.timeouts,
+      load_failures: failures(oursLoad),
+      ...oursCpu,
       peer: { name: 'naive EVM quoter (QuoterV2 / getAmountsOut per path, best single path)', p50_ms: round(peerSeq.p50), p99_ms: round(peerSeq.p99), requests_per_s: peerLoad.requests_per_s },
       repeat: { p50_ms: round(repeatSeq.p50), p99_ms: round(repeatSeq.p99), requests_per_s: repeatLoad.requests_per_s, load_p99_ms: repeatLoad.p99_ms },
       ratio_p50: round(peerSeq.p50 / oursSeq.p50),
@@ -174,6 +247,7 @@ async function main() {
             fork_p99_ms: round(fork.seq.p99),
             fork: fork.figures,
           }),
+      ...(scaling ?? {}),
       rss_mb_after: memory.rssMb,
       peak_rss_mb: memory.peakRssMb,
       iterations: ITERATIONS,
@@ -188,6 +262,7 @@ async function main() {
 }
 
 const round = (x: number) => Math.round(x * 100) / 100
+const failures = (run: { non2xx: number; errors: number; timeouts: number }) => run.non2xx + run.errors + run.timeouts
 
 main().catch((err: unknown) => {
   console.error(err)

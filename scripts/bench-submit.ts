@@ -14,6 +14,9 @@
  * 2. Closed loop, BENCH_CONNECTIONS at once for BENCH_SECONDS s: sustained acknowledgements/s.
  * Peer in the same run: anvil's eth_sendRawTransaction (in-memory pool, no durability, mining off)
  * under the same open-loop rate.
+ * During the open loop: `cpu_percent`, the service process's CPU (all its threads), and the
+ * dispatcher's own throughput from its /metrics counters: simulations and backrun plans completed
+ * per second (`dispatcher_simulations_per_s`, `dispatcher_plans_per_s`).
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 16).
@@ -28,6 +31,7 @@ import { startAnvil } from '../test/support/anvil.ts'
 import { signDevTransfer } from '../test/support/devnet.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
+import { scrapeSums, startCpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
@@ -187,7 +191,15 @@ async function main() {
   try {
     const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`
     for (const tx of warmTxs) await send(url, 'eth_sendPrivateRawTransaction', tx) // warm-up
+    const counters = ['dispatcher_simulations_total', 'dispatcher_backrun_plans_total'] as const
+    const work0 = await scrapeSums(`http://127.0.0.1:${port}`, counters)
+    const cpuWindow = startCpuWindow(service.pid!)
     const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs)
+    const cpu = cpuWindow.stop()
+    const work1 = await scrapeSums(`http://127.0.0.1:${port}`, counters)
+    const perSecond = (name: (typeof counters)[number]) => round((work1[name] - work0[name]) / cpu.wallSeconds)
+    const dispatcher = { dispatcher_simulations_per_s: perSecond('dispatcher_simulations_total'), dispatcher_plans_per_s: perSecond('dispatcher_backrun_plans_total') }
+    console.log(`open loop: service CPU ${cpu.cpuPercent.toFixed(0)}%, dispatcher ${dispatcher.dispatcher_simulations_per_s} simulations/s, ${dispatcher.dispatcher_plans_per_s} plans/s`)
     console.log(`open loop ${RATE}/s: ours p50 ${ours.p50.toFixed(2)} ms p99 ${ours.p99.toFixed(2)} ms (${ours.count} acks, ${ours.failed} failed${ours.firstFailure ? `: ${ours.firstFailure}` : ''})`)
     const peer = await openLoop(anvil.url, 'eth_sendRawTransaction', peerTxs)
     console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
@@ -200,6 +212,8 @@ async function main() {
         p50_ms: round(ours.p50),
         p99_ms: round(ours.p99),
         sustained_acks_per_s: Math.round(sustained.perSecond),
+        cpu_percent: round(cpu.cpuPercent),
+        ...dispatcher,
         peer: { name: 'anvil eth_sendRawTransaction (in-memory pool, no fsync)', p50_ms: round(peer.p50), p99_ms: round(peer.p99) },
         ratio_p50: round(ours.p50 / peer.p50),
         acks: ours.count + sustained.count,

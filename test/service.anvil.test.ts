@@ -18,6 +18,7 @@ import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 import { buildApp } from '../src/server/app.ts'
 import { openDomainServices, type DomainServices } from '../src/node/domain.ts'
 import { devnetForkEnv, GENESIS_PATH, loadRegistry, lower, tokenAddress } from './support/devnet.ts'
+import { withWorkersFromEnv } from './support/env.ts'
 
 const registry = loadRegistry()
 const ROUTER = lower(registry.extensions['swap-plan-router'])
@@ -115,7 +116,7 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
   let svc: Running
   beforeAll(async () => {
     anvil = await startAnvil({ genesisPath: GENESIS_PATH })
-    svc = await startService(loadConfig({ LOG_LEVEL: 'silent' }))
+    svc = await startService(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })))
   })
   afterAll(async () => {
     await stopService(svc)
@@ -249,7 +250,7 @@ describe('eth_backrun over JSON-RPC on the embedded devnet', () => {
   let svc: Running
   const TOKEN = 'dev-partner-token-insecure'
   beforeAll(async () => {
-    svc = await startService(loadConfig({ LOG_LEVEL: 'silent' }))
+    svc = await startService(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })))
   })
   afterAll(() => stopService(svc))
 
@@ -299,7 +300,7 @@ describe('POST /v1/quote with a pool-less token', () => {
     genesis.alloc[LONELY.slice(2)] = { code: link.code, balance: '0x0' }
     dir = mkdtempSync(join(tmpdir(), 'lonely-'))
     writeFileSync(join(dir, 'genesis.json'), JSON.stringify(genesis))
-    svc = await startService(loadConfig({ LOG_LEVEL: 'silent', DEVNET_GENESIS: join(dir, 'genesis.json') }))
+    svc = await startService(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent', DEVNET_GENESIS: join(dir, 'genesis.json') })))
   })
   afterAll(async () => {
     await stopService(svc)
@@ -319,7 +320,7 @@ describe('POST /v1/quote in fork mode (anvil as the upstream)', () => {
   const API_KEY = 'fork-test-key-0123456789'
   beforeAll(async () => {
     anvil = await startAnvil({ genesisPath: GENESIS_PATH })
-    const config = loadConfig({
+    const config = loadConfig(withWorkersFromEnv({
       LOG_LEVEL: 'silent',
       UPSTREAM_RPC_URL: anvil.url,
       FORK_BLOCK: '0',
@@ -329,7 +330,7 @@ describe('POST /v1/quote in fork mode (anvil as the upstream)', () => {
       ...devnetForkEnv(registry),
       PARTNER_TOKENS: 'fork-partner:fork-partner-token-0123456789',
       RELAYS: '[{"name":"unused","url":"http://127.0.0.1:9"}]',
-    })
+    }))
     svc = await startService(config)
   })
   afterAll(async () => {

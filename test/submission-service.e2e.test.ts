@@ -23,6 +23,8 @@ import { buildApp } from '../src/server/app.ts'
 import { openDomainServices, type DomainServices } from '../src/node/domain.ts'
 import { openSubmissionServices, type SubmissionServices } from '../src/node/submission.ts'
 import { devnetForkEnv, GENESIS_PATH, loadFixtureTxs, loadRegistry, lower } from './support/devnet.ts'
+import { readBody, until } from './support/waiting.ts'
+import { withWorkersFromEnv } from './support/env.ts'
 
 const registry = loadRegistry()
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
@@ -30,27 +32,9 @@ const PARTNER = 'partner-a'
 const TOKEN = 'partner-a-token-0123456789'
 const quiet = { info: () => {}, warn: () => {}, error: () => {} }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
 async function rpc(url: string, method: string, params: unknown[]): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
   return (await res.json()) as { result?: unknown; error?: { code: number; message: string } }
-}
-
-function readBody(req: import('node:http').IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString()))
-    req.on('end', () => resolve(body))
-  })
 }
 
 describe('private submission in fork mode, through a relay that executes bundles on anvil', () => {
@@ -109,7 +93,7 @@ describe('private submission in fork mode, through a relay that executes bundles
     await new Promise<void>((resolve) => relay.listen(relayPort, '127.0.0.1', resolve))
     dataDir = mkdtempSync(join(tmpdir(), 'submit-fork-'))
     const config = {
-      ...loadConfig({
+      ...loadConfig(withWorkersFromEnv({
         LOG_LEVEL: 'silent',
         UPSTREAM_RPC_URL: anvil.url,
         HEAD_POLL_INTERVAL_MS: '100',
@@ -118,7 +102,7 @@ describe('private submission in fork mode, through a relay that executes bundles
         ...devnetForkEnv(registry),
         RELAYS: JSON.stringify([{ name: 'anvil-relay', url: `http://127.0.0.1:${relayPort}` }]),
         DATA_DIR: dataDir,
-      }),
+      })),
       port: 0,
     }
     domain = await openDomainServices(config, { log: quiet })

@@ -131,7 +131,8 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   const dispatcher = new Dispatcher({
     store,
     relays: relayClients,
-    heads: { onNewHead: (listener) => chain.onNewHead(listener), currentHead: () => chain.latest().block },
+    // the fork's reorgs re-plan open submissions and re-open those included in replaced blocks (the devnet has none)
+    heads: { onNewHead: (listener) => chain.onNewHead(listener), onReorg: (listener) => chain.onReorg(listener), currentHead: () => chain.latest().block },
     inclusion: new RpcInclusionChecker({ url: inclusionUrl }),
     planner,
     simulate,

@@ -12,9 +12,9 @@
  *
  * Exactness: a block that could not be read (timeout, the node not having it yet) is a gap, and a
  * submission whose blocks are not all indexed is checked by receipt as before. The head block is
- * always read again when it arrives (a same-height reorg replaces it); a deeper reorg that replaces
- * an indexed block is not seen here, which is why expiry and a used nonce are always settled with a
- * direct receipt check.
+ * always read again when it arrives (a same-height reorg replaces it); a deeper reorg is told by the
+ * chain source, and `dropAbove` forgets the replaced blocks (gaps until read again). Expiry and a
+ * used nonce are always settled with a direct receipt check.
  */
 import type { Hex } from '../chain/types.ts'
 import { positiveInt } from '../primitives/numbers.ts'
@@ -77,6 +77,20 @@ export class BlockTxIndex {
   /** The indexed block that holds `hash`, if any. */
   blockOf(hash: Hex): bigint | undefined {
     return this.where.get(hash.toLowerCase())
+  }
+
+  /**
+   * Forgets every block above `block` (a reorg replaced them; -1n: all): they are gaps until read
+   * again, and the newest block is `block`, so the window follows a shorter new chain. Runs in
+   * turn with advance(), after the heads already being indexed.
+   */
+  dropAbove(block: bigint): Promise<void> {
+    const run = this.chain.then(() => {
+      for (const n of [...this.blocks.keys()]) if (n > block) this.drop(n)
+      if (this.newest > block) this.newest = block
+    })
+    this.chain = run
+    return run
   }
 
   /** blocks and hashes held (for tests and metrics) */

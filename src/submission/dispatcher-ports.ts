@@ -18,13 +18,28 @@ export interface HeadInfo {
   transactionHashes?: readonly Hex[]
 }
 
+/** Blocks the chain replaced (src/chain/types.ts ChainReorg has these fields). */
+export interface HeadReorg {
+  /** the newest block both chains share; undefined: deeper than the source looks, every block is taken as replaced */
+  commonAncestor: { number: bigint } | undefined
+  /** the replaced blocks the source knew, oldest first */
+  dropped: ReadonlyArray<{ number: bigint }>
+  /** the head adopted in their place; onNewHead is called with it right after (its number may be lower than the last head's) */
+  newHead: HeadInfo
+}
+
 /**
  * New chain heads. A ChainStateSource fits:
- * `{ onNewHead: (l) => chain.onNewHead(l), currentHead: () => chain.latest().block }`.
+ * `{ onNewHead: (l) => chain.onNewHead(l), onReorg: (l) => chain.onReorg(l), currentHead: () => chain.latest().block }`.
  */
 export interface HeadSource {
   /** Called with each new head; returns an unsubscribe function. */
   onNewHead(listener: (head: HeadInfo) => void): () => void
+  /**
+   * Called when the chain replaced blocks, before onNewHead with the new head; returns an
+   * unsubscribe function. A source whose chain never reorganizes (the devnet) may leave it out.
+   */
+  onReorg?(listener: (reorg: HeadReorg) => void): () => void
   /** The newest head already known, so new submissions are sent before the next head arrives. */
   currentHead?(): HeadInfo | undefined
 }
@@ -136,4 +151,4 @@ export interface DispatcherLogger {
 }
 
 /** The store operations the dispatcher uses; OutboxStore implements them. */
-export type SubmissionOutbox = Pick<OutboxStore, 'persist' | 'append' | 'listUndelivered' | 'pruneFinished'>
+export type SubmissionOutbox = Pick<OutboxStore, 'persist' | 'append' | 'reopen' | 'listUndelivered' | 'pruneFinished'>

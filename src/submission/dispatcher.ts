@@ -40,19 +40,22 @@ import { InclusionWatch } from './dispatcher/inclusion.ts'
 import { PerBlockBudget } from './dispatcher/per-block-budget.ts'
 import { RelaySends } from './dispatcher/relay-sends.ts'
 import { Replanning } from './dispatcher/replanning.ts'
+import { RECENT_INCLUSIONS_DEFAULTS, RecentInclusions, reorgEvent, resetForReorg, touchedByReorg } from './dispatcher/reorg.ts'
 import { dispatcherLimits, type DispatcherLimits, type DispatcherOptions } from './dispatcher/settings.ts'
 import { newTask, planPriority, type Task } from './dispatcher/task.ts'
+import { countedPorts, type DispatcherWorkCounts } from './dispatcher/work-counts.ts'
 import { isPersistenceError } from './errors.ts'
 import { Limiter } from './limiter.ts'
-import { applyLifecycleEvent } from './lifecycle.ts'
+import { applyLifecycleEvent, isFinished, reorgFloor } from './lifecycle.ts'
 import type { PersistResult } from './outbox-store.ts'
 import type { BundleRelay } from './relay-client.ts'
-import type { LifecycleEvent, NewSubmission, StoredSubmission, SubmissionId, TerminalEvent } from './types.ts'
+import type { LifecycleEvent, NewSubmission, ReorgEvent, StoredSubmission, SubmissionId, TerminalEvent } from './types.ts'
 
 // What the dispatcher is given (its ports): dispatcher-ports.ts
-import type { HeadInfo, HeadSource, DispatcherLogger, SubmissionOutbox } from './dispatcher-ports.ts'
+import type { HeadInfo, HeadReorg, HeadSource, DispatcherLogger, SubmissionOutbox } from './dispatcher-ports.ts'
 export type {
   HeadInfo,
+  HeadReorg,
   HeadSource,
   SimulationInput,
   SimulationReport,
@@ -79,6 +82,9 @@ export interface DispatcherStats {
   /** (submission, block) pairs not sent because the block's re-send budget was spent, since start */
   resendsSkipped: number
   head: bigint | undefined
+  /** simulations and backrun plans completed since start */
+  simulations: number
+  plans: number
 }
 
 const NOOP_LOGGER: DispatcherLogger = { info: () => undefined, warn: () => undefined, error: () => undefined }
@@ -94,6 +100,11 @@ export class Dispatcher {
   private readonly ctx: DispatchContext
   private readonly inclusion: InclusionWatch
   private readonly step: HeadStep
+  private readonly work: DispatcherWorkCounts
+  /** inclusions a reorg may still undo (see dispatcher/reorg.ts) */
+  private readonly recentInclusions: RecentInclusions
+  /** per open submission, a reorg to record before its next step (see onReorg) */
+  private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent>()
 
   private head: HeadInfo | undefined
   private readonly active = new Map<SubmissionId, Task>()
@@ -104,6 +115,7 @@ export class Dispatcher {
   private rescanning = false
   private readonly running = new Set<Promise<unknown>>()
   private unsubscribe: (() => void) | undefined
+  private unsubscribeReorg: (() => void) | undefined
   private started = false
   private stopping = false
   private lastPruneAt = Number.NEGATIVE_INFINITY
@@ -134,7 +146,13 @@ export class Dispatcher {
     const inclusionLimit = new Limiter(limits.inclusionConcurrency)
     this.inclusion = new InclusionWatch(this.ctx, options.inclusion, inclusionLimit, limits.expiryBlocks)
     const sends = new RelaySends(this.ctx, inclusionLimit, new PerBlockBudget(limits.maxSimulationsPerBlock), limits.prepareTimeoutMs)
-    const replanning = new Replanning(this.ctx, options, this.inclusion, limits)
+    const { counts, ...ports } = countedPorts(options)
+    this.work = counts
+    const replanning = new Replanning(this.ctx, { ...ports, decode: options.decode }, this.inclusion, limits)
+    this.recentInclusions = new RecentInclusions({
+      windowBlocks: options.reorgWindowBlocks ?? RECENT_INCLUSIONS_DEFAULTS.windowBlocks,
+      maxEntries: options.maxRecentInclusions ?? RECENT_INCLUSIONS_DEFAULTS.maxEntries,
+    })
     this.step = new HeadStep(this.ctx, { relays: options.relays, hashRelays: this.hashRelays, inclusion: this.inclusion, sends, replanning }, limits)
   }
 
@@ -146,6 +164,7 @@ export class Dispatcher {
     if (this.started) return
     this.started = true
     this.unsubscribe = this.heads.onNewHead((head) => this.onHead(head))
+    this.unsubscribeReorg = this.heads.onReorg?.((reorg) => this.onReorg(reorg))
     const current = this.heads.currentHead?.()
     if (current !== undefined && (this.head === undefined || current.number > this.head.number)) this.head = current
     // submissions accepted before start() were prepared without a head
@@ -174,7 +193,7 @@ export class Dispatcher {
   enqueue(stored: StoredSubmission): boolean {
     const id = stored.record.id
     if (this.stopping || this.active.has(id) || this.queuedIds.has(id)) return false
-    if (stored.events.some((e) => e.type === 'included' || e.type === 'expired' || e.type === 'dropped')) return false
+    if (isFinished(stored.events)) return false
     if (this.queue.length >= this.limits.queueCapacity) {
       if (!this.overflowed) this.log.warn({ capacity: this.limits.queueCapacity }, 'submission queue full; will re-read the outbox when it drains')
       this.overflowed = true
@@ -199,6 +218,8 @@ export class Dispatcher {
     this.stopping = true
     this.unsubscribe?.()
     this.unsubscribe = undefined
+    this.unsubscribeReorg?.()
+    this.unsubscribeReorg = undefined
     for (const stored of this.queue) this.queuedIds.delete(stored.record.id)
     this.queue = []
     for (const task of this.active.values()) {
@@ -210,7 +231,7 @@ export class Dispatcher {
   stats(): DispatcherStats {
     let inflightSends = 0
     for (const task of this.active.values()) inflightSends += task.inflight?.size ?? 0
-    return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, resendsSkipped: this.step.resendsSkipped, head: this.head?.number }
+    return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, resendsSkipped: this.step.resendsSkipped, head: this.head?.number, ...this.work }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -221,6 +242,7 @@ export class Dispatcher {
     if (this.head !== undefined && head.number < this.head.number) return // an older head arriving late
     this.head = head
     this.inclusion.onHead(head)
+    this.recentInclusions.forgetBefore(head.number)
     // sends for a block that is now built are useless: abort them (their place in the relay's
     // queue included) instead of letting a backlog hold them
     for (const task of this.active.values()) {
@@ -236,6 +258,50 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * The chain replaced the blocks above the common ancestor; the new head follows through onHead.
+   * The new head is taken now (it may be lower than the last), the inclusion index forgets the
+   * replaced blocks, every open submission that worked on them records the reorg before its next
+   * step (between two steps, so a step in flight cannot send for a replaced block after it), and
+   * the submissions seen included in them are re-opened. See dispatcher/reorg.ts.
+   */
+  private onReorg(reorg: HeadReorg): void {
+    if (this.stopping) return
+    const event = reorgEvent(reorg, this.now())
+    const floor = reorgFloor(event)
+    this.head = reorg.newHead
+    this.inclusion.onReorg(floor)
+    for (const task of this.active.values()) {
+      if (!task.finished && touchedByReorg(task, event)) this.pendingReorgs.set(task.record.id, event)
+    }
+    const reopened = this.recentInclusions.takeAbove(floor)
+    this.log.warn(
+      { commonAncestor: event.commonAncestor?.toString(), dropped: event.dropped.map(String), newHead: event.newHead.toString(), open: this.pendingReorgs.size, reopened: reopened.length },
+      'chain reorg: re-planning the open submissions on the new head and re-opening those included in replaced blocks',
+    )
+    for (const { task, block } of reopened) this.track(this.reopen(task, { ...event, includedBlock: block }))
+  }
+
+  /** A submission seen included in a block a reorg replaced: open again in the store, then dispatched as before. */
+  private async reopen(task: Task, event: ReorgEvent): Promise<void> {
+    const id = task.record.id
+    if (this.stopping || this.active.has(id)) return
+    try {
+      await this.store.reopen(id, event)
+    } catch (err) {
+      this.log.error({ err, id, block: event.includedBlock?.toString() }, 'a submission included in a replaced block could not be re-opened')
+      return
+    }
+    applyLifecycleEvent(task.summary, event)
+    resetForReorg(task, event)
+    task.finished = false
+    task.inflight = undefined
+    task.unsettled = undefined
+    this.active.set(id, task)
+    this.log.info({ id, block: event.includedBlock?.toString() }, 'submission re-opened: its block was replaced by a reorg')
+    this.schedule(task)
+  }
+
   /** Run the head step for `task`, one run at a time; a head arriving meanwhile triggers one more run. */
   private schedule(task: Task): void {
     if (task.finished || !task.prepared || this.stopping) return
@@ -246,6 +312,12 @@ export class Dispatcher {
     const run = (async () => {
       do {
         task.rerun = false
+        const reorg = this.pendingReorgs.get(task.record.id)
+        if (reorg !== undefined) {
+          this.pendingReorgs.delete(task.record.id)
+          resetForReorg(task, reorg)
+          await this.record(task, [reorg])
+        }
         await this.step.run(task)
       } while (task.rerun && !task.finished && !this.stopping)
     })()
@@ -337,6 +409,9 @@ export class Dispatcher {
     await Promise.allSettled([...(task.unsettled ?? [])])
     await this.record(task, [...before, terminal])
     this.active.delete(task.record.id)
+    this.pendingReorgs.delete(task.record.id)
+    // a reorg that replaces its block re-opens it
+    if (terminal.type === 'included') this.recentInclusions.add(task, terminal.block)
     this.log.info({ id: task.record.id, outcome: terminal.type, ...('block' in terminal ? { block: terminal.block.toString() } : {}) }, 'submission finished')
   }
 }

@@ -36,6 +36,7 @@ export {
   type DispatcherOptions,
   type DispatcherStats,
   type HeadInfo,
+  type HeadReorg,
   type HeadSource,
   type InclusionChecker,
   type InclusionQuery,

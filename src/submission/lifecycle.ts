@@ -6,6 +6,7 @@ import type {
   BackrunEvent,
   BundleRole,
   LifecycleEvent,
+  ReorgEvent,
   SimulatedEvent,
   TargetingEvent,
   TerminalEvent,
@@ -69,7 +70,28 @@ export function wasSent(summary: LifecycleSummary, relay: string, block: bigint,
   return summary.sent.has(`${relayBlockKey(relay, block)}@${part}`) || summary.sent.has(`${relayBlockKey(relay, block)}@all`)
 }
 
-/** Apply one event to `summary` in place. Events after a terminal one change nothing but relay status. */
+/** The newest block a reorg event leaves standing: what was sent for or included in a block above it was replaced. */
+export function reorgFloor(event: Pick<ReorgEvent, 'commonAncestor'>): bigint {
+  return event.commonAncestor ?? -1n
+}
+
+/**
+ * Whether the events end the submission: a terminal event not undone by a later reorg (an
+ * inclusion in a replaced block re-opens it).
+ */
+export function isFinished(events: readonly LifecycleEvent[]): boolean {
+  let finished = false
+  for (const event of events) {
+    if (event.type === 'included' || event.type === 'expired' || event.type === 'dropped') finished = true
+    else if (event.type === 'reorg' && event.includedBlock !== undefined) finished = false
+  }
+  return finished
+}
+
+/**
+ * Apply one event to `summary` in place. Events after a terminal one change nothing but relay
+ * status, except a reorg that replaced the block of the inclusion: the submission is open again.
+ */
 export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleEvent): void {
   const finished = summary.outcome !== undefined
   switch (event.type) {
@@ -131,6 +153,17 @@ export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleE
     }
     case 'bundle-outcome':
       break
+    case 'reorg': {
+      // what was sent for a replaced block may be sent again (planned on the new head); relay
+      // statuses keep the history of what was sent
+      const floor = reorgFloor(event)
+      for (const key of [...summary.sent]) if (sentKeyBlock(key) > floor) summary.sent.delete(key)
+      if (event.includedBlock !== undefined && summary.outcome?.type === 'included' && summary.outcome.block > floor) {
+        summary.outcome = undefined
+        summary.stage = summary.targeting === undefined ? 'received' : 'dispatching'
+      }
+      break
+    }
     case 'included':
     case 'expired':
     case 'dropped':
@@ -140,6 +173,12 @@ export function applyLifecycleEvent(summary: LifecycleSummary, event: LifecycleE
       }
       break
   }
+}
+
+/** The block of a `relay@block@part` key of `LifecycleSummary.sent` (a relay name may hold '@'). */
+export function sentKeyBlock(key: string): bigint {
+  const parts = key.split('@')
+  return BigInt(parts[parts.length - 2])
 }
 
 export function summarizeLifecycle(events: readonly LifecycleEvent[]): LifecycleSummary {

@@ -31,6 +31,7 @@ import type { Hex } from '../chain/types.ts'
 import { errorText } from '../primitives/error-text.ts'
 import { positiveInt } from '../primitives/numbers.ts'
 import { decodeJson, encodeJson } from './codec.ts'
+import { isFinished } from './lifecycle.ts'
 import { OutboxFullError, PersistenceError } from './errors.ts'
 import { InProcessLeases } from './store/in-process-leases.ts'
 import { resolveStoreSettings, withRetry, type StoreSettings } from './store/store-settings.ts'
@@ -42,6 +43,7 @@ import {
   submissionId,
   type LifecycleEvent,
   type NewSubmission,
+  type ReorgEvent,
   type StoredSubmission,
   type SubmissionId,
   type SubmissionRecord,
@@ -222,6 +224,29 @@ export class OutboxStore implements SubmissionStore {
     } finally {
       this.finishing.delete(id)
     }
+  }
+
+  /**
+   * Re-open a finished submission whose inclusion a reorg undid: `event` appended, the finished
+   * index entry replaced by an undelivered one, in one atomic batch (see SubmissionStore.reopen).
+   *
+   * @throws Error when the submission is unknown or not finished
+   * @throws PersistenceError when the write failed after its retries
+   */
+  async reopen(id: SubmissionId, event: ReorgEvent): Promise<void> {
+    this.requireOpen('append')
+    if (this.openIds.has(id)) throw new Error(`OutboxStore.reopen: submission ${id} is not finished`)
+    const events = await this.readEvents(id)
+    const terminal = events.findLast(isTerminalEvent)
+    if (terminal === undefined || !isFinished(events) || this.openIds.has(id)) throw new Error(`OutboxStore.reopen: submission ${id} is not finished (unknown or open)`)
+    const ops: WriteOp[] = [
+      { type: 'put', key: key.event(id, this.nextEventSuffix()), value: encodeJson(event) },
+      { type: 'del', key: key.finished(terminal.at, id) },
+      { type: 'put', key: key.open(id), value: '' },
+    ]
+    await this.commit(ops, 'append')
+    this.openIds.add(id)
+    this.finishedCount = Math.max(0, this.finishedCount - 1)
   }
 
   /** A submission and its lifecycle, whoever submitted it (for the dispatcher). */

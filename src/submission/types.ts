@@ -14,6 +14,8 @@
  *             (re-planned on the new state)
  *             ... repeated for every following block ...
  *          ─► included (block N) | expired (last block) | dropped (reason)      <- terminal
+ *          ─► reorg (block N replaced): open again, re-planned and sent from the new head on
+ *             ... then included | expired | dropped again
  * ```
  *
  * A 'notify' submission is never dispatched by us: if no backrun is found it ends as `dropped`.
@@ -212,6 +214,24 @@ export interface DroppedEvent {
 
 export type TerminalEvent = IncludedEvent | ExpiredEvent | DroppedEvent
 
+/**
+ * The chain replaced blocks the submission was sent for or included in. What was sent for a
+ * replaced block is sent again (planned on the new head), and an inclusion in a replaced block is
+ * undone: the submission is open again and dispatched as before (`includedBlock`).
+ */
+export interface ReorgEvent {
+  type: 'reorg'
+  at: number
+  /** the newest block both chains share; absent when the reorg is deeper than the source looks (every block is taken as replaced) */
+  commonAncestor?: bigint
+  /** the replaced blocks, oldest first */
+  dropped: bigint[]
+  /** the head adopted in their place */
+  newHead: bigint
+  /** the block of the inclusion this reorg undid (the submission is open again) */
+  includedBlock?: bigint
+}
+
 export type LifecycleEvent =
   | ReceivedEvent
   | SimulatedEvent
@@ -221,6 +241,7 @@ export type LifecycleEvent =
   | RelaySendingEvent
   | RelayResultEvent
   | BundleOutcomeEvent
+  | ReorgEvent
   | TerminalEvent
 
 export function isTerminalEvent(event: LifecycleEvent): event is TerminalEvent {

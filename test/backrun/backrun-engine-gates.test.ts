@@ -16,6 +16,7 @@ import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { loadFixtureTxs, loadRegistry, lower } from '../support/devnet.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry()
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' as Address
@@ -46,7 +47,7 @@ function engine(overrides: Partial<BackrunEngineOptions>): BackrunEngine {
 }
 
 beforeAll(async () => {
-  services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  services = await openDomainServices(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })), { log: { warn: () => {} } })
   const fx = loadFixtureTxs().find((f) => f.name === FIXTURE) as (ReturnType<typeof loadFixtureTxs>[number] & { value?: string }) | undefined
   if (fx === undefined || !fx.createsArbitrage) throw new Error(`fixture ${FIXTURE} (with arbitrage) missing`)
   const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: services.simulator.common })

@@ -19,6 +19,7 @@ import { SWAP_PLAN_ROUTER_ABI } from '../../src/quote/router-calldata.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry()
 const EXECUTOR = lower(registry.backrun.executor)
@@ -44,7 +45,7 @@ let services: DomainServices
 const found = new Map<string, { fx: FixtureTx; result: BackrunFound }>()
 
 beforeAll(async () => {
-  services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  services = await openDomainServices(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })), { log: { warn: () => {} } })
   for (const fx of swaps) {
     const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: services.simulator.common })
     const result = await services.backrun.backrun(asRequest(fx, bytesToHexString(tx.tx.data)))

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/config.ts'
 import { startNode, type ServiceNode } from '../../src/node/start.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 function memoryLog() {
   const lines: Array<Record<string, unknown>> = []
@@ -40,7 +41,7 @@ describe('startNode', () => {
     const log = memoryLog()
     let node: ServiceNode
     beforeAll(async () => {
-      node = await startNode({ PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'info', DATA_DIR: join(dir, 'outbox'), LOCAL_BUILDER_BLOCK_TIME_MS: '600000' }, { logDestination: log.destination })
+      node = await startNode(withWorkersFromEnv({ PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'info', DATA_DIR: join(dir, 'outbox'), LOCAL_BUILDER_BLOCK_TIME_MS: '600000' }), { logDestination: log.destination })
     })
     afterAll(async () => {
       await node?.close()

@@ -13,6 +13,7 @@ import { EvmQuoteService, type RoutePlanner } from '../../src/quote/evm-quote-se
 import { QuoteFailedError, type QuoteRequest } from '../../src/quote/types.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry()
 const token = (symbol: string) => tokenAddress(registry, symbol)
@@ -23,7 +24,7 @@ const units = (symbol: string, amount: number) => {
 
 let domain: DomainServices
 beforeAll(async () => {
-  domain = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  domain = await openDomainServices(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })), { log: { warn: () => {} } })
 })
 afterAll(async () => {
   await domain?.close()

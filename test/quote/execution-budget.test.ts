@@ -14,11 +14,12 @@ import { EvmQuoteService } from '../../src/quote/evm-quote-service.ts'
 import { QuoteFailedError, type QuoteRequest } from '../../src/quote/types.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { loadRegistry, tokenAddress } from '../support/devnet.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry()
 let domain: DomainServices
 beforeAll(async () => {
-  domain = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  domain = await openDomainServices(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })), { log: { warn: () => {} } })
 })
 afterAll(async () => {
   await domain?.close()

@@ -119,4 +119,25 @@ describe('BlockTxIndex', () => {
     expect(() => new BlockTxIndex({ read: async () => [], windowBlocks: 0 })).toThrow(RangeError)
     expect(() => new BlockTxIndex({ read: async () => [], windowBlocks: 2, maxReadsPerHead: 0 })).toThrow(RangeError)
   })
+
+  it('dropAbove forgets the replaced blocks: they are gaps, read again as the new (shorter) chain is indexed', async () => {
+    const c = chain({ 8: [h(1)], 9: [h(2)], 10: [h(3)] })
+    const index = new BlockTxIndex({ read: c.read, windowBlocks: 4 })
+    await index.advance(10n)
+    expect(index.blockOf(h(3))).toBe(10n)
+    // 9 and 10 replaced; the new chain's 9 holds h(3), and its head is 9
+    await index.dropAbove(8n)
+    expect(index.blockOf(h(2))).toBeUndefined()
+    expect(index.blockOf(h(3))).toBeUndefined()
+    expect(index.blockOf(h(1))).toBe(8n)
+    expect(index.covers(8n, 9n)).toBe(false)
+    c.blocks[9] = [h(3)]
+    delete c.blocks[10]
+    c.reads.length = 0
+    await index.advance(9n)
+    expect(c.reads).toEqual([9n, 7n, 6n])
+    expect(index.blockOf(h(3))).toBe(9n)
+    expect(index.covers(8n, 9n)).toBe(true)
+    expect(index.size().blocks).toBe(2)
+  })
 })

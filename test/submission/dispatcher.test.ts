@@ -349,6 +349,8 @@ describe('Dispatcher: private transactions', () => {
     h.heads.emit(101n)
     await h.dispatcher.whenIdle()
     expect(h.planner.calls.map((c) => c.id)).toEqual([h.planner.calls[0].id, h.planner.calls[0].id])
+    // completed plans are counted (dispatcher_backrun_plans_total); the budget's refusals are not
+    expect(h.dispatcher.stats().plans).toBe(2)
   })
 
   it('re-simulates and re-sends at most maxSimulationsPerBlock open submissions per block; new ones always go out', async () => {
@@ -370,6 +372,8 @@ describe('Dispatcher: private transactions', () => {
     await h.dispatcher.whenIdle()
     expect(h.relays.a.requests.filter((r) => r.params.blockNumber === '0x67')).toHaveLength(1)
     expect(h.dispatcher.stats()).toMatchObject({ active: 3, resendsSkipped: 4 })
+    // completed simulations are counted (dispatcher_simulations_total)
+    expect(h.dispatcher.stats().simulations).toBe(calls)
   })
 
   it('a submission past its last block expires at once, not behind a queue of inclusion checks', async () => {

@@ -24,6 +24,7 @@ import type { BackrunPlan, BackrunPlanInput, SubmissionSimulator } from '../../s
 import { submissionId, type SubmissionKind } from '../../src/submission/index.ts'
 import { decodeSignedTransaction, type DecodedTransaction, type DecodedFeeMarketTransaction } from '../../src/tx/index.ts'
 import { loadFixtureTxs, loadRegistry, lower, type FixtureTx } from '../support/devnet.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry() as ReturnType<typeof loadRegistry> & { backrun: { executor: string; beneficiary: string } }
 const CHAIN_ID = BigInt(registry.chainId)
@@ -50,7 +51,7 @@ let newPlanner: () => EngineBackrunPlanner
 let simulate: SubmissionSimulator
 
 beforeAll(async () => {
-  services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  services = await openDomainServices(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })), { log: { warn: () => {} } })
   signer = privateKeyBackrunSigner(SEARCHER.privateKey)
   newPlanner = () => new EngineBackrunPlanner({ chain: services.chain, simulator: services.simulator, engine: services.backrun, signer, maxPriorityFeePerGas: PRIORITY_FEE })
   simulate = engineSubmissionSimulator({ chain: services.chain, simulator: services.simulator })

@@ -13,6 +13,7 @@ import type {
   BackrunPlanInput,
   BackrunPlanner,
   HeadInfo,
+  HeadReorg,
   HeadSource,
   InclusionChecker,
   InclusionQuery,
@@ -174,6 +175,7 @@ export function sentTxs(request: RecordedRequest): string[] {
 
 export class ManualHeads implements HeadSource {
   private readonly listeners = new Set<(head: HeadInfo) => void>()
+  private readonly reorgListeners = new Set<(reorg: HeadReorg) => void>()
   current: HeadInfo | undefined
 
   constructor(start?: bigint, private timestampOf: (n: bigint) => bigint = (n) => 1_700_000_000n + n * 12n) {
@@ -183,6 +185,11 @@ export class ManualHeads implements HeadSource {
   onNewHead(listener: (head: HeadInfo) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
+  }
+
+  onReorg(listener: (reorg: HeadReorg) => void): () => void {
+    this.reorgListeners.add(listener)
+    return () => this.reorgListeners.delete(listener)
   }
 
   currentHead(): HeadInfo | undefined {
@@ -195,8 +202,26 @@ export class ManualHeads implements HeadSource {
     for (const l of this.listeners) l(this.current)
   }
 
+  /**
+   * As the fork source tells a reorg: the blocks above `commonAncestor` (undefined: every block)
+   * up to the current head were replaced, and `number` is the new head (equal to or lower than the
+   * current one, or higher): onReorg, then onNewHead with it.
+   */
+  reorg(commonAncestor: bigint | undefined, number: bigint, transactionHashes?: readonly Hex[]): void {
+    const dropped: Array<{ number: bigint }> = []
+    for (let n = (commonAncestor ?? -1n) + 1n; n <= (this.current?.number ?? -1n); n++) dropped.push({ number: n })
+    const newHead: HeadInfo = { number, timestamp: this.timestampOf(number) + 1n, ...(transactionHashes === undefined ? {} : { transactionHashes }) }
+    for (const l of this.reorgListeners) l({ commonAncestor: commonAncestor === undefined ? undefined : { number: commonAncestor }, dropped, newHead })
+    this.current = newHead
+    for (const l of this.listeners) l(newHead)
+  }
+
   listenerCount(): number {
     return this.listeners.size
+  }
+
+  reorgListenerCount(): number {
+    return this.reorgListeners.size
   }
 }
 

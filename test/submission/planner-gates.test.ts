@@ -17,6 +17,7 @@ import { submissionId, type BackrunPlanInput } from '../../src/submission/index.
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../../src/node/submission.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { loadFixtureTxs, loadRegistry } from '../support/devnet.ts'
+import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry() as ReturnType<typeof loadRegistry> & { devAccounts: { searcherIndexes?: number[] } }
 const CHAIN_ID = BigInt(registry.chainId)
@@ -71,7 +72,7 @@ function recording(e: BackrunEngine, alter: (found: BackrunFound) => BackrunFoun
 }
 
 beforeAll(async () => {
-  services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent' }), { log: { warn: () => {} } })
+  services = await openDomainServices(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })), { log: { warn: () => {} } })
   baseFee = services.chain.latest().block.baseFeePerGas ?? 0n
 })
 afterAll(() => services?.close())

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Address, Hex } from '../../src/chain/types.ts'
 import { startNode, type ServiceNode } from '../../src/node/start.ts'
+import { withWorkersFromEnv } from './env.ts'
 import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from './devnet.ts'
 
 /** where UNI's own code goes; UNI's address gets the trap in front of it */
@@ -92,7 +93,7 @@ export interface TrappedNode {
 export async function startTrappedNode(options: TrappedDevnetOptions & { budgetMs: number; env?: Record<string, string> }): Promise<TrappedNode> {
   const dir = mkdtempSync(join(tmpdir(), 'trapped-devnet-'))
   try {
-    const node = await startNode({
+    const node = await startNode(withWorkersFromEnv({
       PORT: '0',
       LOG_LEVEL: 'silent',
       DEVNET_GENESIS: writeTrappedGenesis(dir, options),
@@ -103,7 +104,7 @@ export async function startTrappedNode(options: TrappedDevnetOptions & { budgetM
       EVM_MAX_MS: String(options.budgetMs),
       EVM_MAX_GAS: '1000000000',
       ...options.env,
-    })
+    }))
     return {
       node,
       url: node.url,

@@ -39,6 +39,14 @@ export function registerSubmissionMetrics(registry: Registry, sources: Submissio
       },
       () => stats().resendsSkipped,
     )
+    family(
+      { name: 'dispatcher_simulations_total', help: 'Simulations of submissions\' user txs the dispatcher completed (each open submission is simulated again at each head).', type: 'counter' },
+      () => stats().simulations,
+    )
+    family(
+      { name: 'dispatcher_backrun_plans_total', help: 'Backrun plans the dispatcher completed, a backrun found or none (failed and timed-out plans are not counted).', type: 'counter' },
+      () => stats().plans,
+    )
   }
 
   if (relays !== undefined && relays.length > 0) {

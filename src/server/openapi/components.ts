@@ -385,7 +385,7 @@ const lifecycleEvent = {
   description: 'One stored event; integers as decimal strings; the signed backrun transaction is left out.',
   required: ['type', 'at'],
   properties: {
-    type: { type: 'string', enum: ['received', 'simulated', 'backrun', 'no-backrun', 'bundle-outcome', 'targeting', 'relay-sending', 'relay-result', 'included', 'expired', 'dropped'] },
+    type: { type: 'string', enum: ['received', 'simulated', 'backrun', 'no-backrun', 'bundle-outcome', 'targeting', 'relay-sending', 'relay-result', 'reorg', 'included', 'expired', 'dropped'] },
     at: EPOCH_MS,
   },
   additionalProperties: {

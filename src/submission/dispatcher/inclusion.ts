@@ -36,6 +36,15 @@ export class InclusionWatch {
     })
   }
 
+  /**
+   * A reorg replaced the blocks above `floor` (-1n: all): the index forgets them (they are read
+   * again as gaps) before the new head is indexed.
+   */
+  onReorg(floor: bigint): void {
+    this.indexed = undefined
+    void this.blockIndex.dropAbove(floor)
+  }
+
   /** Starts indexing `head`'s txs (read from the node when the head came without them). */
   onHead(head: HeadInfo): void {
     this.indexed = { head: head.number, ready: this.blockIndex.advance(head.number, head.transactionHashes) }

@@ -48,6 +48,10 @@ export interface DispatcherOptions {
   backrunMayRevert?: boolean
   /** pruneFinished() runs at most this often, on a new head, ms. Default 60 000. */
   pruneIntervalMs?: number
+  /** blocks after its inclusion a submission is re-opened by a reorg that replaces its block. Default 64 (the fork's reorg depth). */
+  reorgWindowBlocks?: number
+  /** inclusions remembered for that at most, the oldest forgotten first. Default 10 000. */
+  maxRecentInclusions?: number
   log?: DispatcherLogger
   /** clock for event times, ms. Default Date.now. */
   now?: () => number

@@ -33,7 +33,7 @@ import { errorText } from '../../primitives/error-text.ts'
 import { nonNegativeInt, positiveInt } from '../../primitives/numbers.ts'
 import { encodeJson } from '../codec.ts'
 import { OutboxFullError, PersistenceError } from '../errors.ts'
-import { SUBMISSION_KINDS, isTerminalEvent, type LifecycleEvent, type NewSubmission, type StoredSubmission, type SubmissionId, type SubmissionRecord } from '../types.ts'
+import { SUBMISSION_KINDS, isTerminalEvent, type LifecycleEvent, type NewSubmission, type ReorgEvent, type StoredSubmission, type SubmissionId, type SubmissionRecord } from '../types.ts'
 import { describeDatabaseUrl } from './database-url.ts'
 import { createPostgresPool } from './postgres-connection.ts'
 import { applyMigrations } from './postgres-migrations.ts'
@@ -112,6 +112,13 @@ const SQL = {
     WITH target AS (
       UPDATE submissions SET finished_at = $4, lease_owner = NULL, lease_expires_at = NULL
       WHERE id = $1 AND finished_at IS NULL
+      RETURNING id
+    ), ${appendEventsFrom('target')}`,
+  /** as append, to a finished submission: open again (unleased) in the same statement */
+  reopen: `
+    WITH target AS (
+      UPDATE submissions SET finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = $1 AND finished_at IS NOT NULL
       RETURNING id
     ), ${appendEventsFrom('target')}`,
   appended: 'SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $2) AS landed',
@@ -342,6 +349,20 @@ export class PostgresSubmissionStore implements SubmissionStore {
     }
     if (!stored) throw new Error(`PostgresSubmissionStore.append: submission ${id} is not open (unknown, finished or finishing)`)
     if (terminal !== undefined) this.adjustCounts(-1, +1)
+  }
+
+  async reopen(id: SubmissionId, event: ReorgEvent): Promise<void> {
+    this.requireOpen('append')
+    const token = randomUUID()
+    const { rows } = await this.run('append', (pool) => pool.query<{ inserted: number; landed: boolean }>(SQL.reopen, [id, encodeJson([event]), token]))
+    let stored = rows[0].inserted > 0 || rows[0].landed
+    if (!stored) {
+      // an earlier attempt of this call may still have been running when it was retried
+      const check = await this.run('append', (pool) => pool.query<{ landed: boolean }>(SQL.appended, [id, token]))
+      stored = check.rows[0].landed
+    }
+    if (!stored) throw new Error(`PostgresSubmissionStore.reopen: submission ${id} is not finished (unknown or open)`)
+    this.adjustCounts(+1, -1)
   }
 
   async get(id: SubmissionId): Promise<StoredSubmission | undefined> {

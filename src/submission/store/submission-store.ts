@@ -15,14 +15,15 @@
  * - A failed write rejects with PersistenceError and nothing is acknowledged; a full store rejects
  *   with OutboxFullError.
  * - Lifecycle events are kept in the order they were appended; a terminal event closes the
- *   submission (it leaves the open list; appending to it afterwards throws).
+ *   submission (it leaves the open list; appending to it afterwards throws) until a reorg that
+ *   replaced the block of its inclusion re-opens it (`reopen`).
  * - Retention prunes finished submissions only, oldest first.
  * - Leases: an open submission has at most one owner at a time (see {@link SubmissionLeases}).
  */
 import type { Hex } from '../../chain/types.ts'
 import type { BackoffPolicy } from '../../transport/backoff.ts'
 import type { PersistenceError } from '../errors.ts'
-import type { LifecycleEvent, NewSubmission, StoredSubmission, SubmissionId, SubmissionRecord } from '../types.ts'
+import type { LifecycleEvent, NewSubmission, ReorgEvent, StoredSubmission, SubmissionId, SubmissionRecord } from '../types.ts'
 
 export interface PersistResult {
   record: SubmissionRecord
@@ -145,6 +146,15 @@ export interface SubmissionStore {
    * @throws PersistenceError when the write failed after its retries
    */
   append(id: SubmissionId, events: readonly LifecycleEvent[]): Promise<void>
+  /**
+   * Re-open a finished submission whose inclusion a reorg undid: append `event` (with its
+   * `includedBlock`) and move the submission back to the open list in the same atomic write. Not
+   * refused at maxOpen: it was acknowledged already. It is open unleased.
+   *
+   * @throws Error when the submission is unknown or not finished
+   * @throws PersistenceError when the write failed after its retries
+   */
+  reopen(id: SubmissionId, event: ReorgEvent): Promise<void>
   /** A submission and its lifecycle, whoever submitted it (for the dispatcher). */
   get(id: SubmissionId): Promise<StoredSubmission | undefined>
   /** A submission and its lifecycle if `partnerId` submitted it; undefined otherwise (existence is not revealed). */

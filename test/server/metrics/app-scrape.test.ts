@@ -13,6 +13,7 @@ import { DEV_PARTNER_TOKEN } from '../../../src/server/jsonrpc/partner-tokens-co
 import { loadFixtureTxs } from '../../support/devnet.ts'
 import { FULL_APP_TOKEN, buildFullApp } from '../full-app.ts'
 import { expectSamples, parseExposition, sampleValue, type Exposition } from './exposition.ts'
+import { withWorkersFromEnv } from '../../support/env.ts'
 
 async function scrape(inject: (url: string) => Promise<{ status: number; contentType: string | undefined; body: string }>): Promise<Exposition> {
   const res = await inject('/metrics')
@@ -83,7 +84,7 @@ describe('GET /metrics of a node on the devnet', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'metrics-node-'))
     // blocks only when the test mines one
-    node = await startNode({ PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: join(dir, 'outbox'), LOCAL_BUILDER_BLOCK_TIME_MS: '600000' })
+    node = await startNode(withWorkersFromEnv({ PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: join(dir, 'outbox'), LOCAL_BUILDER_BLOCK_TIME_MS: '600000' }))
   })
   afterAll(async () => {
     await node?.close()

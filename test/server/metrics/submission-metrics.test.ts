@@ -11,7 +11,7 @@ const BUNDLE: RelayBundle = { entries: [{ tx: '0x02' }], blockNumber: 101n }
 describe('dispatcher and outbox families', () => {
   it("read the dispatcher's and the outbox's stats() on each scrape", async () => {
     const registry = createMetricsRegistry({ defaultMetrics: false })
-    let stats: DispatcherStats = { active: 0, queued: 0, inflightSends: 0, overflowed: false, resendsSkipped: 0, head: undefined }
+    let stats: DispatcherStats = { active: 0, queued: 0, inflightSends: 0, overflowed: false, resendsSkipped: 0, head: undefined, simulations: 0, plans: 0 }
     const outbox = { open: 0, finished: 0 }
     registerSubmissionMetrics(registry, { dispatcher: { stats: () => stats }, outbox: { stats: () => outbox }, outboxCapacity: 100_000 })
 
@@ -19,7 +19,7 @@ describe('dispatcher and outbox families', () => {
     for (const name of ['submissions_open', 'submissions_queued', 'submission_inflight_sends', 'dispatcher_head_block', 'dispatcher_overflowed', 'outbox_open_submissions', 'outbox_finished_submissions', 'outbox_capacity']) {
       expect(exposition.types.get(name), name).toBe('gauge')
     }
-    expect(exposition.types.get('dispatcher_resends_skipped_total')).toBe('counter')
+    for (const name of ['dispatcher_resends_skipped_total', 'dispatcher_simulations_total', 'dispatcher_backrun_plans_total']) expect(exposition.types.get(name), name).toBe('counter')
     expectSamples(exposition, {
       submissions_open: 0,
       dispatcher_overflowed: 0,
@@ -28,7 +28,7 @@ describe('dispatcher and outbox families', () => {
       outbox_capacity: 100_000,
     })
 
-    stats = { active: 3, queued: 2, inflightSends: 5, overflowed: true, resendsSkipped: 17, head: 21_000_000n }
+    stats = { active: 3, queued: 2, inflightSends: 5, overflowed: true, resendsSkipped: 17, head: 21_000_000n, simulations: 40, plans: 31 }
     outbox.open = 4
     outbox.finished = 9
     exposition = parseExposition(await registry.metrics())
@@ -39,6 +39,8 @@ describe('dispatcher and outbox families', () => {
       dispatcher_head_block: 21_000_000,
       dispatcher_overflowed: 1,
       dispatcher_resends_skipped_total: 17,
+      dispatcher_simulations_total: 40,
+      dispatcher_backrun_plans_total: 31,
       outbox_open_submissions: 4,
       outbox_finished_submissions: 9,
     })

@@ -15,6 +15,7 @@ import { DEV_PARTNER_TOKEN } from '../../../src/server/jsonrpc/partner-tokens-co
 import { tempDir } from '../helpers.ts'
 import { loadRegistry, signDevTransfer } from '../../support/devnet.ts'
 import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
+import { withWorkersFromEnv } from '../../support/env.ts'
 
 const registry = loadRegistry()
 
@@ -36,8 +37,8 @@ describe('the service on PostgreSQL (DATABASE_URL)', () => {
     server = await startTestPostgres()
     databaseUrl = await server.createDatabase()
     dir = await tempDir('pg-service-')
-    node = await startNode(
-      { PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: join(dir.path, 'unused'), DATABASE_URL: databaseUrl, LOCAL_BUILDER_BLOCK_TIME_MS: '600000' },
+    node = await startNode(withWorkersFromEnv(
+      { PORT: '0', LOCAL_BUILDER_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: join(dir.path, 'unused'), DATABASE_URL: databaseUrl, LOCAL_BUILDER_BLOCK_TIME_MS: '600000' }),
       {},
     )
   })

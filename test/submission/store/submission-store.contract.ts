@@ -159,6 +159,28 @@ export function describeSubmissionStoreContract(name: string, harness: StoreHarn
         expect((await reader.get(record.id))?.events.at(-1)).toEqual({ type: 'included', at: 8, block: 102n, backrunIncluded: true })
       })
 
+      it('a reorg that replaced the block of its inclusion re-opens a finished submission, in the same lifecycle', async () => {
+        const store = await openStore()
+        const { record } = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(0) })
+        const reorg: LifecycleEvent = { type: 'reorg', at: 9, commonAncestor: 101n, dropped: [102n, 103n], newHead: 103n, includedBlock: 102n }
+        // an open submission cannot be re-opened, nor an unknown one
+        await expect(store.reopen(record.id, { ...reorg })).rejects.toThrow(/not finished/)
+        await expect(store.reopen(submissionId('private-tx', `0x${'11'.repeat(32)}`), { ...reorg })).rejects.toThrow(/not finished/)
+        await store.append(record.id, [{ type: 'included', at: 8, block: 102n }])
+        expect(store.stats()).toEqual({ open: 0, finished: 1 })
+
+        await store.reopen(record.id, { ...reorg })
+        expect(store.stats()).toEqual({ open: 1, finished: 0 })
+        const reader = await peerOf(store)
+        const open = await reader.listUndelivered()
+        expect(open.map((s) => s.record.id)).toEqual([record.id])
+        expect(open[0].events).toEqual([{ type: 'received', at: record.receivedAt }, { type: 'included', at: 8, block: 102n }, reorg])
+        // open again: events append, and a second inclusion closes it
+        await store.append(record.id, [{ type: 'simulated', at: 10, success: true }, { type: 'included', at: 11, block: 103n }])
+        expect(await store.listUndelivered()).toEqual([])
+        expect((await reader.get(record.id))?.events.map((e) => e.type)).toEqual(['received', 'included', 'reorg', 'simulated', 'included'])
+      })
+
       it('only the submitting partner reads a submission', async () => {
         const store = await openStore()
         const { record } = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(0) })

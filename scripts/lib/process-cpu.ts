@@ -1,0 +1,76 @@
+/**
+ * CPU time of a service process over a measured window, for the benchmarks' `cpu_percent` and
+ * `cpu_ms_per_quote` (issues 12 and 13): the kernel's per-process counters, so every thread of the
+ * process counts (the main thread, the worker pool, libuv's threads, V8's GC), not only the one
+ * that answers. Over 100% means more than one core worked.
+ */
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+
+/** clock ticks per second of /proc's utime and stime (USER_HZ; 100 on Linux almost everywhere) */
+let ticksPerSecond: number | undefined
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    const answer = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+    ticksPerSecond = Number.isInteger(answer) && answer > 0 ? answer : 100
+  }
+  return ticksPerSecond
+}
+
+/**
+ * User + system CPU seconds `pid` has used since it started, all its threads summed (fields 14 and
+ * 15 of /proc/<pid>/stat, counted after the command name, which may hold spaces and parentheses).
+ * @throws Error when the process is gone or the file does not read as expected
+ */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // after "pid (comm) ", field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12
+  const utime = Number(fields[11])
+  const stime = Number(fields[12])
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`/proc/${pid}/stat: no utime/stime in ${JSON.stringify(stat.slice(0, 200))}`)
+  return (utime + stime) / clockTicks()
+}
+
+export interface CpuWindow {
+  /** CPU seconds the process used in the window */
+  cpuSeconds: number
+  wallSeconds: number
+  /** cpuSeconds / wallSeconds x 100: over 100 when more than one core worked */
+  cpuPercent: number
+}
+
+/** Starts a window on `pid`'s CPU time; `stop()` ends it. Windows add up with `sumCpuWindows`. */
+export function startCpuWindow(pid: number): { stop(): CpuWindow } {
+  const cpu0 = processCpuSeconds(pid)
+  const wall0 = performance.now()
+  return {
+    stop(): CpuWindow {
+      const cpuSeconds = processCpuSeconds(pid) - cpu0
+      const wallSeconds = (performance.now() - wall0) / 1000
+      return { cpuSeconds, wallSeconds, cpuPercent: wallSeconds > 0 ? (100 * cpuSeconds) / wallSeconds : Number.NaN }
+    },
+  }
+}
+
+/** Several windows as one (e.g. the service's request loops, without the idle time between them). */
+export function sumCpuWindows(windows: readonly CpuWindow[]): CpuWindow {
+  const cpuSeconds = windows.reduce((s, w) => s + w.cpuSeconds, 0)
+  const wallSeconds = windows.reduce((s, w) => s + w.wallSeconds, 0)
+  return { cpuSeconds, wallSeconds, cpuPercent: wallSeconds > 0 ? (100 * cpuSeconds) / wallSeconds : Number.NaN }
+}
+
+/**
+ * The sum of every sample of the metric families `names` on the service's GET /metrics (counters
+ * and gauges; labels summed), e.g. a counter read before and after a window.
+ */
+export async function scrapeSums<N extends string>(baseUrl: string, names: readonly N[]): Promise<Record<N, number>> {
+  const text = await (await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()
+  const sums = Object.fromEntries(names.map((n) => [n, 0])) as Record<N, number>
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue
+    const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0] as N | undefined
+    if (name !== undefined && name in sums) sums[name] += Number(line.slice(line.lastIndexOf(' ') + 1))
+  }
+  return sums
+}

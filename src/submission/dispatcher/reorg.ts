@@ -1,0 +1,106 @@
+/**
+ * Reorgs: the chain replaced blocks the dispatcher had worked on. What was planned and sent for a
+ * replaced block was planned on a state that is gone (a backrun signed as backrunExact for it
+ * cannot land as planned), and an inclusion seen in a replaced block did not happen on the chain
+ * that stands. So:
+ * - an open submission that was simulated, planned or sent for a block above the common ancestor
+ *   records the reorg (its `sent` marks for those blocks are forgotten, see lifecycle.ts) and is
+ *   simulated, planned and sent again from the new head;
+ * - a submission this dispatcher saw included in a replaced block is re-opened (the store appends
+ *   the reorg with its `includedBlock` and lists it as open again) and dispatched as before, in
+ *   the same lifecycle. RecentInclusions remembers the inclusions a reorg may still undo.
+ */
+import { reorgFloor, sentKeyBlock } from '../lifecycle.ts'
+import type { HeadReorg } from '../dispatcher-ports.ts'
+import { positiveInt } from '../../primitives/numbers.ts'
+import type { ReorgEvent } from '../types.ts'
+import type { Task } from './task.ts'
+
+/** The reorg as a lifecycle event (without `includedBlock`: only a re-opened submission has one). */
+export function reorgEvent(reorg: HeadReorg, at: number): ReorgEvent {
+  return {
+    type: 'reorg',
+    at,
+    ...(reorg.commonAncestor === undefined ? {} : { commonAncestor: reorg.commonAncestor.number }),
+    dropped: reorg.dropped.map((b) => b.number),
+    newHead: reorg.newHead.number,
+  }
+}
+
+/** Whether `task` was simulated, planned or sent for a block the reorg replaced. */
+export function touchedByReorg(task: Task, event: ReorgEvent): boolean {
+  const floor = reorgFloor(event)
+  if ((task.simulatedFor ?? -1n) > floor || (task.plannedFor ?? -1n) > floor) return true
+  for (const key of task.summary.sent) if (sentKeyBlock(key) > floor) return true
+  return false
+}
+
+/**
+ * Forgets what `task` did for the replaced blocks (the caller records `event`, which forgets the
+ * sends): it is checked for inclusion, simulated and planned again on the new head. A submission
+ * simulated before stays a re-simulation, so the per-block budgets still bound the work.
+ */
+export function resetForReorg(task: Task, event: ReorgEvent): void {
+  const floor = reorgFloor(event)
+  task.lastCheckedHead = undefined
+  if (task.simulatedFor !== undefined && task.simulatedFor > floor) task.simulatedFor = floor
+  if (task.plannedFor !== undefined && task.plannedFor > floor) task.plannedFor = undefined
+  for (const send of task.inflight?.values() ?? []) {
+    if (send.block > floor) send.controller.abort(new Error(`block ${send.block} was replaced by a reorg`))
+  }
+  task.accepted = task.accepted?.filter((bundle) => bundle.block <= floor)
+}
+
+export interface RecentInclusionsOptions {
+  /** blocks an inclusion is remembered for after its block: the deepest reorg that re-opens it */
+  windowBlocks: number
+  /** inclusions remembered at most (the oldest are forgotten first) */
+  maxEntries: number
+}
+
+/** Defaults: the fork source's reorg depth (FORK_SOURCE_DEFAULTS.maxReorgDepth), and a bound on memory. */
+export const RECENT_INCLUSIONS_DEFAULTS = { windowBlocks: 64, maxEntries: 10_000 } as const
+
+/** The submissions this dispatcher saw included in the last `windowBlocks` blocks, with their tasks. */
+export class RecentInclusions {
+  private readonly windowBlocks: bigint
+  private readonly maxEntries: number
+  /** in the order they were included (a Map keeps insertion order) */
+  private readonly entries = new Map<Task['record']['id'], { task: Task; block: bigint }>()
+
+  constructor(options: RecentInclusionsOptions) {
+    this.windowBlocks = BigInt(positiveInt('windowBlocks', options.windowBlocks, 'RecentInclusions'))
+    this.maxEntries = positiveInt('maxEntries', options.maxEntries, 'RecentInclusions')
+  }
+
+  add(task: Task, block: bigint): void {
+    this.entries.delete(task.record.id)
+    this.entries.set(task.record.id, { task, block })
+    for (const id of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries) break
+      this.entries.delete(id)
+    }
+  }
+
+  /** Forgets the inclusions older than the window at `head`. */
+  forgetBefore(head: bigint): void {
+    const oldest = head - this.windowBlocks
+    for (const [id, entry] of this.entries) if (entry.block < oldest) this.entries.delete(id)
+  }
+
+  /** Removes and returns the inclusions in blocks above `floor` (a reorg replaced them). */
+  takeAbove(floor: bigint): Array<{ task: Task; block: bigint }> {
+    const taken: Array<{ task: Task; block: bigint }> = []
+    for (const [id, entry] of this.entries) {
+      if (entry.block > floor) {
+        taken.push(entry)
+        this.entries.delete(id)
+      }
+    }
+    return taken
+  }
+
+  get size(): number {
+    return this.entries.size
+  }
+}
