@@ -7,6 +7,8 @@
  * Errors follow JSON-RPC 2.0: -32700 parse error, -32600 invalid request, -32601 unknown method,
  * -32602 invalid params; handlers throw {@link RpcError} for their own codes (-32000 refused,
  * -32005 limit exceeded, 3 execution reverted). Any other exception becomes -32603 with its message.
+ * Every code is a member of the service's one table, {@link JsonRpcCode} (src/transport), which the
+ * service's own JSON-RPC server uses too.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -16,19 +18,7 @@ import { recoverHashAddress } from '../crypto/sign.ts'
 import { positiveInt } from '../primitives/numbers.ts'
 import { JsonRpcCode } from '../transport/json-rpc-codes.ts'
 import { BaseError } from '../primitives/base-error.ts'
-
-// The codes come from the service's one table (src/transport/json-rpc-codes.ts); the names are this server's.
-export const RPC_PARSE_ERROR = JsonRpcCode.parseError
-export const RPC_INVALID_REQUEST = JsonRpcCode.invalidRequest
-export const RPC_METHOD_NOT_FOUND = JsonRpcCode.methodNotFound
-export const RPC_INVALID_PARAMS = JsonRpcCode.invalidParams
-export const RPC_INTERNAL_ERROR = JsonRpcCode.internalError
-/** the request is well formed but refused (unknown referenced tx, nonce too low, ...): EIP-1474's "invalid input" */
-export const RPC_REFUSED = JsonRpcCode.invalidInput
-/** a bound was reached (pending bundles, mempool): retry later */
-export const RPC_LIMIT_EXCEEDED = JsonRpcCode.limitExceeded
-/** eth_call reverted (geth's code), `data` is the revert data */
-export const RPC_EXECUTION_REVERTED = JsonRpcCode.executionReverted
+import { errorText } from '../primitives/error-text.ts'
 
 export class RpcError extends BaseError<{ code: number; data?: string }> {
   override readonly name = 'RpcError'
@@ -90,7 +80,7 @@ export class JsonRpcHttpServer {
     if (this.server !== undefined) throw new Error('already listening')
     const server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
-        if (!res.headersSent) send(res, 500, { jsonrpc: '2.0', id: null, error: { code: RPC_INTERNAL_ERROR, message: errorMessage(error) } })
+        if (!res.headersSent) send(res, 500, { jsonrpc: '2.0', id: null, error: { code: JsonRpcCode.internalError, message: errorText(error) } })
         else res.destroy()
       })
     })
@@ -122,7 +112,7 @@ export class JsonRpcHttpServer {
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST')
       req.resume()
-      return send(res, 405, errorResponse(null, RPC_INVALID_REQUEST, 'send JSON-RPC requests with POST'))
+      return send(res, 405, errorResponse(null, JsonRpcCode.invalidRequest, 'send JSON-RPC requests with POST'))
     }
     const declared = Number(req.headers['content-length'] ?? '0')
     if (declared > this.maxBodyBytes) return refuseTooLarge(req, res, this.maxBodyBytes)
@@ -135,7 +125,7 @@ export class JsonRpcHttpServer {
       try {
         caller.signer = await verifyFlashbotsSignature(body, header)
       } catch (error) {
-        return send(res, 403, errorResponse(null, RPC_INVALID_REQUEST, `invalid X-Flashbots-Signature: ${errorMessage(error)}`))
+        return send(res, 403, errorResponse(null, JsonRpcCode.invalidRequest, `invalid X-Flashbots-Signature: ${errorText(error)}`))
       }
     }
 
@@ -143,12 +133,12 @@ export class JsonRpcHttpServer {
     try {
       parsed = JSON.parse(Buffer.from(body).toString('utf8'))
     } catch {
-      return send(res, 200, errorResponse(null, RPC_PARSE_ERROR, 'parse error: the body is not JSON'))
+      return send(res, 200, errorResponse(null, JsonRpcCode.parseError, 'parse error: the body is not JSON'))
     }
     if (Array.isArray(parsed)) {
-      if (parsed.length === 0) return send(res, 200, errorResponse(null, RPC_INVALID_REQUEST, 'empty batch'))
+      if (parsed.length === 0) return send(res, 200, errorResponse(null, JsonRpcCode.invalidRequest, 'empty batch'))
       if (parsed.length > this.maxBatchSize) {
-        return send(res, 200, errorResponse(null, RPC_LIMIT_EXCEEDED, `batch of ${parsed.length} calls: at most ${this.maxBatchSize}`))
+        return send(res, 200, errorResponse(null, JsonRpcCode.limitExceeded, `batch of ${parsed.length} calls: at most ${this.maxBatchSize}`))
       }
       const answers: JsonRpcResponse[] = []
       // in order: a batch that sends a tx then a bundle referencing it must see them in that order
@@ -167,27 +157,27 @@ export class JsonRpcHttpServer {
   /** One call; undefined for a notification (no id), which gets no answer. */
   private async call(request: unknown, caller: RpcCaller): Promise<JsonRpcResponse | undefined> {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-      return errorResponse(null, RPC_INVALID_REQUEST, 'a request must be a JSON object')
+      return errorResponse(null, JsonRpcCode.invalidRequest, 'a request must be a JSON object')
     }
     const r = request as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown }
     const hasId = 'id' in r
     const id: JsonRpcId = typeof r.id === 'string' || typeof r.id === 'number' ? r.id : null
     if (hasId && r.id !== null && typeof r.id !== 'string' && typeof r.id !== 'number') {
-      return errorResponse(null, RPC_INVALID_REQUEST, 'id must be a string, a number or null')
+      return errorResponse(null, JsonRpcCode.invalidRequest, 'id must be a string, a number or null')
     }
-    if (r.jsonrpc !== '2.0') return errorResponse(id, RPC_INVALID_REQUEST, 'jsonrpc must be "2.0"')
-    if (typeof r.method !== 'string') return errorResponse(id, RPC_INVALID_REQUEST, 'method must be a string')
-    if (r.params !== undefined && !Array.isArray(r.params)) return errorResponse(id, RPC_INVALID_PARAMS, 'params must be an array')
+    if (r.jsonrpc !== '2.0') return errorResponse(id, JsonRpcCode.invalidRequest, 'jsonrpc must be "2.0"')
+    if (typeof r.method !== 'string') return errorResponse(id, JsonRpcCode.invalidRequest, 'method must be a string')
+    if (r.params !== undefined && !Array.isArray(r.params)) return errorResponse(id, JsonRpcCode.invalidParams, 'params must be an array')
     const method = this.methods.get(r.method)
     let answer: JsonRpcResponse
     if (method === undefined) {
-      answer = errorResponse(id, RPC_METHOD_NOT_FOUND, `the method ${r.method} does not exist/is not available`)
+      answer = errorResponse(id, JsonRpcCode.methodNotFound, `the method ${r.method} does not exist/is not available`)
     } else {
       try {
         const result = await method((r.params as unknown[] | undefined) ?? [], caller)
         answer = { jsonrpc: '2.0', id, result: result === undefined ? null : result }
       } catch (error) {
-        answer = error instanceof RpcError ? errorResponse(id, error.code, error.message, error.data) : errorResponse(id, RPC_INTERNAL_ERROR, errorMessage(error))
+        answer = error instanceof RpcError ? errorResponse(id, error.code, error.message, error.data) : errorResponse(id, JsonRpcCode.internalError, errorText(error))
       }
     }
     return hasId ? answer : undefined
@@ -253,7 +243,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Uint8Array | undef
 
 function refuseTooLarge(req: IncomingMessage, res: ServerResponse, max: number): void {
   res.setHeader('connection', 'close')
-  send(res, 413, errorResponse(null, RPC_INVALID_REQUEST, `request body larger than ${max} bytes`))
+  send(res, 413, errorResponse(null, JsonRpcCode.invalidRequest, `request body larger than ${max} bytes`))
   // what is left of the body is never read: the connection closes after the answer
   res.once('finish', () => req.destroy())
 }
@@ -276,8 +266,4 @@ function send(res: ServerResponse, status: number, payload: unknown): void {
 function endEmpty(res: ServerResponse): void {
   res.writeHead(204)
   res.end()
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -81,7 +81,8 @@ import {
   type PendingTx,
   type SendBundleRequest,
 } from './builder/types.ts'
-import { JsonRpcHttpServer, RPC_EXECUTION_REVERTED, RPC_INVALID_PARAMS, RPC_REFUSED, RpcError, type RpcCaller, type RpcMethod } from './json-rpc-http.ts'
+import { JsonRpcCode } from '../transport/json-rpc-codes.ts'
+import { JsonRpcHttpServer, RpcError, type RpcCaller, type RpcMethod } from './json-rpc-http.ts'
 
 export { DEVNET_BUILDER_COINBASE, LOCAL_BUILDER_DEFAULTS, LocalBuilderError, parseSendBundleRequest }
 export type {
@@ -503,8 +504,8 @@ export class LocalBuilder {
     if (number === head.block.number) return head
     const kept = this.history.get(number)
     if (kept !== undefined) return kept.reader
-    if (number > head.block.number) throw new RpcError(RPC_REFUSED, `block ${number} is not built yet (the head is ${head.block.number})`)
-    throw new RpcError(RPC_REFUSED, `block ${number} is no longer kept: the last ${this.limits.historyBlocks} blocks are`)
+    if (number > head.block.number) throw new RpcError(JsonRpcCode.invalidInput, `block ${number} is not built yet (the head is ${head.block.number})`)
+    throw new RpcError(JsonRpcCode.invalidInput, `block ${number} is no longer kept: the last ${this.limits.historyBlocks} blocks are`)
   }
 
   // ---- JSON-RPC ----
@@ -518,13 +519,13 @@ export class LocalBuilder {
     m.set('eth_cancelBundle', (params, caller: RpcCaller) => {
       const p = params[0] as { replacementUuid?: unknown } | undefined
       if (p === null || typeof p !== 'object' || typeof p.replacementUuid !== 'string') {
-        throw new RpcError(RPC_INVALID_PARAMS, 'expected [{ replacementUuid }]')
+        throw new RpcError(JsonRpcCode.invalidParams, 'expected [{ replacementUuid }]')
       }
       this.cancelBundle(p.replacementUuid, caller.signer)
       return null
     })
     m.set('eth_sendRawTransaction', async (params) => {
-      if (typeof params[0] !== 'string') throw new RpcError(RPC_INVALID_PARAMS, 'expected [rawTransactionHex]')
+      if (typeof params[0] !== 'string') throw new RpcError(JsonRpcCode.invalidParams, 'expected [rawTransactionHex]')
       const raw = params[0]
       return rpcCallAsync(() => this.sendRawTransaction(raw))
     })
@@ -542,7 +543,7 @@ export class LocalBuilder {
       try {
         reader = this.readerAt(params[0])
       } catch (error) {
-        if (error instanceof RpcError && error.code === RPC_REFUSED) return null
+        if (error instanceof RpcError && error.code === JsonRpcCode.invalidInput) return null
         throw error
       }
       return blockJson(reader.block, this.history.get(reader.block.number)?.transactions ?? [])
@@ -566,8 +567,8 @@ export class LocalBuilder {
       const call = parseCallParam(params[0])
       const result = await this.simulator.call(this.simulator.openState(this.readerAt(params[1])), call)
       const data = bytesHex(result.returnData)
-      if (result.status === 'reverted') throw new RpcError(RPC_EXECUTION_REVERTED, `execution reverted${result.revertReason === undefined ? '' : `: ${result.revertReason}`}`, data)
-      if (result.status === 'halted') throw new RpcError(RPC_REFUSED, `execution halted: ${result.error ?? 'unknown'}`)
+      if (result.status === 'reverted') throw new RpcError(JsonRpcCode.executionReverted, `execution reverted${result.revertReason === undefined ? '' : `: ${result.revertReason}`}`, data)
+      if (result.status === 'halted') throw new RpcError(JsonRpcCode.invalidInput, `execution halted: ${result.error ?? 'unknown'}`)
       return data
     })
     return m

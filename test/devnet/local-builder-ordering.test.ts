@@ -12,35 +12,17 @@
 import { keccak256, parseEther, parseGwei, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import type { Address } from '../../src/chain/types.ts'
-import { DEVNET_BUILDER_COINBASE, LocalBuilder, type LocalBuilderOptions } from '../../src/devnet/local-builder.ts'
-import { commonForChain } from '../../src/evm/chain-config.ts'
-import { Simulator } from '../../src/evm/simulator.ts'
+import { DEVNET_BUILDER_COINBASE, type LocalBuilder } from '../../src/devnet/local-builder.ts'
 import { bundleHash } from '../../src/tx/index.ts'
-import { GENESIS_PATH, loadFixtureTxs, loadRegistry } from '../support/devnet.ts'
+import { loadFixtureTxs, loadRegistry } from '../support/devnet.ts'
+import { closeBuilders, ok, rpc, startBuilder } from './local-builder-harness.ts'
 
 const registry = loadRegistry()
 const CHAIN_ID = registry.chainId
 const FUNDER = registry.devAccounts.accounts[0].privateKey
 const SINK: Address = '0x00000000000000000000000000000000000d00d1'
 const SWAP_B = loadFixtureTxs().find((t) => t.name === 'v2-swapExactETHForTokens-large')!
-
-interface RpcAnswer {
-  result?: unknown
-  error?: { code: number; message: string }
-}
-
-async function rpc(url: string, method: string, params: unknown[] = []): Promise<RpcAnswer> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), signal: AbortSignal.timeout(10_000) })
-  return (await res.json()) as RpcAnswer
-}
-
-async function ok<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const answer = await rpc(url, method, params)
-  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.code} ${answer.error.message}`)
-  return answer.result as T
-}
 
 interface Signed {
   raw: Hex
@@ -81,17 +63,6 @@ const statsOf = (url: string, hash: Hex, block: number) => ok<Stats>(url, 'flash
 const send = async (url: string, txs: Signed[], block: number, extra: object = {}) =>
   (await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: txs.map((t) => t.raw), blockNumber: `0x${block.toString(16)}`, ...extra }])).bundleHash
 
-const builders: LocalBuilder[] = []
-async function startBuilder(options: Partial<LocalBuilderOptions> = {}) {
-  const source = DevnetStateSource.fromGenesisFile(GENESIS_PATH)
-  const simulator = new Simulator({ common: commonForChain(source.chainId) })
-  const errors: unknown[] = []
-  const builder = new LocalBuilder({ source, simulator, blockTimeMs: 0, onError: (e) => errors.push(e), ...options })
-  builders.push(builder)
-  const { url } = await builder.start({ host: '127.0.0.1', port: 0 })
-  return { source, builder, url, errors }
-}
-
 /** `n` fresh keys, funded with 1 ETH each in the next block (public transactions of the funder). */
 async function fundedKeys(builder: LocalBuilder, url: string, n: number): Promise<Hex[]> {
   const keys = Array.from({ length: n }, () => generatePrivateKey())
@@ -105,9 +76,7 @@ async function fundedKeys(builder: LocalBuilder, url: string, n: number): Promis
   return keys
 }
 
-afterEach(async () => {
-  await Promise.all(builders.splice(0).map((b) => b.close()))
-})
+afterEach(closeBuilders)
 
 describe('LocalBuilder: competing bundles, as a real builder resolves them', () => {
   it('two bundles sharing a user tx: the one whose backrun pays more lands, the other is outbid naming the conflict; the fallback too', async () => {

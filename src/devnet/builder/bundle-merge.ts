@@ -17,6 +17,7 @@
 import type { Address, Hex } from '../../chain/types.ts'
 import type { ExecutionBlock } from '../../evm/block-context.ts'
 import { nonceMismatch, TransactionRejectedError, type SimulationState, type Simulator, type TransactionResult } from '../../evm/simulator.ts'
+import { errorText } from '../../primitives/error-text.ts'
 import type { DecodedTransaction } from '../../tx/index.ts'
 import type { BuilderReceipt, PendingBundle } from './types.ts'
 
@@ -81,7 +82,7 @@ export async function runBundle(ctx: MergeContext, bundle: PendingBundle, state:
     } catch (error) {
       if (error instanceof TransactionRejectedError) return { reason: `tx ${i} (${tx.hash}) cannot be included: ${error.message}` }
       ctx.onError(error)
-      return { reason: `tx ${i} (${tx.hash}): the simulation failed: ${error instanceof Error ? error.message : String(error)}` }
+      return { reason: `tx ${i} (${tx.hash}): the simulation failed: ${errorText(error)}` }
     }
     if (result.status !== 'success' && !bundle.reverting.has(tx.hash)) {
       const why = result.status === 'reverted' ? `reverted${result.revertReason === undefined ? '' : `: ${result.revertReason}`}` : `halted: ${result.error ?? 'unknown'}`
@@ -173,6 +174,13 @@ export async function mergeBundles(ctx: MergeContext, bundles: readonly PendingB
   const executed: Executed[] = []
   /** transactions in the block so far, with the bundle that brought each */
   const inBlock = new Map<Hex, Hex>()
+  /** the block goes on from the state a merged bundle left */
+  const take = (bundle: PendingBundle, run: { state: SimulationState; gasUsed: bigint; executed: Executed[] }): void => {
+    state = run.state
+    gasUsed = run.gasUsed
+    executed.push(...run.executed)
+    for (const e of run.executed) inBlock.set(e.tx.hash, bundle.bundleHash)
+  }
   for (const [index, sim] of valid.entries()) {
     const { bundle } = sim
     const conflict = bundle.txs.findIndex((tx) => inBlock.has(tx.hash))
@@ -193,10 +201,7 @@ export async function mergeBundles(ctx: MergeContext, bundles: readonly PendingB
       outcomes.push({ bundle, status: 'outbid', reason: `fails after the bundles merged before it: ${run.reason}`, consideredAt: ctx.now() })
       continue
     }
-    state = run.state
-    gasUsed = run.gasUsed
-    executed.push(...run.executed)
-    for (const e of run.executed) inBlock.set(e.tx.hash, bundle.bundleHash)
+    take(bundle, run)
     outcomes.push({ bundle, status: 'included', consideredAt: ctx.now() })
   }
 
@@ -212,10 +217,7 @@ export async function mergeBundles(ctx: MergeContext, bundles: readonly PendingB
       if (bundle.txs.some((tx) => inBlock.has(tx.hash))) continue
       const run = await runBundle(ctx, bundle, state, gasUsed)
       if ('reason' in run) continue
-      state = run.state
-      gasUsed = run.gasUsed
-      executed.push(...run.executed)
-      for (const e of run.executed) inBlock.set(e.tx.hash, bundle.bundleHash)
+      take(bundle, run)
       Object.assign(outcome, { status: 'included', consideredAt: ctx.now() })
       delete (outcome as { reason?: string }).reason
       progressed = true

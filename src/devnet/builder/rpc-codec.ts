@@ -6,7 +6,8 @@
 import { toHex } from '../../chain/quantity.ts'
 import type { Address, BlockInfo, Hex } from '../../chain/types.ts'
 import type { DevnetBlockInfo } from '../../chain/memory/layered-state-reader.ts'
-import { RPC_INVALID_PARAMS, RPC_LIMIT_EXCEEDED, RPC_REFUSED, RpcError } from '../json-rpc-http.ts'
+import { JsonRpcCode } from '../../transport/json-rpc-codes.ts'
+import { RpcError } from '../json-rpc-http.ts'
 import { LocalBuilderError, type BuilderReceipt, type BundleEntry, type BundleRecord, type BundleStatsRecord, type SendBundleRequest } from './types.ts'
 
 const HASH = /^0x[0-9a-fA-F]{64}$/
@@ -90,12 +91,12 @@ export function parseCallParam(value: unknown): { from: Address; to?: Address; d
 }
 
 export function invalid(message: string): RpcError {
-  return new RpcError(RPC_INVALID_PARAMS, message)
+  return new RpcError(JsonRpcCode.invalidParams, message)
 }
 
 function toRpcError(error: unknown): unknown {
   if (!(error instanceof LocalBuilderError)) return error
-  const code = error.kind === 'invalid' ? RPC_INVALID_PARAMS : error.kind === 'limit' ? RPC_LIMIT_EXCEEDED : RPC_REFUSED
+  const code = error.kind === 'invalid' ? JsonRpcCode.invalidParams : error.kind === 'limit' ? JsonRpcCode.limitExceeded : JsonRpcCode.invalidInput
   return new RpcError(code, error.message)
 }
 
