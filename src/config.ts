@@ -133,6 +133,12 @@ export interface SubmissionConfig {
    */
   databaseUrl?: string
   /**
+   * SUBMISSION_LEASE_MS: with DATABASE_URL, how long a replica holds an open submission without
+   * renewing it (it renews every third of this); a replica that dies loses its submissions to the
+   * others this long after its last renewal, ms
+   */
+  leaseMs: number
+  /**
    * SEARCHER_PRIVATE_KEY, then SEARCHER_PRIVATE_KEYS, each key once (lowercase 0x-hex, valid
    * secp256k1 keys): one backrun per key per block; the first also signs relay requests. Undefined:
    * none configured (devnet mode: the registry's public development keys). Never logged.

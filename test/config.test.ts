@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       maxBundleTxs: 16,
       maxRawTxBytes: 131_072,
       maxBundleBytes: 300_000,
+      leaseMs: 30_000,
     })
     expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, stateLayerDepth: 8 })
     expect(DEFAULTS.PORT).toBe(8080)
@@ -55,6 +56,11 @@ describe('loadConfig', () => {
     expect(access.apiKeys.lookup(DEV_API_KEY)).toBeDefined()
     expect(access.partners.resolve(DEV_PARTNER_TOKEN)).toBe('dev')
     expect(access.warnings).toHaveLength(2)
+  })
+
+  it('SUBMISSION_LEASE_MS: 1 s to 10 min', () => {
+    expect(loadConfig({ SUBMISSION_LEASE_MS: '5000' }).submission.leaseMs).toBe(5_000)
+    for (const bad of ['999', '600001', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_LEASE_MS: bad })).join('\n')).toMatch(/^SUBMISSION_LEASE_MS/m)
   })
 
   it('API_KEYS and PARTNER_TOKENS become registries of digests', () => {

@@ -65,6 +65,7 @@ export const DEFAULTS = {
   DATA_DIR: 'data',
   SUBMISSION_EXPIRY_BLOCKS: 25,
   MAX_PENDING_SUBMISSIONS: 5_000,
+  SUBMISSION_LEASE_MS: 30_000,
   MAX_BACKRUN_PLANS_PER_BLOCK: 32,
   MAX_RESENDS_PER_BLOCK: 512,
   MAX_BUNDLE_TXS: 16,
@@ -118,6 +119,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
   const submission: SubmissionConfig = {
     dataDir: read.str('DATA_DIR'),
     databaseUrl: readDatabaseUrl(read),
+    leaseMs: read.int('SUBMISSION_LEASE_MS', 1_000, 600_000),
     searcherKeys: readSearcherKeys(env, mode, problems),
     relays: readRelays(env, mode, problems),
     maxPendingSubmissions: read.int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),

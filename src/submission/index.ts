@@ -50,6 +50,8 @@ export {
   PersistenceError,
   RelayError,
   isPersistenceError,
+  LeaseLostError,
+  isLeaseLostError,
   isRelayError,
   type RelayErrorDetails,
   type RelayErrorParams,

@@ -6,6 +6,7 @@ import { positiveInt } from '../../primitives/numbers.ts'
 import type { DecodeTransactionOptions } from '../../tx/decode-transaction.ts'
 import type { BackrunPlanner, DispatcherLogger, HeadSource, InclusionChecker, SubmissionOutbox, SubmissionSimulator } from '../dispatcher-ports.ts'
 import type { BundleRelay } from '../relay-client.ts'
+import type { DispatcherLeaseOptions } from './lease-keeper.ts'
 
 export interface DispatcherOptions {
   store: SubmissionOutbox
@@ -48,6 +49,11 @@ export interface DispatcherOptions {
   backrunMayRevert?: boolean
   /** pruneFinished() runs at most this often, on a new head, ms. Default 60 000. */
   pruneIntervalMs?: number
+  /**
+   * A store shared by several processes: deliver only the submissions this process holds a lease
+   * on (see lease-keeper.ts). Undefined: this process owns every submission in the store (LevelDB).
+   */
+  leases?: DispatcherLeaseOptions
   log?: DispatcherLogger
   /** clock for event times, ms. Default Date.now. */
   now?: () => number
