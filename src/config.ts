@@ -40,6 +40,11 @@ export interface ServerConfig {
   /** quote requests per API key per window */
   rateLimitMax: number
   rateLimitWindowMs: number
+  /**
+   * RATE_LIMIT_DB_TIMEOUT_MS: with DATABASE_URL, the longest a quote waits for the shared rate-limit
+   * count, ms; past it (or when the database fails) the request is counted in this process only
+   */
+  rateLimitDbTimeoutMs: number
   /** most entries in one JSON-RPC batch */
   rpcMaxBatchSize: number
 }

@@ -56,6 +56,7 @@ export const DEFAULTS = {
   DEVNET_REGISTRY: 'fixtures/devnet/registry.json',
   RATE_LIMIT_MAX: 100,
   RATE_LIMIT_WINDOW_MS: 1_000,
+  RATE_LIMIT_DB_TIMEOUT_MS: 250,
   DEFAULT_SLIPPAGE_BPS: 50,
   QUOTE_CACHE_MAX_ENTRIES: 10_000,
   RPC_MAX_BATCH_SIZE: 100,
@@ -103,6 +104,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_024, 64 * 1_048_576),
     rateLimitMax: read.int('RATE_LIMIT_MAX', 1, 1_000_000),
     rateLimitWindowMs: read.int('RATE_LIMIT_WINDOW_MS', 100, 3_600_000),
+    rateLimitDbTimeoutMs: read.int('RATE_LIMIT_DB_TIMEOUT_MS', 10, 10_000),
     rpcMaxBatchSize: read.int('RPC_MAX_BATCH_SIZE', 1, 10_000),
   }
   const access = readAccess(env, mode, problems, options.readFile)
