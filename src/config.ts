@@ -40,6 +40,11 @@ export interface ServerConfig {
   /** quote requests per API key per window */
   rateLimitMax: number
   rateLimitWindowMs: number
+  /**
+   * RATE_LIMIT_DB_TIMEOUT_MS: with DATABASE_URL, the longest a quote waits for the shared rate-limit
+   * count, ms; past it (or when the database fails) the request is counted in this process only
+   */
+  rateLimitDbTimeoutMs: number
   /** most entries in one JSON-RPC batch */
   rpcMaxBatchSize: number
 }
@@ -132,6 +137,12 @@ export interface SubmissionConfig {
    * a password.
    */
   databaseUrl?: string
+  /**
+   * SUBMISSION_LEASE_MS: with DATABASE_URL, how long a replica holds an open submission without
+   * renewing it (it renews every third of this); a replica that dies loses its submissions to the
+   * others this long after its last renewal, ms
+   */
+  leaseMs: number
   /**
    * SEARCHER_PRIVATE_KEY, then SEARCHER_PRIVATE_KEYS, each key once (lowercase 0x-hex, valid
    * secp256k1 keys): one backrun per key per block; the first also signs relay requests. Undefined:

@@ -30,7 +30,7 @@ function problemsOf(load: () => unknown): string[] {
 describe('loadConfig', () => {
   it('defaults: devnet mode, loopback, port 8080, the README table', () => {
     const c = loadConfig({})
-    expect(c.server).toEqual({ host: '127.0.0.1', port: 8080, logLevel: 'info', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1_000, rpcMaxBatchSize: 100 })
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 8080, logLevel: 'info', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1_000, rateLimitDbTimeoutMs: 250, rpcMaxBatchSize: 100 })
     expect(c.chain).toEqual({ mode: 'devnet', hardfork: 'prague', blockTimeSeconds: 12n })
     expect(c.quote).toEqual({ defaultSlippageBps: 50, cacheMaxEntries: 10_000 })
     expect(c.backrun).toEqual({ minNetProfitWei: 0n, priorityFeeWei: 10n ** 9n, refundBps: 0 })
@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       maxBundleTxs: 16,
       maxRawTxBytes: 131_072,
       maxBundleBytes: 300_000,
+      leaseMs: 30_000,
     })
     expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, stateLayerDepth: 8 })
     expect(DEFAULTS.PORT).toBe(8080)
@@ -55,6 +56,16 @@ describe('loadConfig', () => {
     expect(access.apiKeys.lookup(DEV_API_KEY)).toBeDefined()
     expect(access.partners.resolve(DEV_PARTNER_TOKEN)).toBe('dev')
     expect(access.warnings).toHaveLength(2)
+  })
+
+  it('RATE_LIMIT_DB_TIMEOUT_MS: 10 ms to 10 s', () => {
+    expect(loadConfig({ RATE_LIMIT_DB_TIMEOUT_MS: '100' }).server.rateLimitDbTimeoutMs).toBe(100)
+    for (const bad of ['9', '10001', '-1']) expect(problemsOf(() => loadConfig({ RATE_LIMIT_DB_TIMEOUT_MS: bad })).join('\n')).toMatch(/^RATE_LIMIT_DB_TIMEOUT_MS/m)
+  })
+
+  it('SUBMISSION_LEASE_MS: 1 s to 10 min', () => {
+    expect(loadConfig({ SUBMISSION_LEASE_MS: '5000' }).submission.leaseMs).toBe(5_000)
+    for (const bad of ['999', '600001', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_LEASE_MS: bad })).join('\n')).toMatch(/^SUBMISSION_LEASE_MS/m)
   })
 
   it('API_KEYS and PARTNER_TOKENS become registries of digests', () => {

@@ -56,6 +56,7 @@ export const DEFAULTS = {
   DEVNET_REGISTRY: 'fixtures/devnet/registry.json',
   RATE_LIMIT_MAX: 100,
   RATE_LIMIT_WINDOW_MS: 1_000,
+  RATE_LIMIT_DB_TIMEOUT_MS: 250,
   DEFAULT_SLIPPAGE_BPS: 50,
   QUOTE_CACHE_MAX_ENTRIES: 10_000,
   RPC_MAX_BATCH_SIZE: 100,
@@ -65,6 +66,7 @@ export const DEFAULTS = {
   DATA_DIR: 'data',
   SUBMISSION_EXPIRY_BLOCKS: 25,
   MAX_PENDING_SUBMISSIONS: 5_000,
+  SUBMISSION_LEASE_MS: 30_000,
   MAX_BACKRUN_PLANS_PER_BLOCK: 32,
   MAX_RESENDS_PER_BLOCK: 512,
   MAX_BUNDLE_TXS: 16,
@@ -102,6 +104,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     bodyLimitBytes: read.int('BODY_LIMIT_BYTES', 1_024, 64 * 1_048_576),
     rateLimitMax: read.int('RATE_LIMIT_MAX', 1, 1_000_000),
     rateLimitWindowMs: read.int('RATE_LIMIT_WINDOW_MS', 100, 3_600_000),
+    rateLimitDbTimeoutMs: read.int('RATE_LIMIT_DB_TIMEOUT_MS', 10, 10_000),
     rpcMaxBatchSize: read.int('RPC_MAX_BATCH_SIZE', 1, 10_000),
   }
   const access = readAccess(env, mode, problems, options.readFile)
@@ -118,6 +121,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
   const submission: SubmissionConfig = {
     dataDir: read.str('DATA_DIR'),
     databaseUrl: readDatabaseUrl(read),
+    leaseMs: read.int('SUBMISSION_LEASE_MS', 1_000, 600_000),
     searcherKeys: readSearcherKeys(env, mode, problems),
     relays: readRelays(env, mode, problems),
     maxPendingSubmissions: read.int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),

@@ -16,6 +16,7 @@ import { openDevnetBuilder, type DevnetBuilderService } from './devnet-builder.t
 import { openDomainServices, type DomainServices } from './domain.ts'
 import { createServiceLogger, type ServiceLogger } from './logger.ts'
 import { createNodeMetrics } from './metrics.ts'
+import { openRateLimitCounter } from './rate-limit.ts'
 import { openSubmissionServices, type SubmissionServices } from './submission.ts'
 
 export interface StartNodeOptions extends LoadConfigOptions {
@@ -70,7 +71,9 @@ export async function startNode(env: Readonly<Record<string, string | undefined>
     })
     opened.push(() => submission.close())
     const metrics = createNodeMetrics(config, { domain, builder, submission })
-    const app = await buildApp(config, { ...domain, ...access, submission: submission.app, metrics }, { loggerInstance: log })
+    const rateLimit = openRateLimitCounter(config, log)
+    opened.push(() => rateLimit.close())
+    const app = await buildApp(config, { ...domain, ...access, submission: submission.app, metrics, rateLimitCounter: rateLimit.counter }, { loggerInstance: log })
     opened.push(() => app.close())
     await app.listen({ host: config.server.host, port: config.server.port })
     const address = app.server.address()

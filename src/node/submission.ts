@@ -83,6 +83,7 @@ function createSubmissionStore(settings: ServiceConfig['submission'], log: Submi
   if (settings.databaseUrl === undefined) return new OutboxStore(settings.dataDir, limits)
   return new PostgresSubmissionStore(settings.databaseUrl, {
     ...limits,
+    leaseMs: settings.leaseMs,
     // an idle connection lost (the database restarted): the next statement reconnects or fails with PersistenceError
     onConnectionError: (error) => log.warn({ err: error }, 'submission store: a database connection failed'),
   })
@@ -140,6 +141,8 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     expiryBlocks: settings.expiryBlocks,
     maxPlansPerBlock: settings.maxBackrunPlansPerBlock,
     maxSimulationsPerBlock: settings.maxResendsPerBlock,
+    // a database several replicas share: each dispatches only what it holds a lease on
+    leases: settings.databaseUrl === undefined || store.leases === undefined ? undefined : { leases: store.leases },
     log: options.log,
   })
   await dispatcher.start()

@@ -20,6 +20,7 @@ import { registerQuoteRoutes } from './quote/quote-routes.ts'
 import { backrunMethod } from './rpc/backrun-method.ts'
 import { submissionMethods, type SubmissionAcceptor, type SubmissionLimits, type SubmissionMethodsDeps } from './rpc/submission-methods.ts'
 import { registerSubmissionStatusRoute, type SubmissionStatusStore } from './rpc/submission-status-route.ts'
+import type { WindowCounter } from './rate-limit/shared-rate-limit-store.ts'
 
 export interface AppServices {
   chain: ChainStateSource
@@ -43,6 +44,8 @@ export interface AppServices {
    * it. Default: a fresh registry with prom-client's default process metrics.
    */
   metrics?: MetricsRegistry
+  /** the quote rate limit's counter shared by every replica (DATABASE_URL); default: this process's memory */
+  rateLimitCounter?: WindowCounter
 }
 
 /** The service's pino options: a logger made with them logs requests as the app's own would. */
@@ -93,7 +96,7 @@ export async function buildApp(config: ServiceConfig, services: AppServices, opt
   await registerQuoteRoutes(app, {
     quoteService: services.quote,
     apiKeys: services.apiKeys,
-    rateLimit: { max: config.server.rateLimitMax, timeWindowMs: config.server.rateLimitWindowMs },
+    rateLimit: { max: config.server.rateLimitMax, timeWindowMs: config.server.rateLimitWindowMs, shared: services.rateLimitCounter },
     metrics,
   })
   const submission = services.submission

@@ -6,7 +6,7 @@
  */
 import type { Address, Hex } from '../chain/types.ts'
 import type { DecodedTransaction } from '../tx/decode-transaction.ts'
-import type { OutboxStore } from './outbox-store.ts'
+import type { SubmissionStore } from './store/submission-store.ts'
 import type { SimulationRejection, SubmissionId, SubmissionKind } from './types.ts'
 
 /** The part of a block header the dispatcher needs; src/chain/types.ts BlockInfo has it. */
@@ -150,5 +150,5 @@ export interface DispatcherLogger {
   error(obj: object, msg: string): void
 }
 
-/** The store operations the dispatcher uses; OutboxStore implements them. */
-export type SubmissionOutbox = Pick<OutboxStore, 'persist' | 'append' | 'reopen' | 'listUndelivered' | 'pruneFinished'>
+/** The store operations the dispatcher uses; both stores (LevelDB's OutboxStore, PostgreSQL's) implement them. */
+export type SubmissionOutbox = Pick<SubmissionStore, 'persist' | 'append' | 'reopen' | 'get' | 'listUndelivered' | 'pruneFinished'>

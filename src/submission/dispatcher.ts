@@ -24,6 +24,13 @@
  * When the queue is full nothing is lost: the submission is durable, and the dispatcher re-reads
  * the store's undelivered list once the queue has drained.
  *
+ * With `leases` (a store several processes share, see dispatcher/lease-keeper.ts) a dispatcher
+ * delivers only the submissions it holds a lease on: those it stored itself (leased in the same
+ * write) and those it claims, renewed every third of the lease period; it takes over the
+ * submissions of a process that stopped renewing once their leases expire, writes every lifecycle
+ * event under its owner id (the store refuses a writer whose lease was taken over, and the
+ * dispatcher then drops the submission), and releases what it holds on stop().
+ *
  * Memory per open submission is its record (the raw bytes), a small lifecycle summary and the
  * hashes of the bundles sent for the last block: no decoded transaction, simulation state or VM
  * is kept between heads (each head decodes and simulates again).
@@ -44,7 +51,8 @@ import { RECENT_INCLUSIONS_DEFAULTS, RecentInclusions, reorgEvent, resetForReorg
 import { dispatcherLimits, type DispatcherLimits, type DispatcherOptions } from './dispatcher/settings.ts'
 import { newTask, planPriority, type Task } from './dispatcher/task.ts'
 import { countedPorts, type DispatcherWorkCounts } from './dispatcher/work-counts.ts'
-import { isPersistenceError } from './errors.ts'
+import { LeaseKeeper, type DispatcherLeaseOptions } from './dispatcher/lease-keeper.ts'
+import { isLeaseLostError, isPersistenceError } from './errors.ts'
 import { Limiter } from './limiter.ts'
 import { applyLifecycleEvent, isFinished, reorgFloor } from './lifecycle.ts'
 import type { PersistResult } from './outbox-store.ts'
@@ -70,6 +78,7 @@ export type {
   SubmissionOutbox,
 } from './dispatcher-ports.ts'
 export type { DispatcherOptions } from './dispatcher/settings.ts'
+export type { DispatcherLeaseOptions } from './dispatcher/lease-keeper.ts'
 
 export interface DispatcherStats {
   /** prepared or being prepared, not finished */
@@ -85,6 +94,8 @@ export interface DispatcherStats {
   /** simulations and backrun plans completed since start */
   simulations: number
   plans: number
+  /** with leases: the open submissions this process holds */
+  leased?: number
 }
 
 const NOOP_LOGGER: DispatcherLogger = { info: () => undefined, warn: () => undefined, error: () => undefined }
@@ -105,6 +116,8 @@ export class Dispatcher {
   private readonly recentInclusions: RecentInclusions
   /** per open submission, a reorg to record before its next step (see onReorg) */
   private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent>()
+  /** with a shared store: the leases this process holds (undefined: it owns every submission) */
+  private readonly leases: LeaseKeeper | undefined
 
   private head: HeadInfo | undefined
   private readonly active = new Map<SubmissionId, Task>()
@@ -154,6 +167,12 @@ export class Dispatcher {
       maxEntries: options.maxRecentInclusions ?? RECENT_INCLUSIONS_DEFAULTS.maxEntries,
     })
     this.step = new HeadStep(this.ctx, { relays: options.relays, hashRelays: this.hashRelays, inclusion: this.inclusion, sends, replanning }, limits)
+    this.leases = options.leases === undefined ? undefined : this.leaseKeeper(options.leases)
+  }
+
+  /** this process's lease owner id, with leases */
+  get leaseOwner(): string | undefined {
+    return this.leases?.owner
   }
 
   /**
@@ -169,6 +188,12 @@ export class Dispatcher {
     if (current !== undefined && (this.head === undefined || current.number > this.head.number)) this.head = current
     // submissions accepted before start() were prepared without a head
     for (const task of this.active.values()) this.schedule(task)
+    if (this.leases !== undefined) {
+      // a shared store: only what this process claims (the rest belongs to other processes)
+      this.log.info({ owner: this.leases.owner, renewIntervalMs: this.leases.renewIntervalMs }, 'submission dispatcher claiming leases')
+      await this.leases.start()
+      return
+    }
     const undelivered = await this.store.listUndelivered()
     this.log.info({ undelivered: undelivered.length }, 'submission dispatcher resuming undelivered submissions')
     for (const stored of undelivered) this.enqueue(stored)
@@ -180,8 +205,17 @@ export class Dispatcher {
    * @throws PersistenceError | OutboxFullError | TypeError from OutboxStore.persist; nothing is acknowledged then
    */
   async accept(input: NewSubmission): Promise<PersistResult> {
-    const result = await this.store.persist(input)
-    if (result.created) this.enqueue({ record: result.record, events: [{ type: 'received', at: result.record.receivedAt }] })
+    const leases = this.leases
+    const result = await this.store.persist(input, leases === undefined ? undefined : { leaseOwner: leases.owner })
+    if (!result.created) return result
+    const stored: StoredSubmission = { record: result.record, events: [{ type: 'received', at: result.record.receivedAt }] }
+    if (leases === undefined) {
+      this.enqueue(stored)
+      return result
+    }
+    leases.leasedOnPersist(result.record.id)
+    // no room here: give the lease back, so this process (once it drains) or another claims it
+    if (!this.enqueue(stored)) this.releaseUnqueued(result.record.id)
     return result
   }
 
@@ -226,12 +260,16 @@ export class Dispatcher {
       for (const send of task.inflight?.values() ?? []) send.controller.abort(new Error('dispatcher stopping'))
     }
     await this.whenIdle()
+    // after the last write: other processes may take every open submission over at once
+    await this.leases?.stop()
   }
 
   stats(): DispatcherStats {
     let inflightSends = 0
     for (const task of this.active.values()) inflightSends += task.inflight?.size ?? 0
-    return { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, resendsSkipped: this.step.resendsSkipped, head: this.head?.number, ...this.work }
+    const stats: DispatcherStats = { active: this.active.size, queued: this.queue.length, inflightSends, overflowed: this.overflowed, resendsSkipped: this.step.resendsSkipped, head: this.head?.number, ...this.work }
+    if (this.leases !== undefined) stats.leased = this.leases.size
+    return stats
   }
 
   // -------------------------------------------------------------------------------------------
@@ -292,6 +330,12 @@ export class Dispatcher {
       this.log.error({ err, id, block: event.includedBlock?.toString() }, 'a submission included in a replaced block could not be re-opened')
       return
     }
+    if (this.leases !== undefined) {
+      // a shared store re-opens it unleased: whichever process claims it next (this one too) adopts it
+      // from the store, so one lifecycle keeps one writer
+      this.log.info({ id, block: event.includedBlock?.toString() }, 'submission re-opened for a claim: its block was replaced by a reorg')
+      return
+    }
     applyLifecycleEvent(task.summary, event)
     resetForReorg(task, event)
     task.finished = false
@@ -305,6 +349,9 @@ export class Dispatcher {
   /** Run the head step for `task`, one run at a time; a head arriving meanwhile triggers one more run. */
   private schedule(task: Task): void {
     if (task.finished || !task.prepared || this.stopping) return
+    // leases not renewed within their period: another process may hold them now; the next
+    // successful renewal tells which are still ours
+    if (this.leases !== undefined && !this.leases.valid()) return
     if (task.running !== undefined) {
       task.rerun = true
       return
@@ -352,6 +399,12 @@ export class Dispatcher {
           }),
       )
     }
+    if (!this.stopping && this.overflowed && this.leases !== undefined && this.queue.length === 0 && this.workers === 0) {
+      // with leases, what did not fit was given back: claim again now there is room
+      this.overflowed = false
+      this.track(this.leases.runRound())
+      return
+    }
     if (!this.stopping && this.overflowed && !this.rescanning && this.queue.length === 0 && this.workers === 0) {
       this.overflowed = false
       this.rescanning = true
@@ -394,8 +447,12 @@ export class Dispatcher {
     if (events.length === 0) return
     for (const event of events) applyLifecycleEvent(task.summary, event)
     try {
-      await this.store.append(task.record.id, events)
+      await this.store.append(task.record.id, events, this.leases === undefined ? undefined : { leaseOwner: this.leases.owner })
     } catch (err) {
+      if (isLeaseLostError(err)) {
+        this.abandon(task.record.id, 'the store refused a lifecycle write: another process holds its lease')
+        return
+      }
       const level = isPersistenceError(err) ? 'error' : 'warn'
       this.log[level]({ err, id: task.record.id, events: events.map((e) => e.type) }, 'recording lifecycle events failed')
     }
@@ -412,7 +469,51 @@ export class Dispatcher {
     this.pendingReorgs.delete(task.record.id)
     // a reorg that replaces its block re-opens it
     if (terminal.type === 'included') this.recentInclusions.add(task, terminal.block)
+    // the terminal event ended the lease in the store
+    this.leases?.forget(task.record.id)
     this.log.info({ id: task.record.id, outcome: terminal.type, ...('block' in terminal ? { block: terminal.block.toString() } : {}) }, 'submission finished')
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Leases (a shared store)
+
+  private leaseKeeper(options: DispatcherLeaseOptions): LeaseKeeper {
+    return new LeaseKeeper(
+      options,
+      {
+        room: () => (this.stopping ? 0 : this.limits.queueCapacity - this.queue.length - this.active.size),
+        adopt: async (id) => {
+          if (this.active.has(id) || this.queuedIds.has(id)) return true
+          const stored = await this.store.get(id)
+          if (stored === undefined) return false
+          return this.enqueue(stored)
+        },
+        abandon: (id, reason) => this.abandon(id, reason),
+      },
+      this.log,
+      this.now,
+    )
+  }
+
+  /** Stop delivering a submission this process no longer holds: no more sends, no more writes. */
+  private abandon(id: SubmissionId, reason: string): void {
+    this.leases?.forget(id)
+    if (this.queuedIds.delete(id)) this.queue = this.queue.filter((s) => s.record.id !== id)
+    const task = this.active.get(id)
+    if (task === undefined) return
+    // `finished` stops every later step and write for it; its sends are cancelled
+    task.finished = true
+    for (const send of task.inflight?.values() ?? []) send.controller.abort(new Error('lease lost'))
+    this.active.delete(id)
+    this.log.warn({ id, reason }, 'submission given up by this process')
+  }
+
+  /** A submission leased to this process as it was stored but not queued (the queue is full): give the lease back. */
+  private releaseUnqueued(id: SubmissionId): void {
+    const leases = this.leases
+    if (leases === undefined || this.active.has(id) || this.queuedIds.has(id)) return
+    leases.forget(id)
+    this.track(leases.release(id)).catch((err: unknown) => this.log.warn({ err, id }, 'releasing a lease failed; it expires after the lease period'))
   }
 }
 

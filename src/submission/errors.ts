@@ -36,6 +36,23 @@ export class OutboxFullError extends BaseError {
 }
 
 /**
+ * A lifecycle write was refused because the writer does not hold the submission's lease (another
+ * process took it over after the writer's lease expired, or the writer never held it). The writer
+ * must stop working on the submission: its new owner writes its lifecycle from now on, so a
+ * submission never has two writers.
+ */
+export class LeaseLostError extends BaseError {
+  override readonly name = 'LeaseLostError'
+
+  constructor(
+    readonly id: string,
+    readonly owner: string,
+  ) {
+    super(`submission ${id} is not leased to ${owner} (its lease expired and was taken over, or was never held)`)
+  }
+}
+
+/**
  * - `timeout`: one HTTP attempt exceeded the relay's timeout
  * - `network`: connection refused / reset, DNS failure
  * - `http`: non-2xx status
@@ -88,6 +105,10 @@ export class RelayError extends BaseError<RelayErrorDetails> {
 
 export function isPersistenceError(value: unknown): value is PersistenceError {
   return value instanceof PersistenceError
+}
+
+export function isLeaseLostError(value: unknown): value is LeaseLostError {
+  return value instanceof LeaseLostError
 }
 
 export function isRelayError(value: unknown): value is RelayError {

@@ -51,6 +51,8 @@ export {
   PersistenceError,
   RelayError,
   isPersistenceError,
+  LeaseLostError,
+  isLeaseLostError,
   isRelayError,
   type RelayErrorDetails,
   type RelayErrorParams,

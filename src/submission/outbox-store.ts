@@ -32,11 +32,11 @@ import { errorText } from '../primitives/error-text.ts'
 import { positiveInt } from '../primitives/numbers.ts'
 import { decodeJson, encodeJson } from './codec.ts'
 import { isFinished } from './lifecycle.ts'
-import { OutboxFullError, PersistenceError } from './errors.ts'
+import { LeaseLostError, OutboxFullError, PersistenceError } from './errors.ts'
 import { InProcessLeases } from './store/in-process-leases.ts'
 import { resolveStoreSettings, withRetry, type StoreSettings } from './store/store-settings.ts'
 import { buildRecord } from './store/submission-record.ts'
-import { STORE_DEFAULTS, type OutboxStats, type PersistOptions, type PersistResult, type SubmissionStore, type SubmissionStoreOptions } from './store/submission-store.ts'
+import { STORE_DEFAULTS, type AppendOptions, type OutboxStats, type PersistOptions, type PersistResult, type SubmissionStore, type SubmissionStoreOptions } from './store/submission-store.ts'
 import {
   SUBMISSION_KINDS,
   isTerminalEvent,
@@ -196,14 +196,16 @@ export class OutboxStore implements SubmissionStore {
    * same atomic batch.
    *
    * @throws Error when the submission is not open (unknown, finished, or already finishing)
+   * @throws LeaseLostError when `options.leaseOwner` does not hold the lease (checked as the write is queued: one process, no race)
    * @throws PersistenceError when the write failed after its retries
    */
-  async append(id: SubmissionId, events: readonly LifecycleEvent[]): Promise<void> {
+  async append(id: SubmissionId, events: readonly LifecycleEvent[], options: AppendOptions = {}): Promise<void> {
     if (events.length === 0) return
     this.requireOpen('append')
     if (!this.openIds.has(id) || this.finishing.has(id)) {
       throw new Error(`OutboxStore.append: submission ${id} is not open (unknown, finished or finishing)`)
     }
+    if (options.leaseOwner !== undefined && !this.leases.holds(options.leaseOwner, id)) throw new LeaseLostError(id, options.leaseOwner)
     const terminalAt = events.findIndex(isTerminalEvent)
     if (terminalAt !== -1 && terminalAt !== events.length - 1) {
       throw new Error('OutboxStore.append: a terminal event must be the last one appended')

@@ -30,16 +30,23 @@ import { type MappedError, createQuoteErrorHandler, lastResortErrorHandler } fro
 import { parseQuoteRequest } from './quote-request.ts'
 import { toWireQuote } from './quote-response.ts'
 import { quoteRouteSchema } from './quote-schemas.ts'
+import { sharedRateLimitStore, type WindowCounter } from '../rate-limit/shared-rate-limit-store.ts'
 
 export const QUOTE_PATH = `${API_BASE_PATH}/quote`
 /** A quote body is ~200 bytes; 16 KiB leaves room for whitespace without buffering megabytes. */
 export const DEFAULT_QUOTE_BODY_LIMIT_BYTES = 16 * 1024
+/** the shared rate-limit counter's failures are logged at most this often, ms */
+const LOG_FALLBACK_EVERY_MS = 10_000
 
 export interface QuoteRoutesOptions {
   quoteService: QuoteService
   apiKeys: ApiKeyRegistry
-  /** per API key: at most `max` requests per `timeWindowMs` (fixed window) */
-  rateLimit: { max: number; timeWindowMs: number }
+  /**
+   * per API key: at most `max` requests per `timeWindowMs` (fixed window), counted in this
+   * process's memory, or by `shared` (every replica's requests in one count; in memory while it
+   * fails, see shared-rate-limit-store.ts)
+   */
+  rateLimit: { max: number; timeWindowMs: number; shared?: WindowCounter }
   /** when given, quote outcome counters and the quote service latency are registered here */
   metrics?: MetricsRegistry
   /** largest accepted request body for this route; default DEFAULT_QUOTE_BODY_LIMIT_BYTES */
@@ -86,7 +93,27 @@ const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options
     }),
     failures: new Counter({ name: 'quote_failures_total', help: 'Quotes that could not be produced (422), by reason.', labelNames: ['reason'], registers }),
     serviceSeconds: new Histogram({ name: 'quote_service_duration_seconds', help: 'Time the routing engine took per quote, any outcome.', registers }),
+    rateLimitFallbacks: new Counter({
+      name: 'quote_rate_limit_fallbacks_total',
+      help: 'Quote requests counted against their rate limit in this process only, because the shared counter (DATABASE_URL) failed.',
+      registers,
+    }),
   }
+  // a database outage is logged, at most every LOG_FALLBACK_EVERY_MS, never silent
+  let lastFallbackLog = Number.NEGATIVE_INFINITY
+  const shared = options.rateLimit.shared
+  const store =
+    shared === undefined
+      ? undefined
+      : sharedRateLimitStore({
+          counter: shared,
+          onFallback: (err) => {
+            metrics?.rateLimitFallbacks.inc()
+            if (Date.now() - lastFallbackLog < LOG_FALLBACK_EVERY_MS) return
+            lastFallbackLog = Date.now()
+            scope.log.warn({ err }, 'quote rate limit: the shared counter failed; counting in this process only (per-replica limits) until it answers again')
+          },
+        })
 
   // The spec's only request media type. Dropping the default text/plain parser makes any other
   // Content-Type a parse error (mapped to 400) instead of a string body reaching validation.
@@ -120,6 +147,7 @@ const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options
       return keyId
     },
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
+    ...(store === undefined ? {} : { store }),
   })
 
   const authenticate = apiKeyAuthHook(options.apiKeys)

@@ -50,6 +50,9 @@ export class RelaySends {
     }
     // Durable before the first byte leaves (see the module comment).
     await this.ctx.record(task, events)
+    // the write was refused because another process holds the submission's lease (or it finished
+    // meanwhile): that process sends from now on
+    if (task.finished) return
     for (const { relay, attemptId } of sends) this.start(task, relay, bundle, block, attemptId)
   }
 

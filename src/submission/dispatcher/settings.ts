@@ -6,6 +6,7 @@ import { positiveInt } from '../../primitives/numbers.ts'
 import type { DecodeTransactionOptions } from '../../tx/decode-transaction.ts'
 import type { BackrunPlanner, DispatcherLogger, HeadSource, InclusionChecker, SubmissionOutbox, SubmissionSimulator } from '../dispatcher-ports.ts'
 import type { BundleRelay } from '../relay-client.ts'
+import type { DispatcherLeaseOptions } from './lease-keeper.ts'
 
 export interface DispatcherOptions {
   store: SubmissionOutbox
@@ -52,6 +53,11 @@ export interface DispatcherOptions {
   reorgWindowBlocks?: number
   /** inclusions remembered for that at most, the oldest forgotten first. Default 10 000. */
   maxRecentInclusions?: number
+  /**
+   * A store shared by several processes: deliver only the submissions this process holds a lease
+   * on (see lease-keeper.ts). Undefined: this process owns every submission in the store (LevelDB).
+   */
+  leases?: DispatcherLeaseOptions
   log?: DispatcherLogger
   /** clock for event times, ms. Default Date.now. */
   now?: () => number

@@ -74,6 +74,11 @@ export class InProcessLeases implements SubmissionLeases {
     }
   }
 
+  /** Whether `owner` holds the lease on `id` now (expired leases no other owner took are still held, as in PostgreSQL). */
+  holds(owner: string, id: SubmissionId): boolean {
+    return this.held.get(id)?.owner === owner
+  }
+
   /** Lease a submission just persisted to `owner` (PersistOptions.leaseOwner). */
   grant(owner: string, id: SubmissionId): void {
     requireLeaseOwner(owner)

@@ -18,6 +18,13 @@ export interface PostgresPoolSettings {
   idleTimeoutMs: number
   /** the pool's clients report errors while idle (the server went away); without a listener they would crash the process */
   onError: (error: Error) => void
+  /**
+   * Commits wait for the WAL flush (`synchronous_commit=on`). Default true; false only for
+   * connections whose writes need no durability (the rate limit's counts).
+   */
+  synchronousCommit?: boolean
+  /** the client stops waiting for an answer this long after the server's statement timeout, ms. Default 1 000. */
+  clientTimeoutMarginMs?: number
 }
 
 /** Time the client waits beyond the server's statement timeout before it gives up on an answer, ms. */
@@ -42,13 +49,13 @@ const types: pg.CustomTypesConfig = {
 export function createPostgresPool(url: string, settings: PostgresPoolSettings): pg.Pool {
   const parsed = new URL(url)
   const given = parsed.searchParams.get('options') ?? ''
-  parsed.searchParams.set('options', `${given} -c synchronous_commit=on`.trim())
+  parsed.searchParams.set('options', `${given} -c synchronous_commit=${settings.synchronousCommit === false ? 'off' : 'on'}`.trim())
   const pool = new pg.Pool({
     connectionString: parsed.toString(),
     max: settings.poolSize,
     connectionTimeoutMillis: settings.connectTimeoutMs,
     statement_timeout: settings.statementTimeoutMs,
-    query_timeout: settings.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+    query_timeout: settings.statementTimeoutMs + (settings.clientTimeoutMarginMs ?? CLIENT_TIMEOUT_MARGIN_MS),
     idle_in_transaction_session_timeout: settings.statementTimeoutMs,
     idleTimeoutMillis: settings.idleTimeoutMs,
     keepAlive: true,

@@ -13,6 +13,9 @@
  * - `submission_events`: the lifecycle, in `seq` order; `append_token` + `ordinal` identify the
  *   events of one append() call, so a retried append does not write them twice. Deleting a
  *   submission deletes its events (retention).
+ *
+ * Version 2: `rate_limit_windows` (UNLOGGED), the quote rate limit's per-key window counts that
+ * every replica shares (src/server/rate-limit/postgres-window-counter.ts).
  */
 import type { PoolClient } from 'pg'
 
@@ -56,6 +59,21 @@ export const MIGRATIONS: readonly Migration[] = [
         UNIQUE (submission_id, append_token, ordinal)
       );
       CREATE INDEX submission_events_by_submission ON submission_events (submission_id, seq);
+    `,
+  },
+  {
+    version: 2,
+    name: 'the quote rate limit counts shared by the replicas',
+    // UNLOGGED: counts need no durability (a crash only resets the current windows), and their
+    // upserts write no WAL
+    sql: `
+      CREATE UNLOGGED TABLE rate_limit_windows (
+        key          text NOT NULL,
+        window_ms    integer NOT NULL,
+        window_start bigint NOT NULL,
+        count        integer NOT NULL,
+        PRIMARY KEY (key, window_ms, window_start)
+      );
     `,
   },
 ]

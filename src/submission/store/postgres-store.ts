@@ -15,7 +15,9 @@
  *
  * Leases: `lease_owner` / `lease_expires_at` on the open row, claimed with
  * `SELECT … FOR UPDATE SKIP LOCKED` so concurrent claims never take the same row, and expiring on
- * the database's clock (the one clock every process shares).
+ * the database's clock (the one clock every process shares). An append that names its owner
+ * writes only if the row's `lease_owner` is that owner, checked in the same statement that writes
+ * (the row locked), so a process whose lease was taken over cannot write another line.
  *
  * Failures: a statement that fails (server unreachable, connection lost, timeout) is retried with
  * backoff (`writeAttempts`), then rejects with PersistenceError: nothing is acknowledged.
@@ -32,7 +34,7 @@ import type { Hex } from '../../chain/types.ts'
 import { errorText } from '../../primitives/error-text.ts'
 import { nonNegativeInt, positiveInt } from '../../primitives/numbers.ts'
 import { encodeJson } from '../codec.ts'
-import { OutboxFullError, PersistenceError } from '../errors.ts'
+import { LeaseLostError, OutboxFullError, PersistenceError } from '../errors.ts'
 import { SUBMISSION_KINDS, isTerminalEvent, type LifecycleEvent, type NewSubmission, type ReorgEvent, type StoredSubmission, type SubmissionId, type SubmissionRecord } from '../types.ts'
 import { describeDatabaseUrl } from './database-url.ts'
 import { createPostgresPool } from './postgres-connection.ts'
@@ -42,6 +44,7 @@ import { buildRecord } from './submission-record.ts'
 import {
   STORE_DEFAULTS,
   requireLeaseOwner,
+  type AppendOptions,
   type LeaseGrant,
   type OutboxStats,
   type PersistOptions,
@@ -102,16 +105,20 @@ const SQL = {
     )
     SELECT count(*)::int AS created FROM inserted`,
   existing: 'SELECT record, persist_token FROM submissions WHERE id = $1',
-  /** $1 id, $2 events (JSON array), $3 append token; the submission must be open (row share-locked against a concurrent terminal append) */
+  /**
+   * $1 id, $2 events (JSON array), $3 append token, $4 the lease owner the writer must be (NULL:
+   * unchecked); the submission must be open. The row is share-locked, so a concurrent terminal
+   * append or lease claim (FOR UPDATE) waits for this write, or this write sees its result.
+   */
   append: `
     WITH target AS (
-      SELECT id FROM submissions WHERE id = $1 AND finished_at IS NULL FOR SHARE
+      SELECT id FROM submissions WHERE id = $1 AND finished_at IS NULL AND ($4::text IS NULL OR lease_owner = $4::text) FOR SHARE
     ), ${appendEventsFrom('target')}`,
-  /** as append, and $4 the finished time: closes the submission and ends its lease in the same statement */
+  /** as append, and $5 the finished time: closes the submission and ends its lease in the same statement */
   appendTerminal: `
     WITH target AS (
-      UPDATE submissions SET finished_at = $4, lease_owner = NULL, lease_expires_at = NULL
-      WHERE id = $1 AND finished_at IS NULL
+      UPDATE submissions SET finished_at = $5, lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = $1 AND finished_at IS NULL AND ($4::text IS NULL OR lease_owner = $4::text)
       RETURNING id
     ), ${appendEventsFrom('target')}`,
   /** as append, to a finished submission: open again (unleased) in the same statement */
@@ -121,6 +128,8 @@ const SQL = {
       WHERE id = $1 AND finished_at IS NOT NULL
       RETURNING id
     ), ${appendEventsFrom('target')}`,
+  /** why an append wrote nothing: the row's state */
+  appendRefused: 'SELECT finished_at IS NULL AS open, lease_owner FROM submissions WHERE id = $1',
   appended: 'SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $2) AS landed',
   get: `${SELECT_SUBMISSION} WHERE s.id = $1`,
   getForPartner: `${SELECT_SUBMISSION} WHERE s.id = $1 AND s.partner_id = $2`,
@@ -326,9 +335,11 @@ export class PostgresSubmissionStore implements SubmissionStore {
     }
   }
 
-  async append(id: SubmissionId, events: readonly LifecycleEvent[]): Promise<void> {
+  async append(id: SubmissionId, events: readonly LifecycleEvent[], options: AppendOptions = {}): Promise<void> {
     if (events.length === 0) return
     this.requireOpen('append')
+    const owner = options.leaseOwner ?? null
+    if (owner !== null) requireLeaseOwner(owner)
     const terminalAt = events.findIndex(isTerminalEvent)
     if (terminalAt !== -1 && terminalAt !== events.length - 1) {
       throw new Error('PostgresSubmissionStore.append: a terminal event must be the last one appended')
@@ -338,14 +349,18 @@ export class PostgresSubmissionStore implements SubmissionStore {
     const terminal = terminalAt === -1 ? undefined : events[terminalAt]
     const { rows } = await this.run('append', (pool) =>
       terminal === undefined
-        ? pool.query<{ inserted: number; landed: boolean }>(SQL.append, [id, body, token])
-        : pool.query<{ inserted: number; landed: boolean }>(SQL.appendTerminal, [id, body, token, Math.max(0, Math.trunc(terminal.at))]),
+        ? pool.query<{ inserted: number; landed: boolean }>(SQL.append, [id, body, token, owner])
+        : pool.query<{ inserted: number; landed: boolean }>(SQL.appendTerminal, [id, body, token, owner, Math.max(0, Math.trunc(terminal.at))]),
     )
     let stored = rows[0].inserted > 0 || rows[0].landed
     if (!stored) {
       // an earlier attempt of this call may still have been running when it was retried
       const check = await this.run('append', (pool) => pool.query<{ landed: boolean }>(SQL.appended, [id, token]))
       stored = check.rows[0].landed
+    }
+    if (!stored && owner !== null) {
+      const { rows: state } = await this.run('append', (pool) => pool.query<{ open: boolean; lease_owner: string | null }>(SQL.appendRefused, [id]))
+      if (state.length > 0 && state[0].open && state[0].lease_owner !== owner) throw new LeaseLostError(id, owner)
     }
     if (!stored) throw new Error(`PostgresSubmissionStore.append: submission ${id} is not open (unknown, finished or finishing)`)
     if (terminal !== undefined) this.adjustCounts(-1, +1)

@@ -40,6 +40,16 @@ export interface PersistOptions {
   leaseOwner?: string
 }
 
+export interface AppendOptions {
+  /**
+   * Write only while this owner holds the submission's lease (see {@link SubmissionLeases}); else
+   * nothing is written and append throws LeaseLostError. A process that dispatches from a shared
+   * store passes its owner id, so a submission whose lease another process took over never gets a
+   * second writer. Without it the write is not checked (one process owns the store).
+   */
+  leaseOwner?: string
+}
+
 export interface OutboxStats {
   open: number
   finished: number
@@ -143,9 +153,10 @@ export interface SubmissionStore {
    * must come last; it closes the submission in the same atomic write.
    *
    * @throws Error when the submission is not open (unknown, finished, or already finishing)
+   * @throws LeaseLostError when `options.leaseOwner` is given and does not hold the lease
    * @throws PersistenceError when the write failed after its retries
    */
-  append(id: SubmissionId, events: readonly LifecycleEvent[]): Promise<void>
+  append(id: SubmissionId, events: readonly LifecycleEvent[], options?: AppendOptions): Promise<void>
   /**
    * Re-open a finished submission whose inclusion a reorg undid: append `event` (with its
    * `includedBlock`) and move the submission back to the open list in the same atomic write. Not

@@ -6,7 +6,7 @@ import { keccak256 } from 'viem'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 import type { Hex } from '../../../src/chain/types.ts'
-import { OutboxFullError, PersistenceError } from '../../../src/submission/errors.ts'
+import { LeaseLostError, OutboxFullError, PersistenceError } from '../../../src/submission/errors.ts'
 import type { SubmissionStore, SubmissionStoreOptions } from '../../../src/submission/store/submission-store.ts'
 import { bundleHash } from '../../../src/tx/bundle-hash.ts'
 import { submissionId, type LifecycleEvent, type SubmissionId } from '../../../src/submission/types.ts'
@@ -285,6 +285,28 @@ export function describeSubmissionStoreContract(name: string, harness: StoreHarn
         const { record } = await stores[1].persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(300) }, { leaseOwner: 'replica-b' })
         expect((await requireLeases(stores[0]).claim('replica-a', 10)).ids).toEqual([])
         expect((await requireLeases(stores[1]).renew('replica-b', [record.id])).ids).toEqual([record.id])
+      })
+    })
+
+    describe('one writer per submission', () => {
+      it('an append that names a lease owner is written only while that owner holds the lease', async () => {
+        const a = await openStore({ leaseMs: LEASE_MS })
+        const b = await peerOf(a, { leaseMs: LEASE_MS })
+        const { record } = await a.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(0) }, { leaseOwner: 'replica-a' })
+        await a.append(record.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'replica-a' })
+        // another owner is refused, and nothing of its write lands
+        await expect(b.append(record.id, [{ type: 'simulated', at: 2, success: true }], { leaseOwner: 'replica-b' })).rejects.toBeInstanceOf(LeaseLostError)
+
+        // A stops renewing; B takes the submission over: from now on only B writes its lifecycle
+        await sleep(LEASE_MS + 200)
+        expect((await requireLeases(b).claim('replica-b', 10)).ids).toEqual([record.id])
+        await expect(a.append(record.id, [{ type: 'simulated', at: 3, success: true }], { leaseOwner: 'replica-a' })).rejects.toBeInstanceOf(LeaseLostError)
+        await expect(a.append(record.id, [{ type: 'dropped', at: 3, reason: 'stale owner' }], { leaseOwner: 'replica-a' })).rejects.toBeInstanceOf(LeaseLostError)
+        await b.append(record.id, [{ type: 'simulated', at: 4, success: true }], { leaseOwner: 'replica-b' })
+        await b.append(record.id, [{ type: 'included', at: 5, block: 7n }], { leaseOwner: 'replica-b' })
+        expect((await a.get(record.id))?.events.map((e) => e.at)).toEqual([record.receivedAt, 1, 4, 5])
+        // finished: "not open", whoever asks
+        await expect(b.append(record.id, [{ type: 'simulated', at: 6, success: true }], { leaseOwner: 'replica-b' })).rejects.toThrow(/not open/)
       })
     })
 

