@@ -40,7 +40,7 @@ interface Replica {
   sentFor(block: bigint): string[]
 }
 
-async function replica(databaseUrl: string, heads: ManualHeads, options: { leaseMs: number; renewIntervalMs?: number; leases?: (store: PostgresSubmissionStore) => SubmissionLeases }): Promise<Replica> {
+async function replica(databaseUrl: string, heads: ManualHeads, options: { leaseMs: number; renewIntervalMs?: number; leases?: (store: PostgresSubmissionStore) => SubmissionLeases; inclusion?: ManualInclusion }): Promise<Replica> {
   const store = new PostgresSubmissionStore(databaseUrl, { ...FAST, leaseMs: options.leaseMs })
   await store.open()
   cleanups.push(() => store.close())
@@ -50,7 +50,7 @@ async function replica(databaseUrl: string, heads: ManualHeads, options: { lease
     store,
     relays: [new RelayClient({ name: 'builder', url: relay.url, maxAttempts: 1 }, key)],
     heads,
-    inclusion: new ManualInclusion(),
+    inclusion: options.inclusion ?? new ManualInclusion(),
     planner: new FixedPlanner('none'),
     simulate: simulator(),
     decode: { chainId: CHAIN_ID },
@@ -162,5 +162,32 @@ describe('Dispatcher with leases on a shared store', () => {
     expect(b.sentFor(102n)).toEqual([x.raw])
     const sends = ((await b.store.get(x.id))?.events ?? []).filter((e) => e.type === 'relay-sending')
     expect(sends).toHaveLength(2)
+  })
+
+  it('a submission included in a block a reorg replaced is re-opened unleased, claimed again and sent again: one lifecycle', async () => {
+    const url = await server.createDatabase()
+    const heads = new ManualHeads(100n)
+    const inclusion = new ManualInclusion()
+    const a = await replica(url, heads, { leaseMs: 3_000, renewIntervalMs: 200, inclusion })
+    const [sub] = await accept(a, [0])
+    await a.dispatcher.whenIdle()
+    expect(a.sentFor(101n)).toEqual([sub.raw])
+    const hash = (await a.store.get(sub.id))!.record.txHashes[0]
+    inclusion.include(hash, 101n)
+    heads.emit(101n)
+    await a.dispatcher.whenIdle()
+    expect(await a.store.listUndelivered()).toEqual([])
+
+    // block 101 is replaced by a 101 without it: re-opened in the store with no owner, claimed at the
+    // next claim round, then planned and sent for the block after the new head
+    inclusion.included.delete(hash)
+    heads.reorg(100n, 101n)
+    await until(() => a.sentFor(102n).length === 1, 10_000, 'the re-opened submission to be claimed and sent for block 102')
+    expect(a.sentFor(102n)).toEqual([sub.raw])
+    expect(a.dispatcher.stats().leased).toBe(1)
+    const events = (await a.store.get(sub.id))?.events ?? []
+    expect(events.map((e) => e.type).filter((t) => t === 'included' || t === 'reorg')).toEqual(['included', 'reorg'])
+    const sends = events.filter((e): e is Extract<LifecycleEvent, { type: 'relay-sending' }> => e.type === 'relay-sending').map((e) => `${e.block}:${e.part}`)
+    expect(sends).toEqual(['101:user', '102:user'])
   })
 })
