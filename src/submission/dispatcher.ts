@@ -40,6 +40,10 @@
  * and expiry (inclusion.ts), and the per-head step that runs them in order (head-step.ts). This
  * class owns the queue, the open submissions and their records, and hands each head to the step.
  * The backrun planned for a block is stored before it is sent.
+ *
+ * Reorgs (HeadSource.onReorg, fork mode): what was planned and sent for a replaced block is planned
+ * and sent again from the new head, and a submission seen included in a replaced block is re-opened
+ * and dispatched again (dispatcher/reorg.ts).
  */
 import type { DispatchContext } from './dispatcher/context.ts'
 import { HeadStep } from './dispatcher/head-step.ts'
@@ -114,8 +118,8 @@ export class Dispatcher {
   private readonly work: DispatcherWorkCounts
   /** inclusions a reorg may still undo (see dispatcher/reorg.ts) */
   private readonly recentInclusions: RecentInclusions
-  /** per open submission, a reorg to record before its next step (see onReorg) */
-  private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent>()
+  /** per open submission, the reorgs to record before its next step, in order (see onReorg) */
+  private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent[]>()
   /** with a shared store: the leases this process holds (undefined: it owns every submission) */
   private readonly leases: LeaseKeeper | undefined
 
@@ -310,7 +314,7 @@ export class Dispatcher {
     this.head = reorg.newHead
     this.inclusion.onReorg(floor)
     for (const task of this.active.values()) {
-      if (!task.finished && touchedByReorg(task, event)) this.pendingReorgs.set(task.record.id, event)
+      if (!task.finished && touchedByReorg(task, event)) this.pendingReorgs.set(task.record.id, [...(this.pendingReorgs.get(task.record.id) ?? []), event])
     }
     const reopened = this.recentInclusions.takeAbove(floor)
     this.log.warn(
@@ -359,11 +363,11 @@ export class Dispatcher {
     const run = (async () => {
       do {
         task.rerun = false
-        const reorg = this.pendingReorgs.get(task.record.id)
-        if (reorg !== undefined) {
+        const reorgs = this.pendingReorgs.get(task.record.id)
+        if (reorgs !== undefined) {
           this.pendingReorgs.delete(task.record.id)
-          resetForReorg(task, reorg)
-          await this.record(task, [reorg])
+          for (const reorg of reorgs) resetForReorg(task, reorg)
+          await this.record(task, reorgs)
         }
         await this.step.run(task)
       } while (task.rerun && !task.finished && !this.stopping)
