@@ -1,6 +1,7 @@
 /** Test helpers over the committed devnet fixtures (tests read fixtures/, never ../shared). */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { privateKeyToAccount } from 'viem/accounts'
 import type { Address, Hex } from '../../src/chain/types.ts'
 
 export const FIXTURES = join(import.meta.dirname, '../../fixtures')
@@ -81,4 +82,18 @@ export function devnetForkEnv(registry: Registry): Record<string, string> {
     ETH_USD_FEED: registry.ethUsdFeed.address,
     SEARCHER_PRIVATE_KEY: registry.devAccounts.accounts[8].privateKey,
   }
+}
+
+/** A signed EIP-1559 transfer of 1 wei to 0x…dEaD from `privateKey` with `nonce`, for the devnet's chain (distinct per key and nonce). */
+export function signedTransfer(privateKey: Hex, nonce = 0, chainId = loadRegistry().chainId): Promise<Hex> {
+  return privateKeyToAccount(privateKey).signTransaction({
+    chainId,
+    type: 'eip1559',
+    nonce,
+    to: '0x000000000000000000000000000000000000dEaD',
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas: 100_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  }) as Promise<Hex>
 }
