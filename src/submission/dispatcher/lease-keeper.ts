@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto'
 
 import { positiveInt } from '../../primitives/numbers.ts'
 import type { DispatcherLogger } from '../dispatcher-ports.ts'
+import { Limiter } from '../limiter.ts'
 import type { SubmissionLeases } from '../store/submission-store.ts'
 import type { SubmissionId } from '../types.ts'
 
@@ -40,6 +41,9 @@ export interface LeaseHolder {
 }
 
 export const LEASE_DEFAULTS = { claimBatch: 500 } as const
+
+/** claimed submissions read from the store at once */
+const ADOPT_CONCURRENCY = 8
 
 /** A unique owner id per process start: host, pid and a random part (a restarted pid is another owner). */
 export function processLeaseOwner(): string {
@@ -170,15 +174,21 @@ export class LeaseKeeper {
     for (const id of grant.ids) this.held.add(id)
     this.log.info({ claimed: grant.ids.length, owner: this.owner }, 'submission leases claimed')
     const refused: SubmissionId[] = []
-    for (const id of grant.ids) {
-      let adopted = false
-      try {
-        adopted = await this.holder.adopt(id)
-      } catch (err) {
-        this.log.warn({ err, id }, 'submission leases: loading a claimed submission failed')
-      }
-      if (!adopted && this.held.delete(id)) refused.push(id)
-    }
+    // loaded a few at a time: a takeover of hundreds must not hold up the next renewal for long
+    const loading = new Limiter(ADOPT_CONCURRENCY)
+    await Promise.all(
+      grant.ids.map((id) =>
+        loading.run(async () => {
+          let adopted = false
+          try {
+            adopted = await this.holder.adopt(id)
+          } catch (err) {
+            this.log.warn({ err, id }, 'submission leases: loading a claimed submission failed')
+          }
+          if (!adopted && this.held.delete(id)) refused.push(id)
+        }),
+      ),
+    )
     if (refused.length > 0) await this.leases.release(this.owner, refused)
   }
 }
