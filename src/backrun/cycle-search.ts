@@ -19,15 +19,16 @@
  *      form of the same cycle with every V3 pool replaced by its virtual reserves within the
  *      current tick (exact while no tick is crossed). V3 quotes never read past a snapshot's loaded
  *      ticks (a quote that would is `undefined` and ends the bracket).
- *   3. Cycles with a V3 hop are optimized in order of their estimated profit in ETH, at most
- *      `maxOptimizedCycles` of them, stopping early once `maxCandidates` are found and the next
- *      estimate is under half the last kept profit.
+ *   3. Cycles are optimized in order of their estimated profit in ETH (the estimate is exact for
+ *      all-V2 cycles), those with a V3 hop at most `maxOptimizedCycles` of them, skipped once
+ *      `maxCandidates` are found and their estimate is under half the last kept profit.
  *   4. The start token that maximises value: for the best `maxCandidates` cycles, every other
  *      rotation (the same pools, the profit taken in another of the cycle's tokens) is optimized
  *      too, and the rotation whose profit is worth the most wei is kept.
  * Time: the search stops optimizing once `budgetMs` has passed since it began (checked before each
  * optimization; the cycles are taken most promising first, so what is cut is the tail) and says so
- * (`budgetExhausted`).
+ * (`budgetExhausted`). The first `maxCandidates` optimizations and the best cycle's rotations are
+ * always made: a loaded machine gets a shorter search, not an empty one.
  *
  * Valuation in ETH (profitWei, profit-valuation.ts): a profit in WETH is its own value; a profit in
  * any other token is worth what selling it for WETH through the best path of at most two hops gives
@@ -308,9 +309,12 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
   if (live.length === 0 || maxCandidates === 0) return result
 
   const valuer = new ProfitValuer(buildPoolGraph(pools), weth)
-  /** false (and flagged) once the time budget is spent */
+  /**
+   * false (and flagged) once the time budget is spent; the first maxCandidates optimizations are
+   * always made, so a slow machine gets fewer cycles, never none
+   */
   const inBudget = (): boolean => {
-    if (now() - startedAt <= budgetMs) return true
+    if (result.optimized < maxCandidates || now() - startedAt <= budgetMs) return true
     result.budgetExhausted = true
     return false
   }
@@ -340,26 +344,29 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
   }
   const isV2Only = (cycle: BackrunCycle) => cycle.hops.every((h) => h.pool.protocol === 'uniswap-v2')
 
-  // 2. all-V2 cycles: closed form, cheap enough to do them all (within the budget)
-  const mixed: Array<{ cycle: BackrunCycle; estimate: CycleEstimate | undefined; estimateWei: bigint | undefined }> = []
-  for (const cycle of live) {
-    if (!isV2Only(cycle)) {
-      const estimate = estimateCycle(cycle.hops)
-      mixed.push({ cycle, estimate, estimateWei: estimate === undefined ? undefined : valuer.toWei(cycle.startToken, estimate.profit, poolsOfCycle(cycle)) })
-    } else if (inBudget()) run(cycle, undefined)
-  }
-
-  // 3. cycles with a V3 hop: most promising first, bounded
-  mixed.sort((a, b) => {
+  // 2. every live cycle, most promising first by its estimate in wei (the closed form of its
+  // constant-product curve; exact for all-V2 cycles, V3 pools at their virtual reserves): all-V2
+  // cycles by the closed form, cycles with a V3 hop by the bracketed search, at most
+  // maxOptimizedCycles of those
+  const ranked = live.map((cycle) => {
+    const estimate = estimateCycle(cycle.hops)
+    return { cycle, estimate, estimateWei: estimate === undefined ? undefined : valuer.toWei(cycle.startToken, estimate.profit, poolsOfCycle(cycle)) }
+  })
+  ranked.sort((a, b) => {
     if (a.estimateWei !== undefined && b.estimateWei !== undefined) return a.estimateWei > b.estimateWei ? -1 : a.estimateWei < b.estimateWei ? 1 : 0
     return a.estimateWei !== undefined ? -1 : b.estimateWei !== undefined ? 1 : 0
   })
   let optimizedMixed = 0
-  for (const entry of mixed) {
-    if (optimizedMixed >= maxOptimized || !inBudget()) break
+  for (const entry of ranked) {
+    if (!inBudget()) break
+    if (isV2Only(entry.cycle)) {
+      run(entry.cycle, undefined)
+      continue
+    }
+    if (optimizedMixed >= maxOptimized) continue
     if (found.size >= maxCandidates && entry.estimateWei !== undefined) {
       const kth = [...found.values()].map((f) => f.candidate).sort(byValue)[maxCandidates - 1].profitWei
-      if (kth !== undefined && entry.estimateWei * 2n < kth) break
+      if (kth !== undefined && entry.estimateWei * 2n < kth) continue
     }
     run(entry.cycle, entry.estimate)
     optimizedMixed++
@@ -374,7 +381,7 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
     const avoid = poolsOfCycle(entry.cycle)
     let current = valuer.toWeiAvoiding(entry.candidate.startToken, entry.candidate.expectedProfit, avoid)
     for (const hop of entry.cycle.hops) {
-      if (hop.tokenIn === entry.cycle.startToken || !inBudget()) continue
+      if (hop.tokenIn === entry.cycle.startToken || (entry !== best[0] && !inBudget())) continue
       if (!valuer.canValueAvoiding(hop.tokenIn, avoid)) continue
       const hops = rotateTo(entry.cycle.hops, hop.tokenIn)
       const rotation: BackrunCycle = { startToken: hop.tokenIn, hops, key: entry.cycle.key }
