@@ -27,11 +27,20 @@
  * the devnet requests, over 100 when more than one core works.
  * Prints one JSON object on its last line.
  *
+ * Hold-out arbitrage (issue 15): the fixture swaps plus generated swaps through our router (quotes
+ * planned by the service itself, split over the pools, several of them through WBTC, UNI and LINK,
+ * which are not base tokens); after each, the brute-force reference of scripts/lib/backrun-reference.ts
+ * (every cycle of <= 3 pools over all the devnet's pools, each optimized with optimal-input.ts, the
+ * profitable ones executed in the EVM) against eth_backrun's answer. `cycles_found_share`: of the
+ * swaps after which the reference finds a cycle with a positive net profit, the share where
+ * eth_backrun answers that best cycle, or one netting at least as much; `profit_share`: the sum of
+ * eth_backrun's net profits over the sum of the reference's best (both in wei, fractions).
+ *
  * Options (environment): BENCH_ROUNDS (default 10: requests per fixture for ours), BENCH_FORK
  * (default 1; 0 skips the fork run), FORK_BLOCK_TIME (seconds, default 2), FORK_SECONDS (default 30).
  */
 import { readFileSync } from 'node:fs'
-import { encodeFunctionData, parseAbi, type Hex } from 'viem'
+import { decodeFunctionData, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { anvilReceipt, anvilRpc, startAnvil } from '../test/support/anvil.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
@@ -48,6 +57,9 @@ import { buildPoolGraph, deriveTokenOutPerEth, type PoolSnapshot } from '../src/
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { openDomainServices } from '../src/node/domain.ts'
 import { decodeSignedTransaction } from '../src/tx/index.ts'
+import { bruteForceBackruns, directedCycleKey } from './lib/backrun-reference.ts'
+import type { PoolRef } from '../src/pools/index.ts'
+import { SWAP_PLAN_ROUTER_ABI } from '../src/quote/router-calldata.ts'
 
 const BALANCE_OF = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
@@ -68,8 +80,11 @@ interface FixtureTx {
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number
   genesisTimestamp: string
-  tokens: Array<{ symbol: string; address: string }>
+  tokens: Array<{ symbol: string; address: string; decimals: number }>
   backrun: { executor: string }
+  devAccounts: { accounts: Array<{ address: string }> }
+  v2: { pairs: Array<{ address: string; token0: string; token1: string }> }
+  v3: { pools: Array<{ address: string; token0: string; token1: string; fee: number }> }
 }
 const fixtures = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions.filter(
   (f) => f.expected.status === 1 && f.name !== 'eth-transfer',
@@ -92,15 +107,46 @@ function request(fx: FixtureTx, calldata: Hex) {
 interface Found {
   profitToken: Address
   grossProfit: bigint
+  /** eth_backrun's netProfitEth in wei */
+  netWei?: bigint
+  /** eth_backrun's directed cycle (backrun-reference.ts directedCycleKey) */
+  cycle?: string
+}
+
+/** the hold-out's generated swaps: [tokenIn, tokenOut, whole tokens in] through our router, planned by the service's quote */
+const GENERATED_SWAPS: Array<[string, string, bigint]> = [
+  ['USDC', 'WETH', 250_000n],
+  ['USDC', 'WETH', 400_000n],
+  ['USDC', 'WETH', 700_000n],
+  ['WETH', 'USDC', 50n],
+  ['WETH', 'USDC', 100n],
+  ['WETH', 'WBTC', 30n],
+  ['WETH', 'WBTC', 100n],
+  ['WBTC', 'WETH', 2n],
+  ['WBTC', 'USDC', 5n],
+  ['USDC', 'WBTC', 300_000n],
+  ['WETH', 'UNI', 10n],
+  ['UNI', 'WETH', 20_000n],
+  ['WETH', 'LINK', 10n],
+  ['LINK', 'USDC', 20_000n],
+  ['WETH', 'DAI', 100n],
+  ['USDT', 'WETH', 300_000n],
+]
+const decimalsOf = (symbol: string) => BigInt((registry.tokens as Array<{ symbol: string; decimals?: number }>).find((t) => t.symbol === symbol)?.decimals ?? 18)
+const weiOfEth = (eth: string) => {
+  const [whole, frac = ''] = eth.replace(/^-/, '').split('.')
+  const wei = BigInt(whole) * 10n ** 18n + BigInt((frac + '0'.repeat(18)).slice(0, 18))
+  return eth.startsWith('-') ? -wei : wei
 }
 
 async function ours(url: string, params: object): Promise<{ ms: number; found: Found | null }> {
   const t = performance.now()
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_backrun', params: [params] }) })
-  const body = (await res.json()) as { result?: { profitToken: Address; grossProfit: string } | null; error?: unknown }
+  const body = (await res.json()) as { result?: { profitToken: Address; grossProfit: string; netProfitEth: string; hops: Array<{ pool: string; tokenIn: string }> } | null; error?: unknown }
   const ms = performance.now() - t
   if (body.error !== undefined) throw new Error(`eth_backrun: ${JSON.stringify(body.error)}`)
-  return { ms, found: body.result ? { profitToken: body.result.profitToken, grossProfit: BigInt(body.result.grossProfit) } : null }
+  const r = body.result
+  return { ms, found: r ? { profitToken: r.profitToken, grossProfit: BigInt(r.grossProfit), netWei: weiOfEth(r.netProfitEth), cycle: directedCycleKey(r.hops) } : null }
 }
 
 /** the baseline: anvil RPC only; every cycle searched by eth_call on the post-swap state */
@@ -233,6 +279,9 @@ async function main() {
     const b = summarize(baseSamples)
     const cpu = sumCpuWindows(cpuWindows)
     console.log(`ours p50 ${o.p50.toFixed(2)} ms p99 ${o.p99.toFixed(2)} ms | baseline p50 ${b.p50.toFixed(1)} ms p99 ${b.p99.toFixed(1)} ms | fixtures where ours found less: ${worse}`)
+    const holdOut = await holdOutShares(url, local, requests)
+    console.table(holdOut.rows)
+    console.log(`hold-out: ${holdOut.withArbitrage} swaps with a cycle of positive net profit (reference), ours found ${holdOut.found}; profit share ${holdOut.profitShare.toFixed(6)}`)
     const forkRunResult = FORK ? await forkRun(requests) : undefined
     const fork = forkRunResult === undefined ? undefined : { summary: summarize(forkRunResult.samples), figures: forkFigures(forkRunResult, FORK_BLOCK_TIME, 'request') }
     if (fork !== undefined) console.log(`fork        ours p50 ${fork.summary.p50.toFixed(2)} ms p99 ${fork.summary.p99.toFixed(2)} ms ${JSON.stringify(fork.figures)}`)
@@ -255,6 +304,12 @@ async function main() {
         requests: oursSamples.length,
         profit_below_baseline: worse,
         baseline_calls_total: totalCalls,
+        cycles_found_share: round6(holdOut.withArbitrage === 0 ? 1 : holdOut.found / holdOut.withArbitrage),
+        profit_share: round6(holdOut.profitShare),
+        holdout_swaps: holdOut.rows.length,
+        holdout_with_arbitrage: holdOut.withArbitrage,
+        holdout_p50_ms: round(holdOut.latency.p50),
+        holdout_p99_ms: round(holdOut.latency.p99),
       }),
     )
   } finally {
@@ -265,6 +320,63 @@ async function main() {
 }
 
 const round = (x: number) => Math.round(x * 100) / 100
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6
+
+/**
+ * The hold-out (see the header): the fixtures' requests and the generated swaps, each answered by
+ * the service (a warm-up, then BENCH_ROUNDS timed requests for the generated ones) and searched by
+ * the brute-force reference in this process.
+ */
+async function holdOutShares(url: string, local: Awaited<ReturnType<typeof openDomainServices>>, fixtureRequests: object[]) {
+  const user = lower(registry.devAccounts.accounts[3].address)
+  const generated: Array<{ name: string; params: Record<string, string> }> = []
+  for (const [a, b, whole] of GENERATED_SWAPS) {
+    const amountIn = whole * 10n ** decimalsOf(a)
+    const q = await local.quote.quote({ tokenIn: token(a), tokenOut: token(b), amountIn, sender: user })
+    // the quote's deadline is 300 s after this process's genesis head; the service's devnet builder
+    // seals a block every 12 s, so the swap gets the fixtures' far deadline (2^32 - 1) instead
+    const swap = decodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, data: q.calldata })
+    const args = [...(swap.args as readonly unknown[])]
+    args[3] = 2n ** 32n - 1n
+    const calldata = encodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, functionName: 'swap', args: args as never })
+    generated.push({ name: `quote ${whole} ${a} -> ${b}`, params: { to: q.router, calldata, value: '0', tokenIn: token(a), amountIn: amountIn.toString() } })
+  }
+  const all = [...fixtures.map((fx, i) => ({ name: fx.name, params: fixtureRequests[i] as Record<string, string> })), ...generated]
+  const refs: PoolRef[] = [
+    ...registry.v2.pairs.map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000 })),
+    ...registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee })),
+  ]
+  const priorityFeeWei = loadConfig({ LOG_LEVEL: 'silent' }).backrun.priorityFeeWei
+  const samples: number[] = []
+  const rows = []
+  let withArbitrage = 0
+  let found = 0
+  let ourNet = 0n
+  let bestNet = 0n
+  for (const [i, c] of all.entries()) {
+    let mine = (await ours(url, c.params)).found
+    if (i >= fixtures.length) {
+      for (let r = 0; r < ROUNDS; r++) {
+        const o = await ours(url, c.params)
+        samples.push(o.ms)
+        mine = o.found
+      }
+    }
+    const request = { to: lower(c.params.to), calldata: c.params.calldata as Hex, value: BigInt(c.params.value), tokenIn: lower(c.params.tokenIn), amountIn: BigInt(c.params.amountIn) }
+    const ref = await bruteForceBackruns(local, request, refs, EXECUTOR, priorityFeeWei)
+    const top = ref.positive[0]
+    const mineNet = mine?.netWei ?? 0n
+    const hit = top !== undefined && mine !== null && (mine.cycle === top.key || mineNet >= top.netWei)
+    if (top !== undefined) {
+      withArbitrage++
+      if (hit) found++
+      bestNet += top.netWei
+      ourNet += mineNet > 0n ? mineNet : 0n
+    }
+    rows.push({ swap: c.name, reference_cycles: ref.cycles, reference_positive: ref.positive.length, reference_best_net_wei: top?.netWei.toString() ?? '-', ours_net_wei: mine === null ? 'null' : mineNet.toString(), same_cycle: top === undefined ? '-' : mine?.cycle === top.key, found: top === undefined ? '-' : hit })
+  }
+  return { rows, withArbitrage, found, profitShare: bestNet === 0n ? 1 : Number((ourNet * 1_000_000n) / bestNet) / 1e6, latency: summarize(samples.length > 0 ? samples : [0]) }
+}
 
 main().catch((err: unknown) => {
   console.error(err)

@@ -105,6 +105,8 @@ export interface ChainContracts {
   baseTokens: Address[]
   /** Chainlink-style ETH/USD feed (AggregatorV3Interface) */
   ethUsdFeed: Address
+  /** every token the deployment lists (the devnet registry's): backrun cycle tokens unless BACKRUN_CYCLE_TOKENS says otherwise */
+  listedTokens?: Address[]
   /** the deployed BackrunExecutor (src/contracts/BackrunExecutor.sol) */
   backrunExecutor: Address
 }
@@ -117,7 +119,7 @@ export interface QuoteConfig {
   cacheMaxEntries: number
 }
 
-/** eth_backrun and the backruns appended to private submissions: BACKRUN_MIN_NET_PROFIT_WEI, BACKRUN_PRIORITY_FEE_WEI, BACKRUN_REFUND_BPS. */
+/** eth_backrun and the backruns appended to private submissions: BACKRUN_MIN_NET_PROFIT_WEI, BACKRUN_PRIORITY_FEE_WEI, BACKRUN_REFUND_BPS, BACKRUN_CYCLE_TOKENS, BACKRUN_MAX_THIRD_TOKENS, BACKRUN_MAX_POOLS_PER_PAIR, BACKRUN_SEARCH_BUDGET_MS. */
 export interface BackrunConfig {
   /** a backrun is answered only when its net profit exceeds this, wei */
   minNetProfitWei: bigint
@@ -125,6 +127,17 @@ export interface BackrunConfig {
   priorityFeeWei: bigint
   /** share of a backrun's gross profit paid back to the user, basis points */
   refundBps: number
+  /**
+   * BACKRUN_CYCLE_TOKENS: tokens a backrun triangle may pass through besides the base tokens and the
+   * moved pools' own tokens; undefined: the devnet registry's tokens in devnet mode, none in fork mode
+   */
+  cycleTokens?: Address[]
+  /** BACKRUN_MAX_THIRD_TOKENS: third tokens of triangles per moved pool (discovery and search) */
+  maxThirdTokens: number
+  /** BACKRUN_MAX_POOLS_PER_PAIR: pools of one token pair in the cycles (moved pools always) */
+  maxPoolsPerPair: number
+  /** BACKRUN_SEARCH_BUDGET_MS: time budget of the native cycle search, per request */
+  searchBudgetMs: number
 }
 
 /** Private submission: the outbox, the relays, the searcher keys and the limits of what is accepted. */

@@ -33,7 +33,7 @@ describe('loadConfig', () => {
     expect(c.server).toEqual({ host: '127.0.0.1', port: 8080, logLevel: 'info', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1_000, rateLimitDbTimeoutMs: 250, rpcMaxBatchSize: 100 })
     expect(c.chain).toEqual({ mode: 'devnet', hardfork: 'prague', blockTimeSeconds: 12n })
     expect(c.quote).toEqual({ defaultSlippageBps: 50, cacheMaxEntries: 10_000 })
-    expect(c.backrun).toEqual({ minNetProfitWei: 0n, priorityFeeWei: 10n ** 9n, refundBps: 0 })
+    expect(c.backrun).toEqual({ minNetProfitWei: 0n, priorityFeeWei: 10n ** 9n, refundBps: 0, maxThirdTokens: 16, maxPoolsPerPair: 5, searchBudgetMs: 20 })
     expect(c.submission).toEqual({
       dataDir: 'data',
       searcherKeys: undefined,
@@ -116,14 +116,35 @@ describe('loadConfig', () => {
   })
 
   it('backrun settings: wei amounts as uint256 decimal strings, refund in basis points', () => {
-    const c = loadConfig({ BACKRUN_MIN_NET_PROFIT_WEI: '1000', BACKRUN_PRIORITY_FEE_WEI: '0', BACKRUN_REFUND_BPS: '9000', RPC_MAX_BATCH_SIZE: '10' })
-    expect(c.backrun).toEqual({ minNetProfitWei: 1000n, priorityFeeWei: 0n, refundBps: 9000 })
+    const c = loadConfig({
+      BACKRUN_MIN_NET_PROFIT_WEI: '1000',
+      BACKRUN_PRIORITY_FEE_WEI: '0',
+      BACKRUN_REFUND_BPS: '9000',
+      RPC_MAX_BATCH_SIZE: '10',
+      BACKRUN_CYCLE_TOKENS: '0x0F6B8bdffF297d7F24E0e0C170AfC14938094593, 0xf4E06283020182E14ea6138E17545449eF2Fe018',
+      BACKRUN_MAX_THIRD_TOKENS: '0',
+      BACKRUN_MAX_POOLS_PER_PAIR: '2',
+      BACKRUN_SEARCH_BUDGET_MS: '50',
+    })
+    expect(c.backrun).toEqual({
+      minNetProfitWei: 1000n,
+      priorityFeeWei: 0n,
+      refundBps: 9000,
+      cycleTokens: ['0x0f6b8bdfff297d7f24e0e0c170afc14938094593', '0xf4e06283020182e14ea6138e17545449ef2fe018'],
+      maxThirdTokens: 0,
+      maxPoolsPerPair: 2,
+      searchBudgetMs: 50,
+    })
     expect(c.server.rpcMaxBatchSize).toBe(10)
     for (const [name, value] of [
       ['BACKRUN_MIN_NET_PROFIT_WEI', '-1'],
       ['BACKRUN_MIN_NET_PROFIT_WEI', (1n << 256n).toString()],
       ['BACKRUN_PRIORITY_FEE_WEI', '1e9'],
       ['BACKRUN_REFUND_BPS', '10001'],
+      ['BACKRUN_CYCLE_TOKENS', '0x1234,WBTC'],
+      ['BACKRUN_MAX_THIRD_TOKENS', '257'],
+      ['BACKRUN_MAX_POOLS_PER_PAIR', '0'],
+      ['BACKRUN_SEARCH_BUDGET_MS', '0'],
       ['RPC_MAX_BATCH_SIZE', '0'],
       ['QUOTE_CACHE_MAX_ENTRIES', '-3'],
       ['SEARCHER_PRIVATE_KEY', '0x1234'],

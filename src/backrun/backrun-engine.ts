@@ -5,8 +5,10 @@
  *
  *   user call (synthetic sender funded with tokenIn / value, approval to `to`)
  *     -> Sync / Swap logs -> moved pools (only those the factories name: look-alike events are ignored)
- *     -> pools around them (discovery among their tokens and the base tokens), post-swap states
- *     -> findBackrunCandidates (closed form for V2 pairs, bracketed search elsewhere)
+ *     -> pools around them (discovery among their tokens and the base tokens, then the pools that join
+ *        each moved pool's tokens to a third token: the cycle tokens, at most maxThirdTokens of them),
+ *        post-swap states
+ *     -> findBackrunCandidates (closed form for V2 pairs, bracketed search elsewhere; any token)
  *     -> each of the best few: BackrunExecutor.backrun executed on the post-swap state
  *     -> the most net profit, if above the configured minimum
  */
@@ -18,13 +20,13 @@ import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
 import type { SimulationLog, SimulationState, Simulator } from '../evm/simulator.ts'
 import { BaseError } from '../primitives/base-error.ts'
 import { applyAccountOverrides } from '../evm/state-overrides.ts'
-import { deriveTokenOutPerEth, type Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph } from '../pools/paths.ts'
-import type { PoolSnapshot } from '../pools/pools.ts'
+import type { PoolRef, PoolSnapshot } from '../pools/pools.ts'
 import { blockKey, ViewCaller, ViewCallError } from '../pools/view-calls.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
 import { encodeBackrunCall } from './backrun-calldata.ts'
-import { findBackrunCandidates, type BackrunCandidate } from './cycle-search.ts'
+import { DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, type BackrunCandidate } from './cycle-search.ts'
+import { ProfitValuer } from './profit-valuation.ts'
 import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
 import { USD_DECIMALS, type BackrunFound, type BackrunRequest, type BackrunService } from './types.ts'
 
@@ -70,6 +72,18 @@ export interface BackrunEngineOptions {
   refundBps: number
   /** candidates executed in the EVM per request, best by native math first; default 3 */
   maxVerified?: number
+  /**
+   * tokens a triangle may pass through besides the base tokens and the moved pools' own tokens
+   * (BACKRUN_CYCLE_TOKENS; on the devnet every token of its registry): their pools with each moved
+   * pool's tokens are discovered through the factories, per block cached
+   */
+  cycleTokens?: readonly Address[]
+  /** N: third tokens of triangles per moved pool, in discovery and in the search; default 16 */
+  maxThirdTokens?: number
+  /** K: pools of one token pair in the cycles; default 5 */
+  maxPoolsPerPair?: number
+  /** the native search's time budget, ms; default 20 */
+  searchBudgetMs?: number
   log: { warn(obj: object, msg: string): void }
 }
 
@@ -93,8 +107,6 @@ export interface BackrunEngineStats {
 
 interface Probed {
   candidate: BackrunCandidate
-  /** profit token per wei */
-  perEth: Rational
   gasCostWei: bigint
   netProfitWei: bigint
 }
@@ -143,19 +155,30 @@ export class BackrunEngine implements BackrunService {
 
     const { pools, moved } = await this.poolsAfter(base, after, moves)
     if (moved.length === 0) return null
-    const candidates = findBackrunCandidates({ pools, movedPools: moved, weth: this.options.weth, baseTokens: this.options.baseTokens })
+    const { weth } = this.options
+    const candidates = findBackrunCandidates({
+      pools,
+      movedPools: moved,
+      weth,
+      baseTokens: this.options.baseTokens,
+      maxThirdTokens: this.options.maxThirdTokens ?? DEFAULT_MAX_THIRD_TOKENS,
+      maxPoolsPerPair: this.options.maxPoolsPerPair ?? DEFAULT_MAX_POOLS_PER_PAIR,
+      budgetMs: this.options.searchBudgetMs ?? DEFAULT_SEARCH_BUDGET_MS,
+    })
     if (candidates.length === 0) return null
 
     const gasPriceWei = (base.block.baseFeePerGas ?? 0n) + this.options.priorityFeeWei
-    const graph = buildPoolGraph(pools)
+    // a profit is worth what selling it for WETH gives, outside its own cycle's pools when it can
+    // be (as the search valued it): the net-of-gas decision and netProfitUsd rest on that
+    const valuer = new ProfitValuer(buildPoolGraph(pools), weth)
+    const toWei = (candidate: BackrunCandidate, amount: bigint) => valuer.toWei(candidate.startToken, amount, poolsOfCycle(candidate))
     // 1. the best few by native math, executed in the EVM with a minimum profit of 1
     let best: Probed | undefined
     for (const candidate of candidates.slice(0, this.options.maxVerified ?? 3)) {
-      const perEth = deriveTokenOutPerEth(graph, this.options.weth, candidate.startToken)
       // a profit that cannot be valued in ETH cannot be weighed against its gas
-      if (perEth === undefined) continue
+      const grossWei = toWei(candidate, candidate.expectedProfit)
+      if (grossWei === undefined) continue
       // its net cannot exceed its gross (the exact math's), so it cannot beat a net already found
-      const grossWei = (candidate.expectedProfit * perEth.den) / perEth.num
       if (best !== undefined && grossWei <= best.netProfitWei) continue
       const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how))
       if (probe === undefined) {
@@ -163,14 +186,15 @@ export class BackrunEngine implements BackrunService {
         continue
       }
       const gasCostWei = portion(probe.gasUsed) * gasPriceWei
-      const netProfitWei = (probe.grossProfit * perEth.den) / perEth.num - gasCostWei
-      if (best === undefined || netProfitWei > best.netProfitWei) best = { candidate, perEth, gasCostWei, netProfitWei }
+      const netProfitWei = (toWei(candidate, probe.grossProfit) ?? 0n) - gasCostWei
+      if (best === undefined || netProfitWei > best.netProfitWei) best = { candidate, gasCostWei, netProfitWei }
     }
     if (best === undefined || best.netProfitWei <= this.options.minNetProfitWei) return null
     // 2. the winner's final calldata: its minimum profit is its gas cost in the profit token (it
-    // reverts rather than run at a loss once the state has moved); executed again so that the
-    // answer's gas and profit are those of the exact bytes returned
-    const minProfit = ceilDiv(best.gasCostWei * best.perEth.num, best.perEth.den)
+    // reverts rather than run at a loss once the state has moved), at the rate its expected profit
+    // sells at; executed again so that the answer's gas and profit are those of the exact bytes returned
+    const expectedWei = toWei(best.candidate, best.candidate.expectedProfit) ?? 0n
+    const minProfit = expectedWei > 0n ? ceilDiv(best.gasCostWei * best.candidate.expectedProfit, expectedWei) : 1n
     const calldata = this.encode(best.candidate, minProfit < 1n ? 1n : minProfit, how)
     const final = await this.execute(after, how.origin, calldata)
     if (final === undefined) {
@@ -178,7 +202,7 @@ export class BackrunEngine implements BackrunService {
       return null
     }
     const gas = portion(final.gasUsed)
-    const netProfitWei = (final.grossProfit * best.perEth.den) / best.perEth.num - gas * gasPriceWei
+    const netProfitWei = (toWei(best.candidate, final.grossProfit) ?? 0n) - gas * gasPriceWei
     if (netProfitWei <= this.options.minNetProfitWei) return null
 
     this.counters.found++
@@ -210,13 +234,16 @@ export class BackrunEngine implements BackrunService {
   /**
    * The pools around the moved ones, as they are after the user's call: the block's snapshots with
    * the moves applied (or read afresh from the post-swap state where a move cannot be applied).
-   * A moved address counts only if discovery through the factories finds it.
+   * A moved address counts only if discovery through the factories finds it. Around each moved pool:
+   * every pool among its tokens and the base tokens, then the pools joining its tokens to each third
+   * token (thirdTokenPools).
    */
   private async poolsAfter(base: SimulationState, after: SimulationState, moves: Map<Address, PoolMove>): Promise<{ pools: PoolSnapshot[]; moved: Address[] }> {
     const { routing, simulator } = this.options
     const caller = new ViewCaller(simulator, base)
     const byAddress = new Map<Address, PoolSnapshot>()
     const moved: Address[] = []
+    const movedPairs: Array<[Address, Address]> = []
     for (const address of moves.keys()) {
       let tokens = this.poolTokens.get(address)
       if (tokens === undefined) {
@@ -231,14 +258,49 @@ export class BackrunEngine implements BackrunService {
       }
       const { pools } = await routing.loadPools(base.reader, tokens[0], tokens[1])
       for (const p of pools) byAddress.set(p.address, p)
-      if (pools.some((p) => p.address === address)) moved.push(address)
+      if (pools.some((p) => p.address === address)) {
+        moved.push(address)
+        movedPairs.push(tokens)
+      }
     }
+    for (const p of await this.thirdTokenPools(base, movedPairs)) byAddress.set(p.address, p)
     const pools: PoolSnapshot[] = []
     for (const pool of byAddress.values()) {
       const move = moves.get(pool.address)
       pools.push(move === undefined || !moved.includes(pool.address) ? pool : (applyPoolMove(pool, move) ?? (await routing.poolStates.loadAt(after, pool))))
     }
     return { pools, moved }
+  }
+
+  /**
+   * The pools joining a moved pool's tokens (a, b) to third tokens that are neither base tokens (those
+   * pools are loaded with the pair already) nor a or b: WETH, the cycle tokens and the other moved
+   * pools' tokens, at most maxThirdTokens per moved pool, in that order. A token counts only when both
+   * (a, c) and (b, c) have a pool: a triangle needs both legs. Discovery (the factories' getPair /
+   * getPool) and pool states are cached per block by the routing engine's loaders.
+   */
+  private async thirdTokenPools(base: SimulationState, movedPairs: ReadonlyArray<[Address, Address]>): Promise<PoolSnapshot[]> {
+    const maxThird = this.options.maxThirdTokens ?? DEFAULT_MAX_THIRD_TOKENS
+    if (maxThird === 0 || movedPairs.length === 0) return []
+    const { routing } = this.options
+    const known = new Set(this.options.baseTokens.map((t) => t.toLowerCase() as Address))
+    const candidates = [...new Set([this.options.weth, ...(this.options.cycleTokens ?? []), ...movedPairs.flat()].map((t) => t.toLowerCase() as Address))].filter((t) => !known.has(t))
+    const caller = new ViewCaller(this.options.simulator, base.reader)
+    const refs = new Map<Address, PoolRef>()
+    await Promise.all(
+      movedPairs.map(async ([a, b]) => {
+        const thirds = candidates.filter((c) => c !== a && c !== b).slice(0, maxThird)
+        await Promise.all(
+          thirds.map(async (c) => {
+            const [withA, withB] = await Promise.all([routing.discovery.pairPools(caller, a, c), routing.discovery.pairPools(caller, b, c)])
+            if (withA.length === 0 || withB.length === 0) return
+            for (const ref of [...withA, ...withB]) refs.set(ref.address, ref)
+          }),
+        )
+      }),
+    )
+    if (refs.size === 0) return []
+    return (await routing.poolStates.loadAll(base.reader, [...refs.values()])).pools
   }
 
   private encode(candidate: BackrunCandidate, minProfit: bigint, how: BackrunSearchOptions): `0x${string}` {

@@ -4,13 +4,11 @@
  * Pure and synchronous (no I/O, no EVM): native exact math on the snapshots of the state after the
  * user's swap; the winners are verified in the EVM afterwards.
  *
- * Candidate cycles are the directed cycles through at least one moved pool:
- *   - two pools of one pair (V2 against V3, one V3 fee tier against another, V2 against V2);
- *   - with maxHops 3, triangles A -> B -> C -> A of three pools of three different pairs, at most
- *     one of A, B, C outside the base tokens and WETH (a triangle "through the base tokens").
- * Both directions of every cycle are candidates. A cycle starts and ends at the token its profit is
- * taken in: WETH when the cycle holds it, else the first base token (in `baseTokens` order) it
- * holds, else each of its tokens in turn (the best-valued rotation is kept).
+ * Candidate cycles (cycle-enumeration.ts): the directed cycles of two or three pools through at
+ * least one moved pool, through any token of the pools given (two pools of one pair; triangles
+ * through any third token joined to both tokens of a moved pool), bounded by K pools per token pair
+ * and N third tokens per moved pool. Each starts at its preferred token (WETH, else a base token,
+ * else the moved pool's).
  *
  * Per cycle:
  *   1. Marginal rate: the product of the hops' spot rates after fee (V2 997·R_out / (1000·R_in),
@@ -21,22 +19,27 @@
  *      form of the same cycle with every V3 pool replaced by its virtual reserves within the
  *      current tick (exact while no tick is crossed). V3 quotes never read past a snapshot's loaded
  *      ticks (a quote that would is `undefined` and ends the bracket).
- *   3. Cycles with a V3 hop are optimized in order of their estimated profit in ETH, at most
- *      `maxOptimizedCycles` of them, stopping early once `maxCandidates` are found and the next
- *      estimate is under half the last kept profit.
+ *   3. Cycles are optimized in order of their estimated profit in ETH (the estimate is exact for
+ *      all-V2 cycles), those with a V3 hop at most `maxOptimizedCycles` of them, skipped once
+ *      `maxCandidates` are found and their estimate is under half the last kept profit.
+ *   4. The start token that maximises value: for the best `maxCandidates` cycles, every other
+ *      rotation (the same pools, the profit taken in another of the cycle's tokens) is optimized
+ *      too, and the rotation whose profit is worth the most wei is kept.
+ * Time: the search stops optimizing once `budgetMs` has passed since it began (checked before each
+ * optimization; the cycles are taken most promising first, so what is cut is the tail) and says so
+ * (`budgetExhausted`). The first `maxCandidates` optimizations and the best cycle's rotations are
+ * always made: a loaded machine gets a shorter search, not an empty one.
  *
- * Valuation in ETH (profitWei): a profit in WETH is its own value. A profit in another token is
- * divided by the token's price in ETH from the same snapshots, `deriveTokenOutPerEth` of
- * pools/gas-price.ts: 0.1 WETH quoted to the token through its best path of at most two hops,
- * rate = output / input in base units (the fee and a small price impact included, so a token
- * profit is valued slightly above its mid price). profitWei = floor(profit · den / num); undefined
- * when no path of at most two hops joins WETH and the token. The rate is taken on the state after
- * the user's swap, which is the state the backrun trades on.
+ * Valuation in ETH (profitWei, profit-valuation.ts): a profit in WETH is its own value; a profit in
+ * any other token is worth what selling it for WETH through the best path of at most two hops gives
+ * (avoiding the cycle's own pools when another path exists), by the exact math on the same
+ * snapshots (the state after the user's swap, which is the state the backrun trades on); undefined
+ * when no such path joins WETH and the token.
  */
 import type { Address } from '../chain/types.ts'
 import { MAX_INT256, Q96 } from '../dex/math/index.ts'
-import { deriveTokenOutPerEth, type Rational } from '../pools/gas-price.ts'
-import { buildPoolGraph, type PoolGraph } from '../pools/paths.ts'
+import type { Rational } from '../pools/gas-price.ts'
+import { buildPoolGraph } from '../pools/paths.ts'
 import { hasLiquidity } from '../pools/pool-kinds.ts'
 import { quotePath, type PathHop } from '../pools/pool-quote.ts'
 import { V2_FEE_BPS, type PoolSnapshot } from '../pools/pools.ts'
@@ -54,7 +57,11 @@ import {
   v2FeeFraction,
   type HyperbolicCurve,
 } from './optimal-input.ts'
-import { BaseError } from '../primitives/base-error.ts'
+import { ProfitValuer } from './profit-valuation.ts'
+import { BackrunSearchError, enumerateBackrunCycles, rotateTo, type BackrunCycle, type CycleBounds } from './cycle-enumeration.ts'
+
+export { BackrunSearchError, enumerateBackrunCycles, rotateTo, poolDepth0, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS } from './cycle-enumeration.ts'
+export type { BackrunCycle, CycleBounds } from './cycle-enumeration.ts'
 
 export interface BackrunSearchParams {
   /** snapshots of the pools in the state after the user's swap */
@@ -62,12 +69,20 @@ export interface BackrunSearchParams {
   /** the pools the user's swap moved (the emitters of its Swap events), in any case */
   movedPools: readonly Address[]
   weth: Address
-  /** tokens a triangle may pass through (WETH counts as one whether listed or not) */
+  /** the preferred start tokens after WETH, and the first third tokens of triangles, in this order */
   baseTokens: readonly Address[]
   /** candidates returned, best first; default 5 */
   maxCandidates?: number
   /** 2: pairs of pools only; 3 (default, the most): triangles too */
   maxHops?: number
+  /** K: pools of one token pair in the cycles (moved pools always); default 5 */
+  maxPoolsPerPair?: number
+  /** N: third tokens of triangles per moved pool; default 16 */
+  maxThirdTokens?: number
+  /** optimizing stops once this many milliseconds have passed since the search began; default 20 */
+  budgetMs?: number
+  /** the clock of the budget, milliseconds; default performance.now */
+  now?: () => number
   /** cycles with a V3 hop optimized at most (all-V2 cycles are closed form and always are); default 12 */
   maxOptimizedCycles?: number
   /** see MaximizeProfitOptions.relativeTolerancePpm; default 100 */
@@ -88,7 +103,7 @@ export interface BackrunCandidate {
   expectedOut: bigint
   /** expectedOut - amountIn, in startToken (> 0) */
   expectedProfit: bigint
-  /** expectedProfit in wei (see the module comment); undefined when startToken cannot be priced */
+  /** expectedProfit in wei: what selling it for WETH gives (see the module comment); undefined when startToken cannot be valued */
   profitWei: bigint | undefined
   /** exact quotes of the whole cycle made to find amountIn (for benchmarking) */
   quoteEvaluations: number
@@ -108,112 +123,19 @@ export interface BackrunSearchResult {
   optimized: number
   /** exact cycle quotes over the whole search */
   quoteEvaluations: number
-}
-
-/** a directed cycle, rotated to start at its profit token */
-export interface BackrunCycle {
-  startToken: Address
-  hops: PathHop[]
-  /** the same for every rotation of one directed cycle */
-  key: string
-}
-
-export class BackrunSearchError extends BaseError {
-  override readonly name = 'BackrunSearchError'
+  /** other rotations of the best cycles optimized to choose their start token */
+  rotationsTried: number
+  /** the time budget ran out: some cycles or rotations were not optimized */
+  budgetExhausted: boolean
 }
 
 const lower = (a: Address): Address => a.toLowerCase() as Address
 const DEFAULT_MAX_CANDIDATES = 5
 const DEFAULT_MAX_OPTIMIZED_CYCLES = 12
+/** the native search takes ~1-3 ms on the devnet; the budget bounds a pathological pool set */
+export const DEFAULT_SEARCH_BUDGET_MS = 20
 const FEE_PIPS = 1_000_000n
 const Q192 = Q96 * Q96
-
-// ------------------------------------------------------------------ cycles
-
-/**
- * Rotation-invariant identity of a directed cycle, from numeric hop ids (pool index · 2 + direction):
- * the ids rotated to start at the smallest (ids of a simple cycle are distinct).
- */
-function cycleKey(ids: readonly number[]): string {
-  let min = 0
-  for (let i = 1; i < ids.length; i++) if (ids[i] < ids[min]) min = i
-  let key = ''
-  for (let i = 0; i < ids.length; i++) key += `${ids[(min + i) % ids.length]},`
-  return key
-}
-
-function rotateTo(hops: readonly PathHop[], start: Address): PathHop[] {
-  const i = hops.findIndex((h) => h.tokenIn === start)
-  return [...hops.slice(i), ...hops.slice(0, i)]
-}
-
-/** the tokens a cycle may start at, by the profit-token preference */
-function startTokens(hops: readonly PathHop[], weth: Address, baseTokens: readonly Address[]): Address[] {
-  const tokens = hops.map((h) => h.tokenIn)
-  if (tokens.includes(weth)) return [weth]
-  const base = baseTokens.find((t) => tokens.includes(t))
-  return base !== undefined ? [base] : tokens
-}
-
-/**
- * Every directed cycle of 2..maxHops pools through at least one moved pool, both directions, each
- * rotated to its start token (a cycle without WETH or a base token once per token). Pools without
- * liquidity and repeated addresses are ignored.
- */
-export function enumerateBackrunCycles(
-  pools: readonly PoolSnapshot[],
-  movedPools: readonly Address[],
-  weth: Address,
-  baseTokens: readonly Address[],
-  maxHops: number = MAX_HOPS,
-): BackrunCycle[] {
-  if (!Number.isInteger(maxHops) || maxHops < 2 || maxHops > MAX_HOPS) throw new BackrunSearchError(`maxHops must be 2 or 3, not ${maxHops}`)
-  const wethL = lower(weth)
-  const bases = baseTokens.map(lower)
-  const baseSet = new Set<Address>([wethL, ...bases])
-  const graph = buildPoolGraph(pools)
-  const moved = new Set(movedPools.map(lower))
-
-  const index = new Map<PoolSnapshot, number>()
-  const idOf = (hop: PathHop): number => {
-    let i = index.get(hop.pool)
-    if (i === undefined) index.set(hop.pool, (i = index.size))
-    return i * 2 + (hop.zeroForOne ? 1 : 0)
-  }
-  const seen = new Set<string>()
-  const out: BackrunCycle[] = []
-  const add = (hops: PathHop[]) => {
-    const key = cycleKey(hops.map(idOf))
-    if (seen.has(key)) return
-    seen.add(key)
-    for (const start of startTokens(hops, wethL, bases)) out.push({ startToken: start, hops: rotateTo(hops, start), key })
-  }
-
-  for (const edges of graph.values()) {
-    for (const first of edges) {
-      if (!moved.has(first.pool.address)) continue
-      const a = first.tokenIn
-      const b = first.tokenOut
-      for (const second of graph.get(b) ?? []) {
-        if (second.pool.address === first.pool.address) continue
-        if (second.tokenOut === a) {
-          add([first, second])
-          continue
-        }
-        if (maxHops < 3) continue
-        const c = second.tokenOut
-        // through the base tokens: at most one token of the triangle outside them
-        const outside = (baseSet.has(a) ? 0 : 1) + (baseSet.has(b) ? 0 : 1) + (baseSet.has(c) ? 0 : 1)
-        if (outside > 1) continue
-        for (const third of graph.get(c) ?? []) {
-          if (third.tokenOut !== a) continue
-          add([first, second, third])
-        }
-      }
-    }
-  }
-  return out
-}
 
 // ------------------------------------------------------------------ marginal rates and estimates
 
@@ -293,36 +215,12 @@ function startAmount(hop: PathHop): bigint {
   return s > 0n ? s : 1n
 }
 
-// ------------------------------------------------------------------ valuation
-
-/** values amounts of any token in wei by deriveTokenOutPerEth on the snapshots, one rate per token */
-class WeiValuer {
-  private readonly rates = new Map<Address, Rational | undefined>()
-  private graph: PoolGraph | undefined
-
-  constructor(
-    private readonly pools: readonly PoolSnapshot[],
-    private readonly weth: Address,
-  ) {}
-
-  /** token base units per wei */
-  rate(token: Address): Rational | undefined {
-    if (token === this.weth) return { num: 1n, den: 1n }
-    if (!this.rates.has(token)) {
-      this.graph ??= buildPoolGraph(this.pools)
-      this.rates.set(token, deriveTokenOutPerEth(this.graph, this.weth, token))
-    }
-    return this.rates.get(token)
-  }
-
-  toWei(token: Address, amount: bigint): bigint | undefined {
-    if (token === this.weth) return amount
-    const r = this.rate(token)
-    return r === undefined || r.num <= 0n ? undefined : (amount * r.den) / r.num
-  }
-}
-
 // ------------------------------------------------------------------ search
+
+/** the cycle's pools, which valuing its profit avoids (profit-valuation.ts) */
+export function poolsOfCycle(cycle: { hops: ReadonlyArray<{ pool: PoolSnapshot | Address }> }): Set<Address> {
+  return new Set(cycle.hops.map((h) => (typeof h.pool === 'string' ? h.pool : h.pool.address)))
+}
 
 function toPlanHop(hop: PathHop): PlanHop {
   return { protocol: hop.pool.protocol, pool: hop.pool.address, tokenIn: hop.tokenIn, tokenOut: hop.tokenOut, fee: hop.pool.fee, zeroForOne: hop.zeroForOne }
@@ -377,13 +275,17 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
   const maxOptimized = params.maxOptimizedCycles ?? DEFAULT_MAX_OPTIMIZED_CYCLES
   const tolerancePpm = params.relativeTolerancePpm ?? DEFAULT_RELATIVE_TOLERANCE_PPM
   const maxEvaluations = params.maxEvaluationsPerCycle ?? DEFAULT_MAX_EVALUATIONS
+  const budgetMs = params.budgetMs ?? DEFAULT_SEARCH_BUDGET_MS
+  const now = params.now ?? (() => performance.now())
   if (!Number.isInteger(maxCandidates) || maxCandidates < 0) throw new BackrunSearchError(`maxCandidates must be a non-negative integer, not ${maxCandidates}`)
+  if (!(budgetMs > 0)) throw new BackrunSearchError(`budgetMs must be positive, not ${budgetMs}`)
+  const startedAt = now()
   const weth = lower(params.weth)
   const pools = params.pools.filter(hasLiquidity)
-  const all = enumerateBackrunCycles(pools, params.movedPools, weth, params.baseTokens, params.maxHops ?? MAX_HOPS)
+  const bounds: CycleBounds = { maxHops: params.maxHops ?? MAX_HOPS, maxPoolsPerPair: params.maxPoolsPerPair, maxThirdTokens: params.maxThirdTokens }
+  const all = enumerateBackrunCycles(pools, params.movedPools, weth, params.baseTokens, bounds)
 
-  // 1. the marginal rate, once per directed cycle (it does not depend on the rotation)
-  const marginal = new Map<string, boolean>()
+  // 1. the marginal rate, once per directed cycle
   // graph edges are shared by the cycles: one spot rate per pool and direction
   const rates = new Map<PathHop, Rational>()
   const rateOf = (hop: PathHop): Rational => {
@@ -391,85 +293,108 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
     if (r === undefined) rates.set(hop, (r = spotRate(hop)))
     return r
   }
-  for (const c of all) {
-    if (marginal.has(c.key)) continue
+  const live = all.filter((c) => {
     const r = cycleMarginalRate(c.hops, rateOf)
-    marginal.set(c.key, r.num > r.den)
-  }
-  const live = all.filter((c) => marginal.get(c.key) === true)
+    return r.num > r.den
+  })
   const result: BackrunSearchResult = {
     candidates: [],
-    cycles: marginal.size,
-    profitableAtMargin: [...marginal.values()].filter(Boolean).length,
+    cycles: all.length,
+    profitableAtMargin: live.length,
     optimized: 0,
     quoteEvaluations: 0,
+    rotationsTried: 0,
+    budgetExhausted: false,
   }
   if (live.length === 0 || maxCandidates === 0) return result
 
-  const valuer = new WeiValuer(pools, weth)
-  const found: BackrunCandidate[] = []
-  /** each candidate's directed cycle, to keep one rotation per cycle */
-  const keys = new Map<BackrunCandidate, string>()
-  const run = (cycle: BackrunCycle, estimate: CycleEstimate | undefined) => {
+  const valuer = new ProfitValuer(buildPoolGraph(pools), weth)
+  /**
+   * false (and flagged) once the time budget is spent; the first maxCandidates optimizations are
+   * always made, so a slow machine gets fewer cycles, never none
+   */
+  const inBudget = (): boolean => {
+    if (result.optimized < maxCandidates || now() - startedAt <= budgetMs) return true
+    result.budgetExhausted = true
+    return false
+  }
+  /** the cycle optimized and valued, or undefined when no input profits */
+  const optimize = (cycle: BackrunCycle, estimate: CycleEstimate | undefined): BackrunCandidate | undefined => {
     const r = optimizeCycle(cycle, estimate, tolerancePpm, maxEvaluations)
     result.optimized++
     result.quoteEvaluations += r?.evaluations ?? 0
-    if (r === undefined || r.profit <= 0n) return
-    found.push({
+    if (r === undefined || r.profit <= 0n) return undefined
+    return {
       startToken: cycle.startToken,
       hops: cycle.hops.map(toPlanHop),
       amountIn: r.amountIn,
       expectedOut: r.amountIn + r.profit,
       expectedProfit: r.profit,
-      profitWei: valuer.toWei(cycle.startToken, r.profit),
+      profitWei: valuer.toWei(cycle.startToken, r.profit, poolsOfCycle(cycle)),
       quoteEvaluations: r.evaluations,
       method: r.method,
       ...(r.certified === undefined ? {} : { certified: r.certified }),
-    })
-    keys.set(found[found.length - 1], cycle.key)
-  }
-
-  // 2. all-V2 cycles: closed form, cheap enough to do them all
-  const mixed: Array<{ cycle: BackrunCycle; estimate: CycleEstimate | undefined; estimateWei: bigint | undefined }> = []
-  for (const cycle of live) {
-    if (cycle.hops.every((h) => h.pool.protocol === 'uniswap-v2')) run(cycle, undefined)
-    else {
-      const estimate = estimateCycle(cycle.hops)
-      mixed.push({ cycle, estimate, estimateWei: estimate === undefined ? undefined : valuer.toWei(cycle.startToken, estimate.profit) })
     }
   }
+  /** the best candidate per directed cycle */
+  const found = new Map<string, { cycle: BackrunCycle; candidate: BackrunCandidate }>()
+  const run = (cycle: BackrunCycle, estimate: CycleEstimate | undefined) => {
+    const candidate = optimize(cycle, estimate)
+    if (candidate !== undefined) found.set(cycle.key, { cycle, candidate })
+  }
+  const isV2Only = (cycle: BackrunCycle) => cycle.hops.every((h) => h.pool.protocol === 'uniswap-v2')
 
-  // 3. cycles with a V3 hop: most promising first, bounded
-  mixed.sort((a, b) => {
+  // 2. every live cycle, most promising first by its estimate in wei (the closed form of its
+  // constant-product curve; exact for all-V2 cycles, V3 pools at their virtual reserves): all-V2
+  // cycles by the closed form, cycles with a V3 hop by the bracketed search, at most
+  // maxOptimizedCycles of those
+  const ranked = live.map((cycle) => {
+    const estimate = estimateCycle(cycle.hops)
+    return { cycle, estimate, estimateWei: estimate === undefined ? undefined : valuer.toWei(cycle.startToken, estimate.profit, poolsOfCycle(cycle)) }
+  })
+  ranked.sort((a, b) => {
     if (a.estimateWei !== undefined && b.estimateWei !== undefined) return a.estimateWei > b.estimateWei ? -1 : a.estimateWei < b.estimateWei ? 1 : 0
     return a.estimateWei !== undefined ? -1 : b.estimateWei !== undefined ? 1 : 0
   })
   let optimizedMixed = 0
-  for (const entry of mixed) {
-    if (optimizedMixed >= maxOptimized) break
-    if (found.length >= maxCandidates && entry.estimateWei !== undefined) {
-      const kth = [...found].sort(byValue)[maxCandidates - 1].profitWei
-      if (kth !== undefined && entry.estimateWei * 2n < kth) break
+  for (const entry of ranked) {
+    if (!inBudget()) break
+    if (isV2Only(entry.cycle)) {
+      run(entry.cycle, undefined)
+      continue
+    }
+    if (optimizedMixed >= maxOptimized) continue
+    if (found.size >= maxCandidates && entry.estimateWei !== undefined) {
+      const kth = [...found.values()].map((f) => f.candidate).sort(byValue)[maxCandidates - 1].profitWei
+      if (kth !== undefined && entry.estimateWei * 2n < kth) continue
     }
     run(entry.cycle, entry.estimate)
     optimizedMixed++
   }
 
-  // 4. a cycle tried from several start tokens: keep its best-valued rotation (all when none can be valued)
-  const byKey = new Map<string, BackrunCandidate[]>()
-  for (const c of found) {
-    const key = keys.get(c) ?? ''
-    const group = byKey.get(key)
-    if (group === undefined) byKey.set(key, [c])
-    else group.push(c)
+  // 4. the best cycles' start tokens: every other rotation optimized, and kept when its profit is
+  // worth more wei than the current one's, both valued by a sale that avoids the cycle's own pools
+  // (a comparison through the pools the cycle trades would favour the token it gains); a rotation
+  // whose token cannot be valued that way is never chosen, and any that can beats one that cannot
+  const best = [...found.values()].sort((x, y) => byValue(x.candidate, y.candidate)).slice(0, maxCandidates)
+  for (const entry of best) {
+    const avoid = poolsOfCycle(entry.cycle)
+    let current = valuer.toWeiAvoiding(entry.candidate.startToken, entry.candidate.expectedProfit, avoid)
+    for (const hop of entry.cycle.hops) {
+      if (hop.tokenIn === entry.cycle.startToken || (entry !== best[0] && !inBudget())) continue
+      if (!valuer.canValueAvoiding(hop.tokenIn, avoid)) continue
+      const hops = rotateTo(entry.cycle.hops, hop.tokenIn)
+      const rotation: BackrunCycle = { startToken: hop.tokenIn, hops, key: entry.cycle.key }
+      result.rotationsTried++
+      const candidate = optimize(rotation, isV2Only(rotation) ? undefined : estimateCycle(hops))
+      const value = candidate === undefined ? undefined : valuer.toWeiAvoiding(candidate.startToken, candidate.expectedProfit, avoid)
+      if (candidate !== undefined && value !== undefined && (current === undefined || value > current)) {
+        entry.candidate = candidate
+        current = value
+      }
+    }
   }
-  const kept: BackrunCandidate[] = []
-  for (const group of byKey.values()) {
-    const valued = group.filter((c) => c.profitWei !== undefined)
-    if (valued.length === 0) kept.push(...group)
-    else kept.push([...valued].sort(byValue)[0])
-  }
-  result.candidates = kept.sort(byValue).slice(0, maxCandidates)
+  result.candidates = best.map((e) => e.candidate).sort(byValue)
   return result
 }
 

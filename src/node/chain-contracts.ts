@@ -10,6 +10,7 @@ export type { ChainContracts } from '../config.ts'
 
 interface DevnetRegistryFile {
   weth: string
+  tokens?: Array<{ address: string }>
   baseTokens: Array<{ address: string }>
   v2: { factory: string }
   v3: { factory: string }
@@ -37,6 +38,7 @@ export function devnetContracts(registryPath: string): ChainContracts {
     baseTokens: registry.baseTokens.map((t) => normalizeAddress(t.address)),
     ethUsdFeed: normalizeAddress(registry.ethUsdFeed.address),
     backrunExecutor: normalizeAddress(requireEntry(registry.backrun?.executor, 'backrun.executor', registryPath)),
+    listedTokens: (registry.tokens ?? []).map((t) => normalizeAddress(t.address)),
   }
 }
 

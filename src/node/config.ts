@@ -63,6 +63,9 @@ export const DEFAULTS = {
   BACKRUN_MIN_NET_PROFIT_WEI: '0',
   BACKRUN_PRIORITY_FEE_WEI: '1000000000',
   BACKRUN_REFUND_BPS: 0,
+  BACKRUN_MAX_THIRD_TOKENS: 16,
+  BACKRUN_MAX_POOLS_PER_PAIR: 5,
+  BACKRUN_SEARCH_BUDGET_MS: 20,
   DATA_DIR: 'data',
   SUBMISSION_EXPIRY_BLOCKS: 25,
   MAX_PENDING_SUBMISSIONS: 5_000,
@@ -117,6 +120,10 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     minNetProfitWei: read.wei('BACKRUN_MIN_NET_PROFIT_WEI'),
     priorityFeeWei: read.wei('BACKRUN_PRIORITY_FEE_WEI'),
     refundBps: read.int('BACKRUN_REFUND_BPS', 0, 10_000),
+    cycleTokens: read.addresses('BACKRUN_CYCLE_TOKENS'),
+    maxThirdTokens: read.int('BACKRUN_MAX_THIRD_TOKENS', 0, 256),
+    maxPoolsPerPair: read.int('BACKRUN_MAX_POOLS_PER_PAIR', 1, 64),
+    searchBudgetMs: read.int('BACKRUN_SEARCH_BUDGET_MS', 1, 10_000),
   }
   const submission: SubmissionConfig = {
     dataDir: read.str('DATA_DIR'),

@@ -82,6 +82,10 @@ export function buildEngines(chain: ChainStateSource, settings: EngineSettings, 
     minNetProfitWei: settings.backrun.minNetProfitWei,
     priorityFeeWei: settings.backrun.priorityFeeWei,
     refundBps: settings.backrun.refundBps,
+    cycleTokens: settings.backrun.cycleTokens ?? contracts.listedTokens ?? [],
+    maxThirdTokens: settings.backrun.maxThirdTokens,
+    maxPoolsPerPair: settings.backrun.maxPoolsPerPair,
+    searchBudgetMs: settings.backrun.searchBudgetMs,
     log,
   }
   return { simulator, routing, erc20, quoteOptions, backrunOptions }

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import {
   BackrunSearchError,
   enumerateBackrunCycles,
+  ProfitValuer,
   findBackrunCandidates,
   optimalConstantProductInput,
   searchBackrun,
@@ -18,7 +19,7 @@ import {
 } from '../../src/backrun/index.ts'
 import type { Address, StateReader } from '../../src/chain/types.ts'
 import type { TransactionResult } from '../../src/evm/simulator.ts'
-import { buildPoolGraph, deriveTokenOutPerEth, quotePath, tickCoverage, type PathHop, type PoolSnapshot } from '../../src/pools/index.ts'
+import { buildPoolGraph, enumeratePaths, quotePath, tickCoverage, type PathHop, type PoolSnapshot, type V2PoolSnapshot } from '../../src/pools/index.ts'
 import { RoutingEngine } from '../../src/routing/index.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { DEX, lower, referencePathQuote, registry, sim, source, syntheticToken, tok, v2Pool, v3Pool, type ReferencePath } from '../routing/helpers.ts'
@@ -102,13 +103,15 @@ function checkCandidate(c: BackrunCandidate, pools: readonly PoolSnapshot[], mov
 
 // ---------------------------------------------------------------- synthetic pools
 
-const [W, U, X, Y] = [1, 2, 3, 4].map(syntheticToken)
+const [W, U, X, Y, Z] = [1, 2, 3, 4, 5].map(syntheticToken)
 const E21 = 10n ** 21n
 const params = (pools: PoolSnapshot[], moved: PoolSnapshot[], extra: Partial<BackrunSearchParams> = {}): BackrunSearchParams => ({
   pools,
   movedPools: moved.map((p) => p.address),
   weth: W,
   baseTokens: [W, U],
+  // these tests check what the search finds, not its time budget (tested on its own with a clock)
+  budgetMs: 600_000,
   ...extra,
 })
 
@@ -340,8 +343,9 @@ describe('backrun cycle search on synthetic pools', () => {
     expect(poolsOf(viaDown)).toEqual([a.address, down.address])
   })
 
-  it('takes the profit in WETH when the cycle holds it, else in a base token, else in the better-valued token', () => {
-    // a triangle moved on U/X: it holds W, so it starts at W
+  it('starts a cycle at WETH, else a base token, else the moved pool\'s token, and switches only to a start token worth more', () => {
+    // a triangle moved on U/X: it holds W, so it starts at W; U and X can only be sold through the
+    // cycle's own pools, so no other rotation can be compared fairly and W stays
     const tri = [v2Pool(W, U, E21, E21), v3Pool(U, X, 3000, 60, 2000, [[-60_000, 60_000, E21]]), v2Pool(X, W, E21, E21)]
     const [t] = findBackrunCandidates(params(tri, [tri[1]]))
     expect(t?.startToken).toBe(W)
@@ -354,26 +358,126 @@ describe('backrun cycle search on synthetic pools', () => {
     const [u] = findBackrunCandidates(params(ux, [ux[0]]))
     expect(u?.startToken).toBe(U)
     expect(enumerateBackrunCycles(ux, [ux[0].address], W, [W, U]).every((c) => c.startToken === U)).toBe(true)
-    // X/Y pools: neither is a base token, so both rotations are tried
+    // X/Y pools: neither is a base token: once per direction, from the moved pool's token
     const xy = [v2Pool(X, Y, E21, E21), v3Pool(X, Y, 3000, 60, 2000, [[-60_000, 60_000, E21]])]
-    const rotations = enumerateBackrunCycles(xy, [xy[0].address], W, [W, U])
-    expect(rotations.map((c) => c.startToken).sort()).toEqual([X, X, Y, Y])
-    // nothing values X or Y in ETH: both rotations of the profitable direction are kept
+    const cycles = enumerateBackrunCycles(xy, [xy[0].address], W, [W, U])
+    expect(cycles).toHaveLength(2)
+    // nothing values X or Y in ETH: one candidate, unvalued
     const unvalued = findBackrunCandidates(params(xy, [xy[0]]))
-    expect(unvalued.map((c) => c.startToken).sort()).toEqual([X, Y])
-    for (const c of unvalued) expect(c.profitWei).toBeUndefined()
-    // X can be valued (W -> Z -> X, two hops), Y cannot (three hops away): the X rotation is kept, valued in wei
-    const Z = syntheticToken(5)
+    expect(unvalued).toHaveLength(1)
+    expect(unvalued[0].profitWei).toBeUndefined()
+    // X can be sold for W outside the cycle (X -> Z -> W), Y cannot: the X rotation is kept, worth what that sale gives
     const valued = [...xy, v2Pool(W, Z, E21, E21), v2Pool(Z, X, E21, E21)]
     const kept = findBackrunCandidates(params(valued, [xy[0]]))
     expect(kept).toHaveLength(1)
     expect(kept[0].startToken).toBe(X)
-    const rate = deriveTokenOutPerEth(buildPoolGraph(valued), W, X)
-    if (!rate) throw new Error('no rate')
-    expect(kept[0].profitWei).toBe((kept[0].expectedProfit * rate.den) / rate.num)
-    // the same cycle as the X rotation found without valuation pools
-    expect(kept[0].hops).toEqual(unvalued.find((c) => c.startToken === X)?.hops)
-    expect(kept[0].expectedProfit).toBe(unvalued.find((c) => c.startToken === X)?.expectedProfit)
+    const sale = quotePath(enumeratePaths(buildPoolGraph(valued), X, W, 2)[0], kept[0].expectedProfit)
+    expect(kept[0].profitWei).toBe(sale?.amountOut)
+  })
+
+  it('chooses the start token whose profit is worth the most wei, valued by a sale outside the cycle', () => {
+    // W/U mispriced between two V2 pairs (W dearer in `dear`); U can also be sold for W through
+    // U -> X -> W, pools outside the cycle, at a price the test sets
+    const cheap = v2Pool(W, U, 10n ** 21n, 2n * 10n ** 24n)
+    const dear = v2Pool(W, U, 10n ** 21n, 21n * 10n ** 23n)
+    const v2 = (pool: V2PoolSnapshot, tokenIn: Address) =>
+      tokenIn === pool.token0 ? { reserveIn: pool.reserve0, reserveOut: pool.reserve1 } : { reserveIn: pool.reserve1, reserveOut: pool.reserve0 }
+    // each rotation's own optimum, by the closed form: W -> U in `dear`, back in `cheap`; or U -> W in `cheap`, back in `dear`
+    const inW = optimalConstantProductInput([v2(dear, W), v2(cheap, U)])
+    const inU = optimalConstantProductInput([v2(cheap, U), v2(dear, W)])
+    if (!inW || !inU) throw new Error('no optimum')
+    const chosen: Address[] = []
+    for (const uPerW of [1500n, 3000n]) {
+      // U dear outside (1500 per W) or cheap (3000 per W)
+      const outside = [v2Pool(U, X, 10n ** 28n, 10n ** 28n), v2Pool(X, W, uPerW * 10n ** 24n, 10n ** 24n)]
+      const pools = [cheap, dear, ...outside]
+      // two-pool cycles only: the outside pools would make triangles of their own
+      const r = searchBackrun(params(pools, [cheap], { maxHops: 2 }))
+      const [c] = r.candidates
+      if (!c) throw new Error('no candidate')
+      checkCandidate(c, pools, [cheap.address])
+      expect(r.rotationsTried).toBe(1)
+      const valuer = new ProfitValuer(buildPoolGraph(pools), W)
+      const uWei = valuer.toWeiAvoiding(U, inU.profit, new Set([cheap.address, dear.address]))
+      if (uWei === undefined) throw new Error('U cannot be valued')
+      const expected = uWei > inW.profit ? U : W
+      expect(c.startToken, `${uPerW} U per W outside`).toBe(expected)
+      expect(c.expectedProfit).toBe(expected === U ? inU.profit : inW.profit)
+      expect(c.profitWei).toBe(expected === U ? uWei : inW.profit)
+      chosen.push(c.startToken)
+    }
+    // the outside price decides: U where it sells dear, WETH where it sells cheap
+    expect(chosen).toEqual([U, W])
+  })
+
+  it('cycles through any token: triangles through a third token that is not a base token, from a moved pool of non-base tokens too', () => {
+    // X/Y pools (neither a base token) moved, a third token Z (not a base token either)
+    const xy = v2Pool(X, Y, E21, 11n * 10n ** 20n)
+    const yz = v2Pool(Y, Z, E21, E21)
+    const zx = v2Pool(Z, X, E21, E21)
+    const pools = [xy, yz, zx, v2Pool(W, Z, E21, E21)]
+    const cycles = enumerateBackrunCycles(pools, [xy.address], W, [W, U])
+    expect(cycles.map((c) => c.hops.length)).toEqual([3, 3])
+    const [c] = findBackrunCandidates(params(pools, [xy]))
+    if (!c) throw new Error('no candidate')
+    checkCandidate(c, pools, [xy.address])
+    expect(c.hops.map((h) => h.tokenIn).sort()).toEqual([X, Y, Z].sort())
+    // Z can be sold for W outside the cycle (the W/Z pair), X and Y cannot: the profit is taken in Z
+    expect(c.startToken).toBe(Z)
+    expect(c.profitWei).toBeGreaterThan(0n)
+  })
+
+  it('bounds the cycles of a token with many pools: K pools per pair (the moved ones always), N third tokens (base tokens first, then the deepest)', () => {
+    // a moved W/U pair; 40 tokens T_i each with pools to W and U; 9 extra W/U pools of growing depth
+    const moved = v2Pool(W, U, E21, E21)
+    const others = Array.from({ length: 9 }, (_, i) => v2Pool(W, U, BigInt(i + 1) * E21, BigInt(i + 1) * E21))
+    const thirds = Array.from({ length: 40 }, (_, i) => syntheticToken(100 + i))
+    const legs = thirds.flatMap((t, i) => [v2Pool(W, t, BigInt(i + 1) * E21, E21), v2Pool(U, t, BigInt(i + 1) * E21, E21)])
+    const pools = [moved, ...others, ...legs]
+    const all = enumerateBackrunCycles(pools, [moved.address], W, [W, U], { maxPoolsPerPair: 1000, maxThirdTokens: 1000 })
+    // unbounded: 2·9 two-pool cycles and 2·40 triangles
+    expect(all).toHaveLength(2 * 9 + 2 * 40)
+    const bounded = enumerateBackrunCycles(pools, [moved.address], W, [W, U], { maxPoolsPerPair: 3, maxThirdTokens: 4 })
+    // K = 3: the moved pool and the two deepest others; N = 4: the four third tokens with the deepest legs
+    expect(bounded).toHaveLength(2 * 2 + 2 * 4)
+    const twoPool = bounded.filter((c) => c.hops.length === 2).map((c) => c.hops.find((h) => h.pool !== moved)!.pool.address)
+    expect(new Set(twoPool)).toEqual(new Set([others[8].address, others[7].address]))
+    const used = new Set(bounded.filter((c) => c.hops.length === 3).flatMap((c) => c.hops.map((h) => h.tokenIn)))
+    expect([...used].filter((t) => t !== W && t !== U).sort()).toEqual(thirds.slice(36).sort())
+    // a base token comes first among the third tokens whatever its depth
+    const base = syntheticToken(99)
+    const withBase = [...pools, v2Pool(W, base, 10n ** 6n, 10n ** 6n), v2Pool(U, base, 10n ** 6n, 10n ** 6n)]
+    const thirdsOf = (cycles: ReturnType<typeof enumerateBackrunCycles>) => new Set(cycles.filter((c) => c.hops.length === 3).flatMap((c) => c.hops.map((h) => h.tokenIn)))
+    expect(thirdsOf(enumerateBackrunCycles(withBase, [moved.address], W, [W, U, base], { maxPoolsPerPair: 3, maxThirdTokens: 1 }))).toEqual(new Set([W, U, base]))
+    // N = 0: no triangle; bad bounds are refused
+    expect(enumerateBackrunCycles(pools, [moved.address], W, [W, U], { maxThirdTokens: 0 }).every((c) => c.hops.length === 2)).toBe(true)
+    expect(() => enumerateBackrunCycles(pools, [moved.address], W, [W, U], { maxPoolsPerPair: 0 })).toThrow(BackrunSearchError)
+    expect(() => enumerateBackrunCycles(pools, [moved.address], W, [W, U], { maxThirdTokens: -1 })).toThrow(BackrunSearchError)
+    // the search over the bounded cycles stays small
+    const r = searchBackrun(params(pools, [moved], { maxPoolsPerPair: 3, maxThirdTokens: 4 }))
+    expect(r.cycles).toBe(12)
+  })
+
+  it('stops optimizing when the time budget is spent, most promising cycles first, and says so', () => {
+    // many profitable mixed cycles: the moved V2 pair against V3 pools through 30 third tokens
+    const moved = v2Pool(W, U, E21, 2n * E21)
+    const thirds = Array.from({ length: 30 }, (_, i) => syntheticToken(200 + i))
+    const legs = thirds.flatMap((t) => [v3Pool(W, t, 3000, 60, 0, [[-60_000, 60_000, E21]]), v2Pool(U, t, E21, E21)])
+    const pools = [moved, ...legs]
+    const full = searchBackrun(params(pools, [moved], { maxThirdTokens: 30, maxOptimizedCycles: 100 }))
+    expect(full.budgetExhausted).toBe(false)
+    expect(full.optimized).toBeGreaterThan(10)
+    // a clock that advances 1 ms per reading: a 5 ms budget allows a handful of optimizations
+    let t = 0
+    const cut = searchBackrun(params(pools, [moved], { maxThirdTokens: 30, maxOptimizedCycles: 100, budgetMs: 5, now: () => t++ }))
+    expect(cut.budgetExhausted).toBe(true)
+    expect(cut.optimized).toBeGreaterThan(0)
+    expect(cut.optimized).toBeLessThan(full.optimized)
+    // what it found before the budget ran out is real, and never better than the full search's best
+    expect(cut.candidates.length).toBeGreaterThan(0)
+    for (const c of cut.candidates) checkCandidate(c, pools, [moved.address])
+    expect((full.candidates[0]?.profitWei ?? 0n) >= (cut.candidates[0]?.profitWei ?? 0n)).toBe(true)
+    expect(() => searchBackrun(params(pools, [moved], { budgetMs: 0 }))).toThrow(BackrunSearchError)
   })
 
   it('values a profit in another token through the pools, and sorts by that value', () => {
@@ -389,9 +493,9 @@ describe('backrun cycle search on synthetic pools', () => {
     const inW = r.candidates.filter((c) => c.startToken === W)
     expect(inU.length).toBeGreaterThan(0)
     expect(inW.length).toBeGreaterThan(0)
-    const rate = deriveTokenOutPerEth(buildPoolGraph(pools), W, U)
-    if (!rate) throw new Error('no rate')
-    for (const c of inU) expect(c.profitWei).toBe((c.expectedProfit * rate.den) / rate.num)
+    // a profit in U is worth what selling it for W gives, outside the cycle's pools when it can be
+    const valuer = new ProfitValuer(buildPoolGraph(pools), W)
+    for (const c of inU) expect(c.profitWei).toBe(valuer.toWei(U, c.expectedProfit, new Set(c.hops.map((h) => h.pool))))
     for (const c of inW) expect(c.profitWei).toBe(c.expectedProfit)
     for (let i = 1; i < r.candidates.length; i++) expect((r.candidates[i - 1].profitWei ?? 0n) >= (r.candidates[i].profitWei ?? 0n)).toBe(true)
     // maxCandidates keeps the best
@@ -459,6 +563,7 @@ const devnetParams = (pools: PoolSnapshot[], moved: Address[], extra: Partial<Ba
   movedPools: moved,
   weth: DEX.weth,
   baseTokens: DEX.baseTokens,
+  budgetMs: 600_000,
   ...extra,
 })
 
@@ -500,7 +605,6 @@ describe('backrun cycle search on the devnet', () => {
       for (const c of everything.candidates) {
         checkCandidate(c, pools, moved)
         expect(c.profitWei, fx.name).toBeGreaterThan(0n)
-        if (c.hops.some((h) => h.tokenIn === DEX.weth)) expect(c.startToken).toBe(DEX.weth)
       }
       // the bounded search keeps the best of the exhaustive one
       expect(r.candidates[0], fx.name).toEqual(everything.candidates[0])

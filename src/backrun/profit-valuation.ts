@@ -1,0 +1,73 @@
+/**
+ * What a backrun's profit is worth in wei, whatever token it is taken in: the WETH that selling it
+ * would give, by the exact native math on the same pool snapshots the search used (the state after
+ * the user's swap), through the best path of at most two hops from the token to WETH (the token's
+ * pools with WETH, or with a token that has one). A profit in WETH is its own value.
+ *
+ * Why the sale and not a price: the profit is paid in its token, and the sale is what it can be
+ * turned into, fee and price impact included, so the value never flatters a token. A price taken the
+ * other way (WETH quoted into the token, as a quote values gas in tokenOut) values the token above
+ * its mid price by a pool fee, which would tilt the choice of a cycle's start token toward the token
+ * that is not WETH for no gain.
+ *
+ * The cycle's own pools are left out of the sale when another path exists (`avoid`): they are the
+ * ones the user's swap mispriced, and selling through them would count that mispricing twice (a
+ * profit in the token the cycle gains would look worth more than the same cycle's profit taken in
+ * WETH). Only when every path passes through them are they used.
+ *
+ * Undefined when no path of at most two hops joins the token to WETH, or the amount cannot be sold
+ * (it rounds to nothing, or the pools cannot take it).
+ */
+import type { Address } from '../chain/types.ts'
+import { enumeratePaths, type PoolGraph } from '../pools/paths.ts'
+import { quotePath, type PathHop } from '../pools/pool-quote.ts'
+
+/** hops from any token to WETH that valuation considers */
+export const VALUATION_MAX_HOPS = 2
+
+export class ProfitValuer {
+  private readonly paths = new Map<Address, PathHop[][]>()
+
+  constructor(
+    private readonly graph: PoolGraph,
+    private readonly weth: Address,
+  ) {}
+
+  /**
+   * `amount` of `token` in wei: what selling it for WETH gives, through paths that avoid the pools in
+   * `avoid` when there is one; undefined when it cannot be sold
+   */
+  toWei(token: Address, amount: bigint, avoid?: ReadonlySet<Address>): bigint | undefined {
+    return this.value(token, amount, avoid, false)
+  }
+
+  /** as toWei, but undefined unless a path avoids every pool in `avoid`: a value independent of those pools */
+  toWeiAvoiding(token: Address, amount: bigint, avoid: ReadonlySet<Address>): bigint | undefined {
+    return this.value(token, amount, avoid, true)
+  }
+
+  /** whether a path from the token to WETH avoids every pool in `avoid` */
+  canValueAvoiding(token: Address, avoid: ReadonlySet<Address>): boolean {
+    return token === this.weth || this.pathsOf(token).some((path) => path.every((hop) => !avoid.has(hop.pool.address)))
+  }
+
+  private value(token: Address, amount: bigint, avoid: ReadonlySet<Address> | undefined, strict: boolean): bigint | undefined {
+    if (token === this.weth) return amount
+    const all = this.pathsOf(token)
+    const clear = avoid === undefined ? all : all.filter((path) => path.every((hop) => !avoid.has(hop.pool.address)))
+    if (clear.length === 0 && (strict || all.length === 0)) return undefined
+    if (amount <= 0n) return 0n
+    let best: bigint | undefined
+    for (const path of clear.length > 0 ? clear : all) {
+      const q = quotePath(path, amount)
+      if (q !== undefined && (best === undefined || q.amountOut > best)) best = q.amountOut
+    }
+    return best
+  }
+
+  private pathsOf(token: Address): PathHop[][] {
+    let paths = this.paths.get(token)
+    if (paths === undefined) this.paths.set(token, (paths = enumeratePaths(this.graph, token, this.weth, VALUATION_MAX_HOPS)))
+    return paths
+  }
+}
