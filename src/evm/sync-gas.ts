@@ -6,6 +6,7 @@
  * Gas equality with anvil and geth is checked by the fixture tests.
  */
 import type { Common } from '@ethereumjs/common'
+import { withinPaidMemory, type PaidMemoryRunState } from './word-memory.ts'
 
 export interface GasRunState {
   stack: { peek(n?: number): bigint[] }
@@ -47,7 +48,11 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
   const { accessStorageEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as EvmEip2929
   const { subMemUsage, divCeil, trap } = util
 
-  const memory = (width: bigint): SyncGasHandler => (rs, gas, common) => gas + subMemUsage(rs, rs.stack.peek()[0], width, common)
+  // a word access inside the memory already paid for costs nothing (word-memory.ts), decided without bigint division
+  const memory = (width: bigint): SyncGasHandler => {
+    const bytes = Number(width)
+    return (rs, gas, common) => (withinPaidMemory(rs as unknown as PaidMemoryRunState, bytes) === true ? gas : gas + subMemUsage(rs, rs.stack.peek()[0], width, common))
+  }
   const range: SyncGasHandler = (rs, gas, common) => {
     const [offset, length] = rs.stack.peek(2)
     return gas + subMemUsage(rs, offset, length, common)
