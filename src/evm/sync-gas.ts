@@ -7,6 +7,7 @@
  */
 import type { Common } from '@ethereumjs/common'
 import { withinPaidMemory, type PaidMemoryRunState } from './word-memory.ts'
+import { slotBytes } from './storage-slots.ts'
 
 export interface GasRunState {
   stack: { peek(n?: number): bigint[] }
@@ -31,14 +32,6 @@ interface EvmEip2929 {
 
 interface EvmErrors {
   EVMError: { errorMessages: Record<string, string> }
-}
-
-const ZEROS_64 = '0'.repeat(64)
-
-/** The 32-byte big-endian key, as ethereumjs builds it with setLengthLeft(bigIntToBytes(key), 32). */
-function slotKey(key: bigint): Uint8Array {
-  const hex = key.toString(16)
-  return Buffer.from(hex.length >= 64 ? hex : ZEROS_64.slice(hex.length) + hex, 'hex')
 }
 
 export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>> {
@@ -103,7 +96,7 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
     // SLOAD: warm/cold access cost (EIP-2929); the fast path never runs with stateless EIPs active
     [0x54, (rs, gas, common) => {
       const key = rs.stack.peek()[0]
-      if (common.isActivatedEIP(2929)) gas += accessStorageEIP2929(rs, slotKey(key), false, common, true)
+      if (common.isActivatedEIP(2929)) gas += accessStorageEIP2929(rs, slotBytes(key), false, common, true)
       return gas
     }],
     [0xf3, range], // RETURN
