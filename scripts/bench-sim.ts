@@ -6,6 +6,11 @@
  * figures of a fork of anvil; and the resident memory of the process holding the devnet plus a fork
  * cache filled to its default bounds: 250,000 state entries and 64 MiB of contract code. Prints one JSON object on its last line.
  *
+ * In-process peers, where they load: EDR (Hardhat's Rust runtime over revm, `@nomicfoundation/edr`,
+ * already in node_modules as Hardhat's), given the same genesis state directly (no RPC), its
+ * `eth_call` of the same swap through its in-process request handler; its return data must equal
+ * ours. tevm is not installed (no dependency is added for a benchmark): reported as skipped.
+ *
  * Options (environment): BENCH_ITERATIONS (default 400), BENCH_WARMUP (default 50).
  */
 import { randomBytes } from 'node:crypto'
@@ -20,6 +25,7 @@ import type { Address } from '../src/chain/types.ts'
 import { commonForChain } from '../src/evm/chain-config.ts'
 import { Simulator, type CallRequest } from '../src/evm/simulator.ts'
 import { decodeSignedTransaction } from '../src/tx/index.ts'
+import { bytesToHexString } from '../src/chain/quantity.ts'
 
 const GENESIS = 'fixtures/devnet/genesis.json'
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400)
@@ -73,10 +79,79 @@ async function time(fn: () => Promise<unknown>): Promise<number[]> {
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000
+
+interface GenesisFile {
+  config: { chainId: number }
+  alloc: Record<string, { balance?: string; nonce?: string; code?: string; storage?: Record<string, string> }>
+  gasLimit: string
+  baseFeePerGas: string
+  timestamp: string
+  coinbase: string
+}
+
+/** eth_call of a request on an in-process peer, or why there is no such peer. */
+type PeerCall = (request: { from: string; to: string; data: string }) => Promise<Hex>
+
+/**
+ * EDR (revm) in this process with the devnet genesis loaded as its genesis state (accounts, code,
+ * storage), Prague rules as the devnet's; requests go through its request handler, no socket.
+ */
+async function startEdr(genesisPath: string): Promise<{ call: PeerCall } | { skipped: string }> {
+  let edr: typeof import('@nomicfoundation/edr')
+  try {
+    edr = await import('@nomicfoundation/edr')
+  } catch (err) {
+    return { skipped: `@nomicfoundation/edr does not load: ${(err as Error).message}` }
+  }
+  const genesis = JSON.parse(readFileSync(genesisPath, 'utf8')) as GenesisFile
+  const bytes = (hex: string) => Buffer.from(hex.replace(/^0x/, ''), 'hex')
+  const context = new edr.EdrContext()
+  await context.registerProviderFactory(edr.L1_CHAIN_TYPE, edr.l1ProviderFactory())
+  const provider = await context.createProvider(
+    edr.L1_CHAIN_TYPE,
+    {
+      allowBlocksWithSameTimestamp: false,
+      allowUnlimitedContractSize: false,
+      bailOnCallFailure: false,
+      bailOnTransactionFailure: false,
+      blockGasLimit: BigInt(genesis.gasLimit),
+      chainId: BigInt(genesis.config.chainId),
+      coinbase: bytes(genesis.coinbase),
+      genesisState: Object.entries(genesis.alloc).map(([address, account]) => ({
+        address: bytes(address),
+        balance: BigInt(account.balance ?? 0),
+        nonce: BigInt(account.nonce ?? 0),
+        code: account.code === undefined ? undefined : bytes(account.code),
+        storage: Object.entries(account.storage ?? {}).map(([index, value]) => ({ index: BigInt(index), value: BigInt(value) })),
+      })),
+      hardfork: edr.l1HardforkToString(edr.SpecId.Prague),
+      initialBaseFeePerGas: BigInt(genesis.baseFeePerGas),
+      initialDate: BigInt(genesis.timestamp),
+      minGasPrice: 0n,
+      mining: { autoMine: true, memPool: { order: edr.MineOrdering.Priority } },
+      networkId: BigInt(genesis.config.chainId),
+      observability: {},
+      ownedAccounts: [],
+      precompileOverrides: [],
+    },
+    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+    { subscriptionCallback: () => {} },
+    new edr.ContractDecoder(),
+  )
+  let id = 0
+  const call: PeerCall = async (request) => {
+    const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'eth_call', params: [request, 'latest'] }))
+    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: Hex; error?: unknown }
+    if (body.result === undefined) throw new Error(`EDR eth_call failed: ${JSON.stringify(body.error)}`)
+    return body.result
+  }
+  return { call }
+}
 const mb = (bytes: number) => Math.round(bytes / 1_048_576)
 
 const anvil = await startAnvil({ genesisPath: GENESIS })
 try {
+  const edr = await startEdr(GENESIS)
   const devnet = DevnetStateSource.fromGenesisFile(GENESIS)
   const sim = new Simulator({ common: commonForChain(devnet.chainId) })
   const base = sim.openState(devnet.latest())
@@ -108,10 +183,21 @@ try {
       throw new Error(`${kind}: gas differs: ours ${ours.gasUsed} (${ours.status}), anvil ${anvilGas} (${receipt.status})`)
     }
 
+    const request = { from: swap.from, to: swap.to!, data: swap.data as Hex }
+    // the in-process peer answers what we answer, or its figures mean nothing
+    const edrCall = 'call' in edr ? edr.call : undefined
+    if (edrCall !== undefined) {
+      const oursOut = bytesToHexString((await sim.call(base, swap)).returnData)
+      const edrOut = await edrCall(request)
+      if (edrOut !== oursOut) throw new Error(`${kind}: EDR's eth_call returns ${edrOut}, ours ${oursOut}`)
+    }
+
     const oursMs = await time(() => sim.call(base, swap))
-    const peerMs = await time(() => anvilRpc(anvil.url, 'eth_call', [{ from: swap.from, to: swap.to, data: swap.data }, 'latest']))
+    const peerMs = await time(() => anvilRpc(anvil.url, 'eth_call', [request, 'latest']))
+    const edrMs = edrCall === undefined ? undefined : await time(() => edrCall(request))
     const o = summarize(oursMs)
     const p = summarize(peerMs)
+    const e = edrMs === undefined ? undefined : summarize(edrMs)
     results[kind] = {
       gas: Number(anvilGas),
       gasIdentical: true,
@@ -120,8 +206,10 @@ try {
       anvil_eth_call_p50_ms: round(p.p50),
       anvil_eth_call_p99_ms: round(p.p99),
       ratio_p50: round(o.p50 / p.p50),
+      ...(e === undefined ? {} : { edr_eth_call_p50_ms: round(e.p50), edr_eth_call_p99_ms: round(e.p99), ratio_edr_p50: round(o.p50 / e.p50), edrReturnDataIdentical: true }),
     }
-    console.log(`${kind} swap: ours p50 ${o.p50.toFixed(3)} ms p99 ${o.p99.toFixed(3)} ms | anvil eth_call p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms | ratio ${(o.p50 / p.p50).toFixed(2)} | gas ${anvilGas} (identical)`)
+    const edrText = e === undefined ? '' : ` | EDR in-process eth_call p50 ${e.p50.toFixed(3)} ms p99 ${e.p99.toFixed(3)} ms, ratio ${(o.p50 / e.p50).toFixed(2)}`
+    console.log(`${kind} swap: ours p50 ${o.p50.toFixed(3)} ms p99 ${o.p99.toFixed(3)} ms | anvil eth_call p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms | ratio ${(o.p50 / p.p50).toFixed(2)}${edrText} | gas ${anvilGas} (identical)`)
   }
 
   // cold fork: a fresh fork of anvil at the genesis block, one V3 swap
@@ -184,7 +272,8 @@ try {
   console.log(`memory with devnet + fork cache at ${stats.stateEntries}/${bound} entries and ${mb(stats.codeBytes)}/${mb(STATE_CACHE_DEFAULTS.maxCodeBytes)} MB of code: rss ${memory.rss_mb} MB, peak rss ${memory.peak_rss_mb} MB`)
   await full.close()
 
-  const v3 = results.v3 as { p50_ms: number; p99_ms: number; anvil_eth_call_p50_ms: number; anvil_eth_call_p99_ms: number; ratio_p50: number }
+  const v3 = results.v3 as { p50_ms: number; p99_ms: number; anvil_eth_call_p50_ms: number; anvil_eth_call_p99_ms: number; ratio_p50: number; edr_eth_call_p50_ms?: number; ratio_edr_p50?: number }
+  const v2 = results.v2 as { ratio_p50: number; ratio_edr_p50?: number }
   console.log(
     JSON.stringify({
       name: 'bench:sim',
@@ -195,6 +284,14 @@ try {
       peer_p50_ms: v3.anvil_eth_call_p50_ms,
       peer_p99_ms: v3.anvil_eth_call_p99_ms,
       ratio: v3.ratio_p50,
+      // in-process peers: the ratio of ours to each, V3 and V2 (absent when the peer did not load)
+      peers: {
+        anvil: { transport: 'HTTP eth_call (loopback)', v3_ratio_p50: v3.ratio_p50, v2_ratio_p50: v2.ratio_p50 },
+        ...('call' in edr
+          ? { edr: { transport: 'in-process eth_call (request handler, state loaded directly)', v3_p50_ms: v3.edr_eth_call_p50_ms, v3_ratio_p50: v3.ratio_edr_p50, v2_ratio_p50: v2.ratio_edr_p50 } }
+          : {}),
+      },
+      peers_skipped: { ...('skipped' in edr ? { edr: edr.skipped } : {}), tevm: 'not installed: no dependency is added for a benchmark' },
       v2: results.v2,
       v3: results.v3,
       coldFork,
