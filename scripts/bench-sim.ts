@@ -8,12 +8,16 @@
  *
  * In-process peers, where they load: EDR (Hardhat's Rust runtime over revm, `@nomicfoundation/edr`,
  * already in node_modules as Hardhat's), given the same genesis state directly (no RPC), its
- * `eth_call` of the same swap through its in-process request handler; its return data must equal
- * ours. tevm is not installed (no dependency is added for a benchmark): reported as skipped.
+ * `eth_call` of the same swap through its in-process request handler, timed in a child process of
+ * its own (this same script, BENCH_SIM_EDR_PEER=1) so that the memory figure stays this process's
+ * (EDR with the devnet took ~700 MB more); its return data must equal ours. tevm is not installed
+ * (no dependency is added for a benchmark): reported as skipped.
  *
  * Options (environment): BENCH_ITERATIONS (default 400), BENCH_WARMUP (default 50).
  */
+import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
 import { readFileSync } from 'node:fs'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -89,8 +93,20 @@ interface GenesisFile {
   coinbase: string
 }
 
-/** eth_call of a request on an in-process peer, or why there is no such peer. */
-type PeerCall = (request: { from: string; to: string; data: string }) => Promise<Hex>
+interface CallRequestJson {
+  from: string
+  to: string
+  data: string
+}
+
+/** eth_call of a request on an in-process peer. */
+type PeerCall = (request: CallRequestJson) => Promise<Hex>
+
+/** What the EDR peer process is asked (one swap) and answers: its return data and its timings. */
+interface PeerAsk {
+  request: CallRequestJson
+}
+type PeerAnswer = { output: Hex; samples: number[] } | { error: string }
 
 /**
  * EDR (revm) in this process with the devnet genesis loaded as its genesis state (accounts, code,
@@ -149,9 +165,57 @@ async function startEdr(genesisPath: string): Promise<{ call: PeerCall } | { ski
 }
 const mb = (bytes: number) => Math.round(bytes / 1_048_576)
 
-const anvil = await startAnvil({ genesisPath: GENESIS })
-try {
+/** The EDR peer process: EDR started, then each swap it is sent checked and timed in this process. */
+async function serveEdrPeer(): Promise<void> {
   const edr = await startEdr(GENESIS)
+  process.send!('call' in edr ? { ready: true } : { skipped: edr.skipped })
+  if (!('call' in edr)) return process.disconnect()
+  process.on('message', (ask: PeerAsk) => {
+    const answer = async (): Promise<PeerAnswer> => {
+      try {
+        const output = await edr.call(ask.request)
+        return { output, samples: await time(() => edr.call(ask.request)) }
+      } catch (err) {
+        return { error: (err as Error).message }
+      }
+    }
+    void answer().then((a) => process.send!(a))
+  })
+}
+
+/** The EDR peer in a child process (see the module comment), or why there is none. */
+async function startEdrPeer(): Promise<{ ask: (request: CallRequestJson) => Promise<{ output: Hex; samples: number[] }>; stop: () => void } | { skipped: string }> {
+  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_SIM_EDR_PEER: '1' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const first = await new Promise<{ ready?: true; skipped?: string }>((resolve) => {
+    child.once('message', (m) => resolve(m as { ready?: true; skipped?: string }))
+    child.once('exit', (code) => resolve({ skipped: `the EDR peer process exited (${code})` }))
+  })
+  if (first.ready !== true) {
+    child.kill()
+    return { skipped: first.skipped ?? 'the EDR peer did not start' }
+  }
+  const ask = (request: CallRequestJson) =>
+    new Promise<{ output: Hex; samples: number[] }>((resolve, reject) => {
+      child.once('message', (m) => {
+        const a = m as PeerAnswer
+        if ('error' in a) reject(new Error(`EDR: ${a.error}`))
+        else resolve(a)
+      })
+      child.send({ request } satisfies PeerAsk)
+    })
+  return { ask, stop: () => void child.kill() }
+}
+
+if (process.env.BENCH_SIM_EDR_PEER === '1') {
+  await serveEdrPeer()
+} else {
+  await main()
+}
+
+async function main(): Promise<void> {
+const anvil = await startAnvil({ genesisPath: GENESIS })
+const edr = await startEdrPeer()
+try {
   const devnet = DevnetStateSource.fromGenesisFile(GENESIS)
   const sim = new Simulator({ common: commonForChain(devnet.chainId) })
   const base = sim.openState(devnet.latest())
@@ -185,16 +249,15 @@ try {
 
     const request = { from: swap.from, to: swap.to!, data: swap.data as Hex }
     // the in-process peer answers what we answer, or its figures mean nothing
-    const edrCall = 'call' in edr ? edr.call : undefined
-    if (edrCall !== undefined) {
-      const oursOut = bytesToHexString((await sim.call(base, swap)).returnData)
-      const edrOut = await edrCall(request)
-      if (edrOut !== oursOut) throw new Error(`${kind}: EDR's eth_call returns ${edrOut}, ours ${oursOut}`)
-    }
-
     const oursMs = await time(() => sim.call(base, swap))
     const peerMs = await time(() => anvilRpc(anvil.url, 'eth_call', [request, 'latest']))
-    const edrMs = edrCall === undefined ? undefined : await time(() => edrCall(request))
+    // the EDR peer times the same call in its process, then this one waits
+    const edrAnswer = 'ask' in edr ? await edr.ask(request) : undefined
+    if (edrAnswer !== undefined) {
+      const oursOut = bytesToHexString((await sim.call(base, swap)).returnData)
+      if (edrAnswer.output !== oursOut) throw new Error(`${kind}: EDR's eth_call returns ${edrAnswer.output}, ours ${oursOut}`)
+    }
+    const edrMs = edrAnswer?.samples
     const o = summarize(oursMs)
     const p = summarize(peerMs)
     const e = edrMs === undefined ? undefined : summarize(edrMs)
@@ -287,7 +350,7 @@ try {
       // in-process peers: the ratio of ours to each, V3 and V2 (absent when the peer did not load)
       peers: {
         anvil: { transport: 'HTTP eth_call (loopback)', v3_ratio_p50: v3.ratio_p50, v2_ratio_p50: v2.ratio_p50 },
-        ...('call' in edr
+        ...('ask' in edr
           ? { edr: { transport: 'in-process eth_call (request handler, state loaded directly)', v3_p50_ms: v3.edr_eth_call_p50_ms, v3_ratio_p50: v3.ratio_edr_p50, v2_ratio_p50: v2.ratio_edr_p50 } }
           : {}),
       },
@@ -299,5 +362,7 @@ try {
     }),
   )
 } finally {
+  if ('stop' in edr) edr.stop()
   await anvil.stop()
+}
 }
