@@ -132,7 +132,6 @@ describe('MLOAD and MSTORE in a pooled EVM', () => {
   }
 
   it('give the stock handlers\' memory, results and gas', async () => {
-    const common = commonForChain(31337n)
     const target = createAddressFromString('0x000000000000000000000000000000000000057e')
     const code = Buffer.from(program(), 'hex')
     const run = async (pooled: boolean) => {
@@ -142,7 +141,9 @@ describe('MLOAD and MSTORE in a pooled EVM', () => {
         const { execResult } = await vm.evm.runCall({ to: target, gasLimit: 10_000_000n })
         return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed, memory: Buffer.from(execResult.returnValue).toString('hex') }
       }
-      // a VM outside the pool keeps the stock opcode handlers (patchEvmInstance is the pool's)
+      // a VM outside the pool keeps the stock opcode handlers (patchEvmInstance is the pool's); a
+      // Common each, as jump analyses (and the opcode entries they cache) are shared per Common
+      const common = commonForChain(31337n)
       return pooled ? new VmPool(common).with(state, exec) : exec(await createVM({ common, stateManager: state }))
     }
     const stock = await run(false)
@@ -152,7 +153,6 @@ describe('MLOAD and MSTORE in a pooled EVM', () => {
   })
 
   it('an access past 2^32 runs out of gas as in the stock EVM', async () => {
-    const common = commonForChain(31337n)
     const target = createAddressFromString('0x000000000000000000000000000000000000057f')
     const run = async (pooled: boolean, code: string) => {
       const state = JournaledState.over(EMPTY_STATE_READER)
@@ -161,6 +161,7 @@ describe('MLOAD and MSTORE in a pooled EVM', () => {
         const { execResult } = await vm.evm.runCall({ to: target, gasLimit: 1_000_000n })
         return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed }
       }
+      const common = commonForChain(31337n)
       return pooled ? new VmPool(common).with(state, exec) : exec(await createVM({ common, stateManager: state }))
     }
     for (const code of [push32(2n ** 32n) + '51', push32(1n) + push32(2n ** 255n) + '52', '51', '600152']) {
