@@ -6,9 +6,18 @@
  * figures of a fork of anvil; and the resident memory of the process holding the devnet plus a fork
  * cache filled to its default bounds: 250,000 state entries and 64 MiB of contract code. Prints one JSON object on its last line.
  *
+ * In-process peers, where they load: EDR (Hardhat's Rust runtime over revm, `@nomicfoundation/edr`,
+ * already in node_modules as Hardhat's), given the same genesis state directly (no RPC), its
+ * `eth_call` of the same swap through its in-process request handler, timed in a child process of
+ * its own (this same script, BENCH_SIM_EDR_PEER=1) so that the memory figure stays this process's
+ * (EDR with the devnet took ~700 MB more); its return data must equal ours. tevm is not installed
+ * (no dependency is added for a benchmark): reported as skipped.
+ *
  * Options (environment): BENCH_ITERATIONS (default 400), BENCH_WARMUP (default 50).
  */
+import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
 import { readFileSync } from 'node:fs'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -20,6 +29,7 @@ import type { Address } from '../src/chain/types.ts'
 import { commonForChain } from '../src/evm/chain-config.ts'
 import { Simulator, type CallRequest } from '../src/evm/simulator.ts'
 import { decodeSignedTransaction } from '../src/tx/index.ts'
+import { bytesToHexString } from '../src/chain/quantity.ts'
 
 const GENESIS = 'fixtures/devnet/genesis.json'
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400)
@@ -73,9 +83,138 @@ async function time(fn: () => Promise<unknown>): Promise<number[]> {
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000
+
+interface GenesisFile {
+  config: { chainId: number }
+  alloc: Record<string, { balance?: string; nonce?: string; code?: string; storage?: Record<string, string> }>
+  gasLimit: string
+  baseFeePerGas: string
+  timestamp: string
+  coinbase: string
+}
+
+interface CallRequestJson {
+  from: string
+  to: string
+  data: string
+}
+
+/** eth_call of a request on an in-process peer. */
+type PeerCall = (request: CallRequestJson) => Promise<Hex>
+
+/** What the EDR peer process is asked (one swap) and answers: its return data and its timings. */
+interface PeerAsk {
+  request: CallRequestJson
+}
+type PeerAnswer = { output: Hex; samples: number[] } | { error: string }
+
+/**
+ * EDR (revm) in this process with the devnet genesis loaded as its genesis state (accounts, code,
+ * storage), Prague rules as the devnet's; requests go through its request handler, no socket.
+ */
+async function startEdr(genesisPath: string): Promise<{ call: PeerCall } | { skipped: string }> {
+  let edr: typeof import('@nomicfoundation/edr')
+  try {
+    edr = await import('@nomicfoundation/edr')
+  } catch (err) {
+    return { skipped: `@nomicfoundation/edr does not load: ${(err as Error).message}` }
+  }
+  const genesis = JSON.parse(readFileSync(genesisPath, 'utf8')) as GenesisFile
+  const bytes = (hex: string) => Buffer.from(hex.replace(/^0x/, ''), 'hex')
+  const context = new edr.EdrContext()
+  await context.registerProviderFactory(edr.L1_CHAIN_TYPE, edr.l1ProviderFactory())
+  const provider = await context.createProvider(
+    edr.L1_CHAIN_TYPE,
+    {
+      allowBlocksWithSameTimestamp: false,
+      allowUnlimitedContractSize: false,
+      bailOnCallFailure: false,
+      bailOnTransactionFailure: false,
+      blockGasLimit: BigInt(genesis.gasLimit),
+      chainId: BigInt(genesis.config.chainId),
+      coinbase: bytes(genesis.coinbase),
+      genesisState: Object.entries(genesis.alloc).map(([address, account]) => ({
+        address: bytes(address),
+        balance: BigInt(account.balance ?? 0),
+        nonce: BigInt(account.nonce ?? 0),
+        code: account.code === undefined ? undefined : bytes(account.code),
+        storage: Object.entries(account.storage ?? {}).map(([index, value]) => ({ index: BigInt(index), value: BigInt(value) })),
+      })),
+      hardfork: edr.l1HardforkToString(edr.SpecId.Prague),
+      initialBaseFeePerGas: BigInt(genesis.baseFeePerGas),
+      initialDate: BigInt(genesis.timestamp),
+      minGasPrice: 0n,
+      mining: { autoMine: true, memPool: { order: edr.MineOrdering.Priority } },
+      networkId: BigInt(genesis.config.chainId),
+      observability: {},
+      ownedAccounts: [],
+      precompileOverrides: [],
+    },
+    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+    { subscriptionCallback: () => {} },
+    new edr.ContractDecoder(),
+  )
+  let id = 0
+  const call: PeerCall = async (request) => {
+    const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'eth_call', params: [request, 'latest'] }))
+    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: Hex; error?: unknown }
+    if (body.result === undefined) throw new Error(`EDR eth_call failed: ${JSON.stringify(body.error)}`)
+    return body.result
+  }
+  return { call }
+}
 const mb = (bytes: number) => Math.round(bytes / 1_048_576)
 
+/** The EDR peer process: EDR started, then each swap it is sent checked and timed in this process. */
+async function serveEdrPeer(): Promise<void> {
+  const edr = await startEdr(GENESIS)
+  process.send!('call' in edr ? { ready: true } : { skipped: edr.skipped })
+  if (!('call' in edr)) return process.disconnect()
+  process.on('message', (ask: PeerAsk) => {
+    const answer = async (): Promise<PeerAnswer> => {
+      try {
+        const output = await edr.call(ask.request)
+        return { output, samples: await time(() => edr.call(ask.request)) }
+      } catch (err) {
+        return { error: (err as Error).message }
+      }
+    }
+    void answer().then((a) => process.send!(a))
+  })
+}
+
+/** The EDR peer in a child process (see the module comment), or why there is none. */
+async function startEdrPeer(): Promise<{ ask: (request: CallRequestJson) => Promise<{ output: Hex; samples: number[] }>; stop: () => void } | { skipped: string }> {
+  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_SIM_EDR_PEER: '1' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const first = await new Promise<{ ready?: true; skipped?: string }>((resolve) => {
+    child.once('message', (m) => resolve(m as { ready?: true; skipped?: string }))
+    child.once('exit', (code) => resolve({ skipped: `the EDR peer process exited (${code})` }))
+  })
+  if (first.ready !== true) {
+    child.kill()
+    return { skipped: first.skipped ?? 'the EDR peer did not start' }
+  }
+  const ask = (request: CallRequestJson) =>
+    new Promise<{ output: Hex; samples: number[] }>((resolve, reject) => {
+      child.once('message', (m) => {
+        const a = m as PeerAnswer
+        if ('error' in a) reject(new Error(`EDR: ${a.error}`))
+        else resolve(a)
+      })
+      child.send({ request } satisfies PeerAsk)
+    })
+  return { ask, stop: () => void child.kill() }
+}
+
+if (process.env.BENCH_SIM_EDR_PEER === '1') {
+  await serveEdrPeer()
+} else {
+  await main()
+}
+
+async function main(): Promise<void> {
 const anvil = await startAnvil({ genesisPath: GENESIS })
+const edr = await startEdrPeer()
 try {
   const devnet = DevnetStateSource.fromGenesisFile(GENESIS)
   const sim = new Simulator({ common: commonForChain(devnet.chainId) })
@@ -108,10 +247,20 @@ try {
       throw new Error(`${kind}: gas differs: ours ${ours.gasUsed} (${ours.status}), anvil ${anvilGas} (${receipt.status})`)
     }
 
+    const request = { from: swap.from, to: swap.to!, data: swap.data as Hex }
+    // the in-process peer answers what we answer, or its figures mean nothing
     const oursMs = await time(() => sim.call(base, swap))
-    const peerMs = await time(() => anvilRpc(anvil.url, 'eth_call', [{ from: swap.from, to: swap.to, data: swap.data }, 'latest']))
+    const peerMs = await time(() => anvilRpc(anvil.url, 'eth_call', [request, 'latest']))
+    // the EDR peer times the same call in its process, then this one waits
+    const edrAnswer = 'ask' in edr ? await edr.ask(request) : undefined
+    if (edrAnswer !== undefined) {
+      const oursOut = bytesToHexString((await sim.call(base, swap)).returnData)
+      if (edrAnswer.output !== oursOut) throw new Error(`${kind}: EDR's eth_call returns ${edrAnswer.output}, ours ${oursOut}`)
+    }
+    const edrMs = edrAnswer?.samples
     const o = summarize(oursMs)
     const p = summarize(peerMs)
+    const e = edrMs === undefined ? undefined : summarize(edrMs)
     results[kind] = {
       gas: Number(anvilGas),
       gasIdentical: true,
@@ -120,8 +269,10 @@ try {
       anvil_eth_call_p50_ms: round(p.p50),
       anvil_eth_call_p99_ms: round(p.p99),
       ratio_p50: round(o.p50 / p.p50),
+      ...(e === undefined ? {} : { edr_eth_call_p50_ms: round(e.p50), edr_eth_call_p99_ms: round(e.p99), ratio_edr_p50: round(o.p50 / e.p50), edrReturnDataIdentical: true }),
     }
-    console.log(`${kind} swap: ours p50 ${o.p50.toFixed(3)} ms p99 ${o.p99.toFixed(3)} ms | anvil eth_call p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms | ratio ${(o.p50 / p.p50).toFixed(2)} | gas ${anvilGas} (identical)`)
+    const edrText = e === undefined ? '' : ` | EDR in-process eth_call p50 ${e.p50.toFixed(3)} ms p99 ${e.p99.toFixed(3)} ms, ratio ${(o.p50 / e.p50).toFixed(2)}`
+    console.log(`${kind} swap: ours p50 ${o.p50.toFixed(3)} ms p99 ${o.p99.toFixed(3)} ms | anvil eth_call p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms | ratio ${(o.p50 / p.p50).toFixed(2)}${edrText} | gas ${anvilGas} (identical)`)
   }
 
   // cold fork: a fresh fork of anvil at the genesis block, one V3 swap
@@ -184,7 +335,8 @@ try {
   console.log(`memory with devnet + fork cache at ${stats.stateEntries}/${bound} entries and ${mb(stats.codeBytes)}/${mb(STATE_CACHE_DEFAULTS.maxCodeBytes)} MB of code: rss ${memory.rss_mb} MB, peak rss ${memory.peak_rss_mb} MB`)
   await full.close()
 
-  const v3 = results.v3 as { p50_ms: number; p99_ms: number; anvil_eth_call_p50_ms: number; anvil_eth_call_p99_ms: number; ratio_p50: number }
+  const v3 = results.v3 as { p50_ms: number; p99_ms: number; anvil_eth_call_p50_ms: number; anvil_eth_call_p99_ms: number; ratio_p50: number; edr_eth_call_p50_ms?: number; ratio_edr_p50?: number }
+  const v2 = results.v2 as { ratio_p50: number; ratio_edr_p50?: number }
   console.log(
     JSON.stringify({
       name: 'bench:sim',
@@ -195,6 +347,14 @@ try {
       peer_p50_ms: v3.anvil_eth_call_p50_ms,
       peer_p99_ms: v3.anvil_eth_call_p99_ms,
       ratio: v3.ratio_p50,
+      // in-process peers: the ratio of ours to each, V3 and V2 (absent when the peer did not load)
+      peers: {
+        anvil: { transport: 'HTTP eth_call (loopback)', v3_ratio_p50: v3.ratio_p50, v2_ratio_p50: v2.ratio_p50 },
+        ...('ask' in edr
+          ? { edr: { transport: 'in-process eth_call (request handler, state loaded directly)', v3_p50_ms: v3.edr_eth_call_p50_ms, v3_ratio_p50: v3.ratio_edr_p50, v2_ratio_p50: v2.ratio_edr_p50 } }
+          : {}),
+      },
+      peers_skipped: { ...('skipped' in edr ? { edr: edr.skipped } : {}), tevm: 'not installed: no dependency is added for a benchmark' },
       v2: results.v2,
       v3: results.v3,
       coldFork,
@@ -202,5 +362,7 @@ try {
     }),
   )
 } finally {
+  if ('stop' in edr) edr.stop()
   await anvil.stop()
+}
 }

@@ -19,9 +19,11 @@
  *    Memory-only dynamic gas (MLOAD, MSTORE, KECCAK256, copies, RETURN, ...) and SLOAD's access
  *    cost are computed by the synchronous twins in sync-gas.ts; an async handler (SLOAD's read)
  *    is returned as the step's only promise. Every other step goes to the stock implementation.
- * 4. MSTORE pads its word to 32 bytes through array spreads (`setLengthLeft`), ~7% of a swap;
- *    the word is written from its hex form into one reused 32-byte buffer, then copied into memory,
- *    instead. Gas is charged before the handler runs and is untouched.
+ * 4. MLOAD and MSTORE convert between bigint and bytes through hex strings (MSTORE also through
+ *    array spreads, `setLengthLeft`), ~680 ns each, ~420 of them in a V3 swap: word-memory.ts
+ *    reads and writes the word as four 64-bit halves of a DataView over memory, and decides the
+ *    memory gas of an access inside paid memory without bigint division. Gas is charged before
+ *    the handler runs and is untouched.
  * 5. `Interpreter.run` awaits every step, so even a synchronous step (3.) costs a microtask turn
  *    per opcode. For legacy (non-EOF) code without profiler or binary-tree witness, `run` is the
  *    stock loop line for line except that it awaits a step only when the step returned a promise:
@@ -55,6 +57,10 @@
  * 10. Addresses (address-patches.ts): the state manager and the journal turn the same Address
  *    into a hex string about ten times a frame, ~20 intermediate strings each; the hex is kept on
  *    the Address, and the journal's warm-address keys use Node's hex encoder.
+ * 11. Storage (storage-slots.ts): SLOAD and SSTORE turned keys and values from bigints into
+ *    bytes (through hex strings and array spreads) and back at every layer, and the journal's
+ *    warm-slot keys into hex through noble: on the project's overlay they read and write bigints,
+ *    and SSTORE's gas gives the stock EIP-2200/2929 functions bytes made directly.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -68,6 +74,8 @@ import { patchAddresses, type AddressPatchModules } from './address-patches.ts'
 import { patchFrames, type FramePatchModules } from './frame-patches.ts'
 import { copyHandlers, extendMemory, releaseFrameMemory, writeMemory, type CopyInternals, type CopyRunState, type PatchedMemory } from './memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
+import { mload, mstore } from './word-memory.ts'
+import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
   jumps: Uint8Array
@@ -270,11 +278,16 @@ async function apply(): Promise<void> {
   const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
-  const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] }
+  const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] & StorageJournalModule['Journal'] }
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory & { write: typeof writeMemory } } }
   const { Stack } = (await import(new URL('./stack.js', evmEntry).href)) as Pick<FramePatchModules, 'Stack'>
   patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], Memory, Stack, EVMError, errorMessages: EVMError.errorMessages })
   patchAddresses({ Address, Journal, EVM: evmModule.EVM as unknown as AddressPatchModules['EVM'] })
+  patchStorageJournal({ Journal })
+  const { updateSstoreGasEIP2200 } = (await import(new URL('./opcodes/EIP2200.js', evmEntry).href)) as Pick<StorageInternals, 'updateSstoreGasEIP2200'>
+  const { accessStorageEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as Pick<StorageInternals, 'accessStorageEIP2929'>
+  const { trap } = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<StorageInternals, 'trap'>
+  storage = { updateSstoreGasEIP2200, accessStorageEIP2929, trap, errorMessages: EVMError.errorMessages }
   Memory.prototype.extend = extendMemory
   Memory.prototype.write = writeMemory
   const syncGasHandlers = await loadSyncGasHandlers()
@@ -304,10 +317,12 @@ async function apply(): Promise<void> {
     self.useGas(gas, info)
     rs.programCounter++
     if (info.isAsync) {
-      // a state-reading handler (SLOAD, ...): one promise instead of three
-      const pending = entry.opHandler(rs, self.common) as unknown as Promise<void>
+      // a state-reading handler (SLOAD, ...): one promise instead of three, none when it answers at once
+      const pending = entry.opHandler(rs, self.common) as unknown as Promise<void> | undefined
       const witness = rs.env.accessWitness
-      return witness === undefined ? pending : pending.then(() => witness.commit())
+      if (witness === undefined) return pending
+      if (pending === undefined) return void witness.commit()
+      return pending.then(() => witness.commit())
     }
     entry.opHandler(rs, self.common)
     rs.env.accessWitness?.commit()
@@ -398,33 +413,16 @@ async function apply(): Promise<void> {
   }
 }
 
-interface RunStateLike {
-  stack: { popN(n: number): bigint[] }
-  memory: { write(offset: number, size: number, value: Uint8Array): void }
-}
 interface OpcodeEntry {
-  opHandler: (runState: never) => void | Promise<void>
+  opHandler: (runState: never, common: never) => void | Promise<void>
+  gasHandler?: (runState: never, gas: bigint, common: never) => Promise<bigint> | bigint
 }
+
+/** what SLOAD and SSTORE of 11. use of the EVM's internals, loaded once */
+let storage: StorageInternals | undefined
 
 /** the copy opcodes' handlers of 7., built once the EVM's internals are loaded */
 let copies: Map<number, (runState: CopyRunState) => void | Promise<void>> | undefined
-
-/** The word MSTORE writes, big-endian: filled from the word's hex, then copied into memory (no Buffer per MSTORE). */
-const WORD = Buffer.alloc(32)
-
-function fastMstore(runState: RunStateLike): void {
-  const [offset, word] = runState.stack.popN(2)
-  if (word === 0n) {
-    WORD.fill(0)
-  } else {
-    let hex = word.toString(16)
-    if (hex.length % 2 === 1) hex = `0${hex}`
-    const start = 32 - hex.length / 2
-    WORD.fill(0, 0, start)
-    WORD.write(hex, start, 'hex')
-  }
-  runState.memory.write(Number(offset), 32, WORD)
-}
 
 const RESOLVED = Promise.resolve()
 
@@ -447,6 +445,15 @@ export function patchEvmInstance(evm: object): void {
   const replace = (op: number, handler: OpcodeEntry['opHandler']) => {
     if (map[op] !== undefined) map[op].opHandler = handler
   }
-  replace(0x52, fastMstore)
+  replace(0x51, mload)
+  replace(0x52, mstore)
   for (const [op, handler] of copies ?? []) replace(op, handler)
+  // 11. over this EVM's own SLOAD and SSTORE entries, which they fall back to
+  if (storage !== undefined && map[0x54] !== undefined && map[0x55]?.gasHandler !== undefined) {
+    const stock = map as unknown as Array<{ opHandler: StorageHandlers['sload']; gasHandler: StorageHandlers['sstoreGas'] }>
+    const slots = storageHandlers(storage, { sload: stock[0x54].opHandler, sstore: stock[0x55].opHandler, sstoreGas: stock[0x55].gasHandler })
+    stock[0x54].opHandler = slots.sload
+    stock[0x55].opHandler = slots.sstore
+    stock[0x55].gasHandler = slots.sstoreGas
+  }
 }

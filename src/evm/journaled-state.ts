@@ -22,7 +22,6 @@
  */
 import type { AccountFields, StateManagerInterface, StorageDump } from '@ethereumjs/common'
 import { EVM, type Message } from '@ethereumjs/evm'
-import { OriginalStorageCache } from '@ethereumjs/statemanager'
 import {
   Account,
   Address as EjsAddress,
@@ -54,6 +53,44 @@ type UndoRecord =
   | { kind: 'clear'; address: Address; previousSlots: Map<bigint, bigint> | undefined; wasCleared: boolean }
 
 const EMPTY_CODE = new Uint8Array(0)
+
+/** A slot's value as the stock state managers return it: the shortest big-endian bytes, 0 as no bytes. */
+const valueBytes = (value: bigint): Uint8Array => (value === 0n ? EMPTY_CODE : bigIntToBytes(value))
+
+/**
+ * The stock OriginalStorageCache (`@ethereumjs/statemanager`: a slot's value the first time the
+ * transaction asks for it, kept until `clear`, which runTx and direct-call.ts call as a transaction
+ * ends), keyed by the account's key and the slot as a bigint instead of the hex of both, and
+ * answering bigints as well (`value`) for SSTORE's gas (storage-slots.ts).
+ */
+export class OriginalSlots {
+  private map = new Map<Address, Map<bigint, bigint>>()
+
+  constructor(private readonly read: (address: Address, slot: bigint) => bigint | Promise<bigint>) {}
+
+  async get(address: EjsAddress, key: Uint8Array): Promise<Uint8Array> {
+    return valueBytes(await this.value(address, bytesToBigInt(key)))
+  }
+
+  value(address: EjsAddress, slot: bigint): bigint | Promise<bigint> {
+    const key = toKey(address)
+    let slots = this.map.get(key)
+    const known = slots?.get(slot)
+    if (known !== undefined) return known
+    const value = this.read(key, slot)
+    const keep = (v: bigint): bigint => {
+      slots ??= this.map.get(key)
+      if (slots === undefined) this.map.set(key, (slots = new Map()))
+      if (!slots.has(slot)) slots.set(slot, v)
+      return v
+    }
+    return typeof value === 'bigint' ? keep(value) : value.then(keep)
+  }
+
+  clear(): void {
+    this.map = new Map()
+  }
+}
 
 /**
  * The storage root reported for a creation target that has storage. The overlay does not know the
@@ -96,7 +133,7 @@ function toKey(address: EjsAddress): Address {
 }
 
 export class JournaledState implements StateManagerInterface, StateLayer {
-  readonly originalStorageCache: OriginalStorageCache
+  readonly originalStorageCache: OriginalSlots
   private readonly accounts = new Map<Address, AccountEntry>()
   private readonly code = new Map<Address, Uint8Array>()
   private readonly storage = new Map<Address, Map<bigint, bigint>>()
@@ -114,7 +151,7 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     private readonly base: StateLayer,
     readonly reader: StateReader,
   ) {
-    this.originalStorageCache = new OriginalStorageCache(this.getStorage.bind(this))
+    this.originalStorageCache = new OriginalSlots((address, slot) => this.slotValue(address, slot))
   }
 
   /** A fresh overlay over a pinned reader. */
@@ -166,11 +203,20 @@ export class JournaledState implements StateManagerInterface, StateLayer {
   }
 
   async readStorage(address: Address, slot: bigint): Promise<bigint> {
+    return this.slotValue(address, slot)
+  }
+
+  /**
+   * A slot's value: at once when this overlay or a frozen one below holds it, else the reader's
+   * promise. SLOAD and SSTORE read through it (storage-slots.ts), without a promise per layer.
+   */
+  private slotValue(address: Address, slot: bigint): bigint | Promise<bigint> {
     for (const observe of this.storageReadObservers) observe(address, slot)
     const own = this.storage.get(address)?.get(slot)
     if (own !== undefined) return own
     if (this.cleared.has(address)) return 0n
-    return this.base.readStorage(address, slot)
+    const base = this.base
+    return base instanceof JournaledState ? base.slotValue(address, slot) : base.readStorage(address, slot)
   }
 
   /** Calls `observer` for every storage read that reaches this layer until the returned function is called. */
@@ -263,10 +309,27 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     return (await this.readCode(toKey(address))).length
   }
 
+  // ---- storage as bigints (storage-slots.ts: SLOAD and SSTORE) ----
+
+  /** The slot's current value (what getStorage answers, as a bigint). */
+  storageValue(address: EjsAddress, slot: bigint): bigint | Promise<bigint> {
+    return this.slotValue(toKey(address), slot)
+  }
+
+  /** The slot's value when the transaction first asked for it (what originalStorageCache.get answers, as a bigint). */
+  originalStorageValue(address: EjsAddress, slot: bigint): bigint | Promise<bigint> {
+    return this.originalStorageCache.value(address, slot)
+  }
+
+  /** Writes the slot (what putStorage writes, from bigints). */
+  putStorageValue(address: EjsAddress, slot: bigint, value: bigint): void {
+    this.setSlot(toKey(address), slot, value)
+  }
+
   async getStorage(address: EjsAddress, key: Uint8Array): Promise<Uint8Array> {
     const value = await this.readStorage(toKey(address), bytesToBigInt(key))
     // shortest representation, as the stock managers return it (0 is the empty array)
-    return value === 0n ? EMPTY_CODE : bigIntToBytes(value)
+    return valueBytes(value)
   }
 
   async putStorage(address: EjsAddress, key: Uint8Array, value: Uint8Array): Promise<void> {

@@ -6,6 +6,8 @@
  * Gas equality with anvil and geth is checked by the fixture tests.
  */
 import type { Common } from '@ethereumjs/common'
+import { withinPaidMemory, type PaidMemoryRunState } from './word-memory.ts'
+import { slotBytes } from './storage-slots.ts'
 
 export interface GasRunState {
   stack: { peek(n?: number): bigint[] }
@@ -32,14 +34,6 @@ interface EvmErrors {
   EVMError: { errorMessages: Record<string, string> }
 }
 
-const ZEROS_64 = '0'.repeat(64)
-
-/** The 32-byte big-endian key, as ethereumjs builds it with setLengthLeft(bigIntToBytes(key), 32). */
-function slotKey(key: bigint): Uint8Array {
-  const hex = key.toString(16)
-  return Buffer.from(hex.length >= 64 ? hex : ZEROS_64.slice(hex.length) + hex, 'hex')
-}
-
 export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>> {
   const evmEntry = import.meta.resolve('@ethereumjs/evm')
   const util = (await import(new URL('./opcodes/util.js', evmEntry).href)) as EvmOpcodeUtil
@@ -47,7 +41,11 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
   const { accessStorageEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as EvmEip2929
   const { subMemUsage, divCeil, trap } = util
 
-  const memory = (width: bigint): SyncGasHandler => (rs, gas, common) => gas + subMemUsage(rs, rs.stack.peek()[0], width, common)
+  // a word access inside the memory already paid for costs nothing (word-memory.ts), decided without bigint division
+  const memory = (width: bigint): SyncGasHandler => {
+    const bytes = Number(width)
+    return (rs, gas, common) => (withinPaidMemory(rs as unknown as PaidMemoryRunState, bytes) === true ? gas : gas + subMemUsage(rs, rs.stack.peek()[0], width, common))
+  }
   const range: SyncGasHandler = (rs, gas, common) => {
     const [offset, length] = rs.stack.peek(2)
     return gas + subMemUsage(rs, offset, length, common)
@@ -98,7 +96,7 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
     // SLOAD: warm/cold access cost (EIP-2929); the fast path never runs with stateless EIPs active
     [0x54, (rs, gas, common) => {
       const key = rs.stack.peek()[0]
-      if (common.isActivatedEIP(2929)) gas += accessStorageEIP2929(rs, slotKey(key), false, common, true)
+      if (common.isActivatedEIP(2929)) gas += accessStorageEIP2929(rs, slotBytes(key), false, common, true)
       return gas
     }],
     [0xf3, range], // RETURN

@@ -93,29 +93,6 @@ describe('Common answers (2.)', () => {
   })
 })
 
-describe('MSTORE (patched per pooled EVM)', () => {
-  it('writes every word as the stock handler does: zero, odd and even hex lengths, full width, overlapping', async () => {
-    const common = commonForChain(31337n)
-    const target = createAddressFromString('0x000000000000000000000000000000000000057e')
-    const push32 = (v: bigint) => '7f' + v.toString(16).padStart(64, '0')
-    const words = [0n, 1n, 0xfn, 0x10n, 0xabcn, 2n ** 255n + 3n, 2n ** 256n - 1n, 0x0123456789abcdefn, 2n ** 128n]
-    // each word at offset 7 * i (overlapping the previous one), then the whole memory returned
-    let code = ''
-    words.forEach((w, i) => (code += push32(w) + push32(BigInt(7 * i)) + '52'))
-    code += '59' + '6000' + 'f3'
-    const run = async (pooled: boolean) => {
-      const state = JournaledState.over(EMPTY_STATE_READER)
-      await state.putCode(target, Buffer.from(code, 'hex'))
-      const exec = async (vm: VM) => Buffer.from((await vm.evm.runCall({ to: target, gasLimit: 1_000_000n })).execResult.returnValue).toString('hex')
-      // a VM outside the pool keeps the stock opcode handlers (patchEvmInstance is the pool's)
-      return pooled ? new VmPool(common).with(state, exec) : exec(await createVM({ common, stateManager: state }))
-    }
-    const stock = await run(false)
-    expect(stock.length).toBe(2 * 96)
-    expect(await run(true)).toBe(stock)
-  })
-})
-
 type Analyse = (this: unknown, code: Uint8Array) => object
 
 /** The patched `Interpreter.prototype._getValidJumpDestinations`, called as an interpreter of `vm` would. */
