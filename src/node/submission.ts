@@ -119,11 +119,12 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   let planner: BackrunPlanner
   let simulate: SubmissionSimulator
   if (options.workers !== undefined) {
-    // one dispatcher task per worker at most in the pool at once: quotes and eth_backrun queue
-    // behind at most that many, never behind a whole head's re-simulations
-    const share = new Limiter(config.workers.threads)
-    planner = new PooledBackrunPlanner(options.workers, { keys, share, ...pricing })
-    simulate = pooledSubmissionSimulator(options.workers, share)
+    // at most one dispatcher task per worker in the pool at once, so quotes and eth_backrun queue
+    // behind at most that many, never behind a whole head's re-simulations; backrun searches (long)
+    // take one worker fewer, leaving one to the simulations (short) the user's own bundle waits for
+    const threads = config.workers.threads
+    planner = new PooledBackrunPlanner(options.workers, { keys, share: new Limiter(Math.max(1, threads - 1)), ...pricing })
+    simulate = pooledSubmissionSimulator(options.workers, new Limiter(threads))
   } else {
     planner = new EngineBackrunPlanner({ chain, simulator, engine: options.backrun, signer: keys, ...pricing })
     simulate = engineSubmissionSimulator({ chain, simulator })
