@@ -65,7 +65,6 @@ export async function startNode(env: Readonly<Record<string, string | undefined>
       chain: domain.chain,
       simulator: domain.simulator,
       backrun: domain.backrun,
-      workers: domain.workers,
       localBuilderUrl: builder?.url,
       log,
     })

@@ -4,10 +4,13 @@
  * what it is injected with (simulation, backrun planning with the backrun engine, inclusion checks
  * against a JSON-RPC node). Part of the composition root, beside domain.ts.
  *
- * With a worker pool (WORKERS > 0) the dispatcher's simulations and backrun planning run in its
+ * Given a worker pool (`workers`), the dispatcher's simulations and backrun planning run in its
  * workers (src/workers: pooled-submission-simulator.ts, pooled-backrun-planner.ts), so the thread
  * that acknowledges submissions never executes them; the searcher keys stay on this thread, which
- * leases and signs for the workers. Without one (WORKERS = 0) they run here, as before the pool.
+ * leases and signs for the workers. Without one they run here. npm start (start.ts) does not pass
+ * the pool yet: with it bench:flow left most users pending on a loaded machine (BENCHMARKS.md,
+ * issue 13), because a submission's next user-bundle send waits for its plan, which in the pool
+ * really meets the dispatcher's 2 s bound.
  */
 import { readFileSync } from 'node:fs'
 import type { AppServices } from '../server/app.ts'
@@ -70,7 +73,7 @@ export interface SubmissionServicesOptions {
   chain: ChainStateSource
   simulator: Simulator
   backrun: BackrunEngine
-  /** the worker pool (WORKERS > 0): the dispatcher's simulations and planning run in it */
+  /** a worker pool: the dispatcher's simulations and planning run in it (npm start does not pass one yet) */
   workers?: WorkerPool
   /** devnet mode: the local builder's JSON-RPC URL (the relay, and where inclusion is read) */
   localBuilderUrl?: string
@@ -120,11 +123,12 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   let planner: BackrunPlanner
   let simulate: SubmissionSimulator
   if (options.workers !== undefined) {
-    // one dispatcher task per worker at most in the pool at once: quotes and eth_backrun queue
-    // behind at most that many, never behind a whole head's re-simulations
-    const share = new Limiter(config.workers.threads)
-    planner = new PooledBackrunPlanner(options.workers, { keys, share, ...pricing })
-    simulate = pooledSubmissionSimulator(options.workers, share)
+    // at most one dispatcher task per worker in the pool at once, so quotes and eth_backrun queue
+    // behind at most that many, never behind a whole head's re-simulations; backrun searches (long)
+    // take one worker fewer, leaving one to the simulations (short) the user's own bundle waits for
+    const threads = config.workers.threads
+    planner = new PooledBackrunPlanner(options.workers, { keys, share: new Limiter(Math.max(1, threads - 1)), ...pricing })
+    simulate = pooledSubmissionSimulator(options.workers, new Limiter(threads))
   } else {
     planner = new EngineBackrunPlanner({ chain, simulator, engine: options.backrun, signer: keys, ...pricing })
     simulate = engineSubmissionSimulator({ chain, simulator })

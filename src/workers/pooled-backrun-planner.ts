@@ -10,7 +10,11 @@
  * backrun calls to the configured executor on this chain, for the holder of the lease. So leases
  * and nonces keep one owner (this thread), in the order the in-process planner takes them.
  *
- * Planning tasks share the dispatcher's places in the pool with its simulations (`share`).
+ * Planning takes its own places in the pool (`share`, fewer than the workers, so a simulation, which
+ * the user's own bundle waits for, always finds one), and waits for one at most PLAN_START_WAIT_MS:
+ * a plan that cannot start by then fails at once as busy ("planned again at the next head"). Under
+ * a saturated pool plans then fail fast instead of each waiting out the dispatcher's 2 s bound while
+ * the submission's next steps wait behind it.
  *
  * A worker that hung or died (or a pool that is closing or full) makes the plan throw with a
  * message that says so (the dispatcher records "backrun planning failed: ..." and forwards the
@@ -28,6 +32,9 @@ import type { PlanTaskRequest, TaskCall } from './tasks.ts'
 import type { WorkerPool } from './worker-pool.ts'
 import { WorkerTaskError } from './worker-task-error.ts'
 
+/** How long a plan waits for a place in the pool before it gives up as busy, ms. */
+export const PLAN_START_WAIT_MS = 250
+
 export interface PooledBackrunPlannerOptions {
   /** the searcher accounts backruns are signed with (one backrun per key per block) */
   keys: SearcherKeyPool
@@ -37,7 +44,7 @@ export interface PooledBackrunPlannerOptions {
   maxPriorityFeePerGas: bigint
   /** added to the measured gas (the backrun's execution + 21 000), basis points. Default 3 000 (+30%). */
   gasLimitMarginBps?: number
-  /** the dispatcher's places in the pool (shared with its simulations) */
+  /** the places in the pool backrun planning may take at once */
   share: Limiter
 }
 
@@ -95,12 +102,19 @@ export class PooledBackrunPlanner implements BackrunPlanner {
           return undefined
       }
     }
+    const startBound = AbortSignal.timeout(PLAN_START_WAIT_MS)
     try {
-      return await this.share.run(() => {
-        throwIfAborted(input.signal)
-        return this.pool.run('plan', request, this.pool.pinLatest(), { signal: input.signal, host })
-      }, input.signal)
+      return await this.share.run(
+        () => {
+          throwIfAborted(input.signal)
+          return this.pool.run('plan', request, this.pool.pinLatest(), { signal: input.signal, host })
+        },
+        AbortSignal.any([input.signal, startBound]),
+      )
     } catch (err) {
+      if (err === startBound.reason && !input.signal.aborted) {
+        throw new WorkerTaskError('busy', `every worker backrun planning may use was busy for ${PLAN_START_WAIT_MS} ms; planned again at the next head`)
+      }
       // no cause: the message already holds the pool's whole text, which the dispatcher's errorText would repeat
       if (err instanceof WorkerTaskError) {
         if (leased !== undefined) this.keys.release(leased, input.id)

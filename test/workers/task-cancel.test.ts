@@ -7,17 +7,22 @@
  * - a task still waiting for the worker whose caller gives up leaves the queue at once;
  * - beyond the queue bound a task fails at once as busy (piscina's own maxQueue does not hold for
  *   tasks with an abort signal: the pool counts);
- * - a call for a task that gave no host is refused, and the task fails with that error.
+ * - a call for a task that gave no host is refused, and the task fails with that error;
+ * - a plan that cannot get a place in the pool within PLAN_START_WAIT_MS fails at once as busy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
 import { loadConfig } from '../../src/node/config.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { planningSettings } from '../../src/submission/backrun-planning.ts'
+import { privateKeyBackrunSigner } from '../../src/submission/engine-backrun-planner.ts'
+import { Limiter } from '../../src/submission/limiter.ts'
+import { SearcherKeyPool } from '../../src/submission/searcher-key-pool.ts'
 import { submissionId } from '../../src/submission/types.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import type { PlanTaskRequest, SimulateTaskRequest, TaskCall, TaskHost } from '../../src/workers/tasks.ts'
 import { engineSettings } from '../../src/workers/engines.ts'
+import { PLAN_START_WAIT_MS, PooledBackrunPlanner } from '../../src/workers/pooled-backrun-planner.ts'
 import { WorkerPool } from '../../src/workers/worker-pool.ts'
 import { WorkerTaskError } from '../../src/workers/worker-task-error.ts'
 import { loadFixtureTxs, loadRegistry, lower } from '../support/devnet.ts'
@@ -141,5 +146,26 @@ describe('a dispatcher task the caller gives up on', () => {
 
   it('a planning task without a host: its call is refused and the plan fails with that error', async () => {
     await expect(pool.run('plan', planRequest())).rejects.toThrow(/^task \d+ is not running, or takes no calls \(lease\)$/)
+  }, 60_000)
+
+  it('a plan that finds no place in the pool within PLAN_START_WAIT_MS fails at once as busy, holding no key', async () => {
+    const share = new Limiter(1)
+    const keys = new SearcherKeyPool([privateKeyBackrunSigner(registry.devAccounts.accounts.find((a) => a.index === registry.devAccounts.searcherIndexes[0])!.privateKey)])
+    const planner = new PooledBackrunPlanner(pool, { keys, share, maxPriorityFeePerGas: 1_000_000_000n })
+    let release: () => void = () => {}
+    const holding = share.run(() => new Promise<void>((resolve) => (release = resolve)))
+    const tx = decodeSignedTransaction(ARBITRAGE.raw, { chainId: domain.chain.chainId, common: domain.simulator.common })
+    const completed = pool.stats().completed
+    const t0 = performance.now()
+    const plan = planner.plan({ id: submissionId('private-tx', tx.hash), kind: 'private-tx', userTxs: [tx], simulation: undefined, signal: new AbortController().signal })
+    await expect(plan).rejects.toBeInstanceOf(WorkerTaskError)
+    await expect(plan).rejects.toMatchObject({ failure: 'busy', message: `every worker backrun planning may use was busy for ${PLAN_START_WAIT_MS} ms; planned again at the next head` })
+    const waited = performance.now() - t0
+    expect(waited).toBeGreaterThanOrEqual(PLAN_START_WAIT_MS - 5)
+    expect(waited).toBeLessThan(PLAN_START_WAIT_MS + 2_000)
+    expect(keys.leased(domain.chain.latest().block.number + 1n)).toBe(0)
+    expect(pool.stats().completed).toBe(completed)
+    release()
+    await holding
   }, 60_000)
 })
