@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
 import type { Address, StateReader } from '../../src/chain/types.ts'
 import { Simulator, type CallRequest, type ExecutionResult, type SimulationState } from '../../src/evm/simulator.ts'
-import { PoolDiscovery, ViewCaller, type PoolRef } from '../../src/pools/index.ts'
+import { PoolDiscovery, venuePoolAddress, ViewCaller, type PoolRef } from '../../src/pools/index.ts'
 import { DEX, lower, registry, sim, source, tok } from '../routing/helpers.ts'
 
 class CountingSimulator extends Simulator {
@@ -25,13 +25,13 @@ function counting(): CountingSimulator {
 function registryPools(tokens: readonly Address[]): string[] {
   const inSet = (a: string, b: string) => tokens.includes(lower(a)) && tokens.includes(lower(b))
   return [
-    ...registry.v2.pairs.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000 })),
-    ...registry.v3.pools.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee })),
+    ...registry.v2.pairs.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000, venue: 'uniswap-v2' })),
+    ...registry.v3.pools.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: 'uniswap-v3' })),
   ].sort()
 }
 
 function key(p: PoolRef): string {
-  return `${p.protocol} ${p.address} ${p.token0} ${p.token1} ${p.fee}`
+  return `${p.protocol} ${p.venue} ${p.address} ${p.token0} ${p.token1} ${p.fee}`
 }
 
 /** the devnet state again, pinned to another block number (same accounts) */
@@ -74,11 +74,21 @@ describe('PoolDiscovery', () => {
   })
 
   it('looks each V3 fee tier up, and only the configured ones', async () => {
-    const onlyLow = new PoolDiscovery(counting(), { ...DEX, v3FeeTiers: [100, 500] })
+    const lowTiers = DEX.venues.map((v) => (v.protocol === 'uniswap-v3' ? { ...v, feeTiers: [100, 500], tickSpacings: [1, 10] } : v))
+    const onlyLow = new PoolDiscovery(counting(), { ...DEX, venues: lowTiers })
     const found = await onlyLow.findPools(source.latest(), tok('UNI'), tok('LINK'))
     expect(found.filter((p) => p.protocol === 'uniswap-v3').every((p) => p.fee === 100 || p.fee === 500)).toBe(true)
-    const v2Only = new PoolDiscovery(counting(), { ...DEX, v3Factory: undefined })
+    const v2Only = new PoolDiscovery(counting(), { ...DEX, venues: DEX.venues.filter((v) => v.protocol === 'uniswap-v2') })
     expect((await v2Only.findPools(source.latest(), tok('UNI'), tok('LINK'))).every((p) => p.protocol === 'uniswap-v2')).toBe(true)
+  })
+
+  it("keeps only pools at the venue's CREATE2 address: a wrong init-code hash finds nothing our contracts would accept", async () => {
+    const misconfigured = DEX.venues.map((v) => ({ ...v, initCodeHash: `0x${'ab'.repeat(32)}` as const }))
+    const discovery = new PoolDiscovery(counting(), { ...DEX, venues: misconfigured })
+    expect(await discovery.findPools(source.latest(), tok('WETH'), tok('USDC'))).toEqual([])
+    const right = await new PoolDiscovery(counting(), DEX).findPools(source.latest(), tok('WETH'), tok('USDC'))
+    expect(right.length).toBeGreaterThan(0)
+    for (const p of right) expect(p.address).toBe(venuePoolAddress(DEX.venues.find((v) => v.name === p.venue)!, p.token0, p.token1, p.fee))
   })
 
   it('caches per (block, pair): a second lookup at the same block makes no call, a new block does', async () => {
