@@ -130,7 +130,7 @@ export function referenceQuote(pool: PoolSnapshot, tokenIn: Address, amountIn: b
   const zeroForOne = tokenIn === pool.token0
   try {
     if (pool.protocol === 'uniswap-v2') {
-      const out = getAmountOut(amountIn, zeroForOne ? pool.reserve0 : pool.reserve1, zeroForOne ? pool.reserve1 : pool.reserve0, 30)
+      const out = getAmountOut(amountIn, zeroForOne ? pool.reserve0 : pool.reserve1, zeroForOne ? pool.reserve1 : pool.reserve0, pool.fee / 100)
       return out > 0n ? { amountOut: out, ticksCrossed: 0 } : undefined
     }
     const r = simulateV3Swap(pool.state as V3PoolState, { zeroForOne, amountSpecified: amountIn })
