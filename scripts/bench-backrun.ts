@@ -342,9 +342,13 @@ async function holdOutShares(url: string, local: Awaited<ReturnType<typeof openD
     generated.push({ name: `quote ${whole} ${a} -> ${b}`, params: { to: q.router, calldata, value: '0', tokenIn: token(a), amountIn: amountIn.toString() } })
   }
   const all = [...fixtures.map((fx, i) => ({ name: fx.name, params: fixtureRequests[i] as Record<string, string> })), ...generated]
+  // every pool of every devnet venue (Uniswap's in registry.v2/v3, the added ones in registry.venues)
+  const added = (registry as unknown as { venues: Array<{ name: string; kind: 'v2' | 'v3'; feeBps?: number; pairs?: Array<{ address: string; token0: string; token1: string }>; pools?: Array<{ address: string; token0: string; token1: string; fee: number }> }> }).venues
   const refs: PoolRef[] = [
-    ...registry.v2.pairs.map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000 })),
-    ...registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee })),
+    ...registry.v2.pairs.map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000, venue: 'uniswap-v2' })),
+    ...registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: 'uniswap-v3' })),
+    ...added.flatMap((v) => (v.pairs ?? []).map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: (v.feeBps ?? 30) * 100, venue: v.name }))),
+    ...added.flatMap((v) => (v.pools ?? []).map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: v.name }))),
   ]
   const priorityFeeWei = loadConfig({ LOG_LEVEL: 'silent' }).backrun.priorityFeeWei
   const samples: number[] = []

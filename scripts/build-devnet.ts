@@ -16,6 +16,6 @@ const build = await writeDevnet(outDir)
 const r = build.registry
 console.log(
   `devnet written to ${outDir} in ${Math.round(performance.now() - started)} ms: ` +
-    `${Object.keys(build.genesis.alloc).length} accounts, ${r.tokens.length} tokens, ${r.v2.pairs.length} V2 pairs, ` +
-    `${r.v3.pools.length} V3 pools, ${build.buildBlocks} build blocks`,
+    `${Object.keys(build.genesis.alloc).length} accounts, ${r.tokens.length} tokens, ${r.v2.pairs.length} V2 pairs and ` +
+    `${r.v3.pools.length} V3 pools at Uniswap, ${r.venues.length} venues, ${build.buildBlocks} build blocks`,
 )

@@ -9,6 +9,7 @@
  * this module, which names their types); its imports are types.
  */
 import type { Address } from './chain/types.ts'
+import type { Venue } from './pools/pools.ts'
 import type { ApiKeyRegistry } from './server/auth/api-keys.ts'
 import type { PartnerRegistry } from './server/jsonrpc/partners.ts'
 import type { RelayEndpoint } from './submission/relay-client.ts'
@@ -77,7 +78,7 @@ export interface DevnetChainConfig extends ChainRules {
 export interface ForkChainConfig extends ChainRules {
   mode: 'fork'
   upstream: UpstreamConfig
-  /** ROUTER_ADDRESS, WETH_ADDRESS, V2_FACTORY, V3_FACTORY, BASE_TOKENS, BACKRUN_CONTRACT, ETH_USD_FEED */
+  /** ROUTER_ADDRESS, WETH_ADDRESS, VENUES (or V2_FACTORY / V3_FACTORY), BASE_TOKENS, BACKRUN_CONTRACT, ETH_USD_FEED */
   contracts: ChainContracts
 }
 
@@ -99,8 +100,11 @@ export interface UpstreamConfig {
 export interface ChainContracts {
   router: Address
   weth: Address
-  v2Factory: Address
-  v3Factory: Address
+  /**
+   * VENUES: the V2- and V3-style deployments routes use (src/pools/venues.ts); the router and the
+   * backrun contract must have been deployed with the same ones
+   */
+  venues: Venue[]
   /** tokens routes may pass through */
   baseTokens: Address[]
   /** Chainlink-style ETH/USD feed (AggregatorV3Interface) */

@@ -3,6 +3,8 @@ import { ConfigError, type ServiceConfig } from '../src/config.ts'
 import { DEFAULTS, loadConfig } from '../src/node/config.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
+import type { Address } from '../src/chain/types.ts'
+import { MAINNET_VENUES, uniswapV2Venue, uniswapV3Venue, venueJson } from '../src/pools/index.ts'
 
 const FORK_CONTRACTS = {
   ROUTER_ADDRESS: '0x00000000000000000000000000000000000000AA',
@@ -107,6 +109,29 @@ describe('loadConfig', () => {
     for (const name of ['ROUTER_ADDRESS', 'WETH_ADDRESS', 'V2_FACTORY', 'V3_FACTORY', 'BACKRUN_CONTRACT', 'ETH_USD_FEED', 'SEARCHER_PRIVATE_KEY', 'RELAYS', 'API_KEYS', 'PARTNER_TOKENS']) {
       expect(problems).toContain(name)
     }
+  })
+
+  it('fork mode: V2_FACTORY / V3_FACTORY are the shorthand for Uniswap\'s venues; VENUES lists any, mainnet names the defaults', () => {
+    const short = loadConfig(FORK)
+    if (short.chain.mode !== 'fork') throw new Error('fork mode expected')
+    expect(short.chain.contracts.venues).toEqual([uniswapV2Venue(FORK_CONTRACTS.V2_FACTORY.toLowerCase() as Address), uniswapV3Venue(FORK_CONTRACTS.V3_FACTORY.toLowerCase() as Address)])
+    const { V2_FACTORY: _v2, V3_FACTORY: _v3, ...withoutFactories } = FORK
+    const all = loadConfig({ ...withoutFactories, VENUES: 'mainnet' })
+    if (all.chain.mode !== 'fork') throw new Error('fork mode expected')
+    expect(all.chain.contracts.venues).toEqual(MAINNET_VENUES)
+    const json = loadConfig({ ...withoutFactories, VENUES: JSON.stringify([venueJson(MAINNET_VENUES[2])]) })
+    expect(json.chain.mode === 'fork' && json.chain.contracts.venues).toEqual([MAINNET_VENUES[2]])
+  })
+
+  it('VENUES: every problem named, not beside its shorthand', () => {
+    const { V2_FACTORY: _v2, V3_FACTORY: _v3, ...withoutFactories } = FORK
+    expect(problemsOf(() => loadConfig({ ...withoutFactories, VENUES: '[{"kind":"v2","name":"x","factory":"0x1","initCodeHash":"0x2","feeBps":30}]' }))).toEqual([
+      'VENUES[0].factory: expected a 0x-prefixed 20-byte address',
+      'VENUES[0].initCodeHash: expected a 0x-prefixed 32-byte hash',
+    ])
+    expect(problemsOf(() => loadConfig({ ...withoutFactories, VENUES: 'uniswap' }))).toEqual(['VENUES: expected "mainnet" or a JSON array of venues'])
+    expect(problemsOf(() => loadConfig({ ...FORK, VENUES: 'mainnet' }))).toEqual(['VENUES: V2_FACTORY and V3_FACTORY are its one-venue shorthand; set VENUES alone'])
+    expect(problemsOf(() => loadConfig({ ...withoutFactories }))).toEqual(['VENUES (or its shorthand V2_FACTORY / V3_FACTORY): required in fork mode (UPSTREAM_RPC_URL is set)'])
   })
 
   it('fork mode refuses the public development key and token', () => {

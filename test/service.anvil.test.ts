@@ -109,7 +109,16 @@ const CASES = [
   { name: 'two hops (UNI has no USDC pool)', tokenIn: 'USDC', tokenOut: 'UNI', amountIn: amountOf('USDC', 10_000), legs: 1, hops: [2] },
   { name: 'three hops, one route', tokenIn: 'LINK', tokenOut: 'DAI', amountIn: amountOf('LINK', 666.67), legs: 1, hops: [3] },
   { name: 'a split over several routes', tokenIn: 'WETH', tokenOut: 'USDC', amountIn: 66n * E18, legs: 4, hops: undefined },
+  // UNI -> WETH in the second V3 factory's pool, WETH -> USDT in Uniswap's: one route, two venues
+  { name: 'a route across two venues', tokenIn: 'UNI', tokenOut: 'USDT', amountIn: amountOf('UNI', 1000), legs: 2, hops: [2, 2] },
 ] as const
+
+/** the venue of every pool of the devnet, by lowercase address */
+const VENUE_OF = new Map<string, string>([
+  ...registry.v2.pairs.map((p) => [lower(p.address), 'uniswap-v2'] as const),
+  ...registry.v3.pools.map((p) => [lower(p.address), 'uniswap-v3'] as const),
+  ...registry.venues.flatMap((v) => [...(v.pairs ?? []), ...(v.pools ?? [])].map((p) => [lower(p.address), v.name] as const)),
+])
 
 describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
   let anvil: AnvilInstance
@@ -143,6 +152,19 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
 
     const onAnvil = await executeOnAnvil(anvil.url, tokenOut, quote)
     expect(onAnvil.status).toBe('0x1')
+    expect(onAnvil.received).toBe(BigInt(quote.amountOut))
+    expect(onAnvil.gasUsed).toBe(BigInt(quote.gas))
+  })
+
+  it('takes a route whose hops cross two venues when it is the best, and its calldata gives exactly amountOut on anvil', async () => {
+    const c = CASES[4]
+    const tokenOut = tokenAddress(registry, c.tokenOut)
+    const { body } = await postQuote(svc.url, { tokenIn: tokenAddress(registry, c.tokenIn), tokenOut, amountIn: c.amountIn.toString(), sender: SENDER })
+    const quote = body as unknown as WireQuote
+    const venuesPerLeg = quote.routes.map((r) => new Set(r.hops.map((h) => VENUE_OF.get(lower(h.pool)))))
+    expect(venuesPerLeg.some((v) => v.size === 2)).toBe(true)
+    expect(venuesPerLeg.flatMap((v) => [...v])).toContain('devnet-fork-v3')
+    const onAnvil = await executeOnAnvil(anvil.url, tokenOut, quote)
     expect(onAnvil.received).toBe(BigInt(quote.amountOut))
     expect(onAnvil.gasUsed).toBe(BigInt(quote.gas))
   })

@@ -39,7 +39,7 @@ export function tokenInfos(addresses: ProtocolAddresses): Map<TokenSymbol, Token
 }
 
 /** The pair's tokens in pool order (token0 has the lower address). */
-function sorted(pair: PairSpec, tokens: Map<TokenSymbol, TokenInfo>): [TokenInfo, TokenInfo] {
+export function sorted(pair: Pick<PairSpec, 'a' | 'b'>, tokens: Map<TokenSymbol, TokenInfo>): [TokenInfo, TokenInfo] {
   const a = tokens.get(pair.a)!
   const b = tokens.get(pair.b)!
   return BigInt(a.address) < BigInt(b.address) ? [a, b] : [b, a]
@@ -102,67 +102,87 @@ export async function addV3Liquidity(
       const budget = pair.v3Usd[fee]
       if (budget === undefined) continue
       const [t0, t1] = sorted(pair, tokens)
-      const spacing = V3_TICK_SPACING[fee]
-      const sqrtPrice = sqrtPriceX96(rawPrice(t0, t1, DEVIATION_BPS[fee] * pair.side))
-      await chain.send(DEPLOYER, addresses.positionManager, {
-        abi: uni.positionManager.abi,
-        functionName: 'createAndInitializePoolIfNecessary',
-        args: [t0.address, t1.address, fee, sqrtPrice],
-      })
-      const address = getAddress(
-        await chain.read<Hex>(addresses.v3Factory, { abi: uni.v3Factory.abi, functionName: 'getPool', args: [t0.address, t1.address, fee] }),
-      )
-      const [, tick] = await chain.read<[bigint, number]>(address, { abi: uni.v3Pool.abi, functionName: 'slot0' })
-
-      const positions: RegistryV3Position[] = []
-      for (const p of POSITION_TEMPLATE) {
-        // nested ranges widen outwards; one-sided ranges keep their inner edge on the far side of the price
-        const tickLower = p.lower > 0 ? ceilTick(tick + p.lower, spacing) : floorTick(tick + p.lower, spacing)
-        const tickUpper = p.upper < 0 ? floorTick(tick + p.upper, spacing) : ceilTick(tick + p.upper, spacing)
-        const usd = (budget * p.sharePct) / 100n
-        // a range above the price holds only token0, one below only token1, one around it both
-        const above = tickLower > tick
-        const below = tickUpper <= tick
-        const amount0Desired = below ? 0n : unitsForUsd(above ? usd : usd / 2n, t0)
-        const amount1Desired = above ? 0n : unitsForUsd(below ? usd : usd / 2n, t1)
-        const minted = await chain.sendAndDecode<readonly [bigint, bigint, bigint, bigint]>(DEPLOYER, addresses.positionManager, {
-          abi: uni.positionManager.abi,
-          functionName: 'mint',
-          args: [
-            {
-              token0: t0.address,
-              token1: t1.address,
-              fee,
-              tickLower,
-              tickUpper,
-              amount0Desired,
-              amount1Desired,
-              amount0Min: 0n,
-              amount1Min: 0n,
-              recipient: DEPLOYER.address,
-              deadline: BUILD_DEADLINE,
-            },
-          ],
-        })
-        const [tokenId, liquidity] = minted
-        positions.push({ tokenId: tokenId.toString(), tickLower, tickUpper, liquidity: liquidity.toString() })
-      }
-      // one read at a time: reads share the chain's checkpoint stack
-      const slot0 = await chain.read<[bigint, number]>(address, { abi: uni.v3Pool.abi, functionName: 'slot0' })
-      const liquidity = await chain.read<bigint>(address, { abi: uni.v3Pool.abi, functionName: 'liquidity' })
-      pools.push({
-        name: `${t0.symbol}/${t1.symbol} ${fee / 10_000}%`,
-        token0: t0.address,
-        token1: t1.address,
-        fee,
-        tickSpacing: spacing,
-        address,
-        sqrtPriceX96: slot0[0].toString(),
-        tick: slot0[1],
-        liquidity: liquidity.toString(),
-        positions,
-      })
+      pools.push(await mintV3Pool(chain, addresses, uni, { t0, t1, fee, deviationBps: DEVIATION_BPS[fee] * pair.side, usd: budget }))
     }
   }
   return pools
+}
+
+/** V3 pool factory and the position manager that mints into its pools */
+export interface V3Deployment {
+  v3Factory: Hex
+  positionManager: Hex
+}
+
+export interface V3PoolSeed {
+  t0: TokenInfo
+  t1: TokenInfo
+  fee: V3Fee
+  /** deviation of the pool's price from the reference, basis points of token0's price */
+  deviationBps: bigint
+  /** USD value spread over POSITION_TEMPLATE */
+  usd: bigint
+}
+
+/** Creates and initialises one pool of `v3` and mints the position template into it. */
+export async function mintV3Pool(chain: BuildChain, v3: V3Deployment, uni: UniswapArtifacts, seed: V3PoolSeed): Promise<RegistryV3Pool> {
+  const { t0, t1, fee, usd: budget } = seed
+  const spacing = V3_TICK_SPACING[fee]
+  const sqrtPrice = sqrtPriceX96(rawPrice(t0, t1, seed.deviationBps))
+  await chain.send(DEPLOYER, v3.positionManager, {
+    abi: uni.positionManager.abi,
+    functionName: 'createAndInitializePoolIfNecessary',
+    args: [t0.address, t1.address, fee, sqrtPrice],
+  })
+  const address = getAddress(await chain.read<Hex>(v3.v3Factory, { abi: uni.v3Factory.abi, functionName: 'getPool', args: [t0.address, t1.address, fee] }))
+  const [, tick] = await chain.read<[bigint, number]>(address, { abi: uni.v3Pool.abi, functionName: 'slot0' })
+
+  const positions: RegistryV3Position[] = []
+  for (const p of POSITION_TEMPLATE) {
+    // nested ranges widen outwards; one-sided ranges keep their inner edge on the far side of the price
+    const tickLower = p.lower > 0 ? ceilTick(tick + p.lower, spacing) : floorTick(tick + p.lower, spacing)
+    const tickUpper = p.upper < 0 ? floorTick(tick + p.upper, spacing) : ceilTick(tick + p.upper, spacing)
+    const usd = (budget * p.sharePct) / 100n
+    // a range above the price holds only token0, one below only token1, one around it both
+    const above = tickLower > tick
+    const below = tickUpper <= tick
+    const amount0Desired = below ? 0n : unitsForUsd(above ? usd : usd / 2n, t0)
+    const amount1Desired = above ? 0n : unitsForUsd(below ? usd : usd / 2n, t1)
+    const minted = await chain.sendAndDecode<readonly [bigint, bigint, bigint, bigint]>(DEPLOYER, v3.positionManager, {
+      abi: uni.positionManager.abi,
+      functionName: 'mint',
+      args: [
+        {
+          token0: t0.address,
+          token1: t1.address,
+          fee,
+          tickLower,
+          tickUpper,
+          amount0Desired,
+          amount1Desired,
+          amount0Min: 0n,
+          amount1Min: 0n,
+          recipient: DEPLOYER.address,
+          deadline: BUILD_DEADLINE,
+        },
+      ],
+    })
+    const [tokenId, liquidity] = minted
+    positions.push({ tokenId: tokenId.toString(), tickLower, tickUpper, liquidity: liquidity.toString() })
+  }
+  // one read at a time: reads share the chain's checkpoint stack
+  const slot0 = await chain.read<[bigint, number]>(address, { abi: uni.v3Pool.abi, functionName: 'slot0' })
+  const liquidity = await chain.read<bigint>(address, { abi: uni.v3Pool.abi, functionName: 'liquidity' })
+  return {
+    name: `${t0.symbol}/${t1.symbol} ${fee / 10_000}%`,
+    token0: t0.address,
+    token1: t1.address,
+    fee,
+    tickSpacing: spacing,
+    address,
+    sqrtPriceX96: slot0[0].toString(),
+    tick: slot0[1],
+    liquidity: liquidity.toString(),
+    positions,
+  }
 }

@@ -8,7 +8,7 @@
  */
 import { getAddress, type Hex } from 'viem'
 import type { Ratio } from './price-math.ts'
-import type { DevnetRegistry } from './registry.ts'
+import { allV2Pairs, allV3Pools, type DevnetRegistry } from './registry.ts'
 import { rpcBatch } from './rpc.ts'
 
 export interface PoolPrice {
@@ -35,9 +35,11 @@ const SEL_LIQUIDITY = '0x1a686502'
 
 /** Marginal prices of every registry pool at `blockTag` (e.g. '0x0', '0x1'). */
 export async function readPoolPrices(url: string, registry: DevnetRegistry, blockTag: string): Promise<PoolPrice[]> {
+  const v2Pairs = allV2Pairs(registry)
+  const v3Pools = allV3Pools(registry)
   const calls = [
-    ...registry.v2.pairs.map((p) => ({ method: 'eth_call', params: [{ to: p.address, data: SEL_GET_RESERVES }, blockTag] })),
-    ...registry.v3.pools.flatMap((p) => [
+    ...v2Pairs.map((p) => ({ method: 'eth_call', params: [{ to: p.address, data: SEL_GET_RESERVES }, blockTag] })),
+    ...v3Pools.flatMap((p) => [
       { method: 'eth_call', params: [{ to: p.address, data: SEL_SLOT0 }, blockTag] },
       { method: 'eth_call', params: [{ to: p.address, data: SEL_LIQUIDITY }, blockTag] },
     ]),
@@ -45,24 +47,24 @@ export async function readPoolPrices(url: string, registry: DevnetRegistry, bloc
   const results = await rpcBatch<Hex>(url, calls)
   const word = (data: Hex, i: number) => BigInt(`0x${data.slice(2 + 64 * i, 2 + 64 * (i + 1))}`)
   const prices: PoolPrice[] = []
-  registry.v2.pairs.forEach((p, i) => {
+  v2Pairs.forEach((p, i) => {
     const data = results[i]!
     const [r0, r1] = [word(data, 0), word(data, 1)]
     prices.push({
-      name: `V2 ${p.name}`,
+      name: p.venue === 'uniswap-v2' ? `V2 ${p.name}` : `${p.venue} ${p.name}`,
       address: p.address,
       token0: p.token0,
       token1: p.token1,
-      feePpm: 3000n,
+      feePpm: BigInt(p.feeBps * 100),
       price: r0 > 0n && r1 > 0n ? { num: r1, den: r0 } : undefined,
     })
   })
-  const offset = registry.v2.pairs.length
-  registry.v3.pools.forEach((p, i) => {
+  const offset = v2Pairs.length
+  v3Pools.forEach((p, i) => {
     const sqrtPriceX96 = word(results[offset + 2 * i]!, 0)
     const liquidity = word(results[offset + 2 * i + 1]!, 0)
     prices.push({
-      name: `V3 ${p.name}`,
+      name: p.venue === 'uniswap-v3' ? `V3 ${p.name}` : `${p.venue} ${p.name}`,
       address: p.address,
       token0: p.token0,
       token1: p.token1,

@@ -5,7 +5,8 @@
  *   1. fund the deployer; deploy WETH9, tokens, Uniswap V2 and V3 (deploy-protocols.ts)
  *   2. mint and wrap, add V2 liquidity, create V3 pools and mint positions (add-liquidity.ts)
  *   3. fund and approve the dev accounts, all 64 alike (fund-accounts.ts)
- *   4. the ETH/USD feed at its fixed address, then the extension point (fixed-deployments.ts)
+ *   4. the ETH/USD feed at its fixed address, the second V2 and V3 venues (second-venues.ts), then
+ *      the extension point (fixed-deployments.ts)
  *   5. dump the state into the genesis; read pool states into the registry
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -27,6 +28,7 @@ import {
 import { deployProtocols } from './deploy-protocols.ts'
 import { EXTENSIONS, deployEthUsdFeed, deployExtension, type FixedDeployment } from './fixed-deployments.ts'
 import { devAccountBalances, fundDevAccounts } from './fund-accounts.ts'
+import { deploySecondVenues } from './second-venues.ts'
 import { genesisJson } from './genesis-file.ts'
 import { BASE_TOKENS, TOKENS, type TokenSymbol } from './layout.ts'
 import type { DevnetRegistry } from './registry.ts'
@@ -73,6 +75,8 @@ export async function buildDevnet(options: BuildOptions = {}): Promise<DevnetBui
   await fundDevAccounts(chain, accounts, tokens.values(), spenders)
 
   const feed = await deployEthUsdFeed(chain)
+  // after everything above: the added venues move no existing address or pool state
+  const secondVenues = await deploySecondVenues(chain, uni, tokens)
 
   const registry: DevnetRegistry = {
     chainId: CHAIN_ID,
@@ -94,6 +98,21 @@ export async function buildDevnet(options: BuildOptions = {}): Promise<DevnetBui
       poolInitCodeHash,
       pools,
     },
+    venues: [
+      { kind: 'v2', name: 'uniswap-v2', factory: addresses.v2Factory, initCodeHash: pairInitCodeHash, feeBps: 30, callback: 'uniswapV2Call' },
+      {
+        kind: 'v3',
+        name: 'uniswap-v3',
+        factory: addresses.v3Factory,
+        poolDeployer: addresses.v3Factory,
+        initCodeHash: poolInitCodeHash,
+        // the tiers the factory enables in its constructor
+        feeTiers: [500, 3000, 10000],
+        tickSpacings: [10, 60, 200],
+        callback: 'uniswapV3SwapCallback',
+      },
+      ...secondVenues,
+    ],
     ethUsdFeed: await readFeed(chain, feed),
     deployer: { warning: DEV_KEYS_WARNING, address: DEPLOYER.address, privateKey: DEPLOYER.privateKey },
     devAccounts: {

@@ -96,13 +96,7 @@ export const EXTENSIONS: readonly FixedDeployment[] = [
   {
     label: SWAP_PLAN_ROUTER_LABEL,
     artifact: 'SwapPlanRouter',
-    constructorArgs: ({ registry }) => [
-      registry.weth,
-      registry.v2.factory,
-      registry.v2.pairInitCodeHash,
-      registry.v3.factory,
-      registry.v3.poolInitCodeHash,
-    ],
+    constructorArgs: ({ registry }) => [registry.weth, ...venueArgs(registry)],
     // Every dev account max-approves the router for every token, like the Uniswap routers, so a
     // test or a demo can swap through it without a setup transaction. Plain calls (callAs): the
     // dev accounts keep nonce 0. Only new allowance slots are written; nothing existing changes.
@@ -121,19 +115,23 @@ export const EXTENSIONS: readonly FixedDeployment[] = [
   {
     label: BACKRUN_EXECUTOR_LABEL,
     artifact: 'BackrunExecutor',
-    constructorArgs: ({ registry }) => [
-      registry.v2.factory,
-      registry.v2.pairInitCodeHash,
-      registry.v3.factory,
-      registry.v3.poolInitCodeHash,
-      BACKRUN_BENEFICIARY,
-    ],
+    constructorArgs: ({ registry }) => [...venueArgs(registry), BACKRUN_BENEFICIARY],
     async setup({ registry }, address) {
       const entry: BackrunRegistryEntry = { executor: address, beneficiary: BACKRUN_BENEFICIARY }
       Object.assign(registry, { backrun: entry })
     },
   },
 ]
+
+/**
+ * The contracts' venue arguments (UniswapPoolAccess: V2Venue[] and V3Venue[]), in the registry's
+ * order: every venue of the devnet is trusted by the router and the backrun contract.
+ */
+export function venueArgs(registry: DevnetRegistry): [Array<{ factory: Hex; initCodeHash: Hex; feeBps: number }>, Array<{ poolDeployer: Hex; initCodeHash: Hex }>] {
+  const v2 = registry.venues.filter((v) => v.kind === 'v2').map((v) => ({ factory: v.factory, initCodeHash: v.initCodeHash, feeBps: v.feeBps! }))
+  const v3 = registry.venues.filter((v) => v.kind === 'v3').map((v) => ({ poolDeployer: v.poolDeployer ?? v.factory, initCodeHash: v.initCodeHash }))
+  return [v2, v3]
+}
 
 /** Deploys one extension at its fixed address and runs its setup. */
 export async function deployExtension(deployment: FixedDeployment, ctx: ExtensionContext): Promise<Hex> {

@@ -8,8 +8,9 @@
  */
 import { encodeFunctionData, encodePacked, getAddress, parseEther, parseUnits, type Abi, type Hex } from 'viem'
 import { npmArtifact, projectArtifact } from './artifacts.ts'
-import type { V3Fee, TokenSymbol } from './layout.ts'
+import { FORK_V2_VENUE, FORK_V3_VENUE, type V3Fee, type TokenSymbol } from './layout.ts'
 import { tokenBySymbol, type DevnetRegistry } from './registry.ts'
+import { encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
 
 export type TxTypeName = 'legacy' | 'eip2930' | 'eip1559'
 
@@ -45,6 +46,12 @@ export interface BuildContext {
   units(symbol: TokenSymbol, amount: string): bigint
   v2Pair(a: TokenSymbol, b: TokenSymbol): Hex
   v3Pool(a: TokenSymbol, b: TokenSymbol, fee: V3Fee): Hex
+  /** the pair of a/b at the devnet's 25-bps V2 fork (registry venues devnet-fork-v2) */
+  forkV2Pair(a: TokenSymbol, b: TokenSymbol): Hex
+  /** the 0.3% pool of a/b at the devnet's second V3 factory (registry venues devnet-fork-v3) */
+  forkV3Pool(a: TokenSymbol, b: TokenSymbol): Hex
+  /** the project's SwapPlanRouter (the only router that knows the added venues) */
+  planRouter: Hex
   /** a deadline one hour after genesis */
   deadline: bigint
   /** the genesis timestamp: already past in block 1 */
@@ -64,6 +71,30 @@ const SWAP_ROUTER_02 = npmArtifact('@uniswap/swap-router-contracts/artifacts/con
 const ERC20 = projectArtifact('DevnetERC20').abi
 
 const call = (abi: Abi, functionName: string, args: readonly unknown[]) => encodeFunctionData({ abi, functionName, args })
+
+/** One hop of a SwapPlanRouter plan (src/routing/swap-plan.ts). */
+interface RouterHop {
+  protocol: 'uniswap-v2' | 'uniswap-v3'
+  pool: Hex
+  tokenIn: TokenSymbol
+  tokenOut: TokenSymbol
+  fee: number
+}
+
+/** SwapPlanRouter.swap of one leg through `hops`, paid to the sender, with the fixtures' deadline. */
+function planSwap(ctx: BuildContext, amountIn: bigint, minAmountOut: bigint, hops: RouterHop[]): Hex {
+  const planHops = hops.map((h) => {
+    const [tokenIn, tokenOut] = [ctx.token(h.tokenIn).toLowerCase() as Hex, ctx.token(h.tokenOut).toLowerCase() as Hex]
+    return { protocol: h.protocol, pool: h.pool.toLowerCase() as Hex, tokenIn, tokenOut, fee: h.fee, zeroForOne: tokenIn < tokenOut }
+  })
+  const tokenIn = planHops[0]!.tokenIn
+  const tokenOut = planHops[planHops.length - 1]!.tokenOut
+  return encodeSwapPlanCall({
+    plan: { tokenIn, tokenOut, amountIn, legs: [{ amountIn, hops: planHops, expectedAmountOut: minAmountOut }], expectedAmountOut: minAmountOut },
+    minAmountOut,
+    deadline: ctx.deadline,
+  })
+}
 
 /** A V3 path: token, fee, token, fee, token ... */
 function v3Path(ctx: BuildContext, ...hops: (TokenSymbol | V3Fee)[]): Hex {
@@ -556,6 +587,71 @@ export const FIXTURE_TXS: readonly FixtureTxDefinition[] = [
       pools: [],
     }),
   },
+  // ---- the added venues, through SwapPlanRouter (appended: earlier fixtures keep their order;
+  // signed by accounts 40-43, which no test uses as a mover or searcher) ----
+  {
+    name: 'plan-fork-v2-large',
+    description: 'SwapPlanRouter: 60 WETH for USDC through the 25-bps fork V2 WETH/USDC pair, pushing its price below every other venue',
+    sender: 40,
+    type: 'eip1559',
+    createsArbitrage: true,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, parseEther('60'), 1n, [{ protocol: 'uniswap-v2', pool: ctx.forkV2Pair('WETH', 'USDC'), tokenIn: 'WETH', tokenOut: 'USDC', fee: 2500 }]),
+      value: 0n,
+      gas: V2_GAS,
+      recipient: ctx.account(40),
+      pools: [ctx.forkV2Pair('WETH', 'USDC')],
+    }),
+  },
+  {
+    name: 'plan-fork-v3-large',
+    description: 'SwapPlanRouter: 40 WETH for USDT through the second V3 factory\'s WETH/USDT 0.3% pool',
+    sender: 41,
+    type: 'eip1559',
+    createsArbitrage: true,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, parseEther('40'), 1n, [{ protocol: 'uniswap-v3', pool: ctx.forkV3Pool('WETH', 'USDT'), tokenIn: 'WETH', tokenOut: 'USDT', fee: 3000 }]),
+      value: 0n,
+      gas: V3_GAS,
+      recipient: ctx.account(41),
+      pools: [ctx.forkV3Pool('WETH', 'USDT')],
+    }),
+  },
+  {
+    name: 'plan-fork-v2-small',
+    description: 'SwapPlanRouter: 500 USDC for USDT through the fork V2 USDC/USDT pair',
+    sender: 42,
+    type: 'legacy',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('USDC', '500'), 1n, [{ protocol: 'uniswap-v2', pool: ctx.forkV2Pair('USDC', 'USDT'), tokenIn: 'USDC', tokenOut: 'USDT', fee: 2500 }]),
+      value: 0n,
+      gas: V2_GAS,
+      recipient: ctx.account(42),
+      pools: [ctx.forkV2Pair('USDC', 'USDT')],
+    }),
+  },
+  {
+    name: 'plan-cross-venue-multihop',
+    description: 'SwapPlanRouter: 0.01 WBTC -> WETH -> UNI, the first hop on the fork V2 pair, the second in the second V3 factory\'s 0.3% pool',
+    sender: 43,
+    type: 'eip1559',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('WBTC', '0.01'), 1n, [
+        { protocol: 'uniswap-v2', pool: ctx.forkV2Pair('WETH', 'WBTC'), tokenIn: 'WBTC', tokenOut: 'WETH', fee: 2500 },
+        { protocol: 'uniswap-v3', pool: ctx.forkV3Pool('WETH', 'UNI'), tokenIn: 'WETH', tokenOut: 'UNI', fee: 3000 },
+      ]),
+      value: 0n,
+      gas: V3_GAS,
+      recipient: ctx.account(43),
+      pools: [ctx.forkV2Pair('WETH', 'WBTC'), ctx.forkV3Pool('WETH', 'UNI')],
+    }),
+  },
 ]
 
 export function buildContext(registry: DevnetRegistry): BuildContext {
@@ -585,6 +681,17 @@ export function buildContext(registry: DevnetRegistry): BuildContext {
       if (!pool) throw new Error(`no V3 pool ${a}/${b} ${fee}`)
       return getAddress(pool.address)
     },
+    forkV2Pair: (a, b) => {
+      const pair = registry.venues.find((v) => v.name === FORK_V2_VENUE.name)?.pairs?.find(pairOf(a, b))
+      if (!pair) throw new Error(`no fork V2 pair ${a}/${b}`)
+      return getAddress(pair.address)
+    },
+    forkV3Pool: (a, b) => {
+      const pool = registry.venues.find((v) => v.name === FORK_V3_VENUE.name)?.pools?.find(pairOf(a, b))
+      if (!pool) throw new Error(`no fork V3 pool ${a}/${b}`)
+      return getAddress(pool.address)
+    },
+    planRouter: getAddress(registry.extensions['swap-plan-router']!),
     deadline: genesis + 3600n,
     expiredDeadline: genesis,
   }

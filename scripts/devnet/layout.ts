@@ -117,3 +117,39 @@ export const DEV_ACCOUNT_TOKENS: Readonly<Record<TokenSymbol, bigint>> = {
 export const DEPLOYER_MINT_WHOLE_TOKENS = 1_000_000_000n
 /** ETH the deployer wraps into WETH for liquidity and the dev accounts. */
 export const DEPLOYER_WRAP_ETH = 50_000n
+
+/**
+ * The devnet's second venue of each kind, deployed after everything above (so no existing address
+ * or pool state moves): a V2-style fork at 25 bps (src/contracts/DevnetV2Fork.sol, PancakeSwap's
+ * fee and callback) and a second Uniswap V3 factory (the same npm artifacts, as Sushi V3 deploys
+ * Uniswap's code). Their pools sit at their own deviations from the reference price, still below
+ * every pool's fee against every other pool of the pair (fork V2 +20 bp at 25 bp: 45 bp from
+ * Uniswap V2's -25 bp, under the 55 bp of their fees; fork V3 -20 bp at 30 bp: 45 bp from Uniswap's
+ * 0.3% at +25 bp, under 60), so genesis stays free of arbitrage while large swaps on one venue
+ * open cycles through another.
+ */
+export const FORK_V2_VENUE = { name: 'devnet-fork-v2', feeBps: 25, deviationBps: 20n } as const
+export const FORK_V3_VENUE = { name: 'devnet-fork-v3', deviationBps: -20n } as const
+
+export interface ForkPoolSpec {
+  a: TokenSymbol
+  b: TokenSymbol
+  side: 1n | -1n
+  /** USD value deposited */
+  usd: bigint
+}
+
+/** fork V2 pairs */
+export const FORK_V2_PAIRS: readonly ForkPoolSpec[] = [
+  { a: 'WETH', b: 'USDC', side: 1n, usd: 4_000_000n },
+  { a: 'WETH', b: 'DAI', side: -1n, usd: 2_000_000n },
+  { a: 'WETH', b: 'WBTC', side: 1n, usd: 2_000_000n },
+  { a: 'USDC', b: 'USDT', side: 1n, usd: 1_000_000n },
+]
+
+/** fork V3 pools, all at the 0.3% tier */
+export const FORK_V3_POOLS: readonly ForkPoolSpec[] = [
+  { a: 'WETH', b: 'USDC', side: 1n, usd: 3_000_000n },
+  { a: 'WETH', b: 'USDT', side: -1n, usd: 2_000_000n },
+  { a: 'WETH', b: 'UNI', side: 1n, usd: 1_000_000n },
+]

@@ -46,6 +46,29 @@ export interface RegistryV3Pool {
   positions: RegistryV3Position[]
 }
 
+/**
+ * A venue in the VENUES format (src/pools/venues.ts). The devnet's added venues also list their
+ * pools here (Uniswap's own are v2.pairs and v3.pools).
+ */
+export interface RegistryVenue {
+  kind: 'v2' | 'v3'
+  name: string
+  factory: Hex
+  /** v3: the account that CREATE2-deploys the pools */
+  poolDeployer?: Hex
+  initCodeHash: Hex
+  /** v2: swap fee in basis points */
+  feeBps?: number
+  /** v3 */
+  feeTiers?: number[]
+  tickSpacings?: number[]
+  callback: string
+  /** v3: the position manager minting into this venue's pools */
+  positionManager?: Hex
+  pairs?: RegistryV2Pair[]
+  pools?: RegistryV3Pool[]
+}
+
 export interface RegistryKeyedAccount {
   index: number
   address: Hex
@@ -80,6 +103,11 @@ export interface DevnetRegistry {
     poolInitCodeHash: Hex
     pools: RegistryV3Pool[]
   }
+  /**
+   * every venue routes use, Uniswap V2 and V3 first (in the VENUES format; the service reads its
+   * devnet venues from here)
+   */
+  venues: RegistryVenue[]
   ethUsdFeed: { address: Hex; decimals: number; description: string; answer: string; roundId: string; updatedAt: string }
   /** owns the factories and every liquidity position */
   deployer: { warning: string; address: Hex; privateKey: Hex }
@@ -105,6 +133,19 @@ export interface DevnetRegistry {
 
 export function readRegistry(path: string): DevnetRegistry {
   return JSON.parse(readFileSync(path, 'utf8')) as DevnetRegistry
+}
+
+/** Every V2-style pair of the devnet with its venue and fee in basis points: Uniswap's, then the added venues'. */
+export function allV2Pairs(registry: DevnetRegistry): Array<RegistryV2Pair & { venue: string; feeBps: number }> {
+  return [
+    ...registry.v2.pairs.map((p) => ({ ...p, venue: 'uniswap-v2', feeBps: 30 })),
+    ...(registry.venues ?? []).flatMap((v) => (v.pairs ?? []).map((p) => ({ ...p, venue: v.name, feeBps: v.feeBps! }))),
+  ]
+}
+
+/** Every V3-style pool of the devnet with its venue: Uniswap's, then the added venues'. */
+export function allV3Pools(registry: DevnetRegistry): Array<RegistryV3Pool & { venue: string }> {
+  return [...registry.v3.pools.map((p) => ({ ...p, venue: 'uniswap-v3' })), ...(registry.venues ?? []).flatMap((v) => (v.pools ?? []).map((p) => ({ ...p, venue: v.name })))]
 }
 
 /** The token with `symbol`; throws when the registry has none. */

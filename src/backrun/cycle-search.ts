@@ -42,7 +42,7 @@ import type { Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph } from '../pools/paths.ts'
 import { hasLiquidity } from '../pools/pool-kinds.ts'
 import { quotePath, type PathHop } from '../pools/pool-quote.ts'
-import { V2_FEE_BPS, type PoolSnapshot } from '../pools/pools.ts'
+import { v2FeeBps, type PoolSnapshot } from '../pools/pools.ts'
 import { MAX_HOPS, type PlanHop } from '../routing/swap-plan.ts'
 import {
   composeCurves,
@@ -144,7 +144,7 @@ export function spotRate(hop: PathHop): Rational {
   const pool = hop.pool
   if (pool.protocol === 'uniswap-v2') {
     const [rin, rout] = hop.zeroForOne ? [pool.reserve0, pool.reserve1] : [pool.reserve1, pool.reserve0]
-    const { numerator, denominator } = v2FeeFraction(V2_FEE_BPS)
+    const { numerator, denominator } = v2FeeFraction(v2FeeBps(pool))
     return { num: numerator * rout, den: denominator * rin }
   }
   const keep = FEE_PIPS - BigInt(pool.fee)
@@ -170,7 +170,7 @@ function hopCurve(hop: PathHop): HyperbolicCurve | undefined {
   if (pool.protocol === 'uniswap-v2') {
     const [rin, rout] = hop.zeroForOne ? [pool.reserve0, pool.reserve1] : [pool.reserve1, pool.reserve0]
     if (rin <= 0n || rout <= 0n) return undefined
-    const { numerator, denominator } = v2FeeFraction(V2_FEE_BPS)
+    const { numerator, denominator } = v2FeeFraction(v2FeeBps(pool))
     return constantProductCurve(rin, rout, numerator, denominator)
   }
   const { liquidity, sqrtPriceX96 } = pool.state
@@ -240,8 +240,8 @@ function optimizeCycle(cycle: BackrunCycle, estimate: CycleEstimate | undefined,
     const v2 = hops.map((h) => {
       const pool = h.pool as Extract<PoolSnapshot, { protocol: 'uniswap-v2' }>
       return h.zeroForOne
-        ? { reserveIn: pool.reserve0, reserveOut: pool.reserve1, feeBps: V2_FEE_BPS }
-        : { reserveIn: pool.reserve1, reserveOut: pool.reserve0, feeBps: V2_FEE_BPS }
+        ? { reserveIn: pool.reserve0, reserveOut: pool.reserve1, feeBps: v2FeeBps(pool) }
+        : { reserveIn: pool.reserve1, reserveOut: pool.reserve0, feeBps: v2FeeBps(pool) }
     })
     const r = optimalConstantProductInput(v2)
     return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, method: 'closed-form', certified: r.certified }

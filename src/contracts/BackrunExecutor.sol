@@ -45,8 +45,8 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///   balance between transactions: every amount moved is computed, and the cycle's proceeds are
 ///   paid out in full (repayment, refund, beneficiary) before backrun() (or backrunExact()) returns.
 /// - Every pool of the cycle is proven genuine before anything moves: it must be the CREATE2
-///   address of its tokens (and fee) under the Uniswap factory and init-code hash given at
-///   construction.
+///   address of its tokens (and fee) under one of the venues (factory or pool deployer, init-code
+///   hash) given at construction; a V2 pair then swaps at its venue's fee. Cycles may mix venues.
 /// - A callback is accepted only from the one pool this contract is swapping with at that moment
 ///   (the armed pool, in transient storage: set only to a pool proven genuine, only while a
 ///   backrun is in progress, cleared by the callback it expects). A V2 callback must also report
@@ -60,12 +60,13 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// the previous hop's tokenOut (startToken for the first hop); the direction follows from the
     /// token addresses (token0 is the lower one).
     struct Hop {
-        /// 0 = Uniswap V2 pair, 1 = Uniswap V3 pool
+        /// 0 = V2-style pair, 1 = V3-style pool
         uint8 protocol;
-        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under the factory
+        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue
         address pool;
         address tokenOut;
-        /// V3 fee tier in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs
+        /// V3 fee tier in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs, which swap
+        /// at their venue's fee
         uint24 fee;
     }
 
@@ -84,6 +85,9 @@ contract BackrunExecutor is UniswapPoolAccess {
     uint256 private transient cycleProfit;
     /// The pool whose callback is expected now (0 when none). One-shot: the callback clears it.
     address private transient armedPool;
+    /// The cycle's V2 venue fees in basis points, 16 bits per hop (hop i at bits 16i), found when
+    /// its pools were verified and read by the swaps (0 for a V3 hop).
+    uint256 private transient hopFeesBps;
 
     /// @notice A backrun paid out grossProfit of startToken: refund to the refund recipient
     /// (refundRecipient, or tx.origin when that is address(0)), the rest to the beneficiary.
@@ -111,13 +115,9 @@ contract BackrunExecutor is UniswapPoolAccess {
     error UnexpectedCallback();
     error TransferFailed(address token);
 
-    constructor(
-        address v2Factory_,
-        bytes32 v2PairInitCodeHash_,
-        address v3Factory_,
-        bytes32 v3PoolInitCodeHash_,
-        address beneficiary_
-    ) UniswapPoolAccess(v2Factory_, v2PairInitCodeHash_, v3Factory_, v3PoolInitCodeHash_) {
+    constructor(V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_, address beneficiary_)
+        UniswapPoolAccess(v2Venues_, v3Venues_)
+    {
         // profit paid to address(0) fails with most tokens; paid to this contract, it would be stuck
         if (beneficiary_ == address(0) || beneficiary_ == address(this)) revert InvalidBeneficiary();
         beneficiary = beneficiary_;
@@ -190,18 +190,8 @@ contract BackrunExecutor is UniswapPoolAccess {
         if (refundRecipient == address(this)) revert InvalidRefundRecipient(refundRecipient);
         // the V3 pools take an int256; a V2 pair cannot hold more than a uint112 anyway
         if (amountIn == 0 || amountIn > uint256(type(int256).max)) revert InvalidAmountIn(amountIn);
-        {
-            // (scoped: their stack slots are free again for the flash below)
-            uint256 n = hops.length;
-            if (n < MIN_HOPS || n > MAX_HOPS) revert InvalidHopCount(n);
-            // Every pool is proven genuine before anything moves; the callbacks trust the armed pool.
-            address tokenIn = startToken;
-            for (uint256 i; i < n; ++i) {
-                _verifiedPool(hops[i].protocol, hops[i].pool, tokenIn, hops[i].tokenOut, hops[i].fee);
-                tokenIn = hops[i].tokenOut;
-            }
-            if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
-        }
+        // Every pool is proven genuine before anything moves; the callbacks trust the armed pool.
+        _verifyCycle(startToken, hops);
 
         // the first pool's callback gets this back verbatim (_completeCycle reads it)
         address pool = _flash(startToken, amountIn, hops, abi.encode(amountIn, profit, exact, hops));
@@ -217,6 +207,21 @@ contract BackrunExecutor is UniswapPoolAccess {
         locked = false;
     }
 
+    /// Checks the hop count, proves every pool a trusted venue's and the cycle closed, and keeps the
+    /// V2 hops' venue fees for the swaps (hopFeesBps).
+    function _verifyCycle(address startToken, Hop[] calldata hops) private {
+        uint256 n = hops.length;
+        if (n < MIN_HOPS || n > MAX_HOPS) revert InvalidHopCount(n);
+        address tokenIn = startToken;
+        uint256 fees;
+        for (uint256 i; i < n; ++i) {
+            fees |= _verifiedPool(hops[i].protocol, hops[i].pool, tokenIn, hops[i].tokenOut, hops[i].fee) << (16 * i);
+            tokenIn = hops[i].tokenOut;
+        }
+        if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
+        hopFeesBps = fees;
+    }
+
     /// Swaps amountIn on the first pool, output first: the rest of the cycle and the repayment run
     /// in the pool's callback, which gets `data` = abi.encode(amountIn, profit, exact, hops) back
     /// verbatim.
@@ -230,7 +235,7 @@ contract BackrunExecutor is UniswapPoolAccess {
         armedPool = pool;
         if (first.protocol == PROTOCOL_V2) {
             // flash swap: the output comes here first, uniswapV2Call repays amountIn
-            uint256 amountOut = _v2AmountOut(pool, zeroForOne, amountIn);
+            uint256 amountOut = _v2AmountOut(pool, zeroForOne, amountIn, hopFeesBps & 0xffff);
             (uint256 amount0Out, uint256 amount1Out) = zeroForOne ? (uint256(0), amountOut) : (amountOut, uint256(0));
             _call(pool, abi.encodeWithSelector(V2_SWAP, amount0Out, amount1Out, address(this), data));
         } else {
@@ -245,6 +250,15 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// @notice The first pool's flash-swap callback when it is a V2 pair.
     /// @dev Only the armed pair, and only for a swap this contract started.
     function uniswapV2Call(address sender, uint256 amount0, uint256 amount1, bytes calldata data) external {
+        _v2FlashCallback(sender, amount0, amount1, data);
+    }
+
+    /// @notice The same for PancakeSwap V2 pairs, which call back under this name.
+    function pancakeCall(address sender, uint256 amount0, uint256 amount1, bytes calldata data) external {
+        _v2FlashCallback(sender, amount0, amount1, data);
+    }
+
+    function _v2FlashCallback(address sender, uint256 amount0, uint256 amount1, bytes calldata data) private {
         if (msg.sender != armedPool || sender != address(this)) revert UnexpectedCallback();
         armedPool = address(0);
         // a V2 flash swap is owed exactly amountIn (the first word of data)
@@ -256,6 +270,15 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// @dev Only the armed pool. The data is what this contract passed to that pool's swap: one word
     /// (the token to pay) for a later hop, the cycle for the first pool.
     function uniswapV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata data) external {
+        _v3SwapCallback(amount0Delta, amount1Delta, data);
+    }
+
+    /// @notice The same for PancakeSwap V3 pools, which call back under this name.
+    function pancakeV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata data) external {
+        _v3SwapCallback(amount0Delta, amount1Delta, data);
+    }
+
+    function _v3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata data) private {
         if (msg.sender != armedPool) revert UnexpectedCallback();
         armedPool = address(0);
         // exact input: the positive delta is owed to the pool, the negative one was paid out
@@ -290,6 +313,7 @@ contract BackrunExecutor is UniswapPoolAccess {
         uint256 n = hops.length;
         address tokenIn = hops[0].tokenOut;
         uint256 amount = received;
+        uint256 fees = hopFeesBps;
         // a V2 pair paid its output here; a V3 pool paid it straight into a V2 second pair already
         if (firstIsV2 && hops[1].protocol == PROTOCOL_V2) _transfer(tokenIn, hops[1].pool, amount);
         for (uint256 i = 1; i < n; ++i) {
@@ -299,7 +323,7 @@ contract BackrunExecutor is UniswapPoolAccess {
             if (i + 1 < n && hops[i + 1].protocol == PROTOCOL_V2) to = hops[i + 1].pool;
             bool zeroForOne = tokenIn < hop.tokenOut;
             amount = hop.protocol == PROTOCOL_V2
-                ? _swapV2(hop.pool, zeroForOne, amount, to)
+                ? _swapV2(hop.pool, zeroForOne, amount, to, (fees >> (16 * i)) & 0xffff)
                 : _swapV3(hop.pool, tokenIn, zeroForOne, amount, to);
             tokenIn = hop.tokenOut;
         }

@@ -5,15 +5,17 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 
 /// @title SwapPlanRouter
 /// @notice Executes a swap plan (src/routing/swap-plan.ts) in one call: the input is split over
-/// legs, each leg is a path of one to three hops through Uniswap V2 pairs and V3 pools. Enforces a
+/// legs, each leg is a path of one to three hops through V2-style pairs and V3-style pools of the
+/// venues trusted at deployment (UniswapPoolAccess), which one route may mix. Enforces a
 /// minimum output and a deadline, pays the recipient, then optionally runs a partner's post-swap
 /// call (a backrun) in the same transaction.
 ///
 /// Trust model, in short:
 /// - Users approve this contract (it is the quote's `spender`). It only ever moves tokens of
-///   msg.sender, and only into pools it has proven genuine (CREATE2 address from the Uniswap
+///   msg.sender, and only into pools it has proven genuine (CREATE2 address from a trusted venue's
 ///   factory and init-code hash), so a crafted plan cannot route a user's tokens into a fake pool.
-/// - The V3 callback pays only the one pool this contract is swapping with at that moment.
+/// - The V3 callbacks (Uniswap's and PancakeSwap's name) pay only the one pool this contract is
+///   swapping with at that moment, which it proved genuine before calling it.
 /// - The post-swap call never runs from this contract: this contract holds users' approvals, so an
 ///   arbitrary call from it (say token.transferFrom(victim, attacker, x)) would drain them. It runs
 ///   from SwapPlanRouterCallProxy, a separate contract that nobody approves and that holds nothing.
@@ -26,13 +28,14 @@ contract SwapPlanRouter is UniswapPoolAccess {
     /// @notice One swap through one pool. The direction (zeroForOne) is not a field: it follows
     /// from the token addresses (token0 is the lower one) and so cannot disagree with the pool.
     struct Hop {
-        /// 0 = Uniswap V2 pair, 1 = Uniswap V3 pool
+        /// 0 = V2-style pair, 1 = V3-style pool
         uint8 protocol;
-        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under the factory
+        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue
         address pool;
         /// tokenIn is the previous hop's tokenOut (the plan's tokenIn for the first hop)
         address tokenOut;
-        /// V3 fee tier in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs
+        /// V3 fee tier in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs, which swap
+        /// at their venue's fee
         uint24 fee;
     }
 
@@ -96,13 +99,9 @@ contract SwapPlanRouter is UniswapPoolAccess {
     error UnexpectedCallback();
     error TransferFailed(address token);
 
-    constructor(
-        address weth_,
-        address v2Factory_,
-        bytes32 v2PairInitCodeHash_,
-        address v3Factory_,
-        bytes32 v3PoolInitCodeHash_
-    ) UniswapPoolAccess(v2Factory_, v2PairInitCodeHash_, v3Factory_, v3PoolInitCodeHash_) {
+    constructor(address weth_, V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_)
+        UniswapPoolAccess(v2Venues_, v3Venues_)
+    {
         weth = weth_;
         postCallProxy = new SwapPlanRouterCallProxy();
     }
@@ -153,6 +152,15 @@ contract SwapPlanRouter is UniswapPoolAccess {
     /// @notice Pays the V3 pool armed by the current hop; rejects every other caller.
     /// @dev The data is what _swapV3 encoded, passed back verbatim by the (verified) pool.
     function uniswapV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata data) external {
+        _payArmedPool(amount0Delta, amount1Delta, data);
+    }
+
+    /// @notice The same for PancakeSwap V3 pools, which call back under this name.
+    function pancakeV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata data) external {
+        _payArmedPool(amount0Delta, amount1Delta, data);
+    }
+
+    function _payArmedPool(int256 amount0Delta, int256 amount1Delta, bytes calldata data) private {
         if (msg.sender != armedPool) revert UnexpectedCallback();
         armedPool = address(0);
         (address token, address payer) = abi.decode(data, (address, address));
@@ -188,37 +196,40 @@ contract SwapPlanRouter is UniswapPoolAccess {
         address lastTokenOut = hops[hops.length - 1].tokenOut;
         if (lastTokenOut != tokenOut) revert PathMismatch(lastTokenOut);
         amount = leg.amountIn;
-        address pool = _verifiedPool(hops[0].protocol, hops[0].pool, tokenIn, hops[0].tokenOut, hops[0].fee);
+        // the V2 venue fee of the hop about to run (0 for a V3 pool); each pool is verified before
+        // anything moves into it
+        uint256 feeBps = _verifiedPool(hops[0].protocol, hops[0].pool, tokenIn, hops[0].tokenOut, hops[0].fee);
         // a V2 pair must hold its input before swap(): pull it from the payer straight into the pair
-        if (hops[0].protocol == PROTOCOL_V2) _pay(tokenIn, payer, pool, amount);
+        if (hops[0].protocol == PROTOCOL_V2) _pay(tokenIn, payer, hops[0].pool, amount);
 
         for (uint256 i; i < hops.length; ++i) {
-            (address to, address nextPool) =
-                i + 1 < hops.length ? _nextHopTarget(hops[i + 1], hops[i].tokenOut) : (recipient, address(0));
-            amount = _swap(hops[i], pool, tokenIn, amount, to, payer);
+            (address to, uint256 nextFeeBps) =
+                i + 1 < hops.length ? _nextHopTarget(hops[i + 1], hops[i].tokenOut) : (recipient, uint256(0));
+            amount = _swap(hops[i], tokenIn, amount, to, payer, feeBps);
             // from the second hop on, the input is either already in its V2 pair or held here
             tokenIn = hops[i].tokenOut;
             payer = address(this);
-            pool = nextPool;
+            feeBps = nextFeeBps;
         }
     }
 
     /// Where a hop sends its output when `next` follows: straight into the next pair when that is
-    /// V2 (it takes input by transfer), else to this contract, which pays the V3 pool in the callback.
-    function _nextHopTarget(Hop calldata next, address tokenIn) private view returns (address to, address nextPool) {
-        nextPool = _verifiedPool(next.protocol, next.pool, tokenIn, next.tokenOut, next.fee);
-        to = next.protocol == PROTOCOL_V2 ? nextPool : address(this);
+    /// V2 (it takes input by transfer), else to this contract, which pays the V3 pool in the
+    /// callback. Verifies the next pool; returns its V2 venue fee.
+    function _nextHopTarget(Hop calldata next, address tokenIn) private view returns (address to, uint256 feeBps) {
+        feeBps = _verifiedPool(next.protocol, next.pool, tokenIn, next.tokenOut, next.fee);
+        to = next.protocol == PROTOCOL_V2 ? next.pool : address(this);
     }
 
-    /// One hop through a verified pool; returns its output.
-    function _swap(Hop calldata hop, address pool, address tokenIn, uint256 amountIn, address to, address payer)
+    /// One hop through a verified pool (hop.pool); returns its output.
+    function _swap(Hop calldata hop, address tokenIn, uint256 amountIn, address to, address payer, uint256 feeBps)
         private
         returns (uint256)
     {
         bool zeroForOne = tokenIn < hop.tokenOut;
         return hop.protocol == PROTOCOL_V2
-            ? _swapV2(pool, zeroForOne, amountIn, to)
-            : _swapV3(pool, tokenIn, zeroForOne, amountIn, to, payer);
+            ? _swapV2(hop.pool, zeroForOne, amountIn, to, feeBps)
+            : _swapV3(hop.pool, tokenIn, zeroForOne, amountIn, to, payer);
     }
 
     /// V3 hop, exact input; the pool is paid in uniswapV3SwapCallback by `payer`.

@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs'
 import type { ChainContracts, ServiceConfig } from '../config.ts'
 import { normalizeAddress } from '../chain/quantity.ts'
+import type { Venue } from '../pools/pools.ts'
+import { parseVenues, uniswapV2Venue, uniswapV3Venue } from '../pools/venues.ts'
 
 export type { ChainContracts } from '../config.ts'
 
@@ -14,6 +16,8 @@ interface DevnetRegistryFile {
   baseTokens: Array<{ address: string }>
   v2: { factory: string }
   v3: { factory: string }
+  /** every venue, in the VENUES format (src/pools/venues.ts) */
+  venues?: unknown[]
   ethUsdFeed: { address: string }
   extensions?: Record<string, string | { address: string }>
   backrun?: { executor: string; beneficiary: string }
@@ -33,8 +37,7 @@ export function devnetContracts(registryPath: string): ChainContracts {
   return {
     router: normalizeAddress(typeof routerEntry === 'string' ? routerEntry : routerEntry.address),
     weth: normalizeAddress(registry.weth),
-    v2Factory: normalizeAddress(registry.v2.factory),
-    v3Factory: normalizeAddress(registry.v3.factory),
+    venues: registryVenues(registry),
     baseTokens: registry.baseTokens.map((t) => normalizeAddress(t.address)),
     ethUsdFeed: normalizeAddress(registry.ethUsdFeed.address),
     backrunExecutor: normalizeAddress(requireEntry(registry.backrun?.executor, 'backrun.executor', registryPath)),
@@ -42,8 +45,14 @@ export function devnetContracts(registryPath: string): ChainContracts {
   }
 }
 
+/** the registry's venues; a registry from before venues: Uniswap's own at its v2 and v3 factories */
+function registryVenues(registry: DevnetRegistryFile): Venue[] {
+  if (registry.venues !== undefined) return parseVenues(JSON.stringify(registry.venues))
+  return [uniswapV2Venue(normalizeAddress(registry.v2.factory)), uniswapV3Venue(normalizeAddress(registry.v3.factory))]
+}
+
 export function resolveChainContracts(config: ServiceConfig): ChainContracts {
   if (config.chain.mode === 'devnet') return devnetContracts(config.devnet.registryPath)
   const contracts = config.chain.contracts
-  return { ...contracts, baseTokens: [...contracts.baseTokens] }
+  return { ...contracts, venues: [...contracts.venues], baseTokens: [...contracts.baseTokens] }
 }

@@ -32,6 +32,8 @@ import { parseRelayEndpoints, type RelayEndpoint } from '../submission/relay-cli
 import { SearcherKey } from '../submission/searcher-key.ts'
 import { databaseUrlProblem } from '../submission/store/database-url.ts'
 import { EXECUTION_BUDGET_RANGES } from '../evm/execution-budget.ts'
+import type { Venue } from '../pools/pools.ts'
+import { parseVenues, uniswapV2Venue, uniswapV3Venue, VenueListError } from '../pools/venues.ts'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LogLevel[]
 const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague'] as const satisfies readonly Hardfork[]
@@ -289,8 +291,7 @@ function readChain(read: EnvReader, mode: 'fork' | 'devnet'): ChainConfig {
   // checked in both modes (a typo is a typo); used in fork mode, where the devnet registry does not apply
   const router = read.address('ROUTER_ADDRESS')
   const weth = read.address('WETH_ADDRESS')
-  const v2Factory = read.address('V2_FACTORY')
-  const v3Factory = read.address('V3_FACTORY')
+  const venues = readVenues(read)
   const baseTokens = read.addresses('BASE_TOKENS')
   const backrunExecutor = read.address('BACKRUN_CONTRACT')
   const ethUsdFeed = read.address('ETH_USD_FEED')
@@ -301,17 +302,50 @@ function readChain(read: EnvReader, mode: 'fork' | 'devnet'): ChainConfig {
     if (value === undefined && !read.set(name)) read.problems.push(`${name}: required in fork mode (UPSTREAM_RPC_URL is set)`)
     return value ?? ('0x' as Address)
   }
+  const requiredVenues = (): Venue[] => {
+    if (!read.set('VENUES') && !read.set('V2_FACTORY') && !read.set('V3_FACTORY')) {
+      read.problems.push('VENUES (or its shorthand V2_FACTORY / V3_FACTORY): required in fork mode (UPSTREAM_RPC_URL is set)')
+    }
+    return []
+  }
   const contracts: ChainContracts = {
     router: required('ROUTER_ADDRESS', router),
     weth: required('WETH_ADDRESS', weth),
-    v2Factory: required('V2_FACTORY', v2Factory),
-    v3Factory: required('V3_FACTORY', v3Factory),
+    venues: venues ?? requiredVenues(),
     // default: WETH only
     baseTokens: baseTokens ?? (weth === undefined ? [] : [weth]),
     ethUsdFeed: required('ETH_USD_FEED', ethUsdFeed),
     backrunExecutor: required('BACKRUN_CONTRACT', backrunExecutor),
   }
   return { mode, ...rules, upstream, contracts }
+}
+
+/**
+ * VENUES, or V2_FACTORY / V3_FACTORY as the shorthand for Uniswap's own venues at those factories
+ * (one of each at most; not beside VENUES). Checked in both modes; used in fork mode, where the
+ * devnet registry's venues do not apply. Undefined when unset or after a reported problem.
+ */
+function readVenues(read: EnvReader): Venue[] | undefined {
+  const v2Factory = read.address('V2_FACTORY')
+  const v3Factory = read.address('V3_FACTORY')
+  const text = read.raw('VENUES')
+  if (text !== undefined && text.trim() !== '') {
+    if (read.set('V2_FACTORY') || read.set('V3_FACTORY')) {
+      read.problems.push('VENUES: V2_FACTORY and V3_FACTORY are its one-venue shorthand; set VENUES alone')
+      return undefined
+    }
+    try {
+      return parseVenues(text)
+    } catch (err) {
+      if (!(err instanceof VenueListError)) throw err
+      read.problems.push(...err.problems.map((problem) => `VENUES${problem.startsWith('[') ? '' : ': '}${problem}`))
+      return undefined
+    }
+  }
+  const venues: Venue[] = []
+  if (v2Factory !== undefined) venues.push(uniswapV2Venue(v2Factory))
+  if (v3Factory !== undefined) venues.push(uniswapV3Venue(v3Factory))
+  return venues.length > 0 ? venues : undefined
 }
 
 /** API keys and partner tokens, resolved into their registries by the rules of src/server (the same messages). */

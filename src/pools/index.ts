@@ -6,6 +6,7 @@
  * V3 pools) is a PoolKind (pool-kind.ts says what a new venue or kind takes).
  */
 export * from './pools.ts'
+export * from './venues.ts'
 export { ViewCallError, ViewCaller, VIEW_CALLER, blockKey } from './view-calls.ts'
 export * from './block-scoped-cache.ts'
 export type { HopQuote, PoolKind, PoolLoadSettings } from './pool-kind.ts'

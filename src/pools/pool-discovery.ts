@@ -14,18 +14,13 @@ import { poolKind } from './pool-kinds.ts'
 import { poolPairKey, sortTokens, type PoolRef, type Venue } from './pools.ts'
 import { blockKey, DEFAULT_VIEW_CALL_CONCURRENCY, ViewCaller } from './view-calls.ts'
 
-/** The fee tiers the Uniswap V3 factory enables by default (0.01%, 0.05%, 0.3%, 1%). */
-export const DEFAULT_V3_FEE_TIERS: readonly number[] = [100, 500, 3000, 10000]
-
-/** Where a chain's Uniswap deployments are and which tokens routes may pass through. */
+/** Where a chain's venues are and which tokens routes may pass through. */
 export interface DexDeployment {
   weth: Address
   /** intermediate tokens of multi-hop routes (WETH, the large stablecoins, ...) */
   baseTokens: readonly Address[]
-  v2Factory?: Address
-  v3Factory?: Address
-  /** default DEFAULT_V3_FEE_TIERS */
-  v3FeeTiers?: readonly number[]
+  /** every venue routes may use, V2- and V3-style alike (venues.ts); asked in this order */
+  venues: readonly Venue[]
 }
 
 export interface PoolDiscoveryOptions {
@@ -37,7 +32,7 @@ export interface PoolDiscoveryOptions {
 
 export class PoolDiscovery {
   private readonly cache: BlockScopedCache<Promise<PoolRef[]>>
-  /** the venues asked, in order: the V2 factory's, then the V3 factory's */
+  /** the venues asked, in the deployment's order */
   readonly venues: readonly Venue[]
   private readonly concurrency: number
 
@@ -47,7 +42,7 @@ export class PoolDiscovery {
     options: PoolDiscoveryOptions = {},
   ) {
     this.cache = new BlockScopedCache({ blocks: 4, maxPerBlock: options.maxCacheEntries ?? 20_000 })
-    this.venues = dexVenues(dex)
+    this.venues = dex.venues
     this.concurrency = options.concurrency ?? DEFAULT_VIEW_CALL_CONCURRENCY
   }
 
@@ -88,12 +83,4 @@ export class PoolDiscovery {
     const lookups = this.venues.flatMap((venue) => poolKind(venue.protocol).lookUp(caller, venue, token0, token1))
     return (await Promise.all(lookups)).filter((p): p is PoolRef => p !== undefined)
   }
-}
-
-/** the venues of a deployment: its V2 factory's pairs, then its V3 factory's pools */
-export function dexVenues(dex: DexDeployment): Venue[] {
-  const venues: Venue[] = []
-  if (dex.v2Factory !== undefined) venues.push({ protocol: 'uniswap-v2', factory: dex.v2Factory })
-  if (dex.v3Factory !== undefined) venues.push({ protocol: 'uniswap-v3', factory: dex.v3Factory, feeTiers: dex.v3FeeTiers ?? DEFAULT_V3_FEE_TIERS })
-  return venues
 }

@@ -46,10 +46,14 @@ export interface PoolKind<S extends PoolSnapshot = PoolSnapshot, V extends Venue
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 
-/** a factory's answer as a PoolRef; undefined for the zero address (no such pool) */
-export function foundPool(address: string, rest: Omit<PoolRef, 'address'>): PoolRef | undefined {
+/**
+ * a factory's answer as a PoolRef; undefined for the zero address (no such pool), and for a pool
+ * that is not at the venue's CREATE2 address `expected` (a misconfigured init-code hash or pool
+ * deployer): our contracts would refuse to swap on it, so routes must not use it
+ */
+export function foundPool(address: string, rest: Omit<PoolRef, 'address'>, expected: Address): PoolRef | undefined {
   const lower = address.toLowerCase() as Address
-  return lower === ZERO_ADDRESS ? undefined : { ...rest, address: lower }
+  return lower === ZERO_ADDRESS || lower !== expected ? undefined : { ...rest, address: lower }
 }
 
 /** the pool's own token0 must be the one discovery sorted */

@@ -4,7 +4,7 @@
  * loader and read by the searches (routing, backrun). Token addresses are lowercase; token0 < token1
  * as both factories sort.
  */
-import type { Address } from '../chain/types.ts'
+import type { Address, Hex } from '../chain/types.ts'
 import type { V3PoolState } from '../dex/math/index.ts'
 
 /**
@@ -14,33 +14,68 @@ import type { V3PoolState } from '../dex/math/index.ts'
  */
 export type PoolProtocol = 'uniswap-v2' | 'uniswap-v3'
 
-/** A deployment of Uniswap V2 pairs: its factory. */
+/** The callback a V2-style pair calls on a flash swap (the router never flash-swaps; BackrunExecutor does). */
+export type V2FlashCallback = 'uniswapV2Call' | 'pancakeCall'
+/** The callback a V3-style pool calls to be paid in a swap. */
+export type V3SwapCallback = 'uniswapV3SwapCallback' | 'pancakeV3SwapCallback'
+
+/**
+ * A deployment of Uniswap V2-style pairs (Uniswap, Sushi, Pancake, ...): its factory, the pair's
+ * creation-code hash (pairs live at CREATE2(factory, keccak256(token0 ++ token1), initCodeHash),
+ * which is how our contracts prove a pair genuine) and its swap fee, which forks change.
+ */
 export interface V2Venue {
   protocol: 'uniswap-v2'
+  /** unique among the configured venues: named in logs, answers and the registry */
+  name: string
   factory: Address
+  initCodeHash: Hex
+  /** the pair's swap fee in basis points: Uniswap and Sushi 30, Pancake 25 */
+  feeBps: number
+  /** what a pair calls on a flash swap */
+  callback: V2FlashCallback
 }
 
-/** A deployment of Uniswap V3 pools: its factory and the fee tiers (hundredths of a bip) it enables. */
+/**
+ * A deployment of Uniswap V3-style pools: the factory discovery asks (getPool), the account that
+ * CREATE2-deploys the pools (the factory itself, or PancakeSwap V3's PoolDeployer), the pool's
+ * creation-code hash (pools live at CREATE2(poolDeployer, keccak256(abi.encode(token0, token1,
+ * fee)), initCodeHash)), the fee tiers it enables (hundredths of a bip) with their tick spacings,
+ * and the callback its pools call to be paid.
+ */
 export interface V3Venue {
   protocol: 'uniswap-v3'
+  name: string
   factory: Address
+  poolDeployer: Address
+  initCodeHash: Hex
   feeTiers: readonly number[]
+  /** tickSpacings[i] is the spacing of feeTiers[i] */
+  tickSpacings: readonly number[]
+  callback: V3SwapCallback
 }
 
 /** Where pools of one kind are found: discovery asks each venue for a pair's pools. */
 export type Venue = V2Venue | V3Venue
 
-/** Uniswap V2 pairs charge 0.3%; in the plan's unit (hundredths of a bip) that is 3000. */
+/** Uniswap V2 pairs charge 0.3%: 30 bps, in the plan's unit (hundredths of a bip) 3000. */
 export const V2_FEE_PIPS = 3000
 export const V2_FEE_BPS = 30
+
+/** a V2 pair's fee in basis points, from its fee in hundredths of a bip (PoolRef.fee) */
+export function v2FeeBps(pool: { fee: number }): number {
+  return pool.fee / 100
+}
 
 export interface PoolRef {
   protocol: PoolProtocol
   address: Address
   token0: Address
   token1: Address
-  /** hundredths of a bip: the V3 fee tier, or V2_FEE_PIPS for a V2 pair */
+  /** hundredths of a bip: the V3 fee tier, or the V2 venue's fee (30 bps = 3000) */
   fee: number
+  /** the name of the venue whose factory holds the pool */
+  venue: string
 }
 
 export interface V2PoolSnapshot extends PoolRef {

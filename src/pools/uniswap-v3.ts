@@ -1,6 +1,7 @@
 /**
- * Uniswap V3 pools as a pool kind: found with the factory's getPool for each of the venue's fee
- * tiers; read as slot0 (sqrtPriceX96, tick), liquidity, fee, tickSpacing, token0, then the tick
+ * Uniswap V3-style pools as a pool kind: found with the venue factory's getPool for each of the
+ * venue's fee tiers (and kept only at the CREATE2 address of the venue's pool deployer and
+ * init-code hash, the one our contracts accept); read as slot0 (sqrtPriceX96, tick), liquidity, fee, tickSpacing, token0, then the tick
  * bitmap words around the current tick, then ticks(t).liquidityNet for every set bit of those
  * words (each phase's calls concurrently: the fork reader batches the upstream reads they cause);
  * quoted with the pool's own swap loop, never past the loaded ticks (V3TickCoverage).
@@ -19,6 +20,7 @@ import {
 import { V3_FACTORY_ABI, V3_POOL_ABI } from './abis.ts'
 import { checkToken0, foundPool, type HopQuote, type PoolKind, type PoolLoadSettings } from './pool-kind.ts'
 import type { PoolRef, V3PoolSnapshot, V3TickCoverage, V3Venue } from './pools.ts'
+import { venuePoolAddress } from './venues.ts'
 import { ViewCallError, type ViewCaller } from './view-calls.ts'
 
 export function quoteV3(pool: V3PoolSnapshot, zeroForOne: boolean, amountIn: bigint): HopQuote | undefined {
@@ -83,7 +85,7 @@ async function loadV3(caller: ViewCaller, ref: PoolRef, settings: PoolLoadSettin
   initializedTicks.forEach((t, i) => ticks.set(t, { liquidityNet: tickInfos[i][1] }))
 
   const state: V3PoolState = { sqrtPriceX96, tick, liquidity, fee, tickSpacing, bitmap, ticks }
-  return { protocol: 'uniswap-v3', address: pool, token0: ref.token0, token1: ref.token1, fee, state, coverage }
+  return { protocol: 'uniswap-v3', address: pool, token0: ref.token0, token1: ref.token1, fee, venue: ref.venue, state, coverage }
 }
 
 /** the word range around `tick` and what it lets a swap trust; exported for tests */
@@ -110,7 +112,9 @@ export const UNISWAP_V3_POOLS: PoolKind<V3PoolSnapshot, V3Venue> = Object.freeze
   protocol: 'uniswap-v3',
   lookUp: (caller: ViewCaller, venue: V3Venue, token0: Address, token1: Address) =>
     venue.feeTiers.map((fee) =>
-      caller.read(venue.factory, V3_FACTORY_ABI, 'getPool', [token0, token1, fee]).then((pool) => foundPool(pool, { protocol: 'uniswap-v3', token0, token1, fee })),
+      caller
+        .read(venue.factory, V3_FACTORY_ABI, 'getPool', [token0, token1, fee])
+        .then((pool) => foundPool(pool, { protocol: 'uniswap-v3', token0, token1, fee, venue: venue.name }, venuePoolAddress(venue, token0, token1, fee))),
     ),
   load: loadV3,
   quote: quoteV3,

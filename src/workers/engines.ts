@@ -57,7 +57,7 @@ export function buildEngines(chain: ChainStateSource, settings: EngineSettings, 
     budget: settings.evm,
   })
   const routing = new RoutingEngine(simulator, {
-    dex: { weth: contracts.weth, baseTokens: contracts.baseTokens, v2Factory: contracts.v2Factory, v3Factory: contracts.v3Factory },
+    dex: { weth: contracts.weth, baseTokens: contracts.baseTokens, venues: contracts.venues },
   })
   const erc20 = new Erc20StateWriter(simulator)
   const quoteOptions: EvmQuoteServiceOptions = {

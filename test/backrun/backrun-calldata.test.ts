@@ -99,7 +99,7 @@ describe('encodeBackrunCall', () => {
     expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])
     expect(encodeBackrunCall(twoHops()).slice(0, 10)).toBe(toFunctionSelector(fn))
     const names = (type: string) => BACKRUN_EXECUTOR_ABI.filter((x) => x.type === type).map((x) => ('name' in x ? x.name : '')).sort()
-    expect(names('function')).toEqual(['backrun', 'backrunExact', 'beneficiary', 'uniswapV2Call', 'uniswapV3SwapCallback', 'v2Factory', 'v2PairInitCodeHash', 'v3Factory', 'v3PoolInitCodeHash'])
+    expect(names('function')).toEqual(['MAX_VENUES_PER_KIND', 'backrun', 'backrunExact', 'beneficiary', 'pancakeCall', 'pancakeV3SwapCallback', 'uniswapV2Call', 'uniswapV3SwapCallback', 'v2Venues', 'v3Venues'])
     expect(names('event')).toEqual(['Backrun'])
     expect(names('error')).toEqual([
       'CycleNotClosed',
@@ -111,6 +111,7 @@ describe('encodeBackrunCall', () => {
       'InvalidProtocol',
       'InvalidRefundBps',
       'InvalidRefundRecipient',
+      'InvalidVenues',
       'PartialFill',
       'ProfitMismatch',
       'Reentrancy',

@@ -545,6 +545,9 @@ function readerAfter(result: TransactionResult): StateReader {
   }
 }
 
+/** the venues the devnet adds beside Uniswap's, with their pools (registry `venues`) */
+const ADDED_VENUES = (registry as unknown as { venues: Array<{ name: string; pairs?: Array<{ name: string; address: string }>; pools?: Array<{ name: string; address: string }> }> }).venues
+
 /** every devnet pool: discovery among WBTC, UNI and the base tokens, then LINK and the base tokens */
 async function allPools(reader: StateReader): Promise<PoolSnapshot[]> {
   const engine = new RoutingEngine(sim, { dex: DEX })
@@ -556,6 +559,8 @@ async function allPools(reader: StateReader): Promise<PoolSnapshot[]> {
 const poolByName = new Map<string, Address>([
   ...registry.v2.pairs.map((p): [string, Address] => [`V2 ${p.name}`, lower(p.address)]),
   ...registry.v3.pools.map((p): [string, Address] => [`V3 ${p.name}`, lower(p.address)]),
+  // the devnet's added venues ('devnet-fork-v2 USDC/WETH')
+  ...ADDED_VENUES.flatMap((v) => [...(v.pairs ?? []), ...(v.pools ?? [])].map((p): [string, Address] => [`${v.name} ${p.name}`, lower(p.address)])),
 ])
 
 const devnetParams = (pools: PoolSnapshot[], moved: Address[], extra: Partial<BackrunSearchParams> = {}): BackrunSearchParams => ({
@@ -575,7 +580,9 @@ describe('backrun cycle search on the devnet', () => {
 
   it('finds nothing at genesis, whichever pools moved: every cycle loses (the fixture says -1001 ppm at best)', async () => {
     const pools = await allPools(source.latest())
-    expect(pools).toHaveLength(registry.v2.pairs.length + registry.v3.pools.length)
+    const added = ADDED_VENUES.reduce((n, v) => n + (v.pairs?.length ?? 0) + (v.pools?.length ?? 0), 0)
+    expect(added).toBe(7)
+    expect(pools).toHaveLength(registry.v2.pairs.length + registry.v3.pools.length + added)
     const r = searchBackrun(devnetParams(pools, pools.map((p) => p.address)))
     expect(r.cycles).toBeGreaterThan(40)
     expect(r.profitableAtMargin).toBe(0)

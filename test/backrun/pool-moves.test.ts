@@ -30,6 +30,10 @@ describe('pool moves from a user transaction', () => {
     const moves = readPoolMoves(result.logs)
     const pools = new Map<Address, PoolSnapshot>()
     for (const pair of registry.v2.pairs) pools.set(pair.address.toLowerCase() as Address, (await engine.loadPools(reader, pair.token0.toLowerCase() as Address, pair.token1.toLowerCase() as Address)).pools.find((p) => p.address === pair.address.toLowerCase())!)
+    // the devnet's added venues' pools too (their fixtures swap there)
+    for (const pool of registry.venues.flatMap((v) => (v.pairs ?? []).concat(v.pools ?? []) as Array<{ address: string; token0: string; token1: string }>)) {
+      pools.set(pool.address.toLowerCase() as Address, (await engine.loadPools(reader, pool.token0.toLowerCase() as Address, pool.token1.toLowerCase() as Address)).pools.find((p) => p.address === pool.address.toLowerCase())!)
+    }
     for (const pool of registry.v3.pools) pools.set(pool.address.toLowerCase() as Address, (await engine.loadPools(reader, pool.token0.toLowerCase() as Address, pool.token1.toLowerCase() as Address)).pools.find((p) => p.address === pool.address.toLowerCase())!)
     // every moved pool of the fixture is found
     expect([...moves.keys()].sort()).toEqual([...new Set(fx.pools.map((p) => p.toLowerCase()))].sort())

@@ -42,10 +42,10 @@ import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { compileSolidity } from '../support/solidity.ts'
 import { BLOCK_TIME_SECONDS, nextBaseFee } from '../../scripts/devnet/execute-at-genesis.ts'
 import type { TxFixtureFile, RecordedTx } from '../../scripts/devnet/fixture-file.ts'
-import { BACKRUN_EXECUTOR_LABEL, backrunEntry } from '../../scripts/devnet/fixed-deployments.ts'
+import { BACKRUN_EXECUTOR_LABEL, backrunEntry, venueArgs } from '../../scripts/devnet/fixed-deployments.ts'
 import type { TokenSymbol } from '../../scripts/devnet/layout.ts'
 import { GENESIS_PATH, REGISTRY_PATH, TX_FIXTURE_PATH } from '../../scripts/devnet/paths.ts'
-import { readRegistry, tokenBySymbol, type RegistryKeyedAccount } from '../../scripts/devnet/registry.ts'
+import { readRegistry, tokenBySymbol, type DevnetRegistry, type RegistryKeyedAccount } from '../../scripts/devnet/registry.ts'
 import {
   BACKRUN_EXECUTOR_ABI,
   decodeBackrunEvents,
@@ -573,10 +573,10 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
       const r = await sim.call(state, { from: VIEWER, to: EXECUTOR, data: encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName }) })
       return decodeFunctionResult({ abi: BACKRUN_EXECUTOR_ABI, functionName, data: hex(r.returnData) })
     }
-    expect(await read('v2Factory')).toBe(getAddress(registry.v2.factory))
-    expect(await read('v2PairInitCodeHash')).toBe(registry.v2.pairInitCodeHash)
-    expect(await read('v3Factory')).toBe(getAddress(registry.v3.factory))
-    expect(await read('v3PoolInitCodeHash')).toBe(registry.v3.poolInitCodeHash)
+    const [v2Venues, v3Venues] = venueArgs(registry as unknown as DevnetRegistry)
+    expect(await read('v2Venues')).toEqual(v2Venues.map((v) => ({ ...v, factory: getAddress(v.factory) })))
+    expect(await read('v3Venues')).toEqual(v3Venues.map((v) => ({ ...v, poolDeployer: getAddress(v.poolDeployer) })))
+    expect(v2Venues.map((v) => v.feeBps)).toEqual([30, 25])
     expect(lower((await read('beneficiary')) as string)).toBe(BENEFICIARY)
     expect((await state.overlay.readCode(BENEFICIARY)).length).toBe(0)
     expect((await state.overlay.readAccount(BENEFICIARY))?.balance ?? 0n).toBe(0n)

@@ -15,10 +15,12 @@ import {
   decodeFunctionResult,
   encodeAbiParameters,
   encodeFunctionData,
+  getAddress,
   encodePacked,
   getCreate2Address,
   http,
   keccak256,
+  parseAbi,
   parseEther,
   parseUnits,
   zeroAddress,
@@ -34,11 +36,14 @@ import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { ERC20_ABI, npmArtifact, projectArtifact } from '../../scripts/devnet/artifacts.ts'
 import type { TokenSymbol, V3Fee } from '../../scripts/devnet/layout.ts'
 import { GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'
-import { readRegistry, tokenBySymbol } from '../../scripts/devnet/registry.ts'
+import { getAmountOut } from '../../src/dex/math/index.ts'
+import { readRegistry, tokenBySymbol, type DevnetRegistry } from '../../scripts/devnet/registry.ts'
+import { venueArgs } from '../../scripts/devnet/fixed-deployments.ts'
 import { SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall, type PostSwapCall } from '../../src/quote/router-calldata.ts'
 import type { PlanHop, PlanLeg, SwapPlan } from '../../src/routing/swap-plan.ts'
 
 const registry = readRegistry(REGISTRY_PATH)
+const V2_PAIR_RESERVES = parseAbi(['function getReserves() view returns (uint112, uint112, uint32)'])
 const ROUTER = registry.extensions['swap-plan-router']!
 const V2_ROUTER = npmArtifact('@uniswap/v2-periphery/build/UniswapV2Router02.json').abi
 const SWAP_ROUTER = npmArtifact('@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json').abi
@@ -203,16 +208,19 @@ describe('SwapPlanRouter on the devnet', () => {
 
   it('is deployed with the registry contracts as its constructor arguments', async () => {
     expect(await read<Hex>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'weth')).toBe(registry.weth)
-    expect(await read<Hex>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'v2Factory')).toBe(registry.v2.factory)
-    expect(await read<Hex>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'v2PairInitCodeHash')).toBe(registry.v2.pairInitCodeHash)
-    expect(await read<Hex>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'v3Factory')).toBe(registry.v3.factory)
-    expect(await read<Hex>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'v3PoolInitCodeHash')).toBe(registry.v3.poolInitCodeHash)
+    // every venue of the registry, Uniswap's first: V2 with its fee, V3 by its pool deployer
+    const [v2Venues, v3Venues] = venueArgs(registry as unknown as DevnetRegistry)
+    expect(await read<unknown>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'v2Venues')).toEqual(v2Venues.map((v) => ({ ...v, factory: getAddress(v.factory) })))
+    expect(await read<unknown>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'v3Venues')).toEqual(v3Venues.map((v) => ({ ...v, poolDeployer: getAddress(v.poolDeployer) })))
+    expect(v2Venues.map((v) => v.feeBps)).toEqual([30, 25])
+    expect(v2Venues[0]!.initCodeHash).toBe(registry.v2.pairInitCodeHash)
+    expect(v3Venues.map((v) => v.initCodeHash)).toEqual([registry.v3.poolInitCodeHash, registry.v3.poolInitCodeHash])
     const proxy = await read<Hex>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'postCallProxy')
     expect(await read<Hex>(proxy, PROXY_ABI, 'router')).toBe(ROUTER)
     expect(registry.devAccounts.approvedSpenders).toContainEqual({ name: 'SwapPlanRouter', address: ROUTER })
   })
 
-  it('single V2 hop: pays the recipient exactly what Router02.getAmountsOut says, for at most 5,000 gas more than Router02', async () => {
+  it('single V2 hop: pays the recipient exactly what Router02.getAmountsOut says, for at most 5,500 gas more than Router02', async () => {
     const amountIn = parseEther('1')
     const expected = await v2Quote(amountIn, 'WETH', 'USDC')
     const recipient = account(7).address
@@ -232,9 +240,10 @@ describe('SwapPlanRouter on the devnet', () => {
     })
     const router02 = await send(0, registry.v2.router02, data)
     gas['Router02 v2 1 hop (reference)'] = router02.gasUsed
-    // the difference is the Swapped event (~2,500) and the struct calldata (~2,200 more than a path);
-    // transfers, pair calls and checks cost what Router02's do
-    expect(result.receipt.gasUsed).toBeLessThan(router02.gasUsed + 5_000n)
+    // the difference is the Swapped event (~2,500), the struct calldata (~2,200 more than a path)
+    // and the venue check (the pair proven against the trusted venues' slots, the fee read from its
+    // venue: ~300); transfers, pair calls and checks cost what Router02's do
+    expect(result.receipt.gasUsed).toBeLessThan(router02.gasUsed + 5_500n)
   })
 
   it('single V3 hop: pays exactly what QuoterV2 says, for at most 6,000 gas more than SwapRouter', async () => {
@@ -390,6 +399,30 @@ describe('SwapPlanRouter on the devnet', () => {
     expect((await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: one, legs: [{ amountIn: one, hops: [hop] }] }, 0n, ROUTER))).errorName).toBe('InvalidRecipient')
   })
 
+  it("swaps on the 25-bps fork venue's pair at that venue's fee, in one leg with a Uniswap pool", async () => {
+    const fork = registry.venues.find((v) => v.name === 'devnet-fork-v2')!
+    const [weth, usdc] = [registry.weth, token('USDC')]
+    const pair = fork.pairs!.find((p) => new Set([p.token0, p.token1]).has(weth) && new Set([p.token0, p.token1]).has(usdc))!
+    const [r0, r1] = await read<readonly [bigint, bigint, number]>(pair.address, V2_PAIR_RESERVES, 'getReserves')
+    const zeroForOne = BigInt(weth) < BigInt(usdc)
+    const [rin, rout] = zeroForOne ? [r0, r1] : [r1, r0]
+    const amountIn = parseEther('1')
+    const expected = getAmountOut(amountIn, rin, rout, 25)
+    // the venue's fee, not Uniswap's: 30 bps would pay less
+    expect(expected).toBeGreaterThan(getAmountOut(amountIn, rin, rout, 30))
+    const forkHop: PlanHop = { protocol: 'uniswap-v2', pool: pair.address, tokenIn: weth, tokenOut: usdc, fee: 2500, zeroForOne }
+    const result = await swap(0, plan(leg(amountIn, forkHop)), { minAmountOut: expected })
+    expect(result.amountOut).toBe(expected)
+    gas['fork v2 1 hop (25 bps)'] = result.receipt.gasUsed
+
+    // WETH -> USDC at the fork, USDC -> USDT at Uniswap's V3 0.05%: both pools proven, one leg
+    await anvilRpc(anvil.url, 'evm_revert', [snapshot])
+    snapshot = await anvilRpc<Hex>(anvil.url, 'evm_snapshot')
+    const expectedUsdt = await v3Quote(expected, 'USDC', 'USDT', 500)
+    const crossing = await swap(0, plan(leg(amountIn, forkHop, v3('USDC', 'USDT', 500))), { minAmountOut: expectedUsdt })
+    expect(crossing.amountOut).toBe(expectedUsdt)
+  })
+
   it('pays a V3 callback only to the pool it is swapping with: direct calls are rejected, approvals stay safe', async () => {
     const victim = account(0).address
     const pool = v3('WETH', 'USDC', 500).pool
@@ -402,6 +435,14 @@ describe('SwapPlanRouter on the devnet', () => {
       })
     // from an EOA, from a genuine pool address outside a swap (impersonated), and mined for real
     expect(await revertOf(account(9).address, cb(victim))).toEqual({ errorName: 'UnexpectedCallback', args: [] })
+    // PancakeSwap's callback name is guarded alike
+    const pancake = encodeFunctionData({
+      abi: SWAP_PLAN_ROUTER_ABI,
+      functionName: 'pancakeV3SwapCallback',
+      args: [10n ** 18n, 0n, encodeAbiParameters([{ type: 'address' }, { type: 'address' }], [registry.weth, victim])],
+    })
+    expect(await revertOf(account(9).address, pancake)).toEqual({ errorName: 'UnexpectedCallback', args: [] })
+    expect(await revertOf(pool, pancake)).toEqual({ errorName: 'UnexpectedCallback', args: [] })
     expect(await revertOf(pool, cb(victim))).toEqual({ errorName: 'UnexpectedCallback', args: [] })
     const before = await balanceOf(registry.weth, victim)
     expect((await send(9, ROUTER, cb(victim))).status).toBe('reverted')

@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest'
 import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
 import type { Address, StateReader } from '../../src/chain/types.ts'
 import { Simulator, type CallRequest, type ExecutionResult, type SimulationState } from '../../src/evm/simulator.ts'
-import { PoolDiscovery, ViewCaller, type PoolRef } from '../../src/pools/index.ts'
+import { PoolDiscovery, venuePoolAddress, ViewCaller, type PoolRef } from '../../src/pools/index.ts'
+import { join } from 'node:path'
+import { allV2Pairs, allV3Pools, readRegistry } from '../../scripts/devnet/registry.ts'
+import { FIXTURES } from '../support/devnet.ts'
 import { DEX, lower, registry, sim, source, tok } from '../routing/helpers.ts'
 
 class CountingSimulator extends Simulator {
@@ -24,14 +27,24 @@ function counting(): CountingSimulator {
 /** the registry's pools among `tokens`, as discovery describes them */
 function registryPools(tokens: readonly Address[]): string[] {
   const inSet = (a: string, b: string) => tokens.includes(lower(a)) && tokens.includes(lower(b))
+  const all = allRegistryPools()
   return [
-    ...registry.v2.pairs.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000 })),
-    ...registry.v3.pools.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee })),
+    ...all.v2.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.feeBps * 100, venue: p.venue })),
+    ...all.v3.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: p.venue })),
   ].sort()
 }
 
+/** every venue's pools in the registry: Uniswap's, then the devnet's added venues' */
+function allRegistryPools() {
+  const full = readRegistry(join(FIXTURES, 'devnet/registry.json'))
+  return { v2: allV2Pairs(full), v3: allV3Pools(full) }
+}
+
+/** view calls discovery makes per token pair: one getPair per V2 venue, one getPool per V3 fee tier */
+const CALLS_PER_PAIR = DEX.venues.reduce((n, v) => n + (v.protocol === 'uniswap-v2' ? 1 : v.feeTiers.length), 0)
+
 function key(p: PoolRef): string {
-  return `${p.protocol} ${p.address} ${p.token0} ${p.token1} ${p.fee}`
+  return `${p.protocol} ${p.venue} ${p.address} ${p.token0} ${p.token1} ${p.fee}`
 }
 
 /** the devnet state again, pinned to another block number (same accounts) */
@@ -56,14 +69,17 @@ describe('PoolDiscovery', () => {
     }
   })
 
-  it('finds all 9 pairs and 11 pools of the devnet over the token pairs, and nothing else', async () => {
+  it('finds all 13 pairs and 14 pools of the devnet\'s four venues over the token pairs, and nothing else', async () => {
     const discovery = new PoolDiscovery(counting(), DEX)
     const all = new Map<string, PoolRef>()
     const tokens = registry.tokens.map((t) => lower(t.address))
     for (const a of tokens) for (const b of tokens) if (a < b) for (const p of await discovery.findPools(source.latest(), a, b)) all.set(p.address, p)
     expect([...all.values()].map(key).sort()).toEqual(registryPools(tokens))
-    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v2')).toHaveLength(registry.v2.pairs.length)
-    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v3')).toHaveLength(registry.v3.pools.length)
+    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v2')).toHaveLength(13)
+    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v3')).toHaveLength(14)
+    expect(new Set([...all.values()].map((p) => p.venue))).toEqual(new Set(['uniswap-v2', 'uniswap-v3', 'devnet-fork-v2', 'devnet-fork-v3']))
+    // a V2 pair carries its venue's fee: 30 bps at Uniswap, 25 at the fork
+    for (const p of all.values()) if (p.protocol === 'uniswap-v2') expect(p.fee).toBe(p.venue === 'devnet-fork-v2' ? 2500 : 3000)
   })
 
   it('finds nothing for a pair without pools', async () => {
@@ -74,27 +90,38 @@ describe('PoolDiscovery', () => {
   })
 
   it('looks each V3 fee tier up, and only the configured ones', async () => {
-    const onlyLow = new PoolDiscovery(counting(), { ...DEX, v3FeeTiers: [100, 500] })
+    const lowTiers = DEX.venues.map((v) => (v.protocol === 'uniswap-v3' ? { ...v, feeTiers: [100, 500], tickSpacings: [1, 10] } : v))
+    const onlyLow = new PoolDiscovery(counting(), { ...DEX, venues: lowTiers })
     const found = await onlyLow.findPools(source.latest(), tok('UNI'), tok('LINK'))
     expect(found.filter((p) => p.protocol === 'uniswap-v3').every((p) => p.fee === 100 || p.fee === 500)).toBe(true)
-    const v2Only = new PoolDiscovery(counting(), { ...DEX, v3Factory: undefined })
+    const v2Only = new PoolDiscovery(counting(), { ...DEX, venues: DEX.venues.filter((v) => v.protocol === 'uniswap-v2') })
     expect((await v2Only.findPools(source.latest(), tok('UNI'), tok('LINK'))).every((p) => p.protocol === 'uniswap-v2')).toBe(true)
+  })
+
+  it("keeps only pools at the venue's CREATE2 address: a wrong init-code hash finds nothing our contracts would accept", async () => {
+    const misconfigured = DEX.venues.map((v) => ({ ...v, initCodeHash: `0x${'ab'.repeat(32)}` as const }))
+    const discovery = new PoolDiscovery(counting(), { ...DEX, venues: misconfigured })
+    expect(await discovery.findPools(source.latest(), tok('WETH'), tok('USDC'))).toEqual([])
+    const right = await new PoolDiscovery(counting(), DEX).findPools(source.latest(), tok('WETH'), tok('USDC'))
+    expect(right.length).toBeGreaterThan(0)
+    for (const p of right) expect(p.address).toBe(venuePoolAddress(DEX.venues.find((v) => v.name === p.venue)!, p.token0, p.token1, p.fee))
   })
 
   it('caches per (block, pair): a second lookup at the same block makes no call, a new block does', async () => {
     const counter = counting()
     const discovery = new PoolDiscovery(counter, DEX)
     const first = await discovery.findPools(source.latest(), tok('UNI'), tok('LINK'))
-    // 6 routing tokens: 15 pairs, each one getPair and four getPool
-    expect(counter.calls).toBe(15 * 5)
+    // 6 routing tokens: 15 pairs, each one getPair per V2 venue and one getPool per V3 venue's tier (2 + 3 + 3)
+    expect(CALLS_PER_PAIR).toBe(8)
+    expect(counter.calls).toBe(15 * CALLS_PER_PAIR)
     const again = await discovery.findPools(source.latest(), tok('UNI'), tok('LINK'))
-    expect(counter.calls).toBe(15 * 5)
+    expect(counter.calls).toBe(15 * CALLS_PER_PAIR)
     expect(again).toEqual(first)
     // WBTC/DAI shares the base-token pairs: only the pairs with WBTC are new
     await discovery.findPools(source.latest(), tok('WBTC'), tok('DAI'))
-    expect(counter.calls).toBe(15 * 5 + 4 * 5)
+    expect(counter.calls).toBe(15 * CALLS_PER_PAIR + 4 * CALLS_PER_PAIR)
     await discovery.findPools(readerAtNextBlock(source.latest()), tok('UNI'), tok('LINK'))
-    expect(counter.calls).toBe(2 * 15 * 5 + 4 * 5)
+    expect(counter.calls).toBe(2 * 15 * CALLS_PER_PAIR + 4 * CALLS_PER_PAIR)
   })
 
   it('keeps the cache within its bound', async () => {
@@ -107,6 +134,6 @@ describe('PoolDiscovery', () => {
     const before = counter.calls
     // evicted: looked up again
     await discovery.pairPools(caller, tok('WETH'), tok('USDC'))
-    expect(counter.calls).toBe(before + 5)
+    expect(counter.calls).toBe(before + CALLS_PER_PAIR)
   })
 })

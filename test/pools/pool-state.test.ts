@@ -30,8 +30,8 @@ const QUOTER_V2_ABI = parseAbi([
 ])
 const ROUTER02_ABI = parseAbi(['function getAmountsOut(uint256 amountIn, address[] path) view returns (uint256[] amounts)'])
 
-const v3Refs: PoolRef[] = registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee }))
-const v2Refs: PoolRef[] = registry.v2.pairs.map((p) => ({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000 }))
+const v3Refs: PoolRef[] = registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: 'uniswap-v3' }))
+const v2Refs: PoolRef[] = registry.v2.pairs.map((p) => ({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000, venue: 'uniswap-v2' }))
 
 const loader = new PoolStateLoader(sim)
 /** every bitmap word of the pool, MIN_TICK to MAX_TICK: nothing left unknown */

@@ -20,6 +20,7 @@ import {
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
 import { tickCoverage, type DexDeployment, type PoolSnapshot, type V2PoolSnapshot, type V3PoolSnapshot } from '../../src/pools/index.ts'
+import { devnetContracts } from '../../src/node/chain-contracts.ts'
 import { FIXTURES, GENESIS_PATH } from '../support/devnet.ts'
 
 export interface RoutingRegistry {
@@ -67,8 +68,7 @@ export function symbolOf(address: string): string {
 export const DEX: DexDeployment = {
   weth: lower(registry.weth),
   baseTokens: registry.baseTokens.map((t) => lower(t.address)),
-  v2Factory: lower(registry.v2.factory),
-  v3Factory: lower(registry.v3.factory),
+  venues: devnetContracts(join(FIXTURES, 'devnet/registry.json')).venues,
 }
 
 export const E18 = 10n ** 18n
@@ -93,6 +93,7 @@ export function v2Pool(a: Address, b: Address, reserveA: bigint, reserveB: bigin
     token0: aIs0 ? a : b,
     token1: aIs0 ? b : a,
     fee: 3000,
+    venue: 'uniswap-v2',
     reserve0: aIs0 ? reserveA : reserveB,
     reserve1: aIs0 ? reserveB : reserveA,
   }
@@ -114,7 +115,7 @@ export function v3Pool(a: Address, b: Address, fee: number, tickSpacing: number,
   const initializedTicks: InitializedTick[] = [...net].map(([t, liquidityNet]) => ({ tick: t, liquidityNet }))
   const sqrtPriceX96 = getSqrtRatioAtTick(tick)
   const state = buildV3Pool({ sqrtPriceX96, tick: getTickAtSqrtRatio(sqrtPriceX96), liquidity, fee, tickSpacing, initializedTicks })
-  return { protocol: 'uniswap-v3', address: syntheticAddress(), token0, token1, fee, state, coverage: tickCoverage(tick, tickSpacing, 1_000_000) }
+  return { protocol: 'uniswap-v3', address: syntheticAddress(), token0, token1, fee, venue: 'uniswap-v3', state, coverage: tickCoverage(tick, tickSpacing, 1_000_000) }
 }
 
 // ---------------------------------------------------------------- brute-force references
@@ -129,7 +130,7 @@ export function referenceQuote(pool: PoolSnapshot, tokenIn: Address, amountIn: b
   const zeroForOne = tokenIn === pool.token0
   try {
     if (pool.protocol === 'uniswap-v2') {
-      const out = getAmountOut(amountIn, zeroForOne ? pool.reserve0 : pool.reserve1, zeroForOne ? pool.reserve1 : pool.reserve0, 30)
+      const out = getAmountOut(amountIn, zeroForOne ? pool.reserve0 : pool.reserve1, zeroForOne ? pool.reserve1 : pool.reserve0, pool.fee / 100)
       return out > 0n ? { amountOut: out, ticksCrossed: 0 } : undefined
     }
     const r = simulateV3Swap(pool.state as V3PoolState, { zeroForOne, amountSpecified: amountIn })

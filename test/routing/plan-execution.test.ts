@@ -58,10 +58,13 @@ async function execute(plan: SwapPlan, to: Address, data: Hex): Promise<{ receiv
   return { received: (await balanceOf(r.state, plan.tokenOut, USER)) - 1n, gasUsed: r.gasUsed }
 }
 
-async function plans(): Promise<RoutedPlan[]> {
+/** routes over Uniswap's own venues only: what Uniswap's SwapRouter02 can execute */
+const uniswapOnlyEngine = new RoutingEngine(sim, { dex: { ...DEX, venues: DEX.venues.filter((v) => v.name === 'uniswap-v2' || v.name === 'uniswap-v3') } })
+
+async function plans(routing: RoutingEngine = engine): Promise<RoutedPlan[]> {
   const out: RoutedPlan[] = []
   for (const [a, b, amountIn] of CASES) {
-    const plan = await engine.findBestPlan(source.latest(), { tokenIn: tok(a), tokenOut: tok(b), amountIn, gasPriceWei: 10n * GWEI })
+    const plan = await routing.findBestPlan(source.latest(), { tokenIn: tok(a), tokenOut: tok(b), amountIn, gasPriceWei: 10n * GWEI })
     if (!plan) throw new Error(`no plan for ${a} -> ${b}`)
     out.push(plan)
   }
@@ -114,8 +117,12 @@ describe.skipIf(planRouter === undefined)('plans executed by SwapPlanRouter', ()
   })
 })
 
-/** SwapRouter02 calldata for a plan whose every leg is all-V2 or all-V3; undefined otherwise */
+/** Uniswap's own pools: SwapRouter02 derives pools from Uniswap's factories only, not the devnet's added venues */
+const UNISWAP_POOLS = new Set([...registry.v2.pairs, ...registry.v3.pools].map((p) => lower(p.address)))
+
+/** SwapRouter02 calldata for a plan whose every leg is all-V2 or all-V3 on Uniswap's pools; undefined otherwise */
 function swapRouter02Call(plan: SwapPlan): Hex | undefined {
+  if (plan.legs.some((leg) => leg.hops.some((h) => !UNISWAP_POOLS.has(h.pool)))) return undefined
   const calls: Hex[] = []
   for (const leg of plan.legs) {
     const path = [plan.tokenIn, ...leg.hops.map((h) => h.tokenOut)]
@@ -140,7 +147,7 @@ describe("plans executed by Uniswap's SwapRouter02", () => {
     let executed = 0
     let worst = 0
     const report: string[] = []
-    for (const plan of await plans()) {
+    for (const plan of await plans(uniswapOnlyEngine)) {
       const data = swapRouter02Call(plan)
       if (data === undefined) continue
       const { received, gasUsed } = await execute(plan, lower(registry.v3.swapRouter02), data)

@@ -23,6 +23,8 @@ export interface Registry {
   }
   extensions: Record<string, string>
   backrun: { executor: string; beneficiary: string }
+  /** every venue in the VENUES format; the added ones list their pools */
+  venues: Array<{ kind: 'v2' | 'v3'; name: string; pairs?: Array<{ address: string }>; pools?: Array<{ address: string }> } & Record<string, unknown>>
 }
 
 export interface FixtureLog {
@@ -100,8 +102,7 @@ export function devnetForkEnv(registry: Registry): Record<string, string> {
   return {
     ROUTER_ADDRESS: registry.extensions['swap-plan-router'],
     WETH_ADDRESS: registry.weth,
-    V2_FACTORY: registry.v2.factory,
-    V3_FACTORY: registry.v3.factory,
+    VENUES: JSON.stringify(registry.venues.map(({ pairs: _pairs, pools: _pools, positionManager: _pm, ...venue }) => venue)),
     BASE_TOKENS: registry.baseTokens.map((t) => t.address).join(','),
     BACKRUN_CONTRACT: registry.backrun.executor,
     ETH_USD_FEED: registry.ethUsdFeed.address,
