@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { encodeFunctionData, keccak256, parseAbi, type Hex } from 'viem'
+import type { Address } from '../src/chain/types.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, startAnvil, type AnvilInstance } from './support/anvil.ts'
 import { freePort } from './support/net.ts'
@@ -128,9 +129,11 @@ describe('private submission in fork mode, through a relay that executes bundles
   it('the bundle [user tx, backrun] lands in one block and the beneficiary gains exactly the simulated gross profit', async () => {
     const fx = loadFixtureTxs().find((f) => f.name === 'v2-swapExactTokensForETH-large')!
     const beneficiary = lower(registry.backrun.beneficiary)
-    const weth = lower(registry.weth)
-    const balance = async () => BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ to: weth, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [beneficiary] }) }, 'latest']))
-    const before = await balance()
+    // the backrun's profit token is the start token worth the most (WETH or a token of its cycle):
+    // the beneficiary's balances of every devnet token before, that token's after
+    const balance = async (token: Address, block: string = 'latest') => BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [beneficiary] }) }, block]))
+    const tokens = [lower(registry.weth), ...registry.tokens.map((t) => lower(t.address))]
+    const before = new Map(await Promise.all(tokens.map(async (t) => [t, await balance(t)] as const)))
 
     const ack = await rpc(`${url}/rpc/${TOKEN}/submit`, 'eth_sendPrivateRawTransaction', [{ tx: fx.raw }])
     expect(ack.result).toBe(fx.hash)
@@ -144,7 +147,8 @@ describe('private submission in fork mode, through a relay that executes bundles
       return s.final?.state === 'included' ? s : undefined
     })
     expect(status.backrun.status).toBe('appended')
-    expect(status.backrun.profitToken).toBe(weth)
+    const profitToken = lower(status.backrun.profitToken!)
+    expect(tokens).toContain(profitToken)
     expect(status.final!.backrunIncluded).toBe(true)
 
     // the user's own bundle went out beside it for the same block
@@ -157,7 +161,7 @@ describe('private submission in fork mode, through a relay that executes bundles
     const receipts = await Promise.all(landed[0].txs.map((tx) => anvilRpc<{ status: string; blockNumber: string }>(anvil.url, 'eth_getTransactionReceipt', [keccak256(tx)])))
     expect(receipts.map((r) => r.status)).toEqual(['0x1', '0x1'])
     expect(receipts[1].blockNumber).toBe(receipts[0].blockNumber)
-    expect((await balance()) - before).toBe(BigInt(status.backrun.grossProfit!))
+    expect((await balance(profitToken)) - before.get(profitToken)!).toBe(BigInt(status.backrun.grossProfit!))
 
     // another partner sees nothing
     const other = await fetch(`${url}/v1/submissions/${fx.hash}`, { headers: { authorization: 'Bearer nobody-token-0123456789' } })

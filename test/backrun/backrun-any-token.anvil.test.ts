@@ -8,7 +8,15 @@
  * - 100 WETH -> USDC: before, a DAI triangle; now the WBTC triangle, which nets more.
  * Each backrun, sent on anvil right after the user's own transaction, pays the beneficiary exactly
  * the reported gross profit.
+ *
+ * The engines see Uniswap's two venues only (a copy of the registry without the venues the devnet
+ * added for issue 15's venue part, through DEVNET_REGISTRY): the devnet these cases were found on.
+ * On the grown devnet a two-pool cycle across venues (the 25-bps fork pair against a V3 pool) nets
+ * more than either triangle, which the venue tests cover.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
@@ -17,7 +25,7 @@ import type { Address } from '../../src/chain/types.ts'
 import { loadConfig } from '../../src/node/config.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import type { QuoteResult } from '../../src/quote/types.ts'
-import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
+import { GENESIS_PATH, loadRegistry, lower, REGISTRY_PATH, tokenAddress } from '../support/devnet.ts'
 
 const registry = loadRegistry()
 const BENEFICIARY = lower(registry.backrun.beneficiary)
@@ -48,11 +56,19 @@ const cases: Case[] = [
 let services: DomainServices
 let baseOnly: DomainServices
 
+let registryDir: string | undefined
+
 beforeAll(async () => {
   const silent = { log: { warn: () => {} } }
-  services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' }), silent)
+  // the registry with Uniswap's venues only
+  const uniswapOnly = JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as { venues: Array<{ name: string }> }
+  uniswapOnly.venues = uniswapOnly.venues.filter((v) => v.name === 'uniswap-v2' || v.name === 'uniswap-v3')
+  registryDir = mkdtempSync(join(tmpdir(), 'uniswap-only-registry-'))
+  const DEVNET_REGISTRY = join(registryDir, 'registry.json')
+  writeFileSync(DEVNET_REGISTRY, JSON.stringify(uniswapOnly))
+  services = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', DEVNET_REGISTRY }), silent)
   // cycle tokens = the base tokens: no third-token discovery beyond them, as before issue 15
-  baseOnly = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', BACKRUN_CYCLE_TOKENS: BASE_TOKENS.join(',') }), silent)
+  baseOnly = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', DEVNET_REGISTRY, BACKRUN_CYCLE_TOKENS: BASE_TOKENS.join(',') }), silent)
   for (const c of cases) {
     c.quote = await services.quote.quote({ tokenIn: c.tokenIn, tokenOut: c.tokenOut, amountIn: c.amountIn, sender: USER })
     const request = { to: c.quote.router, calldata: c.quote.calldata, value: 0n, tokenIn: c.tokenIn, amountIn: c.amountIn }
@@ -63,6 +79,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await services?.close()
   await baseOnly?.close()
+  if (registryDir !== undefined) rmSync(registryDir, { recursive: true, force: true })
 })
 
 const tokensOf = (r: BackrunFound) => new Set(r.hops.flatMap((h) => [h.tokenIn, h.tokenOut]))

@@ -6,6 +6,7 @@ import type { Address, Hex } from '../../src/chain/types.ts'
 
 export const FIXTURES = join(import.meta.dirname, '../../fixtures')
 export const GENESIS_PATH = join(FIXTURES, 'devnet/genesis.json')
+export const REGISTRY_PATH = join(FIXTURES, 'devnet/registry.json')
 
 export interface Registry {
   chainId: number
@@ -52,7 +53,7 @@ export interface FixtureTx {
 }
 
 export function loadRegistry(): Registry {
-  return JSON.parse(readFileSync(join(FIXTURES, 'devnet/registry.json'), 'utf8')) as Registry
+  return JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as Registry
 }
 
 export function loadFixtureTxs(): FixtureTx[] {
