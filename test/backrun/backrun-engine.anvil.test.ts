@@ -18,27 +18,17 @@ import { loadConfig } from '../../src/node/config.ts'
 import { SWAP_PLAN_ROUTER_ABI } from '../../src/quote/router-calldata.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
-import { GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
+import { fixtureBackrunRequest, GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
 import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry()
 const EXECUTOR = lower(registry.backrun.executor)
 const BENEFICIARY = lower(registry.backrun.beneficiary)
-const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' as Address
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const VIEWER = '0x0000000000000000000000000000000000000b0b' as Address
 const BLOCK_1_TIMESTAMP = Number(registry.genesisTimestamp) + 12
 
 /** the fixture as a partner would describe it: tokenIn and amountIn are what its sender spent */
-function asRequest(fx: FixtureTx & { value?: string }, data: Hex): BackrunRequest {
-  const sender = fx.expected.balanceChanges.find((c) => lower(c.address) === lower(fx.from))!
-  const spent = Object.entries(sender.deltas).find(([symbol, delta]) => symbol !== 'ETH' && BigInt(delta) < 0n)
-  const value = BigInt(fx.value ?? '0')
-  return spent === undefined
-    ? { to: lower(fx.to), calldata: data, value, tokenIn: NATIVE, amountIn: value }
-    : { to: lower(fx.to), calldata: data, value, tokenIn: tokenAddress(registry, spent[0]), amountIn: -BigInt(spent[1]) }
-}
-
 const swaps = loadFixtureTxs().filter((f) => f.expected.status === 1 && f.name !== 'eth-transfer')
 
 let services: DomainServices
@@ -48,7 +38,7 @@ beforeAll(async () => {
   services = await openDomainServices(loadConfig(withWorkersFromEnv({ LOG_LEVEL: 'silent' })), { log: { warn: () => {} } })
   for (const fx of swaps) {
     const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: services.simulator.common })
-    const result = await services.backrun.backrun(asRequest(fx, bytesToHexString(tx.tx.data)))
+    const result = await services.backrun.backrun(fixtureBackrunRequest(fx, bytesToHexString(tx.tx.data)))
     if (result !== null) found.set(fx.name, { fx, result })
   }
 })

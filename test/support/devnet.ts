@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { privateKeyToAccount } from 'viem/accounts'
+import type { BackrunRequest } from '../../src/backrun/types.ts'
 import type { Address, Hex } from '../../src/chain/types.ts'
 
 export const FIXTURES = join(import.meta.dirname, '../../fixtures')
@@ -123,4 +124,19 @@ export function signedTransfer(privateKey: Hex, nonce = 0, chainId = loadRegistr
     maxFeePerGas: 100_000_000_000n,
     maxPriorityFeePerGas: 1_000_000_000n,
   }) as Promise<Hex>
+}
+
+const NATIVE_TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' as Address
+
+/**
+ * The eth_backrun request of a fixture transaction whose call data is `data`: what its sender
+ * spent, read from the recorded balance changes (the token it paid, else the ETH it sent).
+ */
+export function fixtureBackrunRequest(fx: FixtureTx & { value?: string }, data: Hex, registry: Registry = loadRegistry()): BackrunRequest {
+  const sender = fx.expected.balanceChanges.find((c) => lower(c.address) === lower(fx.from))!
+  const spent = Object.entries(sender.deltas).find(([symbol, delta]) => symbol !== 'ETH' && BigInt(delta) < 0n)
+  const value = BigInt(fx.value ?? '0')
+  return spent === undefined
+    ? { to: lower(fx.to), calldata: data, value, tokenIn: NATIVE_TOKEN, amountIn: value }
+    : { to: lower(fx.to), calldata: data, value, tokenIn: tokenAddress(registry, spent[0]), amountIn: -BigInt(spent[1]) }
 }

@@ -11,13 +11,12 @@ import { BackrunEngine } from '../../src/backrun/backrun-engine.ts'
 import type { BackrunRequest } from '../../src/backrun/types.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
-import type { Address, Hex } from '../../src/chain/types.ts'
 import type { DomainServices } from '../../src/node/domain.ts'
 import { EvmQuoteService } from '../../src/quote/evm-quote-service.ts'
 import type { QuoteRequest } from '../../src/quote/types.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { WORKER_MAX_OLD_GENERATION_MB } from '../../src/workers/worker-pool.ts'
-import { loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
+import { fixtureBackrunRequest, loadFixtureTxs, loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
 import { openPooledBesideInProcess } from '../support/pooled-domain.ts'
 
 const registry = loadRegistry()
@@ -28,7 +27,6 @@ const WBTC = tokenAddress(registry, 'WBTC')
 const UNI = tokenAddress(registry, 'UNI')
 const LINK = tokenAddress(registry, 'LINK')
 const USDT = tokenAddress(registry, 'USDT')
-const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' as Address
 const USER = lower(registry.devAccounts.accounts[1].address)
 const E18 = 10n ** 18n
 
@@ -48,15 +46,6 @@ const QUOTES: QuoteRequest[] = [
 ]
 
 /** the fixture as a partner would describe it: tokenIn and amountIn are what its sender spent */
-function asRequest(fx: FixtureTx & { value?: string }, data: Hex): BackrunRequest {
-  const sender = fx.expected.balanceChanges.find((c) => lower(c.address) === lower(fx.from))!
-  const spent = Object.entries(sender.deltas).find(([symbol, delta]) => symbol !== 'ETH' && BigInt(delta) < 0n)
-  const value = BigInt(fx.value ?? '0')
-  return spent === undefined
-    ? { to: lower(fx.to), calldata: data, value, tokenIn: NATIVE, amountIn: value }
-    : { to: lower(fx.to), calldata: data, value, tokenIn: tokenAddress(registry, spent[0]), amountIn: -BigInt(spent[1]) }
-}
-
 /** what an answer is, for comparison: the value, or the error's class and every field it carries */
 async function outcome(run: () => Promise<unknown>): Promise<unknown> {
   try {
@@ -79,7 +68,7 @@ beforeAll(async () => {
   inProcess = { quote: new EvmQuoteService(engines.quoteOptions), backrun: new BackrunEngine(engines.backrunOptions) }
   backrunRequests = fixtures.map((fx) => {
     const tx = decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: domain.simulator.common })
-    return [fx.name, asRequest(fx, bytesToHexString(tx.tx.data))]
+    return [fx.name, fixtureBackrunRequest(fx, bytesToHexString(tx.tx.data))]
   })
 }, 120_000)
 
