@@ -369,6 +369,24 @@ describe('transactions signed with viem (anvil dev key, chain 31337)', () => {
     expect(d.raw).toEqual(bytesOf(raw))
   })
 
+  it('transactions of one type decoded under one Common share one ethereumjs Common copy (not ~12 KB each)', async () => {
+    const common = ok(await signedEip1559()).tx.common
+    const a = decodeSignedTransaction(await signedEip1559({ nonce: 11 }), { chainId: DEV_CHAIN, common })
+    const b = decodeSignedTransaction(await signedEip1559({ nonce: 12 }), { chainId: DEV_CHAIN, common })
+    const legacy = decodeSignedTransaction((await account.signTransaction({ ...baseFields, nonce: 13, type: 'legacy', gasPrice: 2_000_000_000n })) as Hex, { chainId: DEV_CHAIN, common })
+    expect(a.tx.common).toBe(b.tx.common)
+    // not the caller's own Common: ethereumjs' copy carries the transaction parameters
+    expect(a.tx.common).not.toBe(common)
+    expect(a.tx.common.param('txGas')).toBe(21_000n)
+    expect(legacy.tx.common).not.toBe(a.tx.common)
+    // a copy moved to another hardfork (runTx does that for a block of another fork) is not shared
+    b.tx.common.setHardfork('cancun')
+    const c = decodeSignedTransaction(await signedEip1559({ nonce: 14 }), { chainId: DEV_CHAIN, common })
+    expect(c.tx.common.hardfork()).toBe('prague')
+    expect(c.tx.common).not.toBe(b.tx.common)
+    b.tx.common.setHardfork('prague')
+  })
+
   it('uses a given Common (and its hardfork) for the ethereumjs object', async () => {
     const raw = await signedEip1559()
     const first = ok(raw)
