@@ -321,12 +321,14 @@ export class Dispatcher {
       { commonAncestor: event.commonAncestor?.toString(), dropped: event.dropped.map(String), newHead: event.newHead.toString(), open: this.pendingReorgs.size, reopened: reopened.length },
       'chain reorg: re-planning the open submissions on the new head and re-opening those included in replaced blocks',
     )
-    for (const { task, block } of reopened) this.track(this.reopen(task, { ...event, includedBlock: block }))
+    for (const { id, block } of reopened) this.track(this.reopen(id, { ...event, includedBlock: block }))
   }
 
-  /** A submission seen included in a block a reorg replaced: open again in the store, then dispatched as before. */
-  private async reopen(task: Task, event: ReorgEvent): Promise<void> {
-    const id = task.record.id
+  /**
+   * A submission seen included in a block a reorg replaced: open again in the store, then read back
+   * from it (record and lifecycle, the reorg included) and dispatched as before.
+   */
+  private async reopen(id: SubmissionId, event: ReorgEvent): Promise<void> {
     if (this.stopping || this.active.has(id)) return
     try {
       await this.store.reopen(id, event)
@@ -340,11 +342,22 @@ export class Dispatcher {
       this.log.info({ id, block: event.includedBlock?.toString() }, 'submission re-opened for a claim: its block was replaced by a reorg')
       return
     }
-    applyLifecycleEvent(task.summary, event)
-    resetForReorg(task, event)
-    task.finished = false
-    task.inflight = undefined
-    task.unsettled = undefined
+    let stored: StoredSubmission | undefined
+    try {
+      stored = await this.store.get(id)
+    } catch (err) {
+      this.log.error({ err, id }, 'a re-opened submission could not be read back from the store')
+      return
+    }
+    if (this.stopping || this.active.has(id)) return
+    const task = stored === undefined ? undefined : newTask(stored)
+    if (task === undefined || task.summary.outcome !== undefined) {
+      this.log.error({ id, found: stored !== undefined }, 'a re-opened submission reads back missing or still finished from the store')
+      return
+    }
+    // simulated before the reorg: it stays a re-simulation for the per-block budgets (resetForReorg)
+    if (task.summary.simulation !== undefined) task.simulatedFor = reorgFloor(event)
+    task.prepared = true
     this.active.set(id, task)
     this.log.info({ id, block: event.includedBlock?.toString() }, 'submission re-opened: its block was replaced by a reorg')
     this.schedule(task)
@@ -472,7 +485,7 @@ export class Dispatcher {
     this.active.delete(task.record.id)
     this.pendingReorgs.delete(task.record.id)
     // a reorg that replaces its block re-opens it
-    if (terminal.type === 'included') this.recentInclusions.add(task, terminal.block)
+    if (terminal.type === 'included') this.recentInclusions.add(task.record.id, terminal.block)
     // the terminal event ended the lease in the store
     this.leases?.forget(task.record.id)
     this.log.info({ id: task.record.id, outcome: terminal.type, ...('block' in terminal ? { block: terminal.block.toString() } : {}) }, 'submission finished')

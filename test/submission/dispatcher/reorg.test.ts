@@ -66,12 +66,12 @@ describe('RecentInclusions', () => {
   it('hands back the inclusions above the ancestor, once', () => {
     const recent = new RecentInclusions({ windowBlocks: 64, maxEntries: 10 })
     const [a, b, c] = [task(1), task(2), task(3)]
-    recent.add(a, 100n)
-    recent.add(b, 101n)
-    recent.add(c, 102n)
-    expect(recent.takeAbove(100n).map((e) => [e.task, e.block])).toEqual([
-      [b, 101n],
-      [c, 102n],
+    recent.add(a.record.id, 100n)
+    recent.add(b.record.id, 101n)
+    recent.add(c.record.id, 102n)
+    expect(recent.takeAbove(100n)).toEqual([
+      { id: b.record.id, block: 101n },
+      { id: c.record.id, block: 102n },
     ])
     expect(recent.takeAbove(100n)).toEqual([])
     expect(recent.size).toBe(1)
@@ -79,10 +79,10 @@ describe('RecentInclusions', () => {
 
   it('is bounded: windowBlocks behind the head, and maxEntries (the oldest go first)', () => {
     const recent = new RecentInclusions({ windowBlocks: 2, maxEntries: 3 })
-    for (let i = 0; i < 5; i++) recent.add(task(i), 100n + BigInt(i))
+    for (let i = 0; i < 5; i++) recent.add(task(i).record.id, 100n + BigInt(i))
     expect(recent.size).toBe(3)
     expect(recent.takeAbove(-1n).map((e) => e.block)).toEqual([102n, 103n, 104n])
-    for (let i = 0; i < 3; i++) recent.add(task(i), 100n + BigInt(i))
+    for (let i = 0; i < 3; i++) recent.add(task(i).record.id, 100n + BigInt(i))
     recent.forgetBefore(103n)
     expect(recent.takeAbove(-1n).map((e) => e.block)).toEqual([101n, 102n])
   })
