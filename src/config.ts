@@ -178,6 +178,12 @@ export interface SubmissionConfig {
    * per-block work bounded when submissions pile up, so a backlog degrades instead of feeding itself.
    */
   maxResendsPerBlock: number
+  /**
+   * DISPATCHER_QUEUE_WAIT_MS: the longest one of the dispatcher's simulations or backrun plans waits
+   * for a place to run (a worker of the pool, a plan slot), ms; past it the work fails as busy
+   * (recorded) and the user's own bundle goes out without it. Its 2 s run bound counts from its start.
+   */
+  queueWaitMs: number
   /** blocks a submission is re-sent for before it expires */
   expiryBlocks: number
   maxBundleTxs: number

@@ -43,6 +43,7 @@ describe('loadConfig', () => {
       maxPendingSubmissions: 5_000,
       maxBackrunPlansPerBlock: 32,
       maxResendsPerBlock: 512,
+      queueWaitMs: 500,
       expiryBlocks: 25,
       maxBundleTxs: 16,
       maxRawTxBytes: 131_072,
@@ -68,6 +69,11 @@ describe('loadConfig', () => {
   it('SUBMISSION_LEASE_MS: 1 s to 10 min', () => {
     expect(loadConfig({ SUBMISSION_LEASE_MS: '5000' }).submission.leaseMs).toBe(5_000)
     for (const bad of ['999', '600001', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_LEASE_MS: bad })).join('\n')).toMatch(/^SUBMISSION_LEASE_MS/m)
+  })
+
+  it('DISPATCHER_QUEUE_WAIT_MS: 1 ms to 60 s', () => {
+    expect(loadConfig({ DISPATCHER_QUEUE_WAIT_MS: '250' }).submission.queueWaitMs).toBe(250)
+    for (const bad of ['0', '60001', 'x']) expect(problemsOf(() => loadConfig({ DISPATCHER_QUEUE_WAIT_MS: bad })).join('\n')).toMatch(/^DISPATCHER_QUEUE_WAIT_MS/m)
   })
 
   it('API_KEYS and PARTNER_TOKENS become registries of digests', () => {

@@ -5,10 +5,9 @@
  *
  * WORKERS > 0: quotes and eth_backrun are computed in a pool of worker threads (src/workers), over
  * this thread's state source (the one cache); `quote` and `backrun` are then the pool's facades,
- * with the interfaces the server already uses. The dispatcher still simulates and plans on this
- * thread: openSubmissionServices can run them in this pool (its `workers` option), but start.ts
- * does not pass it yet (bench:flow regressed with it, see BENCHMARKS.md). WORKERS = 0: everything
- * runs on this thread, as before the pool.
+ * with the interfaces the server already uses, and `workers` is handed to the submission services
+ * (src/node/submission.ts), whose dispatcher simulates and plans in the same pool. WORKERS = 0:
+ * everything runs on this thread, as before the pool.
  */
 import type { ServiceConfig } from '../config.ts'
 import type { ChainStateSource } from '../chain/types.ts'
@@ -27,13 +26,13 @@ import { openChainSource } from './open-chain-source.ts'
 export interface DomainServices {
   chain: ChainStateSource
   contracts: ChainContracts
-  /** this thread's simulator (the dispatcher, the devnet builder) */
+  /** this thread's simulator (the devnet builder; the dispatcher when WORKERS = 0) */
   simulator: Simulator
   routing: RoutingEngine
   quote: QuoteService & { stats(): QuoteServiceStats }
-  /** eth_backrun's engine (in the pool when WORKERS > 0); `searchAfter`, on this thread, is the in-process planner's */
+  /** eth_backrun's engine (in the pool when WORKERS > 0); `searchAfter`, on this thread, is the in-process planner's (WORKERS = 0) */
   backrun: BackrunEngine
-  /** the worker pool, when WORKERS > 0 (quotes and eth_backrun; the dispatcher's work when a caller passes it to openSubmissionServices) */
+  /** the worker pool, when WORKERS > 0 (quotes, eth_backrun, and the dispatcher's simulations and planning) */
   workers?: WorkerPool
   close(): Promise<void>
 }

@@ -65,6 +65,9 @@ export async function startNode(env: Readonly<Record<string, string | undefined>
       chain: domain.chain,
       simulator: domain.simulator,
       backrun: domain.backrun,
+      // WORKERS > 0: the dispatcher's simulations and backrun planning run in the pool, so the
+      // acknowledgement of a private submission never waits behind them on this thread
+      workers: domain.workers,
       localBuilderUrl: builder?.url,
       log,
     })

@@ -7,10 +7,10 @@
  * Given a worker pool (`workers`), the dispatcher's simulations and backrun planning run in its
  * workers (src/workers: pooled-submission-simulator.ts, pooled-backrun-planner.ts), so the thread
  * that acknowledges submissions never executes them; the searcher keys stay on this thread, which
- * leases and signs for the workers. Without one they run here. npm start (start.ts) does not pass
- * the pool yet: with it bench:flow left most users pending on a loaded machine (BENCHMARKS.md,
- * issue 13), because a submission's next user-bundle send waits for its plan, which in the pool
- * really meets the dispatcher's 2 s bound.
+ * leases and signs for the workers. Without one (WORKERS=0) they run here. npm start (start.ts)
+ * passes the pool: the dispatcher plans in the background of its head steps (a plan never holds a
+ * user's next send back) and bounds a task's wait for a worker (DISPATCHER_QUEUE_WAIT_MS) apart
+ * from its run, and the pool runs simulations before quotes (src/workers/task-gate.ts).
  */
 import { readFileSync } from 'node:fs'
 import type { AppServices } from '../server/app.ts'
@@ -73,7 +73,7 @@ export interface SubmissionServicesOptions {
   chain: ChainStateSource
   simulator: Simulator
   backrun: BackrunEngine
-  /** a worker pool: the dispatcher's simulations and planning run in it (npm start does not pass one yet) */
+  /** a worker pool: the dispatcher's simulations and planning run in it (npm start passes the domain's, WORKERS > 0) */
   workers?: WorkerPool
   /** devnet mode: the local builder's JSON-RPC URL (the relay, and where inclusion is read) */
   localBuilderUrl?: string
@@ -123,9 +123,11 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   let planner: BackrunPlanner
   let simulate: SubmissionSimulator
   if (options.workers !== undefined) {
-    // at most one dispatcher task per worker in the pool at once, so quotes and eth_backrun queue
-    // behind at most that many, never behind a whole head's re-simulations; backrun searches (long)
-    // take one worker fewer, leaving one to the simulations (short) the user's own bundle waits for
+    // at most one dispatcher simulation per worker in the pool at once (in the pool's queue they go
+    // before quotes, see task-gate.ts), so quotes and eth_backrun wait behind at most that many,
+    // never behind a whole head's re-simulations; backrun searches (long) take one worker fewer,
+    // leaving one to the simulations (short) the user's own bundle waits for. On 2 cores plans on
+    // both workers gave fewer backruns, not more (BENCHMARKS.md, bench:flow, issue 13 wired)
     const threads = config.workers.threads
     planner = new PooledBackrunPlanner(options.workers, { keys, share: new Limiter(Math.max(1, threads - 1)), ...pricing })
     simulate = pooledSubmissionSimulator(options.workers, new Limiter(threads))
@@ -145,6 +147,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     expiryBlocks: settings.expiryBlocks,
     maxPlansPerBlock: settings.maxBackrunPlansPerBlock,
     maxSimulationsPerBlock: settings.maxResendsPerBlock,
+    queueWaitMs: settings.queueWaitMs,
     // a database several replicas share: each dispatches only what it holds a lease on
     leases: settings.databaseUrl === undefined || store.leases === undefined ? undefined : { leases: store.leases },
     log: options.log,

@@ -44,13 +44,27 @@ export interface HeadSource {
   currentHead?(): HeadInfo | undefined
 }
 
+/**
+ * How a port that queues its work (the worker pool) tells the dispatcher where the work stands, so
+ * that its bounds count what they mean: `queued()` (called before the port's first await) says the
+ * work waits for a place, bounded by queueWaitMs; `started()` says it runs now, and prepareTimeoutMs
+ * counts from then. A port that calls neither runs the work at once: prepareTimeoutMs counts from
+ * the call.
+ */
+export interface TaskClock {
+  queued(): void
+  started(): void
+}
+
 export interface SimulationInput {
   id: SubmissionId
   kind: SubmissionKind
   /** the user's txs in bundle order (one for private-tx and notify) */
   userTxs: readonly DecodedTransaction[]
-  /** aborted when prepareTimeoutMs passes */
+  /** aborted when the work is given up: its wait (queueWaitMs) or its run (prepareTimeoutMs) took too long, or the submission ended */
   signal: AbortSignal
+  /** for a port that queues the work: tells when it waits and when it starts (see TaskClock) */
+  clock?: TaskClock
 }
 
 export interface SimulationReport {
@@ -80,8 +94,10 @@ export interface BackrunPlanInput {
   userTxs: readonly DecodedTransaction[]
   /** undefined when the simulation could not be run */
   simulation: SimulationReport | undefined
-  /** aborted when prepareTimeoutMs passes */
+  /** aborted when the work is given up: its wait (queueWaitMs) or its run (prepareTimeoutMs) took too long, or the submission ended */
   signal: AbortSignal
+  /** for a port that queues the work: tells when it waits and when it starts (see TaskClock) */
+  clock?: TaskClock
   /** the block the backrun is for (the head's next block) */
   targetBlock?: bigint
   /** the highest tip cap among the other open submissions' txs: the backrun bundle should pay more per gas */

@@ -156,6 +156,7 @@ export class Dispatcher {
       tasks: () => this.active.values(),
       record: (task, events) => this.record(task, events),
       finish: (task, terminal, before) => this.finish(task, terminal, before),
+      reschedule: (task) => this.schedule(task),
       track: (promise) => this.track(promise),
     }
     const limits = this.limits
@@ -262,6 +263,7 @@ export class Dispatcher {
     this.queue = []
     for (const task of this.active.values()) {
       for (const send of task.inflight?.values() ?? []) send.controller.abort(new Error('dispatcher stopping'))
+      task.planning?.controller.abort(new Error('dispatcher stopping'))
     }
     await this.whenIdle()
     // after the last write: other processes may take every open submission over at once
@@ -480,7 +482,10 @@ export class Dispatcher {
     if (task.finished) return
     task.finished = true
     for (const send of task.inflight?.values() ?? []) send.controller.abort(new Error(`submission ${terminal.type}`))
-    await Promise.allSettled([...(task.unsettled ?? [])])
+    // a plan still running: stopped, and nothing of it recorded after the terminal event
+    const planning = task.planning
+    planning?.controller.abort(new Error(`submission ${terminal.type}`))
+    await Promise.allSettled([...(task.unsettled ?? []), ...(planning === undefined ? [] : [planning.done])])
     await this.record(task, [...before, terminal])
     this.active.delete(task.record.id)
     this.pendingReorgs.delete(task.record.id)
@@ -521,6 +526,7 @@ export class Dispatcher {
     // `finished` stops every later step and write for it; its sends are cancelled
     task.finished = true
     for (const send of task.inflight?.values() ?? []) send.controller.abort(new Error('lease lost'))
+    task.planning?.controller.abort(new Error('lease lost'))
     this.active.delete(id)
     this.log.warn({ id, reason }, 'submission given up by this process')
   }

@@ -11,10 +11,11 @@
  * and nonces keep one owner (this thread), in the order the in-process planner takes them.
  *
  * Planning takes its own places in the pool (`share`, fewer than the workers, so a simulation, which
- * the user's own bundle waits for, always finds one), and waits for one at most PLAN_START_WAIT_MS:
- * a plan that cannot start by then fails at once as busy ("planned again at the next head"). Under
- * a saturated pool plans then fail fast instead of each waiting out the dispatcher's 2 s bound while
- * the submission's next steps wait behind it.
+ * the user's own bundle waits for, always finds one). The dispatcher's clock (TaskClock) is told that
+ * the plan queues (for its share, then in the pool) and when a worker takes it: the dispatcher bounds
+ * the wait (queueWaitMs: past it the plan fails as busy, "planned again at the next head") apart
+ * from the run (prepareTimeoutMs, from the worker's start), so under a saturated pool plans fail
+ * fast instead of each spending its run bound in the queue.
  *
  * A worker that hung or died (or a pool that is closing or full) makes the plan throw with a
  * message that says so (the dispatcher records "backrun planning failed: ..." and forwards the
@@ -31,9 +32,6 @@ import type { SearcherKeyPool } from '../submission/searcher-key-pool.ts'
 import type { PlanTaskRequest, TaskCall } from './tasks.ts'
 import type { WorkerPool } from './worker-pool.ts'
 import { WorkerTaskError } from './worker-task-error.ts'
-
-/** How long a plan waits for a place in the pool before it gives up as busy, ms. */
-export const PLAN_START_WAIT_MS = 250
 
 export interface PooledBackrunPlannerOptions {
   /** the searcher accounts backruns are signed with (one backrun per key per block) */
@@ -75,6 +73,8 @@ export class PooledBackrunPlanner implements BackrunPlanner {
     // what the in-process planner answers before any work: no task for it
     if (input.simulation !== undefined && !input.simulation.success) return null
     if (input.userTxs.length === 0) return null
+    // before the first await: the dispatcher's wait bound counts from here
+    input.clock?.queued()
     const request: PlanTaskRequest = {
       id: input.id,
       kind: input.kind,
@@ -102,19 +102,12 @@ export class PooledBackrunPlanner implements BackrunPlanner {
           return undefined
       }
     }
-    const startBound = AbortSignal.timeout(PLAN_START_WAIT_MS)
     try {
-      return await this.share.run(
-        () => {
-          throwIfAborted(input.signal)
-          return this.pool.run('plan', request, this.pool.pinLatest(), { signal: input.signal, host })
-        },
-        AbortSignal.any([input.signal, startBound]),
-      )
+      return await this.share.run(() => {
+        throwIfAborted(input.signal)
+        return this.pool.run('plan', request, this.pool.pinLatest(), { signal: input.signal, host, onStart: () => input.clock?.started() })
+      }, input.signal)
     } catch (err) {
-      if (err === startBound.reason && !input.signal.aborted) {
-        throw new WorkerTaskError('busy', `every worker backrun planning may use was busy for ${PLAN_START_WAIT_MS} ms; planned again at the next head`)
-      }
       // no cause: the message already holds the pool's whole text, which the dispatcher's errorText would repeat
       if (err instanceof WorkerTaskError) {
         if (leased !== undefined) this.keys.release(leased, input.id)

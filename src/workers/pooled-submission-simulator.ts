@@ -11,10 +11,13 @@
  * re-measured across the thread boundary).
  *
  * The dispatcher's tasks take at most `share` places in the pool at once (the rest wait here, in
- * order), so a head's re-simulations never stand in the pool's queue ahead of every quote.
+ * order); in the pool's queue simulations go before quotes, eth_backrun and plans (the user's own
+ * bundle waits for its simulation: see task-gate.ts).
  *
- * The dispatcher's abort (prepareTimeoutMs) reaches the task: a task still waiting for a worker is
- * dropped from the queue, a running one is told to stop at its next check (see WorkerPool.run).
+ * The dispatcher's clock (TaskClock) is told that the simulation queues (here and in the pool) and
+ * when a worker takes it: its wait is bounded by the dispatcher's queueWaitMs, its run by
+ * prepareTimeoutMs from that moment. Its abort reaches the task: a task still waiting for a worker
+ * is dropped from the queue, a running one is told to stop at its next check (see WorkerPool.run).
  * A worker that hung or died makes the simulation throw, with a message that says so: the
  * dispatcher records it as the submission's simulation error and forwards the submission anyway.
  */
@@ -28,11 +31,13 @@ import { WorkerTaskError } from './worker-task-error.ts'
 export function pooledSubmissionSimulator(pool: WorkerPool, share: Limiter): SubmissionSimulator {
   return async (input: SimulationInput): Promise<SimulationReport> => {
     throwIfAborted(input.signal)
+    // before the first await: the dispatcher's wait bound counts from here
+    input.clock?.queued()
     const request = { id: input.id, kind: input.kind, rawTxs: input.userTxs.map((tx) => tx.rawHex) }
     try {
       return await share.run(() => {
         throwIfAborted(input.signal)
-        return pool.run('simulate', request, pool.pinLatest(), { signal: input.signal })
+        return pool.run('simulate', request, pool.pinLatest(), { signal: input.signal, onStart: () => input.clock?.started() })
       }, input.signal)
     } catch (err) {
       // no cause: the message already holds the pool's whole text, which the dispatcher's errorText would repeat

@@ -9,9 +9,11 @@
  * - threads: WORKERS, started with the pool and replaced when one dies or is terminated;
  * - heap: WORKER_MAX_OLD_GENERATION_MB of V8 old space per worker (resourceLimits): a worker past
  *   it dies (ERR_WORKER_OUT_OF_MEMORY), its task fails, a new worker takes its place;
- * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy). Counted
- *   here: piscina's own maxQueue never applies to tasks run with an abort signal (it keeps them
- *   in a separate, unbounded queue), and every task here has one;
+ * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy). They wait
+ *   in this pool's own TaskGate (task-gate.ts), which hands piscina one task per worker, the
+ *   dispatcher's simulations first: piscina's own maxQueue and custom taskQueue never apply to
+ *   tasks run with an abort signal (it keeps them in a separate, unbounded queue of its own, in
+ *   arrival order), and every task here has one;
  * - one task per worker at a time: a hung worker holds only the request that hung it;
  * - hang: a worker holding a task whose event loop is silent for longer than EVM_MAX_MS +
  *   HANG_GRACE_MS (HangWatchdog) is terminated through the task's abort signal and replaced; its
@@ -36,6 +38,7 @@ import { domainErrors } from './error-registry.ts'
 import { HangWatchdog } from './hang-watchdog.ts'
 import { headerOnly, isStatePortOffer } from './protocol.ts'
 import { StateHost } from './state-host.ts'
+import { TaskGate, type TaskPriority } from './task-gate.ts'
 import type { TaskCall, TaskHost, TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
 import { WorkerLink, type WorkerLinkLogger } from './worker-link.ts'
 import { WorkerTaskError } from './worker-task-error.ts'
@@ -86,7 +89,15 @@ export interface RunOptions {
   signal?: AbortSignal
   /** answers the task's calls to the main thread */
   host?: TaskHost
+  /** called when the task leaves the pool's queue for a worker: its run time counts from here */
+  onStart?: () => void
 }
+
+/**
+ * The dispatcher's simulations go first: the user's own bundle waits for its simulation (see
+ * task-gate.ts). Plans, quotes and eth_backrun keep their order of arrival.
+ */
+const PRIORITY: Record<TaskKind, TaskPriority> = { simulate: 'urgent', quote: 'normal', backrun: 'normal', plan: 'normal' }
 
 interface RunningTask {
   controller: AbortController
@@ -110,6 +121,8 @@ export class WorkerPool {
   private readonly links = new Map<number, WorkerLink>()
   private readonly tasks = new Map<number, RunningTask>()
   private readonly watchdog: HangWatchdog
+  /** the pool's queue: one task per worker handed to piscina, the rest wait here */
+  private readonly gate: TaskGate
   private readonly unsubscribeHeads: () => void
   private nextTaskId = 1
   /** the latest counters each live worker reported; those of workers gone are folded into `retired` */
@@ -124,6 +137,7 @@ export class WorkerPool {
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`a worker pool needs at least one thread, got ${options.threads}`)
     const { chain } = options
     this.host = new StateHost(chain)
+    this.gate = new TaskGate(options.threads, options.maxQueued ?? MAX_QUEUED_TASKS)
     const settings: WorkerSettings = { engines: options.engines, chainKind: chain.kind, chainId: chain.chainId, head: headerOnly(chain.latest().block) }
     this.piscina = new Piscina<WorkerTask, WorkerAnswer>({
       filename: WORKER_BOOTSTRAP,
@@ -213,21 +227,26 @@ export class WorkerPool {
     const { signal } = options
     if (signal?.aborted === true) throw abortReason(signal)
     const maxQueued = this.options.maxQueued ?? MAX_QUEUED_TASKS
-    if (this.piscina.queueSize >= maxQueued) throw new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`)
+    await this.gate.enter(PRIORITY[kind], signal, () => new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`))
+    let answer: WorkerAnswer
     const taskId = this.nextTaskId++
     const running: RunningTask = { controller: new AbortController(), host: options.host }
-    this.tasks.set(taskId, running)
     const giveUp = (): void => this.giveUp(taskId, running, abortReason(signal!))
-    signal?.addEventListener('abort', giveUp, { once: true })
-    let answer: WorkerAnswer
     try {
+      if (this.closing) throw new WorkerTaskError('closed', 'the worker pool is closing')
+      // given up in the instant between its turn and here (the gate no longer listens then)
+      if (signal !== undefined && isAborted(signal)) throw abortReason(signal)
+      this.tasks.set(taskId, running)
+      signal?.addEventListener('abort', giveUp, { once: true })
+      options.onStart?.()
       const task: WorkerTask<K> = { taskId, kind, request, block: headerOnly(reader.block) }
-      answer = await this.piscina.run(task, { signal: running.controller.signal })
-    } catch (err) {
-      throw running.failure ?? this.poolFailure(err)
+      answer = await this.piscina.run(task, { signal: running.controller.signal }).catch((err: unknown) => {
+        throw running.failure ?? this.poolFailure(err)
+      })
     } finally {
       this.tasks.delete(taskId)
       signal?.removeEventListener('abort', giveUp)
+      this.gate.leave()
     }
     this.record(answer)
     if (!answer.ok) throw domainErrors.rebuild(answer.error)
@@ -273,7 +292,7 @@ export class WorkerPool {
     return {
       threads: this.piscina.threads.length,
       running,
-      queued: this.piscina.queueSize,
+      queued: this.gate.waiting + this.piscina.queueSize,
       completed: this.piscina.completed,
       hung: this.hung,
       crashed: this.crashed,
@@ -297,6 +316,7 @@ export class WorkerPool {
   async close(): Promise<void> {
     if (this.closing) return
     this.closing = true
+    this.gate.close(new WorkerTaskError('closed', 'the worker pool closed before this request was answered'))
     this.watchdog.stop()
     this.unsubscribeHeads()
     await this.piscina.destroy()
@@ -391,6 +411,11 @@ function addCounters(a: WorkerCounters, b: WorkerCounters): WorkerCounters {
     // a gauge: a worker gone holds no heap
     heapUsedBytes: 0,
   }
+}
+
+/** Read through a call: TypeScript keeps the narrowing of an earlier check across awaits. */
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted
 }
 
 /** Why the caller gave up, as an Error (AbortSignal.reason may be anything). */

@@ -8,6 +8,10 @@ import { bundleHash } from '../../src/tx/bundle-hash.ts'
 import {
   Dispatcher,
   OutboxStore,
+  type BackrunPlan,
+  type BackrunPlanInput,
+  type BackrunPlanner,
+  type SubmissionSimulator,
   PersistenceError,
   RelayClient,
   SearcherKey,
@@ -722,5 +726,153 @@ describe('Dispatcher: restart', () => {
     expect(planner2.calls.map((c) => c.targetBlock)).toEqual([102n])
     const summary = summarizeLifecycle(await second.events(record.id))
     expect(summary.relays.get('a')?.blocks).toEqual([101n, 102n])
+  })
+})
+
+/** A planner whose plans for the blocks in `held` wait until the test lets them go; records how many of one submission run at once. */
+class HeldPlanner extends FixedPlanner {
+  readonly held = new Map<bigint, { release: () => void; started: Promise<void> }>()
+  /** the target blocks of the plans begun, in order (calls records them once they are let go) */
+  readonly begun: Array<bigint | undefined> = []
+  running = 0
+  maxRunning = 0
+
+  constructor(blocks: readonly bigint[]) {
+    super('backrun')
+    for (const block of blocks) {
+      let release: () => void = () => {}
+      let started: () => void = () => {}
+      const gate = new Promise<void>((resolve) => (release = resolve))
+      this.held.set(block, { release, started: new Promise<void>((resolve) => (started = resolve)) })
+      this.gates.set(block, { gate, started })
+    }
+  }
+
+  private readonly gates = new Map<bigint, { gate: Promise<void>; started: () => void }>()
+
+  override async plan(input: BackrunPlanInput): Promise<BackrunPlan | null> {
+    this.begun.push(input.targetBlock)
+    this.running++
+    this.maxRunning = Math.max(this.maxRunning, this.running)
+    try {
+      const held = input.targetBlock === undefined ? undefined : this.gates.get(input.targetBlock)
+      if (held !== undefined) {
+        held.started()
+        await held.gate
+      }
+      return await super.plan(input)
+    } finally {
+      this.running--
+    }
+  }
+}
+
+describe('Dispatcher: plans in the background, bounds counted apart (issue 13)', () => {
+  it("a plan that outlives its block does not delay the next head's user bundle; the stale plan is dropped and the newest head planned", async () => {
+    const planner = new HeldPlanner([101n])
+    const h = await harness({ relays: [{ name: 'a' }], planner, dispatcher: { prepareTimeoutMs: 30_000 } })
+    const raw = await userTx(90)
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await h.relays.a.waitFor(1, 2_000)
+    await planner.held.get(101n)!.started
+
+    // block 101 is built while its plan still runs: the user goes out for 102 at once
+    h.heads.emit(101n)
+    await h.relays.a.waitFor(2, 2_000)
+    expect(h.relays.a.requests.map((r) => [r.params.blockNumber, sentTxs(r).length])).toEqual([
+      ['0x65', 1],
+      ['0x66', 1],
+    ])
+    // never two plans of one submission at once: 102 is not planned while 101's runs
+    expect(planner.begun).toEqual([101n])
+
+    planner.held.get(101n)!.release()
+    await h.dispatcher.whenIdle()
+    expect(planner.maxRunning).toBe(1)
+    // the plan for 101 finished after 101 was built: dropped (its key given back), 102 planned and sent
+    expect(planner.begun).toEqual([101n, 102n])
+    expect(planner.released).toEqual([{ id: record.id, block: 101n }])
+    const backruns = h.relays.a.requests.filter((r) => sentTxs(r).length === 2)
+    expect(backruns.map((r) => r.params.blockNumber)).toEqual(['0x66'])
+    const events = await h.events(record.id)
+    const decided = events.filter((e) => e.type === 'backrun' || e.type === 'no-backrun')
+    expect(decided.map((e) => [e.type, 'block' in e ? e.block : undefined])).toEqual([
+      ['no-backrun', 101n],
+      ['backrun', 102n],
+    ])
+    expect(decided[0]).toMatchObject({ reason: 'a newer head arrived before the plan for block 101 finished; dropped, planned again for the next block' })
+  })
+
+  it('a simulation that waits for a place longer than queueWaitMs fails as busy, and the user bundle is still sent at once', async () => {
+    const queueWaitMs = 150
+    // a port that queues and never gets a place (a saturated pool)
+    const simulate: SubmissionSimulator = (input) => {
+      input.clock?.queued()
+      return new Promise((_resolve, reject) => input.signal.addEventListener('abort', () => reject(input.signal.reason), { once: true }))
+    }
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { simulate, queueWaitMs, prepareTimeoutMs: 5_000 } })
+    const raw = await userTx(91)
+    const t0 = performance.now()
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await h.relays.a.waitFor(1, 2_000)
+    const waited = h.relays.a.requests[0].at - t0
+    expect(waited).toBeGreaterThanOrEqual(queueWaitMs - 5)
+    expect(waited).toBeLessThan(queueWaitMs + 1_000)
+    expect(sentTxs(h.relays.a.requests[0])).toEqual([raw])
+    await h.dispatcher.whenIdle()
+    const simulated = (await h.events(record.id)).find((e) => e.type === 'simulated')
+    expect(simulated).toMatchObject({
+      success: false,
+      error: `the simulation waited ${queueWaitMs} ms for a place to run (the dispatcher's queue wait bound, DISPATCHER_QUEUE_WAIT_MS): busy`,
+    })
+  })
+
+  it('a plan that waits for a place longer than queueWaitMs fails as busy, recorded, with the user bundle sent', async () => {
+    const queueWaitMs = 100
+    const planner = new FixedPlanner('backrun')
+    const queued: BackrunPlanner = {
+      plan: (input) => {
+        planner.calls.push(input)
+        input.clock?.queued()
+        return new Promise((_resolve, reject) => input.signal.addEventListener('abort', () => reject(input.signal.reason), { once: true }))
+      },
+    }
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { planner: queued, queueWaitMs, prepareTimeoutMs: 5_000 } })
+    const raw = await userTx(92)
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: raw })
+    await h.dispatcher.whenIdle()
+    expect(h.relays.a.requests.map((r) => sentTxs(r))).toEqual([[raw]])
+    const summary = summarizeLifecycle(await h.events(record.id))
+    expect(summary.backrun).toBeNull()
+    expect(summary.noBackrunReason).toBe(`backrun planning failed: the backrun planning waited ${queueWaitMs} ms for a place to run (the dispatcher's queue wait bound, DISPATCHER_QUEUE_WAIT_MS): busy`)
+  })
+
+  it('the run bound counts from when the work starts, not from when it was queued', async () => {
+    // queued 250 ms, then 250 ms of work: 500 ms in all, each part within its 400 ms bound
+    const simulate: SubmissionSimulator = async (input) => {
+      input.clock?.queued()
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      input.clock?.started()
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      return { success: true, gasUsed: 21_000n }
+    }
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { simulate, queueWaitMs: 400, prepareTimeoutMs: 400 } })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(93) })
+    await h.dispatcher.whenIdle()
+    expect((await h.events(record.id)).find((e) => e.type === 'simulated')).toMatchObject({ success: true, gasUsed: 21_000n })
+  })
+
+  it('a plan running when its submission lands is stopped, and nothing of it is recorded after the terminal event', async () => {
+    const planner = new HeldPlanner([101n])
+    const h = await harness({ relays: [{ name: 'a' }], planner, dispatcher: { prepareTimeoutMs: 30_000 } })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(94) })
+    await planner.held.get(101n)!.started
+    h.inclusion.include(record.hash, 101n)
+    h.heads.emit(101n)
+    await until(() => h.dispatcher.stats().active === 0, 5_000, 'the submission to finish')
+    planner.held.get(101n)!.release()
+    await h.dispatcher.whenIdle()
+    const events = await h.events(record.id)
+    expect(events.at(-1)?.type).toBe('included')
   })
 })

@@ -56,7 +56,7 @@ const share = new Limiter(2)
 const keyPool = (keys = searcherKeys.length): SearcherKeyPool => new SearcherKeyPool(searcherKeys.slice(0, keys).map((k) => privateKeyBackrunSigner(k)))
 const localPlanner = (keys: SearcherKeyPool): BackrunPlanner =>
   new EngineBackrunPlanner({ chain: domain.chain, simulator: inProcess.simulator!, engine: inProcess.engine!, signer: keys, maxPriorityFeePerGas: PRIORITY_FEE })
-/** every plan of a comparison is sent at once: room for all in the planners' share (its wait is bounded, PLAN_START_WAIT_MS) */
+/** every plan of a comparison is sent at once: room for all in the planners' share (no dispatcher bounds its wait here) */
 const planShare = new Limiter(64)
 const pooledPlanner = (keys: SearcherKeyPool): BackrunPlanner => new PooledBackrunPlanner(domain.workers!, { keys, share: planShare, maxPriorityFeePerGas: PRIORITY_FEE })
 

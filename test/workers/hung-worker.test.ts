@@ -12,7 +12,14 @@
  * SIMULATION_FAILED naming the hang; an ordinary quote sent at the same moment is answered at once;
  * the pool is back to two workers, new ones; and a worker thread that dies under a task (it is
  * terminated) fails that task as a crash (-32603, `worker_crashed`) and is replaced.
+ *
+ * The dispatcher's jobs run in the same pool (npm start hands it the pool): a private transaction
+ * that calls that contract is acknowledged at once, the main thread answers while a worker hangs on
+ * its simulation, the simulation error is recorded and the transaction is forwarded all the same,
+ * and its backrun planning (which executes it again) fails the same way, saying why.
  */
+import { keccak256 } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address, Hex } from '../../src/chain/types.ts'
 import type { ServiceNode } from '../../src/node/start.ts'
@@ -144,4 +151,56 @@ describe('a worker held beyond the budget, and one that dies', () => {
     await until('two new workers', () => pool().workerThreadIds().length === 2 && pool().workerThreadIds().every((id) => !before.includes(id)))
     expect((await ordinary()).status).toBe(200)
   }, 60_000)
+
+  it('a private transaction whose simulation hangs its worker: acknowledged at once, the error recorded, forwarded anyway', async () => {
+    await until('two workers', () => pool().workerThreadIds().length === 2)
+    const hungBefore = pool().stats().hung
+    // a user (not a searcher account) calls the contract that holds its worker
+    const user = privateKeyToAccount(registry.devAccounts.accounts[5].privateKey)
+    const raw = await user.signTransaction({ type: 'eip1559', chainId: registry.chainId, nonce: 0, to: HANG, gas: 600_000_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n })
+    const ack = await post(`${url}/rpc/${DEV_PARTNER_TOKEN}/submit`, { jsonrpc: '2.0', id: 9, method: 'eth_sendPrivateRawTransaction', params: [{ tx: raw }] })
+    expect(ack.body.result).toBe(keccak256(raw))
+    // while a worker hangs on its simulation, this thread answers at once
+    await until('the simulation to start in a worker', () => pool().stats().running === 1, 10_000)
+    const t0 = performance.now()
+    const health = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(10_000) })
+    const healthMs = performance.now() - t0
+    expect(health.status).toBe(200)
+    console.log(`acknowledged in ${ack.ms.toFixed(0)} ms; /healthz answered in ${healthMs.toFixed(0)} ms while a worker hung on the simulation`)
+    expect(healthMs).toBeLessThan(HANG_LIMIT_MS)
+
+    interface Status {
+      simulation: { success: boolean; error?: string } | null
+      relays: Array<{ relay: string; state: string; blocksSent: string[] }>
+      blocks: Array<{ block: string; backrun: { status: string; reason?: string } | null }>
+    }
+    const read = async (): Promise<Status> => {
+      const res = await fetch(`${url}/v1/submissions/${keccak256(raw)}`, { headers: { authorization: `Bearer ${DEV_PARTNER_TOKEN}` }, signal: AbortSignal.timeout(10_000) })
+      const body = (await res.json()) as { submissions: Status[] }
+      expect(body.submissions).toHaveLength(1)
+      return body.submissions[0]
+    }
+    let status = await read()
+    const end = Date.now() + 30_000
+    while (!(status.simulation !== null && status.blocks[0]?.backrun != null && status.relays[0]?.state === 'accepted')) {
+      if (Date.now() > end) throw new Error(`timed out waiting for the dispatcher: ${JSON.stringify(status)}`)
+      await new Promise((r) => setTimeout(r, 100))
+      status = await read()
+    }
+    // the watchdog (EVM_MAX_MS + grace, 1.3 s) stops the worker before the dispatcher's own 2 s
+    // run bound; on a loaded machine the dispatcher's bound may come first: either way a recorded error
+    const stopped = /^the (simulation|backrun planning) (could not finish: the worker running this request did not answer for \d+ ms, more than the execution budget allows|took longer than 2000 ms)/
+    expect(status.simulation).toMatchObject({ success: false, error: expect.stringMatching(stopped) })
+    // said once, not repeated as its own cause
+    expect(status.simulation!.error).not.toMatch(/replaced \(|ms \(/)
+    // forwarded all the same: the user's own bundle went to the relay for the next block
+    expect(status.relays).toEqual([expect.objectContaining({ relay: 'local-builder', state: 'accepted', blocksSent: ['1'] })])
+    expect(status.blocks[0].backrun).toEqual({ status: 'none', reason: expect.stringMatching(/^backrun planning failed: /) })
+    expect(status.blocks[0].backrun!.reason!.slice('backrun planning failed: '.length)).toMatch(stopped)
+    console.log(`simulation: ${status.simulation!.error}; planning: ${status.blocks[0].backrun!.reason}`)
+    // both jobs hung their worker; both were replaced
+    await until('the watchdog to stop both', () => pool().stats().hung === hungBefore + 2, 10_000)
+    await until('two workers', () => pool().workerThreadIds().length === 2)
+    expect((await ordinary()).status).toBe(200)
+  }, 90_000)
 })

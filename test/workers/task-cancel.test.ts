@@ -8,7 +8,9 @@
  * - beyond the queue bound a task fails at once as busy (piscina's own maxQueue does not hold for
  *   tasks with an abort signal: the pool counts);
  * - a call for a task that gave no host is refused, and the task fails with that error;
- * - a plan that cannot get a place in the pool within PLAN_START_WAIT_MS fails at once as busy.
+ * - a plan waiting for its place tells the dispatcher's clock it queued, and that it started only
+ *   once a worker takes it; the caller's give-up (the dispatcher's queue wait bound) takes it out
+ *   of the line holding no key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
@@ -22,7 +24,7 @@ import { submissionId } from '../../src/submission/types.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import type { PlanTaskRequest, SimulateTaskRequest, TaskCall, TaskHost } from '../../src/workers/tasks.ts'
 import { engineSettings } from '../../src/workers/engines.ts'
-import { PLAN_START_WAIT_MS, PooledBackrunPlanner } from '../../src/workers/pooled-backrun-planner.ts'
+import { PooledBackrunPlanner } from '../../src/workers/pooled-backrun-planner.ts'
 import { WorkerPool } from '../../src/workers/worker-pool.ts'
 import { WorkerTaskError } from '../../src/workers/worker-task-error.ts'
 import { loadFixtureTxs, loadRegistry, lower } from '../support/devnet.ts'
@@ -148,7 +150,7 @@ describe('a dispatcher task the caller gives up on', () => {
     await expect(pool.run('plan', planRequest())).rejects.toThrow(/^task \d+ is not running, or takes no calls \(lease\)$/)
   }, 60_000)
 
-  it('a plan that finds no place in the pool within PLAN_START_WAIT_MS fails at once as busy, holding no key', async () => {
+  it("a plan that waits for its place tells the caller's clock it queued, starts when a worker takes it, and leaves the line holding no key when the caller gives up", async () => {
     const share = new Limiter(1)
     const keys = new SearcherKeyPool([privateKeyBackrunSigner(registry.devAccounts.accounts.find((a) => a.index === registry.devAccounts.searcherIndexes[0])!.privateKey)])
     const planner = new PooledBackrunPlanner(pool, { keys, share, maxPriorityFeePerGas: 1_000_000_000n })
@@ -156,16 +158,28 @@ describe('a dispatcher task the caller gives up on', () => {
     const holding = share.run(() => new Promise<void>((resolve) => (release = resolve)))
     const tx = decodeSignedTransaction(ARBITRAGE.raw, { chainId: domain.chain.chainId, common: domain.simulator.common })
     const completed = pool.stats().completed
-    const t0 = performance.now()
-    const plan = planner.plan({ id: submissionId('private-tx', tx.hash), kind: 'private-tx', userTxs: [tx], simulation: undefined, signal: new AbortController().signal })
-    await expect(plan).rejects.toBeInstanceOf(WorkerTaskError)
-    await expect(plan).rejects.toMatchObject({ failure: 'busy', message: `every worker backrun planning may use was busy for ${PLAN_START_WAIT_MS} ms; planned again at the next head` })
-    const waited = performance.now() - t0
-    expect(waited).toBeGreaterThanOrEqual(PLAN_START_WAIT_MS - 5)
-    expect(waited).toBeLessThan(PLAN_START_WAIT_MS + 2_000)
+    const clock: string[] = []
+    const progress = { queued: () => clock.push('queued'), started: () => clock.push('started') }
+    const id = submissionId('private-tx', tx.hash)
+
+    // the dispatcher gives up on its wait (queueWaitMs): out of the line, nothing run, no key
+    const controller = new AbortController()
+    const waiting = planner.plan({ id, kind: 'private-tx', userTxs: [tx], simulation: undefined, signal: controller.signal, clock: progress })
+    expect(clock).toEqual(['queued'])
+    controller.abort(new Error('the backrun planning waited 100 ms for a place to run'))
+    await expect(waiting).rejects.toThrow('the backrun planning waited 100 ms for a place to run')
+    expect(clock).toEqual(['queued'])
     expect(keys.leased(domain.chain.latest().block.number + 1n)).toBe(0)
     expect(pool.stats().completed).toBe(completed)
+
+    // with room again, the same plan queues, then starts in the worker, and is made
+    clock.length = 0
+    const planned = planner.plan({ id, kind: 'private-tx', userTxs: [tx], simulation: undefined, signal: new AbortController().signal, clock: progress })
+    expect(clock).toEqual(['queued'])
     release()
     await holding
+    await expect(planned).resolves.toMatchObject({ searcher: SEARCHER })
+    expect(clock).toEqual(['queued', 'started'])
+    planner.release(id, domain.chain.latest().block.number + 1n)
   }, 60_000)
 })

@@ -21,6 +21,8 @@ export interface DispatchContext {
   record(task: Task, events: readonly LifecycleEvent[]): Promise<void>
   /** Abort the submission's sends, wait for their results, then write `before` and the terminal event. */
   finish(task: Task, terminal: TerminalEvent, before?: readonly LifecycleEvent[]): Promise<void>
+  /** Runs the head step for `task` again (after its running one, if any): a stale plan gives way to one for the newest head. */
+  reschedule(task: Task): void
   /** Counts `promise` as running work until it settles (see Dispatcher.whenIdle). */
   track<T>(promise: Promise<T>): Promise<T>
 }

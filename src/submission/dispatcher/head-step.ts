@@ -12,7 +12,7 @@ import { expiredAt, includedEvent, targetingFor, type InclusionWatch } from './i
 import { PerBlockBudget } from './per-block-budget.ts'
 import type { RelaySends } from './relay-sends.ts'
 import type { Replanning } from './replanning.ts'
-import type { Task } from './task.ts'
+import type { RunningPlan, Task } from './task.ts'
 
 export interface HeadStepParts {
   /** every relay (the user's own bundles and backruns of raw txs go to all) */
@@ -128,28 +128,68 @@ export class HeadStep {
       events = []
     }
 
-    // 2. the backrun bundle, once planned for this block (a re-run for the same block does not plan again)
-    if (task.plannedFor !== target && planParts.length > 0) {
+    // 2. the backrun bundle, planned in the background: the next head's step (its user bundle
+    //    above all) never waits for a plan. Never two plans of one submission at once: one still
+    //    running for an earlier block is dropped when it ends (its block is built), and this
+    //    submission is then planned for the newest head (see startPlan).
+    if (task.plannedFor !== target && planParts.length > 0 && task.planning === undefined) {
       task.plannedFor = target
-      await parts.replanning.planFor(task, target, events)
-      if (headMoved(ctx, head.number)) {
-        // a newer head arrived while planning: this block is being built, go on with the next one
-        await ctx.record(task, events)
-        task.rerun = true
-        return
-      }
-      const noBackrun = events.find((e): e is NoBackrunEvent => e.type === 'no-backrun')
-      if (record.kind === 'notify' && noBackrun !== undefined && !task.everPlanned) {
-        // We never dispatch a notified tx; without a backrun there is nothing to send.
-        await ctx.finish(task, { type: 'dropped', at: ctx.now(), reason: `${noBackrun.reason}; a notified transaction is never dispatched by this service` }, events)
-        return
-      }
+      await ctx.record(task, events)
+      if (task.finished || ctx.stopping()) return
+      this.startPlan(task, head.number, target, planParts)
+      return
     }
-    const backrun = backrunBundle(record, summary, target, events, limits.backrunMayRevert)
+    const backrun = task.planning === undefined ? backrunBundle(record, summary, target, events, limits.backrunMayRevert) : undefined
     if (backrun !== undefined && planParts.length > 0) {
       await parts.sends.send(task, planParts, backrun, target, events)
       return
     }
     await ctx.record(task, events)
+  }
+
+  /**
+   * Plans `task`'s backrun for `target` (on head `head`) in the background, then sends its bundle
+   * to `relays`, unless a newer head came meanwhile: a stale plan is recorded as dropped and the
+   * submission is planned again for the newest head.
+   */
+  private startPlan(task: Task, head: bigint, target: bigint, relays: readonly BundleRelay[]): void {
+    const { ctx, parts, limits } = this
+    const { record, summary } = task
+    const controller = new AbortController()
+    const run = async (): Promise<void> => {
+      const events: LifecycleEvent[] = []
+      const current = await parts.replanning.planFor(task, head, target, events, controller.signal)
+      // it ended meanwhile (its terminal event is written, or another process holds it): nothing more
+      if (task.finished || ctx.stopping()) return
+      if (!current) {
+        await ctx.record(task, events)
+        task.planning = undefined
+        ctx.reschedule(task)
+        return
+      }
+      const noBackrun = events.find((e): e is NoBackrunEvent => e.type === 'no-backrun')
+      if (record.kind === 'notify' && noBackrun !== undefined && !task.everPlanned) {
+        // We never dispatch a notified tx; without a backrun there is nothing to send. (finish
+        // waits for a running plan: this one is over)
+        task.planning = undefined
+        await ctx.finish(task, { type: 'dropped', at: ctx.now(), reason: `${noBackrun.reason}; a notified transaction is never dispatched by this service` }, events)
+        return
+      }
+      const backrun = backrunBundle(record, summary, target, events, limits.backrunMayRevert)
+      const unsent = relays.filter((relay) => !wasSent(summary, relay.name, target, 'backrun'))
+      if (backrun !== undefined && unsent.length > 0) {
+        await parts.sends.send(task, unsent, backrun, target, events)
+        return
+      }
+      await ctx.record(task, events)
+    }
+    const plan: RunningPlan = { block: target, controller, done: Promise.resolve() }
+    plan.done = run()
+      .catch((err: unknown) => ctx.log.error({ err, id: record.id, block: target.toString() }, 'backrun planning step failed'))
+      .finally(() => {
+        if (task.planning === plan) task.planning = undefined
+      })
+    task.planning = plan
+    ctx.track(plan.done)
   }
 }

@@ -14,9 +14,10 @@ import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTra
 import type { BackrunPlanner, HeadInfo, SimulationReport, SubmissionSimulator } from '../dispatcher-ports.ts'
 import { Limiter } from '../limiter.ts'
 import type { LifecycleEvent, SimulatedEvent, SubmissionId, TerminalEvent } from '../types.ts'
-import type { DispatchContext } from './context.ts'
+import { headMoved, type DispatchContext } from './context.ts'
 import { includedEvent, type InclusionWatch } from './inclusion.ts'
 import { PerBlockBudget } from './per-block-budget.ts'
+import { PrepareClock, type PrepareBounds } from './prepare-clock.ts'
 import type { Task } from './task.ts'
 
 export interface ReplanningPorts {
@@ -30,8 +31,8 @@ export class Replanning {
   private readonly simulate: SubmissionSimulator
   private readonly planner: BackrunPlanner
   private readonly decode: DecodeTransactionOptions
-  /** limit for simulate and for plan, each, ms */
-  private readonly prepareTimeoutMs: number
+  /** the wait and the run of a simulation or a plan, each bounded apart (see prepare-clock.ts) */
+  private readonly bounds: PrepareBounds
   /** plans running at the same time */
   private readonly planLimit: Limiter
   /** plans started per target block */
@@ -43,14 +44,14 @@ export class Replanning {
     private readonly ctx: DispatchContext,
     ports: ReplanningPorts,
     private readonly inclusion: InclusionWatch,
-    limits: { prepareConcurrency: number; maxPlansPerBlock: number; prepareTimeoutMs: number },
+    limits: { prepareConcurrency: number; maxPlansPerBlock: number; prepareTimeoutMs: number; queueWaitMs: number },
   ) {
     this.simulate = ports.simulate
     this.planner = ports.planner
     this.decode = ports.decode
     this.planLimit = new Limiter(limits.prepareConcurrency)
     this.planBudget = new PerBlockBudget(limits.maxPlansPerBlock)
-    this.prepareTimeoutMs = limits.prepareTimeoutMs
+    this.bounds = { queueWaitMs: limits.queueWaitMs, runMs: limits.prepareTimeoutMs }
   }
 
   /**
@@ -71,9 +72,11 @@ export class Replanning {
     // first (an execution's awaits are microtasks and never let them).
     await yieldToEventLoop()
     let simulation: SimulationReport
+    const clock = new PrepareClock('the simulation', this.bounds)
     try {
-      simulation = await this.withTimeout('simulation', (signal) => this.simulate({ id: record.id, kind: record.kind, userTxs, signal }))
+      simulation = await clock.run(() => clock.call((progress) => this.simulate({ id: record.id, kind: record.kind, userTxs, signal: clock.signal, clock: progress })))
     } catch (err) {
+      // busy or too long: recorded as this head's simulation error; the user's own bundle goes out all the same
       events.push({ type: 'simulated', at: this.ctx.now(), success: false, error: errorText(err) })
       return undefined
     }
@@ -95,26 +98,46 @@ export class Replanning {
     return undefined
   }
 
-  /** Plans the backrun for `target` on the current head, appending `backrun` or `no-backrun` to `events`. */
-  async planFor(task: Task, target: bigint, events: LifecycleEvent[]): Promise<void> {
+  /**
+   * Plans the backrun for `target` on head `head`, appending `backrun` or `no-backrun` to `events`.
+   * Returns false when the plan is stale: a newer head arrived before it started or while it ran
+   * (its block is being built), so nothing of it may be sent; its key is given back and the
+   * `no-backrun` event says so. `cancel` aborts it when the submission ends.
+   */
+  async planFor(task: Task, head: bigint, target: bigint, events: LifecycleEvent[], cancel: AbortSignal): Promise<boolean> {
     const { record } = task
     const userTxs = this.decodeUserTxs(task)
     if (userTxs === undefined) {
       events.push({ type: 'no-backrun', at: this.ctx.now(), reason: 'the stored transactions no longer decode', block: target })
-      return
+      return true
     }
     // a bounded amount of backrun search per block: at most as many backruns can go out as there
-    // are searcher keys, and every plan is CPU on this thread
+    // are searcher keys, and every plan is CPU (here or in a worker)
     if (!this.planBudget.spend(target)) {
       events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `the backrun planning budget of block ${target} (${this.planBudget.max} plans) is spent; planned again at the next head`, block: target })
-      return
+      return true
     }
+    // the simulation of this head, taken now: the next head's step replaces it while this plan runs
+    const simulation = task.simulation
+    const tipFloor = this.tipFloor(task)
+    const stale = (): boolean => headMoved(this.ctx, head)
+    const clock = new PrepareClock('the backrun planning', this.bounds, cancel)
+    // its wait counts from here: the dispatcher's plan slots, then the port's own queue
+    clock.queued()
     await yieldToEventLoop()
     try {
-      const simulation = task.simulation
-      const plan = await this.planLimit.run(() =>
-        this.withTimeout('backrun planning', (signal) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal, targetBlock: target, tipFloor: this.tipFloor(task) })),
+      const plan = await clock.run(() =>
+        this.planLimit.run(async () => {
+          // its block was built while it waited: no work for a plan nobody can send
+          if (stale()) return undefined
+          return clock.call((progress) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal: clock.signal, clock: progress, targetBlock: target, tipFloor }))
+        }, clock.signal),
       )
+      if (plan === undefined || stale()) {
+        if (plan !== undefined && plan !== null) this.planner.release?.(record.id, plan.block ?? target)
+        events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `a newer head arrived before the plan for block ${target} finished; dropped, planned again for the next block`, block: target })
+        return false
+      }
       const current = plan !== null && (plan.block === undefined || plan.block === target)
       const taken = current ? this.claimPools(task, target, plan.pools ?? []) : undefined
       if (plan === null) {
@@ -143,7 +166,9 @@ export class Replanning {
       }
     } catch (err) {
       events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `backrun planning failed: ${errorText(err)}`, block: target })
+      return !stale()
     }
+    return true
   }
 
   /**
@@ -189,22 +214,6 @@ export class Replanning {
     }
   }
 
-  private async withTimeout<T>(what: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController()
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const error = new Error(`${what} took longer than ${this.prepareTimeoutMs} ms`)
-        controller.abort(error)
-        reject(error)
-      }, this.prepareTimeoutMs)
-    })
-    try {
-      return await Promise.race([run(controller.signal), timeout])
-    } finally {
-      clearTimeout(timer)
-    }
-  }
 }
 
 function simulatedEvent(report: SimulationReport, at: number): SimulatedEvent {

@@ -37,8 +37,17 @@ export interface DispatcherOptions {
    * (MAX_RESENDS_PER_BLOCK).
    */
   maxSimulationsPerBlock?: number
-  /** limit for simulate and for plan, each, ms; then the submission goes on without. Default 2 000. */
+  /**
+   * limit for simulate and for plan, each, once it runs, ms; then the submission goes on without.
+   * Default 2 000. Counted from when the work starts (a worker takes it), not from when it was asked.
+   */
   prepareTimeoutMs?: number
+  /**
+   * the longest a simulation or a plan waits for a place to run (the dispatcher's plan slots, a
+   * worker of the pool), ms; past it the work fails as busy (recorded with that reason) and the
+   * user's own bundle goes out all the same. Default 500 (DISPATCHER_QUEUE_WAIT_MS).
+   */
+  queueWaitMs?: number
   /** inclusion checks running at the same time. Default 16. */
   inclusionConcurrency?: number
   /**
@@ -63,12 +72,16 @@ export interface DispatcherOptions {
   now?: () => number
 }
 
+/** DispatcherOptions.queueWaitMs by default, ms: a simulation the user's own bundle waits for must not cost a 2 s block */
+export const DEFAULT_QUEUE_WAIT_MS = 500
+
 /** The limits of DispatcherOptions, checked, with their defaults filled in. */
 export interface DispatcherLimits {
   expiryBlocks: bigint
   queueCapacity: number
   prepareConcurrency: number
   prepareTimeoutMs: number
+  queueWaitMs: number
   inclusionConcurrency: number
   maxPlansPerBlock: number
   maxSimulationsPerBlock: number
@@ -89,6 +102,7 @@ export function dispatcherLimits(options: DispatcherOptions): DispatcherLimits {
     queueCapacity: positiveInt('queueCapacity', options.queueCapacity ?? 10_000, 'Dispatcher'),
     prepareConcurrency: positiveInt('prepareConcurrency', options.prepareConcurrency ?? 4, 'Dispatcher'),
     prepareTimeoutMs: positiveInt('prepareTimeoutMs', options.prepareTimeoutMs ?? 2_000, 'Dispatcher'),
+    queueWaitMs: positiveInt('queueWaitMs', options.queueWaitMs ?? DEFAULT_QUEUE_WAIT_MS, 'Dispatcher'),
     inclusionConcurrency: positiveInt('inclusionConcurrency', options.inclusionConcurrency ?? 16, 'Dispatcher'),
     backrunMayRevert: options.backrunMayRevert ?? false,
     maxPlansPerBlock: positiveInt('maxPlansPerBlock', options.maxPlansPerBlock ?? 32, 'Dispatcher'),

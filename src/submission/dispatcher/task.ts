@@ -23,6 +23,15 @@ export interface AcceptedBundle {
   hash: Hex
 }
 
+/** A backrun plan running in the background of the submission's head steps (at most one per submission). */
+export interface RunningPlan {
+  /** the block it plans for */
+  block: bigint
+  /** aborted when the submission ends (finished, given up, the dispatcher stopping) */
+  controller: AbortController
+  done: Promise<void>
+}
+
 export interface Task {
   record: SubmissionRecord
   summary: LifecycleSummary
@@ -37,6 +46,8 @@ export interface Task {
   simulation: SimulationReport | undefined
   /** the block the last backrun plan was made for */
   plannedFor: bigint | undefined
+  /** the plan still running, if any: the next head's user bundle never waits for it */
+  planning: RunningPlan | undefined
   /** a backrun was planned at least once (a notify without one ever is dropped) */
   everPlanned: boolean
   /** the highest tip cap of the user's txs, once decoded */
@@ -62,6 +73,7 @@ export function newTask(stored: StoredSubmission): Task {
     simulatedFor: undefined,
     simulation: undefined,
     plannedFor: undefined,
+    planning: undefined,
     everPlanned: stored.events.some((e) => e.type === 'backrun'),
     accepted: undefined,
     inflight: undefined,

@@ -21,6 +21,7 @@ describe('dispatcherLimits', () => {
       queueCapacity: 10_000,
       prepareConcurrency: 4,
       prepareTimeoutMs: 2_000,
+      queueWaitMs: 500,
       inclusionConcurrency: 16,
       backrunMayRevert: false,
       maxPlansPerBlock: 32,
@@ -44,5 +45,6 @@ describe('dispatcherLimits', () => {
   it.each([0, -1, 1.5, Number.NaN])('refuses %s as a limit (RangeError naming it)', (bad) => {
     expect(() => dispatcherLimits(options({ queueCapacity: bad }))).toThrow(RangeError)
     expect(() => dispatcherLimits(options({ prepareTimeoutMs: bad }))).toThrow(`Dispatcher: prepareTimeoutMs must be a positive integer, got ${bad}`)
+    expect(() => dispatcherLimits(options({ queueWaitMs: bad }))).toThrow(`Dispatcher: queueWaitMs must be a positive integer, got ${bad}`)
   })
 })
