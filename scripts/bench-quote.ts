@@ -40,6 +40,7 @@
  */
 import autocannon from 'autocannon'
 import { readFileSync } from 'node:fs'
+import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
@@ -58,24 +59,7 @@ const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
 const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 8)
 
-interface Registry {
-  tokens: Array<{ symbol: string; decimals: number; address: string }>
-}
-const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as Registry
-const token = (symbol: string) => registry.tokens.find((t) => t.symbol === symbol)!.address.toLowerCase()
-const units = (symbol: string, n: number) => (BigInt(Math.round(n * 1e6)) * 10n ** BigInt(registry.tokens.find((t) => t.symbol === symbol)!.decimals)) / 1_000_000n
-
-/** the request mix: direct pairs, two and three hops, splits; small and large */
-const MIX: Array<{ tokenIn: string; tokenOut: string; amountIn: bigint }> = [
-  { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 1) },
-  { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 66) },
-  { tokenIn: token('USDC'), tokenOut: token('UNI'), amountIn: units('USDC', 10_000) },
-  { tokenIn: token('LINK'), tokenOut: token('DAI'), amountIn: units('LINK', 666.67) },
-  { tokenIn: token('WBTC'), tokenOut: token('DAI'), amountIn: units('WBTC', 0.5) },
-  { tokenIn: token('DAI'), tokenOut: token('WETH'), amountIn: units('DAI', 5_000) },
-  { tokenIn: token('UNI'), tokenOut: token('LINK'), amountIn: units('UNI', 1_000) },
-  { tokenIn: token('USDT'), tokenOut: token('WBTC'), amountIn: units('USDT', 20_000) },
-]
+const MIX = QUOTE_MIX
 
 function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -83,21 +67,8 @@ function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakRssMb: Math.round(kb('VmHWM') / 1024) }
 }
 
-/** distinct amounts across the whole run, so no two requests are the same */
-let counter = 0
-function body(i: number, distinct: boolean) {
-  const m = MIX[i % MIX.length]
-  return JSON.stringify({ tokenIn: m.tokenIn, tokenOut: m.tokenOut, amountIn: (m.amountIn + (distinct ? BigInt(++counter) : 0n)).toString() })
-}
-
-async function post(url: string, text: string, apiKey = DEV_API_KEY): Promise<{ ms: number; json: Record<string, unknown> }> {
-  const t = performance.now()
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: text })
-  const json = (await res.json()) as Record<string, unknown>
-  const ms = performance.now() - t
-  if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status} ${JSON.stringify(json)}`)
-  return { ms, json }
-}
+const body = quoteBody
+const post = postQuote
 
 async function sequential(url: string, distinct = true): Promise<ReturnType<typeof summarize>> {
   for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, distinct))
