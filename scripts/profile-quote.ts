@@ -24,7 +24,7 @@ import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 const WORKERS = Number(process.env.PROFILE_WORKERS ?? 2)
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 8)
-const COUNTERS = ['worker_remote_state_reads_total', 'worker_remote_state_batches_total', 'worker_state_l1_hits_total', 'worker_tasks_completed_total'] as const
+const COUNTERS = ['worker_remote_state_reads_total', 'worker_remote_state_batches_total', 'worker_state_l1_hits_total', 'worker_state_l1_carried_total', 'worker_tasks_completed_total'] as const
 
 interface ProfileNode {
   id: number
@@ -149,6 +149,7 @@ async function main() {
         state_reads_per_quote: per('worker_remote_state_reads_total'),
         state_messages_per_quote: per('worker_remote_state_batches_total'),
         l1_hits_per_quote: per('worker_state_l1_hits_total'),
+        l1_carried: after.worker_state_l1_carried_total - before.worker_state_l1_carried_total,
         profile: file === undefined ? undefined : join(dir, file),
         threads,
         main_thread_profiled_ms: times.totalMs,

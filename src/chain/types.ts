@@ -77,6 +77,27 @@ export interface StateReader {
    * zero for every block (the EVM's behaviour without history).
    */
   getBlockHash?(number: bigint): Promise<Hex | undefined>
+  /**
+   * Every key this block changed relative to its parent, where the source knows all of them (the
+   * devnet, which built the block); undefined where it does not (a fork of an upstream node). A
+   * cache of the parent's state stays true for this block once it forgets these keys.
+   */
+  stateDiff?(): BlockStateDiff | undefined
+}
+
+/**
+ * The keys a block changed relative to its parent `parentHash` (addresses lower case): what a
+ * cache of the parent's state must forget to serve this block. Values are not carried: the keys
+ * are enough to forget, and a forgotten key is read again.
+ */
+export interface BlockStateDiff {
+  parentHash: Hex
+  /** accounts whose nonce, balance or code changed, created or deleted: their account, code and storage presence */
+  accounts: readonly Address[]
+  /** slots written, per account (written with the value they had counts too) */
+  storage: ReadonlyArray<readonly [Address, readonly bigint[]]>
+  /** accounts whose whole storage was cleared: every slot of theirs */
+  clearedStorage: readonly Address[]
 }
 
 /** How far back BLOCKHASH sees: the 256 most recent complete blocks (yellow paper). */

@@ -22,7 +22,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { LRUCache } from 'lru-cache'
-import type { BlockInfo, ChainStateSource, StateReader } from '../chain/types.ts'
+import type { BlockInfo, BlockStateDiff, ChainStateSource, StateReader } from '../chain/types.ts'
 import { createCodeInterner, type CodeInterner, RemoteStateReader } from './remote-state-reader.ts'
 import type { StateRequester } from './state-requester.ts'
 
@@ -59,6 +59,8 @@ export class RemoteChainSource implements ChainStateSource {
   private requester: StateRequester | undefined
   /** L1 hits of readers no longer kept */
   private retiredL1Hits = 0
+  /** L1 entries carried from a parent's reader to its child's (adoptHead) */
+  private carriedKeys = 0
 
   constructor(options: RemoteChainSourceOptions) {
     this.kind = options.kind
@@ -88,10 +90,17 @@ export class RemoteChainSource implements ChainStateSource {
     }
   }
 
-  /** A head announced by the main thread. */
-  adoptHead(block: BlockInfo): void {
+  /**
+   * A head announced by the main thread. With `diff` (every key the block changed, from the
+   * devnet) and the parent's reader still kept, the head's L1 starts with the parent's entries
+   * the block did not change: a block that touched a few pools does not send every worker back to
+   * the main thread for the whole state it had read.
+   */
+  adoptHead(block: BlockInfo, diff?: BlockStateDiff): void {
     // a reorg's head may be lower than the one before: the main thread's newest head is followed as it is
     this.head = block
+    const parent = diff === undefined ? undefined : this.readers.peek(diff.parentHash)
+    if (parent !== undefined && this.requester !== undefined) this.carriedKeys += this.readerFor(block).carryFrom(parent, diff!)
     for (const listener of this.headListeners) listener(block)
   }
 
@@ -119,6 +128,11 @@ export class RemoteChainSource implements ChainStateSource {
     let hits = this.retiredL1Hits
     for (const reader of this.readers.values()) hits += reader.l1Hits
     return hits
+  }
+
+  /** L1 entries carried over from a head's parent since the worker started. */
+  l1Carried(): number {
+    return this.carriedKeys
   }
 
   private readerFor(block: BlockInfo): RemoteStateReader {

@@ -6,7 +6,7 @@
  * not kept.
  */
 import { LRUCache } from 'lru-cache'
-import type { AccountInfo, Address, BlockInfo, Hex, PrefetchRequest, StateReader } from '../chain/types.ts'
+import type { AccountInfo, Address, BlockInfo, BlockStateDiff, Hex, PrefetchRequest, StateReader } from '../chain/types.ts'
 import type { CodeAnswer, PrefetchAnswer, StateRead } from './protocol.ts'
 import type { StateRequester } from './state-requester.ts'
 
@@ -93,6 +93,41 @@ export class RemoteStateReader implements StateReader {
     accounts.forEach((address, i) => this.keep(`a:${address}`, answer.then((a) => a.accounts[i])))
     storage.forEach(({ address, slot }, i) => this.keep(`s:${address}:${slot.toString(16)}`, answer.then((a) => a.storage[i])))
     await answer
+  }
+
+  /**
+   * Takes the entries of `parent`'s L1 (the reader of this block's parent) that `diff`, this
+   * block's changes, leaves true, except keys this L1 already holds; block hashes are never
+   * carried (cheap, and number-dependent). In the parent's recency order, within this L1's bound.
+   * @returns the entries carried
+   */
+  carryFrom(parent: RemoteStateReader, diff: BlockStateDiff): number {
+    const accounts = new Set<string>(diff.accounts)
+    const cleared = new Set<string>(diff.clearedStorage)
+    const slots = new Set<string>()
+    for (const [address, written] of diff.storage) for (const slot of written) slots.add(`s:${address}:${slot.toString(16)}`)
+    const unchanged = (key: string): boolean => {
+      switch (key[0]) {
+        case 'a':
+        case 'c':
+        case 'h':
+          return !accounts.has(key.slice(2))
+        case 's':
+          // s:<0x + 40 hex>:<slot>
+          return !slots.has(key) && !cleared.has(key.slice(2, 44))
+        default:
+          return false
+      }
+    }
+    let carried = 0
+    // oldest first, so the most recently used end up most recent here too
+    for (const entry of parent.l1.rentries()) {
+      const [key, value] = entry as [string, Promise<unknown>]
+      if (this.l1.has(key) || !unchanged(key)) continue
+      this.keep(key, value)
+      carried++
+    }
+    return carried
   }
 
   private cached(key: string, read: StateRead): Promise<unknown> {
