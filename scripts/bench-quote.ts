@@ -30,12 +30,19 @@
  *    for SCALING_SECONDS): `workers_scaling` is the second's requests/s over the first's. Then the
  *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS (autocannon's
  *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`.
+ * 6. Venues (issue 15): two more service processes, one after the other, on the same devnet: one
+ *    with every venue of the registry (Uniswap V2 and V3 and the devnet's two forks) and one with
+ *    only Uniswap's own V2 and V3 (VENUES, picked from the registry), each measured alike: the
+ *    sequential p50 over the mix (BENCH_ITERATIONS) and autocannon's requests/s (BENCH_SECONDS).
+ *    `venues.p50_ratio` is all over single (target <= 1.2), `venues.rps_ratio` all over single
+ *    (target >= 0.8): the grown devnet no more than 20% worse.
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
  * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
  * (seconds, default 2), FORK_SECONDS (default 30), BENCH_SCALING (default 1; 0 skips step 5),
- * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 8).
+ * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 8),
+ * BENCH_VENUES (default 1; 0 skips step 6).
  * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
  */
 import autocannon from 'autocannon'
@@ -58,6 +65,11 @@ const SCALING = process.env.BENCH_SCALING !== '0'
 const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
 const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 8)
+const VENUES = process.env.BENCH_VENUES !== '0'
+/** Uniswap's own venues of the devnet registry: the single-venue configuration of step 6 */
+const UNISWAP_VENUES = JSON.stringify(
+  (JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as { venues: Array<{ name: string }> }).venues.filter((v) => v.name === 'uniswap-v2' || v.name === 'uniswap-v3'),
+)
 
 const MIX = QUOTE_MIX
 
@@ -138,6 +150,28 @@ async function scalingRun(workers: number, fixedRate?: number) {
   }
 }
 
+/**
+ * Step 6 (see the header): a service with `env` (all venues, or VENUES naming Uniswap's own),
+ * measured as the main run: sequential p50/p99 over the mix, then requests/s under autocannon.
+ */
+async function venuesRun(env: Record<string, string>) {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}/v1/quote`
+  const service = await startServiceProcess(port, { RATE_LIMIT_MAX: '1000000', LOCAL_BUILDER_PORT: '0', ...env })
+  try {
+    const seq = await sequential(url)
+    const load = await sustained(url, true, { pid: service.pid })
+    return { seq, load }
+  } finally {
+    service.kill('SIGKILL')
+  }
+}
+
+/** the share of one core the service's main thread used (HTTP, validation, the workers' state reads) */
+function mainThreadPercent(run: { cpu?: CpuWindow }): number {
+  return run.cpu === undefined ? Number.NaN : round(run.cpu.mainThreadCpuPercent)
+}
+
 /** the CPU figures of a run: percent of one core, and CPU ms per answered quote */
 function cpuFigures(run: { ok: number; cpu?: CpuWindow }) {
   const cpu = run.cpu
@@ -191,11 +225,28 @@ async function main() {
             fixed_rate_p99_ms: two.fixed.p99_ms,
             scaling: {
               seconds: SCALING_SECONDS,
-              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated) },
-              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated) },
+              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated) },
+              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated) },
               fixed_rate: { workers: 2, rate_per_s: FIXED_RATE, seconds: FIXED_RATE_SECONDS, requests_per_s: two.fixed.requests_per_s, p50_ms: two.fixed.p50_ms, p99_ms: two.fixed.p99_ms, failures: failures(two.fixed), cpu_percent: cpuFigures(two.fixed).cpu_percent },
             },
           }
+    const venueRuns = VENUES ? { single: await venuesRun({ VENUES: UNISWAP_VENUES }), all: await venuesRun({}) } : undefined
+    const venues =
+      venueRuns === undefined
+        ? undefined
+        : {
+            single: 'uniswap-v2 + uniswap-v3',
+            all: 'uniswap-v2 + uniswap-v3 + devnet-fork-v2 + devnet-fork-v3',
+            single_p50_ms: round(venueRuns.single.seq.p50),
+            all_p50_ms: round(venueRuns.all.seq.p50),
+            p50_ratio: round(venueRuns.all.seq.p50 / venueRuns.single.seq.p50),
+            single_requests_per_s: venueRuns.single.load.requests_per_s,
+            all_requests_per_s: venueRuns.all.load.requests_per_s,
+            rps_ratio: round(venueRuns.all.load.requests_per_s / venueRuns.single.load.requests_per_s),
+            single_failures: failures(venueRuns.single.load),
+            all_failures: failures(venueRuns.all.load),
+          }
+    if (venues !== undefined) console.log(`venues      single p50 ${venues.single_p50_ms} ms, ${venues.single_requests_per_s} req/s | all p50 ${venues.all_p50_ms} ms, ${venues.all_requests_per_s} req/s (p50 x${venues.p50_ratio}, req/s x${venues.rps_ratio})`)
     if (scaling !== undefined) console.log(`scaling     WORKERS=1 ${one!.saturated.requests_per_s} req/s, WORKERS=2 ${two!.saturated.requests_per_s} req/s (x${scaling.workers_scaling}); at ${FIXED_RATE}/s p99 ${scaling.fixed_rate_p99_ms} ms`)
 
     const result = {
@@ -219,6 +270,7 @@ async function main() {
             fork: fork.figures,
           }),
       ...(scaling ?? {}),
+      ...(venues === undefined ? {} : { venues }),
       rss_mb_after: memory.rssMb,
       peak_rss_mb: memory.peakRssMb,
       iterations: ITERATIONS,
