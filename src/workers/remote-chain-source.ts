@@ -99,8 +99,12 @@ export class RemoteChainSource implements ChainStateSource {
   adoptHead(block: BlockInfo, diff?: BlockStateDiff): void {
     // a reorg's head may be lower than the one before: the main thread's newest head is followed as it is
     this.head = block
-    const parent = diff === undefined ? undefined : this.readers.peek(diff.parentHash)
-    if (parent !== undefined && this.requester !== undefined) this.carriedKeys += this.readerFor(block).carryFrom(parent, diff!)
+    if (diff !== undefined && this.requester !== undefined) {
+      const reader = this.readerFor(block)
+      reader.knowDiff(diff)
+      const parent = this.readers.peek(diff.parentHash)
+      if (parent !== undefined) this.carriedKeys += reader.carryFrom(parent, diff)
+    }
     for (const listener of this.headListeners) listener(block)
   }
 

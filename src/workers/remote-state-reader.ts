@@ -31,6 +31,8 @@ export class RemoteStateReader implements StateReader {
   private readonly l1 = new LRUCache<string, Promise<unknown>>({ maxSize: L1_MAX_ENTRIES_PER_BLOCK, sizeCalculation: () => 1 })
   /** reads answered by the L1 (for the pool's statistics) */
   l1Hits = 0
+  /** the keys this block changed, as the main thread announced them with the head (devnet only) */
+  private diff: BlockStateDiff | undefined
 
   constructor(
     readonly block: BlockInfo,
@@ -93,6 +95,20 @@ export class RemoteStateReader implements StateReader {
     accounts.forEach((address, i) => this.keep(`a:${address}`, answer.then((a) => a.accounts[i])))
     storage.forEach(({ address, slot }, i) => this.keep(`s:${address}:${slot.toString(16)}`, answer.then((a) => a.storage[i])))
     await answer
+  }
+
+  /**
+   * The keys this block changed relative to its parent, once the main thread announced the block
+   * with them (the devnet's heads); undefined before, and in fork mode: as the main thread's
+   * reader answers, so per-block caches above the reader can use it on both sides.
+   */
+  stateDiff(): BlockStateDiff | undefined {
+    return this.diff
+  }
+
+  /** The announced diff of this block (RemoteChainSource.adoptHead). */
+  knowDiff(diff: BlockStateDiff): void {
+    this.diff = diff
   }
 
   /**

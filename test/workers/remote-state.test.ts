@@ -138,6 +138,9 @@ describe('RemoteStateReader over a MessageChannel', () => {
 
     const after = pinnedReader()
     expect(after.remote.block.number).toBe(1n)
+    // the worker's reader knows the block's diff as the main thread's does
+    expect(after.remote.stateDiff?.()).toEqual(host.diffOf(chain.latest()))
+    expect(before.remote.stateDiff?.()).toBeUndefined()
     // unchanged keys: the parent's answers, nothing crosses
     expect(await after.remote.getStorage(PAIR, 9n)).toBe(price)
     expect(await after.remote.getCode(WETH)).toBe(code)
