@@ -78,19 +78,23 @@ export interface StateReader {
    */
   getBlockHash?(number: bigint): Promise<Hex | undefined>
   /**
-   * Every key this block changed relative to its parent, where the source knows all of them (the
-   * devnet, which built the block); undefined where it does not (a fork of an upstream node). A
-   * cache of the parent's state stays true for this block once it forgets these keys.
+   * What this block changed relative to its parent, as far as the source knows: every changed key
+   * where it built the block (the devnet), or the keys it re-read and found unchanged (a fork,
+   * which re-reads its recent keys at each head); undefined when it knows neither (a reorg, a gap).
    */
   stateDiff?(): BlockStateDiff | undefined
 }
 
 /**
- * The keys a block changed relative to its parent `parentHash` (addresses lower case): what a
- * cache of the parent's state must forget to serve this block. Values are not carried: the keys
- * are enough to forget, and a forgotten key is read again.
+ * How a cache of the state at block `parentHash` stays true for a child block (addresses lower
+ * case): forget the keys a `changed` diff names, or keep only those an `unchanged` one names.
+ * Values are not carried: a forgotten key is read again.
  */
-export interface BlockStateDiff {
+export type BlockStateDiff = BlockChangedKeys | BlockUnchangedKeys
+
+/** Every key the block changed (the devnet knows them all): the rest is as in the parent. */
+export interface BlockChangedKeys {
+  kind: 'changed'
   parentHash: Hex
   /** accounts whose nonce, balance or code changed, created or deleted: their account, code and storage presence */
   accounts: readonly Address[]
@@ -98,6 +102,16 @@ export interface BlockStateDiff {
   storage: ReadonlyArray<readonly [Address, readonly bigint[]]>
   /** accounts whose whole storage was cleared: every slot of theirs */
   clearedStorage: readonly Address[]
+}
+
+/** Keys known to hold the parent's values at this block (a fork's re-read keys that did not change); nothing else is. */
+export interface BlockUnchangedKeys {
+  kind: 'unchanged'
+  parentHash: Hex
+  /** accounts with the same nonce, balance and code hash (their code too) */
+  accounts: readonly Address[]
+  /** slots with the same value, per account */
+  storage: ReadonlyArray<readonly [Address, readonly bigint[]]>
 }
 
 /** How far back BLOCKHASH sees: the 256 most recent complete blocks (yellow paper). */

@@ -119,22 +119,36 @@ export class RemoteStateReader implements StateReader {
    */
   carryFrom(parent: RemoteStateReader, diff: BlockStateDiff): number {
     const accounts = new Set<string>(diff.accounts)
-    const cleared = new Set<string>(diff.clearedStorage)
     const slots = new Set<string>()
-    for (const [address, written] of diff.storage) for (const slot of written) slots.add(`s:${address}:${slot.toString(16)}`)
-    const unchanged = (key: string): boolean => {
-      switch (key[0]) {
-        case 'a':
-        case 'c':
-        case 'h':
-          return !accounts.has(key.slice(2))
-        case 's':
-          // s:<0x + 40 hex>:<slot>
-          return !slots.has(key) && !cleared.has(key.slice(2, 44))
-        default:
-          return false
-      }
-    }
+    for (const [address, listed] of diff.storage) for (const slot of listed) slots.add(`s:${address}:${slot.toString(16)}`)
+    const cleared = new Set<string>(diff.kind === 'changed' ? diff.clearedStorage : [])
+    // a changed diff names what to forget; an unchanged one what to keep (storage presence never: it was not re-read)
+    const unchanged =
+      diff.kind === 'changed'
+        ? (key: string): boolean => {
+            switch (key[0]) {
+              case 'a':
+              case 'c':
+              case 'h':
+                return !accounts.has(key.slice(2))
+              case 's':
+                // s:<0x + 40 hex>:<slot>
+                return !slots.has(key) && !cleared.has(key.slice(2, 44))
+              default:
+                return false
+            }
+          }
+        : (key: string): boolean => {
+            switch (key[0]) {
+              case 'a':
+              case 'c':
+                return accounts.has(key.slice(2))
+              case 's':
+                return slots.has(key)
+              default:
+                return false
+            }
+          }
     let carried = 0
     // oldest first, so the most recently used end up most recent here too
     for (const entry of parent.l1.rentries()) {

@@ -43,13 +43,14 @@ export class StateHost {
   }
 
   /**
-   * The keys `reader`'s block changed relative to its parent, where its source knows them all
-   * (the devnet) and they are at most MAX_ANNOUNCED_DIFF_KEYS; else undefined (a fork, a huge block).
+   * What `reader`'s block changed relative to its parent, as its source knows it (the devnet: every
+   * changed key; a fork: the re-read keys that did not change), when it names at most
+   * MAX_ANNOUNCED_DIFF_KEYS keys; else undefined.
    */
   diffOf(reader: StateReader): BlockStateDiff | undefined {
     const diff = reader.stateDiff?.()
     if (diff === undefined) return undefined
-    let keys = diff.accounts.length + diff.clearedStorage.length
+    let keys = diff.accounts.length + (diff.kind === 'changed' ? diff.clearedStorage.length : 0)
     for (const [, slots] of diff.storage) keys += slots.length
     return keys <= MAX_ANNOUNCED_DIFF_KEYS ? diff : undefined
   }

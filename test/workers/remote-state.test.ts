@@ -153,6 +153,28 @@ describe('RemoteStateReader over a MessageChannel', () => {
     expect(await before.remote.getStorage(PAIR, 8n)).toBe(reserves)
   })
 
+  it("a head announced with a fork's unchanged keys keeps exactly those of the parent's L1", async () => {
+    const sim = new Simulator({ common: commonForChain(chain.chainId, 'prague'), blockTimeSeconds: 12n })
+    const before = pinnedReader()
+    const [reserves, price] = [await before.remote.getStorage(PAIR, 8n), await before.remote.getStorage(PAIR, 9n)]
+    await before.remote.getAccount(USER)
+    const code = await before.remote.getCode(WETH)
+    const crossed = requester.stats().reads
+    const next = sim.openState(chain.latest())
+    chain.commitBlock(next, { ...next.block, gasUsed: 0n })
+    // as a fork announces a head: the re-read keys that kept their values (here: WETH and slot 9 of the pair)
+    link.announceHead(chain.latest().block, { kind: 'unchanged', parentHash: before.local.block.hash, accounts: [WETH], storage: [[PAIR, [9n]]] })
+    await vi.waitFor(() => expect(remote.l1Carried()).toBe(2))
+    const after = pinnedReader()
+    expect(await after.remote.getStorage(PAIR, 9n)).toBe(price)
+    expect(await after.remote.getCode(WETH)).toBe(code)
+    expect(requester.stats().reads).toBe(crossed)
+    // not vouched for: read again
+    expect(await after.remote.getStorage(PAIR, 8n)).toBe(reserves)
+    await after.remote.getAccount(USER)
+    expect(requester.stats().reads).toBe(crossed + 2)
+  })
+
   it('a head without a diff (a fork), or whose parent the worker does not hold, starts its L1 empty', async () => {
     const sim = new Simulator({ common: commonForChain(chain.chainId, 'prague'), blockTimeSeconds: 12n })
     const before = pinnedReader()

@@ -18,7 +18,7 @@
  * its parent's record extended by its own block.
  */
 import { storageInLayers } from '../storage-presence.ts'
-import type { AccountInfo, Address, BlockInfo, BlockStateDiff, Hex, PrefetchRequest, StateReader } from '../types.ts'
+import type { AccountInfo, Address, BlockChangedKeys, BlockInfo, Hex, PrefetchRequest, StateReader } from '../types.ts'
 import { RecentBlockHashes } from './recent-block-hashes.ts'
 
 /** What one block (or a merged run of blocks) changed, relative to the state below it. */
@@ -49,7 +49,7 @@ export class LayeredStateReader implements StateReader {
    */
   private readonly layers: readonly StateChanges[]
   /** the keys of `changes`, listed once when first asked */
-  private diff: BlockStateDiff | undefined
+  private diff: BlockChangedKeys | undefined
 
   private constructor(
     readonly block: DevnetBlockInfo,
@@ -126,13 +126,13 @@ export class LayeredStateReader implements StateReader {
   }
 
   /** The keys of this block's own changes (the devnet knows every one: it built the block). */
-  stateDiff(): BlockStateDiff {
+  stateDiff(): BlockChangedKeys {
     this.diff ??= diffOf(this.block.parentHash, this.changes)
     return this.diff
   }
 }
 
-function diffOf(parentHash: Hex, changes: StateChanges): BlockStateDiff {
+function diffOf(parentHash: Hex, changes: StateChanges): BlockChangedKeys {
   const lower = (address: Address) => address.toLowerCase() as Address
   const accounts = new Set<Address>()
   for (const address of changes.accounts.keys()) accounts.add(lower(address))
@@ -141,6 +141,7 @@ function diffOf(parentHash: Hex, changes: StateChanges): BlockStateDiff {
   for (const address of changes.storage.keys()) accounts.add(lower(address))
   for (const address of changes.cleared) accounts.add(lower(address))
   return {
+    kind: 'changed',
     parentHash,
     accounts: [...accounts],
     storage: [...changes.storage].map(([address, slots]) => [lower(address), [...slots.keys()]] as const),
