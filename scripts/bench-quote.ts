@@ -29,7 +29,8 @@
  *    WORKERS=2, each saturated with distinct requests (autocannon, BENCH_CONNECTIONS connections
  *    for SCALING_SECONDS): `workers_scaling` is the second's requests/s over the first's. Then the
  *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS (autocannon's
- *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`.
+ *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`: the
+ *    process's, its main thread's, and this process's own (the load generator shares the cores).
  * 6. Venues (issue 15): two more service processes, one after the other, on the same devnet: one
  *    with every venue of the registry (Uniswap V2 and V3 and the devnet's two forks) and one with
  *    only Uniswap's own V2 and V3 (VENUES, picked from the registry), each measured alike: the
@@ -116,8 +117,12 @@ async function sustained(url: string, distinct = true, options: { seconds?: numb
   ]
   const rate = options.rate === undefined ? {} : { overallRate: options.rate }
   const window = options.pid === undefined ? undefined : startCpuWindow(options.pid)
+  // autocannon runs in this process, on the same cores as the service: its CPU is part of what the
+  // two cores carry per quote (see BENCHMARKS.md, the bound on workers_scaling)
+  const generator = options.pid === undefined ? undefined : startCpuWindow(process.pid)
   const result = await autocannon({ url, connections: options.rate === undefined ? CONNECTIONS : 16, duration: options.seconds ?? SECONDS, requests, ...rate })
   const cpu: CpuWindow | undefined = window?.stop()
+  const generatorCpu: CpuWindow | undefined = generator?.stop()
   return {
     requests_per_s: result.requests.average,
     p50_ms: result.latency.p50,
@@ -128,6 +133,7 @@ async function sustained(url: string, distinct = true, options: { seconds?: numb
     /** answers with status 2xx: the quotes made */
     ok: result['2xx'],
     cpu,
+    generatorCpu,
   }
 }
 
@@ -170,6 +176,11 @@ async function venuesRun(env: Record<string, string>) {
 /** the share of one core the service's main thread used (HTTP, validation, the workers' state reads) */
 function mainThreadPercent(run: { cpu?: CpuWindow }): number {
   return run.cpu === undefined ? Number.NaN : round(run.cpu.mainThreadCpuPercent)
+}
+
+/** the share of one core the load generator (autocannon, in this process) used meanwhile */
+function generatorPercent(run: { generatorCpu?: CpuWindow }): number {
+  return run.generatorCpu === undefined ? Number.NaN : round(run.generatorCpu.cpuPercent)
 }
 
 /** the CPU figures of a run: percent of one core, and CPU ms per answered quote */
@@ -225,8 +236,8 @@ async function main() {
             fixed_rate_p99_ms: two.fixed.p99_ms,
             scaling: {
               seconds: SCALING_SECONDS,
-              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated) },
-              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated) },
+              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated) },
+              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated) },
               fixed_rate: { workers: 2, rate_per_s: FIXED_RATE, seconds: FIXED_RATE_SECONDS, requests_per_s: two.fixed.requests_per_s, p50_ms: two.fixed.p50_ms, p99_ms: two.fixed.p99_ms, failures: failures(two.fixed), cpu_percent: cpuFigures(two.fixed).cpu_percent },
             },
           }
