@@ -31,10 +31,12 @@
  *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS (autocannon's
  *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`: the
  *    process's, its main thread's, and this process's own (the load generator shares the cores).
- * 6. Venues (issue 15): two more service processes, one after the other, on the same devnet: one
- *    with every venue of the registry (Uniswap V2 and V3 and the devnet's two forks) and one with
- *    only Uniswap's own V2 and V3 (VENUES, picked from the registry), each measured alike: the
- *    sequential p50 over the mix (BENCH_ITERATIONS) and autocannon's requests/s (BENCH_SECONDS).
+ * 6. Venues (issue 15): two more service processes at once, on the same devnet: one with every
+ *    venue of the registry (Uniswap V2 and V3 and the devnet's two forks) and one with only
+ *    Uniswap's own V2 and V3 (VENUES, picked from the registry), measured alike and in turns (so a
+ *    change of the machine's load during the step weighs on both): the sequential p50 over the mix
+ *    (BENCH_ITERATIONS each, alternating), and requests/s under autocannon (BENCH_SECONDS each, in
+ *    4 alternating slices).
  *    `venues.p50_ratio` is all over single (target <= 1.2), `venues.rps_ratio` all over single
  *    (target >= 0.8): the grown devnet no more than 20% worse.
  * Prints one JSON object on its last line.
@@ -47,7 +49,9 @@
  * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
  */
 import autocannon from 'autocannon'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
@@ -156,20 +160,50 @@ async function scalingRun(workers: number, fixedRate?: number) {
   }
 }
 
+/** Slices of autocannon per service in step 6: the two services take turns, so load drift hits both alike. */
+const VENUE_SLICES = 4
+
 /**
- * Step 6 (see the header): a service with `env` (all venues, or VENUES naming Uniswap's own),
- * measured as the main run: sequential p50/p99 over the mix, then requests/s under autocannon.
+ * Step 6 (see the header): both services at once (Uniswap's venues only, and every venue), measured
+ * in turns so that a machine whose load changes during the step weighs on both alike: the
+ * sequential requests alternate between them (request i of the mix to one, then to the other), and
+ * the BENCH_SECONDS of autocannon each gets are VENUE_SLICES slices, taken in turns.
  */
-async function venuesRun(env: Record<string, string>) {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}/v1/quote`
-  const service = await startServiceProcess(port, { RATE_LIMIT_MAX: '1000000', LOCAL_BUILDER_PORT: '0', ...env })
+async function venuesRun() {
+  // two services at once: each its own outbox directory (LevelDB takes one process at a time)
+  const dataDirs: string[] = []
+  const start = async (env: Record<string, string>) => {
+    const port = await freePort()
+    const dataDir = mkdtempSync(join(tmpdir(), 'bench-quote-venues-'))
+    dataDirs.push(dataDir)
+    return { url: `http://127.0.0.1:${port}/v1/quote`, service: await startServiceProcess(port, { RATE_LIMIT_MAX: '1000000', LOCAL_BUILDER_PORT: '0', DATA_DIR: dataDir, ...env }) }
+  }
+  const single = await start({ VENUES: UNISWAP_VENUES })
   try {
-    const seq = await sequential(url)
-    const load = await sustained(url, true, { pid: service.pid })
-    return { seq, load }
+    const all = await start({})
+    try {
+      const both = [single, all]
+      for (let i = 0; i < 3 * MIX.length; i++) for (const s of both) await post(s.url, body(i, true))
+      const samples: number[][] = [[], []]
+      for (let i = 0; i < ITERATIONS; i++) for (const [k, s] of both.entries()) samples[k].push((await post(s.url, body(i, true))).ms)
+      const answered = [0, 0]
+      const failed = [0, 0]
+      const seconds = SECONDS / VENUE_SLICES
+      for (let slice = 0; slice < VENUE_SLICES; slice++) {
+        for (const [k, s] of both.entries()) {
+          const run = await sustained(s.url, true, { seconds })
+          answered[k] += run.ok
+          failed[k] += failures(run)
+        }
+      }
+      const figures = (k: number) => ({ seq: summarize(samples[k]), requests_per_s: round(answered[k] / SECONDS), failures: failed[k] })
+      return { single: figures(0), all: figures(1) }
+    } finally {
+      all.service.kill('SIGKILL')
+    }
   } finally {
-    service.kill('SIGKILL')
+    single.service.kill('SIGKILL')
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -241,7 +275,7 @@ async function main() {
               fixed_rate: { workers: 2, rate_per_s: FIXED_RATE, seconds: FIXED_RATE_SECONDS, requests_per_s: two.fixed.requests_per_s, p50_ms: two.fixed.p50_ms, p99_ms: two.fixed.p99_ms, failures: failures(two.fixed), cpu_percent: cpuFigures(two.fixed).cpu_percent },
             },
           }
-    const venueRuns = VENUES ? { single: await venuesRun({ VENUES: UNISWAP_VENUES }), all: await venuesRun({}) } : undefined
+    const venueRuns = VENUES ? await venuesRun() : undefined
     const venues =
       venueRuns === undefined
         ? undefined
@@ -251,11 +285,11 @@ async function main() {
             single_p50_ms: round(venueRuns.single.seq.p50),
             all_p50_ms: round(venueRuns.all.seq.p50),
             p50_ratio: round(venueRuns.all.seq.p50 / venueRuns.single.seq.p50),
-            single_requests_per_s: venueRuns.single.load.requests_per_s,
-            all_requests_per_s: venueRuns.all.load.requests_per_s,
-            rps_ratio: round(venueRuns.all.load.requests_per_s / venueRuns.single.load.requests_per_s),
-            single_failures: failures(venueRuns.single.load),
-            all_failures: failures(venueRuns.all.load),
+            single_requests_per_s: venueRuns.single.requests_per_s,
+            all_requests_per_s: venueRuns.all.requests_per_s,
+            rps_ratio: round(venueRuns.all.requests_per_s / venueRuns.single.requests_per_s),
+            single_failures: venueRuns.single.failures,
+            all_failures: venueRuns.all.failures,
           }
     if (venues !== undefined) console.log(`venues      single p50 ${venues.single_p50_ms} ms, ${venues.single_requests_per_s} req/s | all p50 ${venues.all_p50_ms} ms, ${venues.all_requests_per_s} req/s (p50 x${venues.p50_ratio}, req/s x${venues.rps_ratio})`)
     if (scaling !== undefined) console.log(`scaling     WORKERS=1 ${one!.saturated.requests_per_s} req/s, WORKERS=2 ${two!.saturated.requests_per_s} req/s (x${scaling.workers_scaling}); at ${FIXED_RATE}/s p99 ${scaling.fixed_rate_p99_ms} ms`)

@@ -69,9 +69,9 @@ export type WorkerMessage =
 export type MainMessage =
   | { t: 'reads'; id: number; results: StateReadResult[] }
   /**
-   * a new head adopted by the main thread's state source (transaction hashes left out), with the
-   * keys it changed relative to its parent where the source knows them all (the devnet): the
-   * worker's L1 of the parent then carries over to this head, less those keys
+   * a new head adopted by the main thread's state source (transaction hashes left out), with what
+   * its source knows of its changes (the devnet: every changed key; a fork: the re-read keys that
+   * kept their values): the worker's L1 of the parent carries over to this head as far as that goes
    */
   | { t: 'head'; block: BlockInfo; diff?: BlockStateDiff }
   | { t: 'call-result'; id: number; result: StateReadResult }

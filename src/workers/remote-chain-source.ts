@@ -10,7 +10,8 @@
  *
  * Memory: the readers (each with its L1) of the last L1_BLOCKS blocks are kept; an older block's
  * reader lives on only while a task still holds it. Code is interned across blocks by hash, within
- * a byte bound.
+ * a byte bound. A new head's L1 may start with entries of its parent's (adoptHead): the same
+ * promises, within the same per-block bound.
  *
  * The AsyncLocalStorage store is a TaskPin that is emptied when its task ends, never the reader
  * itself: Node stamps the current store on every promise created under it, and promises outlive
@@ -91,10 +92,10 @@ export class RemoteChainSource implements ChainStateSource {
   }
 
   /**
-   * A head announced by the main thread. With `diff` (every key the block changed, from the
-   * devnet) and the parent's reader still kept, the head's L1 starts with the parent's entries
-   * the block did not change: a block that touched a few pools does not send every worker back to
-   * the main thread for the whole state it had read.
+   * A head announced by the main thread. With `diff` (the devnet: every key the block changed; a
+   * fork: the re-read keys that kept their values) and the parent's reader still kept, the head's
+   * L1 starts with the parent's entries the diff vouches for: a block that touched a few pools
+   * does not send every worker back to the main thread for the whole state it had read.
    */
   adoptHead(block: BlockInfo, diff?: BlockStateDiff): void {
     // a reorg's head may be lower than the one before: the main thread's newest head is followed as it is

@@ -31,7 +31,7 @@ export class RemoteStateReader implements StateReader {
   private readonly l1 = new LRUCache<string, Promise<unknown>>({ maxSize: L1_MAX_ENTRIES_PER_BLOCK, sizeCalculation: () => 1 })
   /** reads answered by the L1 (for the pool's statistics) */
   l1Hits = 0
-  /** the keys this block changed, as the main thread announced them with the head (devnet only) */
+  /** what this block changed, as the main thread announced it with the head */
   private diff: BlockStateDiff | undefined
 
   constructor(
@@ -98,9 +98,9 @@ export class RemoteStateReader implements StateReader {
   }
 
   /**
-   * The keys this block changed relative to its parent, once the main thread announced the block
-   * with them (the devnet's heads); undefined before, and in fork mode: as the main thread's
-   * reader answers, so per-block caches above the reader can use it on both sides.
+   * What this block changed relative to its parent, once the main thread announced the block with
+   * it (as the main thread's reader answers stateDiff), undefined before: per-block caches above
+   * the reader can use it on both sides of the thread boundary.
    */
   stateDiff(): BlockStateDiff | undefined {
     return this.diff
@@ -112,9 +112,10 @@ export class RemoteStateReader implements StateReader {
   }
 
   /**
-   * Takes the entries of `parent`'s L1 (the reader of this block's parent) that `diff`, this
-   * block's changes, leaves true, except keys this L1 already holds; block hashes are never
-   * carried (cheap, and number-dependent). In the parent's recency order, within this L1's bound.
+   * Takes the entries of `parent`'s L1 (the reader of this block's parent) that `diff` vouches for
+   * (a changed diff: every key it does not name; an unchanged one: the accounts, code and slots it
+   * names), except keys this L1 already holds; block hashes are never carried (cheap, and
+   * number-dependent). In the parent's recency order, within this L1's bound.
    * @returns the entries carried
    */
   carryFrom(parent: RemoteStateReader, diff: BlockStateDiff): number {

@@ -18,8 +18,8 @@ import { compactBytes, type CodeAnswer, type PrefetchAnswer, type StateRead, typ
 export const MAX_PINNED_BLOCKS = 16
 /**
  * Keys a head's state diff may name and still be sent to the workers (they carry their L1 over to
- * the head, less those keys); a block that changed more is announced without it and the workers'
- * L1 of that head starts empty. Bounds the message: ~100 bytes a key, 2 MB at most.
+ * the head as far as the diff vouches); a larger diff is not sent and the workers' L1 of that head
+ * starts empty. Bounds the message: ~100 bytes a key, 2 MB at most.
  */
 export const MAX_ANNOUNCED_DIFF_KEYS = 20_000
 
