@@ -29,17 +29,30 @@
  *    WORKERS=2, each saturated with distinct requests (autocannon, BENCH_CONNECTIONS connections
  *    for SCALING_SECONDS): `workers_scaling` is the second's requests/s over the first's. Then the
  *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS (autocannon's
- *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`.
+ *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`: the
+ *    process's, its main thread's, and this process's own (the load generator shares the cores).
+ * 6. Venues (issue 15): two more service processes at once, on the same devnet: one with every
+ *    venue of the registry (Uniswap V2 and V3 and the devnet's two forks) and one with only
+ *    Uniswap's own V2 and V3 (VENUES, picked from the registry), measured alike and in turns (so a
+ *    change of the machine's load during the step weighs on both): the sequential p50 over the mix
+ *    (BENCH_ITERATIONS each, alternating), and requests/s under autocannon (BENCH_SECONDS each, in
+ *    4 alternating slices).
+ *    `venues.p50_ratio` is all over single (target <= 1.2), `venues.rps_ratio` all over single
+ *    (target >= 0.8): the grown devnet no more than 20% worse.
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
  * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
  * (seconds, default 2), FORK_SECONDS (default 30), BENCH_SCALING (default 1; 0 skips step 5),
- * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 8).
+ * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 8),
+ * BENCH_VENUES (default 1; 0 skips step 6).
  * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
  */
 import autocannon from 'autocannon'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
@@ -57,25 +70,13 @@ const SCALING = process.env.BENCH_SCALING !== '0'
 const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
 const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 8)
+const VENUES = process.env.BENCH_VENUES !== '0'
+/** Uniswap's own venues of the devnet registry: the single-venue configuration of step 6 */
+const UNISWAP_VENUES = JSON.stringify(
+  (JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as { venues: Array<{ name: string }> }).venues.filter((v) => v.name === 'uniswap-v2' || v.name === 'uniswap-v3'),
+)
 
-interface Registry {
-  tokens: Array<{ symbol: string; decimals: number; address: string }>
-}
-const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as Registry
-const token = (symbol: string) => registry.tokens.find((t) => t.symbol === symbol)!.address.toLowerCase()
-const units = (symbol: string, n: number) => (BigInt(Math.round(n * 1e6)) * 10n ** BigInt(registry.tokens.find((t) => t.symbol === symbol)!.decimals)) / 1_000_000n
-
-/** the request mix: direct pairs, two and three hops, splits; small and large */
-const MIX: Array<{ tokenIn: string; tokenOut: string; amountIn: bigint }> = [
-  { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 1) },
-  { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 66) },
-  { tokenIn: token('USDC'), tokenOut: token('UNI'), amountIn: units('USDC', 10_000) },
-  { tokenIn: token('LINK'), tokenOut: token('DAI'), amountIn: units('LINK', 666.67) },
-  { tokenIn: token('WBTC'), tokenOut: token('DAI'), amountIn: units('WBTC', 0.5) },
-  { tokenIn: token('DAI'), tokenOut: token('WETH'), amountIn: units('DAI', 5_000) },
-  { tokenIn: token('UNI'), tokenOut: token('LINK'), amountIn: units('UNI', 1_000) },
-  { tokenIn: token('USDT'), tokenOut: token('WBTC'), amountIn: units('USDT', 20_000) },
-]
+const MIX = QUOTE_MIX
 
 function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -83,21 +84,8 @@ function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakRssMb: Math.round(kb('VmHWM') / 1024) }
 }
 
-/** distinct amounts across the whole run, so no two requests are the same */
-let counter = 0
-function body(i: number, distinct: boolean) {
-  const m = MIX[i % MIX.length]
-  return JSON.stringify({ tokenIn: m.tokenIn, tokenOut: m.tokenOut, amountIn: (m.amountIn + (distinct ? BigInt(++counter) : 0n)).toString() })
-}
-
-async function post(url: string, text: string, apiKey = DEV_API_KEY): Promise<{ ms: number; json: Record<string, unknown> }> {
-  const t = performance.now()
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: text })
-  const json = (await res.json()) as Record<string, unknown>
-  const ms = performance.now() - t
-  if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status} ${JSON.stringify(json)}`)
-  return { ms, json }
-}
+const body = quoteBody
+const post = postQuote
 
 async function sequential(url: string, distinct = true): Promise<ReturnType<typeof summarize>> {
   for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, distinct))
@@ -133,8 +121,12 @@ async function sustained(url: string, distinct = true, options: { seconds?: numb
   ]
   const rate = options.rate === undefined ? {} : { overallRate: options.rate }
   const window = options.pid === undefined ? undefined : startCpuWindow(options.pid)
+  // autocannon runs in this process, on the same cores as the service: its CPU is part of what the
+  // two cores carry per quote (see BENCHMARKS.md, the bound on workers_scaling)
+  const generator = options.pid === undefined ? undefined : startCpuWindow(process.pid)
   const result = await autocannon({ url, connections: options.rate === undefined ? CONNECTIONS : 16, duration: options.seconds ?? SECONDS, requests, ...rate })
   const cpu: CpuWindow | undefined = window?.stop()
+  const generatorCpu: CpuWindow | undefined = generator?.stop()
   return {
     requests_per_s: result.requests.average,
     p50_ms: result.latency.p50,
@@ -145,6 +137,7 @@ async function sustained(url: string, distinct = true, options: { seconds?: numb
     /** answers with status 2xx: the quotes made */
     ok: result['2xx'],
     cpu,
+    generatorCpu,
   }
 }
 
@@ -165,6 +158,63 @@ async function scalingRun(workers: number, fixedRate?: number) {
   } finally {
     service.kill('SIGKILL')
   }
+}
+
+/** Slices of autocannon per service in step 6: the two services take turns, so load drift hits both alike. */
+const VENUE_SLICES = 4
+
+/**
+ * Step 6 (see the header): both services at once (Uniswap's venues only, and every venue), measured
+ * in turns so that a machine whose load changes during the step weighs on both alike: the
+ * sequential requests alternate between them (request i of the mix to one, then to the other), and
+ * the BENCH_SECONDS of autocannon each gets are VENUE_SLICES slices, taken in turns.
+ */
+async function venuesRun() {
+  // two services at once: each its own outbox directory (LevelDB takes one process at a time)
+  const dataDirs: string[] = []
+  const start = async (env: Record<string, string>) => {
+    const port = await freePort()
+    const dataDir = mkdtempSync(join(tmpdir(), 'bench-quote-venues-'))
+    dataDirs.push(dataDir)
+    return { url: `http://127.0.0.1:${port}/v1/quote`, service: await startServiceProcess(port, { RATE_LIMIT_MAX: '1000000', LOCAL_BUILDER_PORT: '0', DATA_DIR: dataDir, ...env }) }
+  }
+  const single = await start({ VENUES: UNISWAP_VENUES })
+  try {
+    const all = await start({})
+    try {
+      const both = [single, all]
+      for (let i = 0; i < 3 * MIX.length; i++) for (const s of both) await post(s.url, body(i, true))
+      const samples: number[][] = [[], []]
+      for (let i = 0; i < ITERATIONS; i++) for (const [k, s] of both.entries()) samples[k].push((await post(s.url, body(i, true))).ms)
+      const answered = [0, 0]
+      const failed = [0, 0]
+      const seconds = SECONDS / VENUE_SLICES
+      for (let slice = 0; slice < VENUE_SLICES; slice++) {
+        for (const [k, s] of both.entries()) {
+          const run = await sustained(s.url, true, { seconds })
+          answered[k] += run.ok
+          failed[k] += failures(run)
+        }
+      }
+      const figures = (k: number) => ({ seq: summarize(samples[k]), requests_per_s: round(answered[k] / SECONDS), failures: failed[k] })
+      return { single: figures(0), all: figures(1) }
+    } finally {
+      all.service.kill('SIGKILL')
+    }
+  } finally {
+    single.service.kill('SIGKILL')
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** the share of one core the service's main thread used (HTTP, validation, the workers' state reads) */
+function mainThreadPercent(run: { cpu?: CpuWindow }): number {
+  return run.cpu === undefined ? Number.NaN : round(run.cpu.mainThreadCpuPercent)
+}
+
+/** the share of one core the load generator (autocannon, in this process) used meanwhile */
+function generatorPercent(run: { generatorCpu?: CpuWindow }): number {
+  return run.generatorCpu === undefined ? Number.NaN : round(run.generatorCpu.cpuPercent)
 }
 
 /** the CPU figures of a run: percent of one core, and CPU ms per answered quote */
@@ -220,11 +270,28 @@ async function main() {
             fixed_rate_p99_ms: two.fixed.p99_ms,
             scaling: {
               seconds: SCALING_SECONDS,
-              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated) },
-              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated) },
+              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated) },
+              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated) },
               fixed_rate: { workers: 2, rate_per_s: FIXED_RATE, seconds: FIXED_RATE_SECONDS, requests_per_s: two.fixed.requests_per_s, p50_ms: two.fixed.p50_ms, p99_ms: two.fixed.p99_ms, failures: failures(two.fixed), cpu_percent: cpuFigures(two.fixed).cpu_percent },
             },
           }
+    const venueRuns = VENUES ? await venuesRun() : undefined
+    const venues =
+      venueRuns === undefined
+        ? undefined
+        : {
+            single: 'uniswap-v2 + uniswap-v3',
+            all: 'uniswap-v2 + uniswap-v3 + devnet-fork-v2 + devnet-fork-v3',
+            single_p50_ms: round(venueRuns.single.seq.p50),
+            all_p50_ms: round(venueRuns.all.seq.p50),
+            p50_ratio: round(venueRuns.all.seq.p50 / venueRuns.single.seq.p50),
+            single_requests_per_s: venueRuns.single.requests_per_s,
+            all_requests_per_s: venueRuns.all.requests_per_s,
+            rps_ratio: round(venueRuns.all.requests_per_s / venueRuns.single.requests_per_s),
+            single_failures: venueRuns.single.failures,
+            all_failures: venueRuns.all.failures,
+          }
+    if (venues !== undefined) console.log(`venues      single p50 ${venues.single_p50_ms} ms, ${venues.single_requests_per_s} req/s | all p50 ${venues.all_p50_ms} ms, ${venues.all_requests_per_s} req/s (p50 x${venues.p50_ratio}, req/s x${venues.rps_ratio})`)
     if (scaling !== undefined) console.log(`scaling     WORKERS=1 ${one!.saturated.requests_per_s} req/s, WORKERS=2 ${two!.saturated.requests_per_s} req/s (x${scaling.workers_scaling}); at ${FIXED_RATE}/s p99 ${scaling.fixed_rate_p99_ms} ms`)
 
     const result = {
@@ -248,6 +315,7 @@ async function main() {
             fork: fork.figures,
           }),
       ...(scaling ?? {}),
+      ...(venues === undefined ? {} : { venues }),
       rss_mb_after: memory.rssMb,
       peak_rss_mb: memory.peakRssMb,
       iterations: ITERATIONS,

@@ -73,6 +73,12 @@ interface ChainRules {
 
 export interface DevnetChainConfig extends ChainRules {
   mode: 'devnet'
+  /**
+   * VENUES (or V2_FACTORY / V3_FACTORY) in devnet mode: the registry's venues routes and backruns
+   * use, picked by protocol and factory (e.g. only Uniswap's own, to compare with the grown devnet);
+   * unset: every venue of the registry
+   */
+  venues?: Venue[]
 }
 
 export interface ForkChainConfig extends ChainRules {

@@ -23,32 +23,50 @@ function clockTicks(): number {
  * @throws Error when the process is gone or the file does not read as expected
  */
 export function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return statCpuSeconds(`/proc/${pid}/stat`)
+}
+
+/**
+ * User + system CPU seconds of one thread `tid` of process `pid` (its main thread is tid = pid):
+ * what the main thread alone costs, beside the worker threads.
+ */
+export function threadCpuSeconds(pid: number, tid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`)
+}
+
+function statCpuSeconds(file: string): number {
+  const stat = readFileSync(file, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   // after "pid (comm) ", field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12
   const utime = Number(fields[11])
   const stime = Number(fields[12])
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`/proc/${pid}/stat: no utime/stime in ${JSON.stringify(stat.slice(0, 200))}`)
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`${file}: no utime/stime in ${JSON.stringify(stat.slice(0, 200))}`)
   return (utime + stime) / clockTicks()
 }
 
 export interface CpuWindow {
   /** CPU seconds the process used in the window */
   cpuSeconds: number
+  /** of which its main thread (HTTP, validation, the workers' state reads; tid = pid) */
+  mainThreadCpuSeconds: number
   wallSeconds: number
   /** cpuSeconds / wallSeconds x 100: over 100 when more than one core worked */
   cpuPercent: number
+  /** mainThreadCpuSeconds / wallSeconds x 100: at 100 the main thread is the bottleneck */
+  mainThreadCpuPercent: number
 }
 
 /** Starts a window on `pid`'s CPU time; `stop()` ends it. Windows add up with `sumCpuWindows`. */
 export function startCpuWindow(pid: number): { stop(): CpuWindow } {
   const cpu0 = processCpuSeconds(pid)
+  const main0 = threadCpuSeconds(pid, pid)
   const wall0 = performance.now()
   return {
     stop(): CpuWindow {
       const cpuSeconds = processCpuSeconds(pid) - cpu0
+      const mainThreadCpuSeconds = threadCpuSeconds(pid, pid) - main0
       const wallSeconds = (performance.now() - wall0) / 1000
-      return { cpuSeconds, wallSeconds, cpuPercent: wallSeconds > 0 ? (100 * cpuSeconds) / wallSeconds : Number.NaN }
+      return { cpuSeconds, mainThreadCpuSeconds, wallSeconds, ...percents(cpuSeconds, mainThreadCpuSeconds, wallSeconds) }
     },
   }
 }
@@ -56,8 +74,14 @@ export function startCpuWindow(pid: number): { stop(): CpuWindow } {
 /** Several windows as one (e.g. the service's request loops, without the idle time between them). */
 export function sumCpuWindows(windows: readonly CpuWindow[]): CpuWindow {
   const cpuSeconds = windows.reduce((s, w) => s + w.cpuSeconds, 0)
+  const mainThreadCpuSeconds = windows.reduce((s, w) => s + w.mainThreadCpuSeconds, 0)
   const wallSeconds = windows.reduce((s, w) => s + w.wallSeconds, 0)
-  return { cpuSeconds, wallSeconds, cpuPercent: wallSeconds > 0 ? (100 * cpuSeconds) / wallSeconds : Number.NaN }
+  return { cpuSeconds, mainThreadCpuSeconds, wallSeconds, ...percents(cpuSeconds, mainThreadCpuSeconds, wallSeconds) }
+}
+
+function percents(cpuSeconds: number, mainThreadCpuSeconds: number, wallSeconds: number): { cpuPercent: number; mainThreadCpuPercent: number } {
+  if (!(wallSeconds > 0)) return { cpuPercent: Number.NaN, mainThreadCpuPercent: Number.NaN }
+  return { cpuPercent: (100 * cpuSeconds) / wallSeconds, mainThreadCpuPercent: (100 * mainThreadCpuSeconds) / wallSeconds }
 }
 
 /**

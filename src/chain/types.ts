@@ -77,6 +77,41 @@ export interface StateReader {
    * zero for every block (the EVM's behaviour without history).
    */
   getBlockHash?(number: bigint): Promise<Hex | undefined>
+  /**
+   * What this block changed relative to its parent, as far as the source knows: every changed key
+   * where it built the block (the devnet), or the keys it re-read and found unchanged (a fork,
+   * which re-reads its recent keys at each head); undefined when it knows neither (a reorg, a gap).
+   */
+  stateDiff?(): BlockStateDiff | undefined
+}
+
+/**
+ * How a cache of the state at block `parentHash` stays true for a child block (addresses lower
+ * case): forget the keys a `changed` diff names, or keep only those an `unchanged` one names.
+ * Values are not carried: a forgotten key is read again.
+ */
+export type BlockStateDiff = BlockChangedKeys | BlockUnchangedKeys
+
+/** Every key the block changed (the devnet knows them all): the rest is as in the parent. */
+export interface BlockChangedKeys {
+  kind: 'changed'
+  parentHash: Hex
+  /** accounts whose nonce, balance or code changed, created or deleted: their account, code and storage presence */
+  accounts: readonly Address[]
+  /** slots written, per account (written with the value they had counts too) */
+  storage: ReadonlyArray<readonly [Address, readonly bigint[]]>
+  /** accounts whose whole storage was cleared: every slot of theirs */
+  clearedStorage: readonly Address[]
+}
+
+/** Keys known to hold the parent's values at this block (a fork's re-read keys that did not change); nothing else is. */
+export interface BlockUnchangedKeys {
+  kind: 'unchanged'
+  parentHash: Hex
+  /** accounts with the same nonce, balance and code hash (their code too) */
+  accounts: readonly Address[]
+  /** slots with the same value, per account */
+  storage: ReadonlyArray<readonly [Address, readonly bigint[]]>
 }
 
 /** How far back BLOCKHASH sees: the 256 most recent complete blocks (yellow paper). */

@@ -30,14 +30,21 @@ function requireEntry(value: string | undefined, name: string, registryPath: str
   return value
 }
 
-export function devnetContracts(registryPath: string): ChainContracts {
+/**
+ * The devnet's contracts from its registry. `venues`: only those of the registry's venues (matched
+ * by protocol and factory, answered as the registry describes them, in the order given); every one by
+ * default.
+ * @throws Error when a venue of `venues` is not one of the registry's: the devnet's router and
+ *   backrun contract were deployed with the registry's venues and accept no other pool
+ */
+export function devnetContracts(registryPath: string, venues?: readonly Venue[]): ChainContracts {
   const registry = JSON.parse(readFileSync(registryPath, 'utf8')) as DevnetRegistryFile
   const routerEntry = registry.extensions?.[ROUTER_EXTENSION_LABEL]
   if (routerEntry === undefined) throw new Error(`the devnet registry ${registryPath} has no ${ROUTER_EXTENSION_LABEL} (run npm run build:devnet)`)
   return {
     router: normalizeAddress(typeof routerEntry === 'string' ? routerEntry : routerEntry.address),
     weth: normalizeAddress(registry.weth),
-    venues: registryVenues(registry),
+    venues: venues === undefined ? registryVenues(registry) : pickVenues(registryVenues(registry), venues, registryPath),
     baseTokens: registry.baseTokens.map((t) => normalizeAddress(t.address)),
     ethUsdFeed: normalizeAddress(registry.ethUsdFeed.address),
     backrunExecutor: normalizeAddress(requireEntry(registry.backrun?.executor, 'backrun.executor', registryPath)),
@@ -51,8 +58,19 @@ function registryVenues(registry: DevnetRegistryFile): Venue[] {
   return [uniswapV2Venue(normalizeAddress(registry.v2.factory)), uniswapV3Venue(normalizeAddress(registry.v3.factory))]
 }
 
+function pickVenues(registered: readonly Venue[], wanted: readonly Venue[], registryPath: string): Venue[] {
+  return wanted.map((venue) => {
+    const found = registered.find((r) => r.protocol === venue.protocol && r.factory === venue.factory)
+    if (found === undefined) {
+      const known = registered.map((r) => `${r.name} (${r.protocol}, ${r.factory})`).join(', ')
+      throw new Error(`VENUES: ${venue.name} (${venue.protocol}, factory ${venue.factory}) is not a venue of the devnet registry ${registryPath}, whose contracts accept only ${known}`)
+    }
+    return found
+  })
+}
+
 export function resolveChainContracts(config: ServiceConfig): ChainContracts {
-  if (config.chain.mode === 'devnet') return devnetContracts(config.devnet.registryPath)
+  if (config.chain.mode === 'devnet') return devnetContracts(config.devnet.registryPath, config.chain.venues)
   const contracts = config.chain.contracts
   return { ...contracts, venues: [...contracts.venues], baseTokens: [...contracts.baseTokens] }
 }

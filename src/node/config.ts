@@ -297,7 +297,8 @@ function readChain(read: EnvReader, mode: 'fork' | 'devnet'): ChainConfig {
   const baseTokens = read.addresses('BASE_TOKENS')
   const backrunExecutor = read.address('BACKRUN_CONTRACT')
   const ethUsdFeed = read.address('ETH_USD_FEED')
-  if (mode === 'devnet') return { mode, ...rules }
+  // the devnet's venues are the registry's; VENUES picks some of them (chain-contracts.ts checks which)
+  if (mode === 'devnet') return venues === undefined ? { mode, ...rules } : { mode, ...rules, venues }
 
   const required = (name: string, value: Address | undefined): Address => {
     // a malformed value was reported already
@@ -324,8 +325,8 @@ function readChain(read: EnvReader, mode: 'fork' | 'devnet'): ChainConfig {
 
 /**
  * VENUES, or V2_FACTORY / V3_FACTORY as the shorthand for Uniswap's own venues at those factories
- * (one of each at most; not beside VENUES). Checked in both modes; used in fork mode, where the
- * devnet registry's venues do not apply. Undefined when unset or after a reported problem.
+ * (one of each at most; not beside VENUES). In fork mode the venues routes use; in devnet mode the
+ * registry's venues to keep (the rest are not routed). Undefined when unset or after a reported problem.
  */
 function readVenues(read: EnvReader): Venue[] | undefined {
   const v2Factory = read.address('V2_FACTORY')

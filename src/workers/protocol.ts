@@ -8,7 +8,7 @@
  * Every value crosses by structured clone (bigint and Uint8Array included).
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { AccountInfo, Address, BlockInfo, Hex } from '../chain/types.ts'
+import type { AccountInfo, Address, BlockInfo, BlockStateDiff, Hex } from '../chain/types.ts'
 import type { SerializedError } from './error-registry.ts'
 import type { TaskCall } from './tasks.ts'
 
@@ -68,8 +68,12 @@ export type WorkerMessage =
 /** main -> worker */
 export type MainMessage =
   | { t: 'reads'; id: number; results: StateReadResult[] }
-  /** a new head adopted by the main thread's state source (transaction hashes left out) */
-  | { t: 'head'; block: BlockInfo }
+  /**
+   * a new head adopted by the main thread's state source (transaction hashes left out), with what
+   * its source knows of its changes (the devnet: every changed key; a fork: the re-read keys that
+   * kept their values): the worker's L1 of the parent carries over to this head as far as that goes
+   */
+  | { t: 'head'; block: BlockInfo; diff?: BlockStateDiff }
   | { t: 'call-result'; id: number; result: StateReadResult }
   /** the caller of task `taskId` gave up on it: stop at the next check, with this reason */
   | { t: 'cancel'; taskId: number; reason: string }

@@ -10,7 +10,8 @@
  *
  * Memory: the readers (each with its L1) of the last L1_BLOCKS blocks are kept; an older block's
  * reader lives on only while a task still holds it. Code is interned across blocks by hash, within
- * a byte bound.
+ * a byte bound. A new head's L1 may start with entries of its parent's (adoptHead): the same
+ * promises, within the same per-block bound.
  *
  * The AsyncLocalStorage store is a TaskPin that is emptied when its task ends, never the reader
  * itself: Node stamps the current store on every promise created under it, and promises outlive
@@ -22,7 +23,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { LRUCache } from 'lru-cache'
-import type { BlockInfo, ChainStateSource, StateReader } from '../chain/types.ts'
+import type { BlockInfo, BlockStateDiff, ChainStateSource, StateReader } from '../chain/types.ts'
 import { createCodeInterner, type CodeInterner, RemoteStateReader } from './remote-state-reader.ts'
 import type { StateRequester } from './state-requester.ts'
 
@@ -59,6 +60,8 @@ export class RemoteChainSource implements ChainStateSource {
   private requester: StateRequester | undefined
   /** L1 hits of readers no longer kept */
   private retiredL1Hits = 0
+  /** L1 entries carried from a parent's reader to its child's (adoptHead) */
+  private carriedKeys = 0
 
   constructor(options: RemoteChainSourceOptions) {
     this.kind = options.kind
@@ -88,10 +91,21 @@ export class RemoteChainSource implements ChainStateSource {
     }
   }
 
-  /** A head announced by the main thread. */
-  adoptHead(block: BlockInfo): void {
+  /**
+   * A head announced by the main thread. With `diff` (the devnet: every key the block changed; a
+   * fork: the re-read keys that kept their values) and the parent's reader still kept, the head's
+   * L1 starts with the parent's entries the diff vouches for: a block that touched a few pools
+   * does not send every worker back to the main thread for the whole state it had read.
+   */
+  adoptHead(block: BlockInfo, diff?: BlockStateDiff): void {
     // a reorg's head may be lower than the one before: the main thread's newest head is followed as it is
     this.head = block
+    if (diff !== undefined && this.requester !== undefined) {
+      const reader = this.readerFor(block)
+      reader.knowDiff(diff)
+      const parent = this.readers.peek(diff.parentHash)
+      if (parent !== undefined) this.carriedKeys += reader.carryFrom(parent, diff)
+    }
     for (const listener of this.headListeners) listener(block)
   }
 
@@ -119,6 +133,11 @@ export class RemoteChainSource implements ChainStateSource {
     let hits = this.retiredL1Hits
     for (const reader of this.readers.values()) hits += reader.l1Hits
     return hits
+  }
+
+  /** L1 entries carried over from a head's parent since the worker started. */
+  l1Carried(): number {
+    return this.carriedKeys
   }
 
   private readerFor(block: BlockInfo): RemoteStateReader {

@@ -6,7 +6,7 @@
  * not kept.
  */
 import { LRUCache } from 'lru-cache'
-import type { AccountInfo, Address, BlockInfo, Hex, PrefetchRequest, StateReader } from '../chain/types.ts'
+import type { AccountInfo, Address, BlockInfo, BlockStateDiff, Hex, PrefetchRequest, StateReader } from '../chain/types.ts'
 import type { CodeAnswer, PrefetchAnswer, StateRead } from './protocol.ts'
 import type { StateRequester } from './state-requester.ts'
 
@@ -31,6 +31,8 @@ export class RemoteStateReader implements StateReader {
   private readonly l1 = new LRUCache<string, Promise<unknown>>({ maxSize: L1_MAX_ENTRIES_PER_BLOCK, sizeCalculation: () => 1 })
   /** reads answered by the L1 (for the pool's statistics) */
   l1Hits = 0
+  /** what this block changed, as the main thread announced it with the head */
+  private diff: BlockStateDiff | undefined
 
   constructor(
     readonly block: BlockInfo,
@@ -93,6 +95,70 @@ export class RemoteStateReader implements StateReader {
     accounts.forEach((address, i) => this.keep(`a:${address}`, answer.then((a) => a.accounts[i])))
     storage.forEach(({ address, slot }, i) => this.keep(`s:${address}:${slot.toString(16)}`, answer.then((a) => a.storage[i])))
     await answer
+  }
+
+  /**
+   * What this block changed relative to its parent, once the main thread announced the block with
+   * it (as the main thread's reader answers stateDiff), undefined before: per-block caches above
+   * the reader can use it on both sides of the thread boundary.
+   */
+  stateDiff(): BlockStateDiff | undefined {
+    return this.diff
+  }
+
+  /** The announced diff of this block (RemoteChainSource.adoptHead). */
+  knowDiff(diff: BlockStateDiff): void {
+    this.diff = diff
+  }
+
+  /**
+   * Takes the entries of `parent`'s L1 (the reader of this block's parent) that `diff` vouches for
+   * (a changed diff: every key it does not name; an unchanged one: the accounts, code and slots it
+   * names), except keys this L1 already holds; block hashes are never carried (cheap, and
+   * number-dependent). In the parent's recency order, within this L1's bound.
+   * @returns the entries carried
+   */
+  carryFrom(parent: RemoteStateReader, diff: BlockStateDiff): number {
+    const accounts = new Set<string>(diff.accounts)
+    const slots = new Set<string>()
+    for (const [address, listed] of diff.storage) for (const slot of listed) slots.add(`s:${address}:${slot.toString(16)}`)
+    const cleared = new Set<string>(diff.kind === 'changed' ? diff.clearedStorage : [])
+    // a changed diff names what to forget; an unchanged one what to keep (storage presence never: it was not re-read)
+    const unchanged =
+      diff.kind === 'changed'
+        ? (key: string): boolean => {
+            switch (key[0]) {
+              case 'a':
+              case 'c':
+              case 'h':
+                return !accounts.has(key.slice(2))
+              case 's':
+                // s:<0x + 40 hex>:<slot>
+                return !slots.has(key) && !cleared.has(key.slice(2, 44))
+              default:
+                return false
+            }
+          }
+        : (key: string): boolean => {
+            switch (key[0]) {
+              case 'a':
+              case 'c':
+                return accounts.has(key.slice(2))
+              case 's':
+                return slots.has(key)
+              default:
+                return false
+            }
+          }
+    let carried = 0
+    // oldest first, so the most recently used end up most recent here too
+    for (const entry of parent.l1.rentries()) {
+      const [key, value] = entry as [string, Promise<unknown>]
+      if (this.l1.has(key) || !unchanged(key)) continue
+      this.keep(key, value)
+      carried++
+    }
+    return carried
   }
 
   private cached(key: string, read: StateRead): Promise<unknown> {

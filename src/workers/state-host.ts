@@ -9,13 +9,19 @@
  */
 import { LRUCache } from 'lru-cache'
 import { bytesToHex } from 'viem'
-import type { BlockInfo, Hex, StateReader } from '../chain/types.ts'
+import type { BlockInfo, BlockStateDiff, Hex, StateReader } from '../chain/types.ts'
 import type { ChainStateSource } from '../chain/types.ts'
 import { domainErrors } from './error-registry.ts'
 import { compactBytes, type CodeAnswer, type PrefetchAnswer, type StateRead, type StateReadResult } from './protocol.ts'
 
 /** Blocks whose readers workers may still read: far more heads than a task lasts. */
 export const MAX_PINNED_BLOCKS = 16
+/**
+ * Keys a head's state diff may name and still be sent to the workers (they carry their L1 over to
+ * the head as far as the diff vouches); a larger diff is not sent and the workers' L1 of that head
+ * starts empty. Bounds the message: ~100 bytes a key, 2 MB at most.
+ */
+export const MAX_ANNOUNCED_DIFF_KEYS = 20_000
 
 const EMPTY_CODE = new Uint8Array(0)
 
@@ -34,6 +40,19 @@ export class StateHost {
     if (kept !== undefined) return kept
     this.readers.set(reader.block.hash, reader)
     return reader
+  }
+
+  /**
+   * What `reader`'s block changed relative to its parent, as its source knows it (the devnet: every
+   * changed key; a fork: the re-read keys that did not change), when it names at most
+   * MAX_ANNOUNCED_DIFF_KEYS keys; else undefined.
+   */
+  diffOf(reader: StateReader): BlockStateDiff | undefined {
+    const diff = reader.stateDiff?.()
+    if (diff === undefined) return undefined
+    let keys = diff.accounts.length + (diff.kind === 'changed' ? diff.clearedStorage.length : 0)
+    for (const [, slots] of diff.storage) keys += slots.length
+    return keys <= MAX_ANNOUNCED_DIFF_KEYS ? diff : undefined
   }
 
   onNewHead(listener: (block: BlockInfo) => void): () => void {

@@ -9,7 +9,7 @@
  * task leases and signs with), one at a time per task, and hears the main thread cancel a task.
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { BlockInfo, Hex } from '../chain/types.ts'
+import type { BlockInfo, BlockStateDiff, Hex } from '../chain/types.ts'
 import { domainErrors } from './error-registry.ts'
 import type { MainMessage, StateRead, WorkerMessage } from './protocol.ts'
 import type { TaskCall } from './tasks.ts'
@@ -43,7 +43,7 @@ export class StateRequester {
 
   constructor(
     private readonly port: MessagePort,
-    private readonly onHead: (block: BlockInfo) => void,
+    private readonly onHead: (block: BlockInfo, diff: BlockStateDiff | undefined) => void,
     /** the main thread gave up on a task */
     private readonly onCancel: (taskId: number, reason: string) => void = () => {},
   ) {
@@ -113,7 +113,7 @@ export class StateRequester {
 
   private receive(message: MainMessage): void {
     if (message.t === 'head') {
-      this.onHead(message.block)
+      this.onHead(message.block, message.diff)
       return
     }
     if (message.t === 'cancel') {

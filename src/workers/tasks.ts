@@ -88,6 +88,8 @@ export interface WorkerCounters {
   remoteBatches: number
   /** state reads answered by the worker's own L1 */
   l1Hits: number
+  /** L1 entries carried from a head's parent over to the head (the keys the block did not change) */
+  l1Carried: number
   /** the worker's V8 heap in use, bytes (a gauge, not a counter) */
   heapUsedBytes: number
 }

@@ -45,7 +45,7 @@ const channel = new MessageChannel()
 const cancellers = new Map<number, AbortController>()
 const requester = new StateRequester(
   channel.port1,
-  (block) => source.adoptHead(block),
+  (block, diff) => source.adoptHead(block, diff),
   (taskId, reason) => cancellers.get(taskId)?.abort(new Error(reason)),
 )
 source.connect(requester)
@@ -167,6 +167,7 @@ function counters(): WorkerCounters {
     remoteReads: reads.reads,
     remoteBatches: reads.batches,
     l1Hits: source.l1Hits(),
+    l1Carried: source.l1Carried(),
     heapUsedBytes: getHeapStatistics().used_heap_size,
   }
 }

@@ -5,7 +5,7 @@
  * was last heard from.
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { BlockInfo } from '../chain/types.ts'
+import type { BlockInfo, BlockStateDiff } from '../chain/types.ts'
 import { domainErrors } from './error-registry.ts'
 import { headerOnly, type MainMessage, type WorkerMessage } from './protocol.ts'
 import type { StateHost } from './state-host.ts'
@@ -42,8 +42,9 @@ export class WorkerLink {
     })
   }
 
-  announceHead(block: BlockInfo): void {
-    this.send({ t: 'head', block: headerOnly(block) })
+  /** A new head; with `diff` (the keys it changed) the worker carries its L1 of the parent over to it. */
+  announceHead(block: BlockInfo, diff?: BlockStateDiff): void {
+    this.send(diff === undefined ? { t: 'head', block: headerOnly(block) } : { t: 'head', block: headerOnly(block), diff })
   }
 
   /** Tells the worker to stop task `taskId` at its next check. */

@@ -80,6 +80,8 @@ export interface WorkerPoolStats {
   remoteBatches: number
   /** state reads answered by workers' own L1 */
   l1Hits: number
+  /** L1 entries workers carried over to a new head (the keys the block did not change) */
+  l1Carried: number
   /** V8 heap in use by the live workers, bytes, as of each one's last answer */
   heapUsedBytes: number
 }
@@ -112,6 +114,7 @@ const ZERO_COUNTERS: WorkerCounters = {
   remoteReads: 0,
   remoteBatches: 0,
   l1Hits: 0,
+  l1Carried: 0,
   heapUsedBytes: 0,
 }
 
@@ -180,8 +183,9 @@ export class WorkerPool {
       options.log.warn({ err }, 'a pool worker failed outside a task (piscina replaces it once it had started)')
     })
     this.unsubscribeHeads = this.host.onNewHead(() => {
-      const head = this.host.pinLatest().block
-      for (const link of this.links.values()) link.announceHead(head)
+      const head = this.host.pinLatest()
+      const diff = this.host.diffOf(head)
+      for (const link of this.links.values()) link.announceHead(head.block, diff)
     })
     const silenceLimitMs = options.engines.evm.maxMs + HANG_GRACE_MS
     this.watchdog = new HangWatchdog({
@@ -280,10 +284,12 @@ export class WorkerPool {
     let remoteReads = 0
     let remoteBatches = 0
     let l1Hits = 0
+    let l1Carried = 0
     for (const c of this.allCounters()) {
       remoteReads += c.remoteReads
       remoteBatches += c.remoteBatches
       l1Hits += c.l1Hits
+      l1Carried += c.l1Carried
     }
     let running = 0
     for (const link of this.links.values()) running += link.tasks.size
@@ -299,6 +305,7 @@ export class WorkerPool {
       remoteReads,
       remoteBatches,
       l1Hits,
+      l1Carried,
       heapUsedBytes,
     }
   }
@@ -408,6 +415,7 @@ function addCounters(a: WorkerCounters, b: WorkerCounters): WorkerCounters {
     remoteReads: a.remoteReads + b.remoteReads,
     remoteBatches: a.remoteBatches + b.remoteBatches,
     l1Hits: a.l1Hits + b.l1Hits,
+    l1Carried: a.l1Carried + b.l1Carried,
     // a gauge: a worker gone holds no heap
     heapUsedBytes: 0,
   }

@@ -5,11 +5,13 @@
  * - a key crosses once per block: repeated and concurrent reads are the L1's;
  * - reads asked together go in one message; a prefetch is one message that fills the L1;
  * - code is one object per code, across blocks (the EVM memoises its analysis per object);
- * - a task sees the block it was started on, whatever heads arrive meanwhile.
+ * - a task sees the block it was started on, whatever heads arrive meanwhile;
+ * - a head announced with its state diff starts with its parent's L1, less the keys it changed.
  */
 import { MessageChannel } from 'node:worker_threads'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
+import type { StateChanges } from '../../src/chain/memory/layered-state-reader.ts'
 import type { Hex, StateReader } from '../../src/chain/types.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
@@ -37,7 +39,7 @@ beforeEach(() => {
   const channel = new MessageChannel()
   link = new WorkerLink(1, channel.port1, host, { warn: () => {} }, () => {})
   remote = new RemoteChainSource({ kind: chain.kind, chainId: chain.chainId, head: chain.latest().block })
-  requester = new StateRequester(channel.port2, (block) => remote.adoptHead(block))
+  requester = new StateRequester(channel.port2, (block, diff) => remote.adoptHead(block, diff))
   remote.connect(requester)
 })
 
@@ -112,6 +114,84 @@ describe('RemoteStateReader over a MessageChannel', () => {
     expect(await after.remote.getStorage(PAIR, 8n)).toBe(balance0)
     // the new block's reads crossed (the L1 is per block), the code too, but the object is the one kept
     expect(requester.stats().reads).toBe(4)
+  })
+
+  it("a head announced with its state diff carries the parent's L1 over, less the keys the block changed", async () => {
+    const sim = new Simulator({ common: commonForChain(chain.chainId, 'prague'), blockTimeSeconds: 12n })
+    const before = pinnedReader()
+    const user = (await before.remote.getAccount(USER))!
+    const [reserves, price] = [await before.remote.getStorage(PAIR, 8n), await before.remote.getStorage(PAIR, 9n)]
+    const code = await before.remote.getCode(WETH)
+    const crossed = requester.stats().reads
+
+    // a block that wrote one slot of the pair and changed the user's balance
+    const next = sim.openState(chain.latest())
+    const changes: StateChanges = {
+      accounts: new Map([[USER, { ...user, balance: user.balance - 1n }]]),
+      code: new Map(),
+      storage: new Map([[PAIR, new Map([[8n, reserves + 1n]])]]),
+      cleared: new Set(),
+    }
+    chain.commitBlock({ reader: chain.latest(), changesSinceReader: () => changes }, { ...next.block, gasUsed: 0n })
+    link.announceHead(chain.latest().block, host.diffOf(chain.latest()))
+    await vi.waitFor(() => expect(remote.l1Carried()).toBeGreaterThan(0))
+
+    const after = pinnedReader()
+    expect(after.remote.block.number).toBe(1n)
+    // the worker's reader knows the block's diff as the main thread's does
+    expect(after.remote.stateDiff?.()).toEqual(host.diffOf(chain.latest()))
+    expect(before.remote.stateDiff?.()).toBeUndefined()
+    // unchanged keys: the parent's answers, nothing crosses
+    expect(await after.remote.getStorage(PAIR, 9n)).toBe(price)
+    expect(await after.remote.getCode(WETH)).toBe(code)
+    expect(requester.stats().reads).toBe(crossed)
+    // the keys the block changed are read again, with the new block's values
+    expect(await after.remote.getStorage(PAIR, 8n)).toBe(reserves + 1n)
+    expect((await after.remote.getAccount(USER))!.balance).toBe(user.balance - 1n)
+    expect(requester.stats().reads).toBe(crossed + 2)
+    // the parent's reader still answers for the parent
+    expect(await before.remote.getStorage(PAIR, 8n)).toBe(reserves)
+  })
+
+  it("a head announced with a fork's unchanged keys keeps exactly those of the parent's L1", async () => {
+    const sim = new Simulator({ common: commonForChain(chain.chainId, 'prague'), blockTimeSeconds: 12n })
+    const before = pinnedReader()
+    const [reserves, price] = [await before.remote.getStorage(PAIR, 8n), await before.remote.getStorage(PAIR, 9n)]
+    await before.remote.getAccount(USER)
+    const code = await before.remote.getCode(WETH)
+    const crossed = requester.stats().reads
+    const next = sim.openState(chain.latest())
+    chain.commitBlock(next, { ...next.block, gasUsed: 0n })
+    // as a fork announces a head: the re-read keys that kept their values (here: WETH and slot 9 of the pair)
+    link.announceHead(chain.latest().block, { kind: 'unchanged', parentHash: before.local.block.hash, accounts: [WETH], storage: [[PAIR, [9n]]] })
+    await vi.waitFor(() => expect(remote.l1Carried()).toBe(2))
+    const after = pinnedReader()
+    expect(await after.remote.getStorage(PAIR, 9n)).toBe(price)
+    expect(await after.remote.getCode(WETH)).toBe(code)
+    expect(requester.stats().reads).toBe(crossed)
+    // not vouched for: read again
+    expect(await after.remote.getStorage(PAIR, 8n)).toBe(reserves)
+    await after.remote.getAccount(USER)
+    expect(requester.stats().reads).toBe(crossed + 2)
+  })
+
+  it('a head without a diff (a fork), or whose parent the worker does not hold, starts its L1 empty', async () => {
+    const sim = new Simulator({ common: commonForChain(chain.chainId, 'prague'), blockTimeSeconds: 12n })
+    const before = pinnedReader()
+    await before.remote.getStorage(PAIR, 9n)
+    const crossed = requester.stats().reads
+    const first = sim.openState(chain.latest())
+    chain.commitBlock(first, { ...first.block, gasUsed: 0n })
+    link.announceHead(chain.latest().block)
+    const second = sim.openState(chain.latest())
+    chain.commitBlock(second, { ...second.block, gasUsed: 0n })
+    // block 2's parent (block 1) was never read by this worker: nothing to carry
+    link.announceHead(chain.latest().block, host.diffOf(chain.latest()))
+    await vi.waitFor(() => expect(remote.latest().block.number).toBe(2n))
+    expect(remote.l1Carried()).toBe(0)
+    const after = pinnedReader()
+    await after.remote.getStorage(PAIR, 9n)
+    expect(requester.stats().reads).toBe(crossed + 1)
   })
 
   it('latest() is the task block inside runAt, the newest announced head outside', async () => {

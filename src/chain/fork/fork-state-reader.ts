@@ -2,7 +2,7 @@
  * A `StateReader` pinned to one block of the fork: every read names that block number, never
  * 'latest', so one simulation never mixes two blocks, even after the source has moved on.
  */
-import { BLOCK_HASH_WINDOW, type AccountInfo, type Address, type BlockInfo, type Hex, type PrefetchRequest, type StateReader } from '../types.ts'
+import { BLOCK_HASH_WINDOW, type AccountInfo, type Address, type BlockInfo, type BlockUnchangedKeys, type Hex, type PrefetchRequest, type StateReader } from '../types.ts'
 import { hexToBytes } from 'viem'
 import type { BlockHashRecord } from './block-hashes.ts'
 import { checkSlot, normalizeAddress, type StateLoader } from './state-loader.ts'
@@ -14,7 +14,14 @@ export class ForkStateReader implements StateReader {
     private readonly loader: StateLoader,
     private readonly recent: RecentReads,
     private readonly hashes: BlockHashRecord,
+    /** the keys re-read at this head that hold the parent's values (unchanged-keys.ts), when it is the parent's child */
+    private readonly diff?: BlockUnchangedKeys,
   ) {}
+
+  /** The recently read keys this block left unchanged (see unchanged-keys.ts); undefined after a reorg or a gap. */
+  stateDiff(): BlockUnchangedKeys | undefined {
+    return this.diff
+  }
 
   async getAccount(address: Address): Promise<AccountInfo | undefined> {
     const addr = normalizeAddress(address)

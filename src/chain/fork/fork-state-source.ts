@@ -30,6 +30,7 @@ import { decodeBlock, decodeQuantity, malformed } from './rpc-decode.ts'
 import { nonNegativeInt } from '../../primitives/numbers.ts'
 import { StateCache, type StateCacheOptions, type StateCacheStats } from './state-cache.ts'
 import { blockTag, StateLoader, type StateLoaderStats } from './state-loader.ts'
+import { unchangedKeys } from './unchanged-keys.ts'
 import { UpstreamClient, type UpstreamClientOptions, type UpstreamClientStats } from './upstream-client.ts'
 
 export interface ForkStateSourceOptions extends UpstreamClientOptions {
@@ -299,7 +300,9 @@ export class ForkStateSource implements ChainStateSource {
       }
     }
     if (this.closed) return head
-    this.current = new ForkStateReader(head, this.loader, this.recent, this.hashes)
+    // the re-read keys whose values did not move: what workers may keep of their parent's cache
+    const diff = reorg === undefined ? unchangedKeys(this.loader, previous, head, warm) : undefined
+    this.current = new ForkStateReader(head, this.loader, this.recent, this.hashes, diff)
     this.counters.headsAdopted++
     if (reorg !== undefined) this.tell(this.reorgListeners, reorg)
     this.tell(this.listeners, head)

@@ -127,6 +127,16 @@ export class StateLoader {
     })
   }
 
+  /** The account as cached at `block`, without loading it (undefined when not cached). */
+  cachedAccount(block: bigint, address: Address): CachedAccount | undefined {
+    return this.cache.getAccount(accountKey(block, normalizeAddress(address)))
+  }
+
+  /** The storage word as cached at `block`, without loading it (undefined when not cached). */
+  cachedStorage(block: bigint, address: Address, slot: bigint): bigint | undefined {
+    return this.cache.getStorage(storageKey(block, normalizeAddress(address), slot))
+  }
+
   /**
    * Starts every missing load in the same tick (so they share one batch) and waits for all of them.
    * Rejects with the first failure, after every load has settled.

@@ -18,7 +18,7 @@
  * its parent's record extended by its own block.
  */
 import { storageInLayers } from '../storage-presence.ts'
-import type { AccountInfo, Address, BlockInfo, Hex, PrefetchRequest, StateReader } from '../types.ts'
+import type { AccountInfo, Address, BlockChangedKeys, BlockInfo, Hex, PrefetchRequest, StateReader } from '../types.ts'
 import { RecentBlockHashes } from './recent-block-hashes.ts'
 
 /** What one block (or a merged run of blocks) changed, relative to the state below it. */
@@ -48,6 +48,8 @@ export class LayeredStateReader implements StateReader {
    * its array; the layer objects themselves are shared with older readers and never mutated.
    */
   private readonly layers: readonly StateChanges[]
+  /** the keys of `changes`, listed once when first asked */
+  private diff: BlockChangedKeys | undefined
 
   private constructor(
     readonly block: DevnetBlockInfo,
@@ -121,6 +123,29 @@ export class LayeredStateReader implements StateReader {
   /** From this block's record: its own hash and the 256 before it. */
   async getBlockHash(number: bigint): Promise<Hex | undefined> {
     return this.blockHashes.get(number)
+  }
+
+  /** The keys of this block's own changes (the devnet knows every one: it built the block). */
+  stateDiff(): BlockChangedKeys {
+    this.diff ??= diffOf(this.block.parentHash, this.changes)
+    return this.diff
+  }
+}
+
+function diffOf(parentHash: Hex, changes: StateChanges): BlockChangedKeys {
+  const lower = (address: Address) => address.toLowerCase() as Address
+  const accounts = new Set<Address>()
+  for (const address of changes.accounts.keys()) accounts.add(lower(address))
+  for (const address of changes.code.keys()) accounts.add(lower(address))
+  // a storage write may change whether the account holds storage at all
+  for (const address of changes.storage.keys()) accounts.add(lower(address))
+  for (const address of changes.cleared) accounts.add(lower(address))
+  return {
+    kind: 'changed',
+    parentHash,
+    accounts: [...accounts],
+    storage: [...changes.storage].map(([address, slots]) => [lower(address), [...slots.keys()]] as const),
+    clearedStorage: [...changes.cleared].map(lower),
   }
 }
 

@@ -20,7 +20,9 @@ export interface WorkerPoolReadings {
   hung: number
   crashed: number
   remoteReads: number
+  remoteBatches: number
   l1Hits: number
+  l1Carried: number
   heapUsedBytes: number
 }
 
@@ -33,6 +35,8 @@ export function registerWorkerPoolMetrics(registry: Registry, pool: { stats(): W
   family({ name: 'worker_hung_total', help: 'Workers terminated by the watchdog (silent past EVM_MAX_MS + 1 s while holding a request) and replaced.', type: 'counter' }, () => pool.stats().hung)
   family({ name: 'worker_crashed_total', help: 'Requests lost with a worker that died (the worker was replaced).', type: 'counter' }, () => pool.stats().crashed)
   family({ name: 'worker_remote_state_reads_total', help: "State reads the workers sent to the main thread's state source.", type: 'counter' }, () => pool.stats().remoteReads)
+  family({ name: 'worker_remote_state_batches_total', help: 'Messages the state reads of the workers went in (reads of one block asked in one microtask turn share one).', type: 'counter' }, () => pool.stats().remoteBatches)
   family({ name: 'worker_state_l1_hits_total', help: "State reads answered by a worker's own per-block cache.", type: 'counter' }, () => pool.stats().l1Hits)
+  family({ name: 'worker_state_l1_carried_total', help: "State entries the workers carried from a head's parent over to the head (on the devnet: every key the block did not change).", type: 'counter' }, () => pool.stats().l1Carried)
   family({ name: 'worker_heap_used_bytes', help: 'V8 heap in use by the live workers, as of each one\'s last answer.', type: 'gauge' }, () => pool.stats().heapUsedBytes)
 }

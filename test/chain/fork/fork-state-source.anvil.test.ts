@@ -283,6 +283,31 @@ describe('following heads', () => {
     expect((await fresh.getAccount(DEPLOYER))!.nonce).toBe((await old.getAccount(DEPLOYER))!.nonce + 1n)
   })
 
+  it("a child head's stateDiff names the re-read keys that kept their values, not the one that changed", async () => {
+    const source = await open()
+    const reader = source.latest()
+    await reader.prefetch({ accounts: [contract, SET_CODE_ADDRESS], storage: [0n, 1n].map((slot) => ({ address: contract, slot })) })
+    const slot0 = await reader.getStorage(contract, 0n)
+    await anvilRpc(anvil.url, 'anvil_setStorageAt', [contract, word(0n), word(slot0 + 1n)])
+    await anvilRpc(anvil.url, 'evm_mine')
+    await source.advanceTo(reader.block.number + 1n)
+    const head = source.latest()
+    expect(await head.getStorage(contract, 0n)).toBe(slot0 + 1n)
+    const diff = head.stateDiff?.()
+    expect(diff?.kind).toBe('unchanged')
+    expect(diff?.parentHash).toBe(reader.block.hash)
+    expect([...(diff?.accounts ?? [])].sort()).toEqual([contract, SET_CODE_ADDRESS].sort())
+    // slot 0 changed: only slot 1 is vouched for
+    expect(diff?.storage).toEqual([[contract, [1n]]])
+    // the reader the source started on has no parent it knows
+    expect(reader.stateDiff?.()).toBeUndefined()
+    // a head two blocks on is no child of the one before: nothing is vouched for
+    await anvilRpc(anvil.url, 'evm_mine')
+    await anvilRpc(anvil.url, 'evm_mine')
+    await source.advanceTo(head.block.number + 2n)
+    expect(source.latest().stateDiff?.()).toBeUndefined()
+  })
+
   it('advanceTo re-fetches the recently read keys in one batch and keeps code', async () => {
     const source = await open()
     const reader = source.latest()

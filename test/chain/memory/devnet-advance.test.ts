@@ -64,6 +64,34 @@ function eip1559(parentBaseFee: bigint, parentGasUsed: bigint, parentGasLimit: b
 }
 
 describe('DevnetStateSource.commitBlock', () => {
+  it("a head's stateDiff names every key its block changed: a swap's pair slots, sender, token balances; unnamed keys read as in the parent", async () => {
+    const { source, sim, decode } = setup()
+    const genesis = source.latest()
+    const tx = decode(fixture('v2-swapExactETHForTokens-small'))
+    const result = await sim.transaction(sim.openState(genesis), tx.tx)
+    const head = source.commitBlock(result.state, { ...result.state.block, gasUsed: result.gasUsed, transactionHashes: [tx.hash] })
+    const diff = head.stateDiff()
+    expect(diff.parentHash).toBe(genesis.block.hash)
+    expect(head.stateDiff()).toBe(diff)
+    expect(diff.accounts).toContain(lower(tx.sender))
+    expect(diff.accounts).toContain(V2_USDC_WETH)
+    for (const address of diff.accounts) expect(address).toBe(address.toLowerCase())
+    const pairSlots = diff.storage.find(([address]) => address === V2_USDC_WETH)?.[1]
+    // the reserves and the block timestamp (slot 8) were written by the swap
+    expect(pairSlots).toContain(8n)
+    // every slot the diff names may differ; the ones it does not name (slots 0..11 of each touched contract) read the same
+    for (const [address, slots] of diff.storage) {
+      for (let slot = 0n; slot < 12n; slot++) {
+        if (slots.includes(slot)) continue
+        expect(await head.getStorage(address, slot)).toBe(await genesis.getStorage(address, slot))
+      }
+    }
+    expect(await head.getStorage(V2_USDC_WETH, 8n)).not.toBe(await genesis.getStorage(V2_USDC_WETH, 8n))
+    // an account the block did not touch
+    expect(diff.accounts).not.toContain(VIEWER)
+    expect(diff.clearedStorage).toEqual([])
+  })
+
   it('makes a new head with the transaction applied; the genesis reader is unchanged; listeners are told', async () => {
     const { source, sim, decode } = setup()
     const genesis = source.latest()

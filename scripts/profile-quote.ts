@@ -1,0 +1,167 @@
+/**
+ * npx tsx scripts/profile-quote.ts
+ *
+ * Where the service's main thread spends its time while workers compute quotes (issue 13): the
+ * service started as `npm start` starts it with WORKERS=PROFILE_WORKERS (default 2) and V8's
+ * `--cpu-prof` (main thread only: the workers are started without inherited flags), saturated with
+ * distinct quote requests (autocannon, PROFILE_CONNECTIONS connections, default 8, for
+ * PROFILE_SECONDS, default 10), then stopped with SIGTERM so the profile is written. Prints:
+ * requests/s; CPU ms per quote of the process and of its main thread alone (/proc/<pid>/task/<pid>);
+ * state reads, state messages and L1 hits per quote (GET /metrics, over the window); and the main
+ * thread's self time grouped by where the code lives (node internals, fastify, the workers' layer,
+ * ...) and by function, from the profile's samples in the window. Last line: one JSON object.
+ */
+import autocannon from 'autocannon'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
+import { freePort } from '../test/support/net.ts'
+import { startServiceProcess } from '../test/support/service-process.ts'
+import { scrapeSums, startCpuWindow, threadCpuSeconds } from './lib/process-cpu.ts'
+import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
+
+const WORKERS = Number(process.env.PROFILE_WORKERS ?? 2)
+const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10)
+const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 8)
+const COUNTERS = ['worker_remote_state_reads_total', 'worker_remote_state_batches_total', 'worker_state_l1_hits_total', 'worker_state_l1_carried_total', 'worker_tasks_completed_total'] as const
+
+interface ProfileNode {
+  id: number
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  children?: number[]
+}
+interface CpuProfile {
+  nodes: ProfileNode[]
+  startTime: number
+  samples: number[]
+  timeDeltas: number[]
+}
+
+/** Where a frame's code lives, by its URL (a few buckets that say which layer spends the time). */
+function area(url: string, functionName: string): string {
+  if (url === '') return functionName.startsWith('(') ? functionName : '(native)'
+  if (url.startsWith('node:')) return url.replace(/^node:(internal\/)?/, 'node:').split('/').slice(0, 2).join('/')
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
+  if (nm !== null) return nm[1]
+  const src = /\/(src|scripts|test)\/(.*)$/.exec(url)
+  if (src !== null) return `${src[1]}/${src[2].split('/').slice(0, src[1] === 'src' ? 2 : 1).join('/')}`
+  return url
+}
+
+/** Self time (ms) of the samples taken between `fromUs` and `toUs` (the profile's clock), per area and per function. */
+function selfTimes(profile: CpuProfile, fromUs: number, toUs: number) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  const areas = new Map<string, number>()
+  const functions = new Map<string, number>()
+  let t = profile.startTime
+  let totalMs = 0
+  profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i]
+    if (t < fromUs || t > toUs) return
+    const node = byId.get(id)!
+    const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000
+    const { functionName, url, lineNumber } = node.callFrame
+    const a = area(url, functionName)
+    areas.set(a, (areas.get(a) ?? 0) + ms)
+    const f = `${functionName || '(anonymous)'} ${a}:${lineNumber + 1}`
+    functions.set(f, (functions.get(f) ?? 0) + ms)
+    totalMs += ms
+  })
+  const top = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, ms]) => ({ name, ms: Math.round(ms), share: Math.round((1000 * ms) / totalMs) / 10 }))
+  return { totalMs: Math.round(totalMs), areas: top(areas, 25), functions: top(functions, 40) }
+}
+
+/** CPU seconds of every thread of `pid`, with its name (the main thread's tid is the pid). */
+function threadTimes(pid: number): Map<number, { name: string; seconds: number }> {
+  const out = new Map<number, { name: string; seconds: number }>()
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    try {
+      out.set(tid, { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), seconds: threadCpuSeconds(pid, tid) })
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'profile-quote-'))
+  process.env.BENCH_PROFILE_DIR = dir
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const service = await startServiceProcess(port, { RATE_LIMIT_MAX: '1000000', LOCAL_BUILDER_PORT: '0', WORKERS: String(WORKERS) })
+  const exited = new Promise<void>((resolve) => service.once('exit', () => resolve()))
+  try {
+    for (let i = 0; i < 3 * QUOTE_MIX.length; i++) await postQuote(`${base}/v1/quote`, quoteBody(i, true))
+    const before = await scrapeSums(base, COUNTERS)
+    const window = startCpuWindow(service.pid!)
+    const threads0 = threadTimes(service.pid!)
+    // the profile's clock is the process's monotonic clock in µs; the window is found from the samples' density instead
+    const startedAt = Date.now()
+    let i = 0
+    const result = await autocannon({
+      url: `${base}/v1/quote`,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      requests: [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }],
+    })
+    const cpu = window.stop()
+    const threads1 = threadTimes(service.pid!)
+    const threads = [...threads1.entries()]
+      .map(([tid, t]) => ({ tid, name: t.name, cpu_percent: Math.round((100 * (t.seconds - (threads0.get(tid)?.seconds ?? 0))) / SECONDS) }))
+      .filter((t) => t.cpu_percent > 0)
+      .sort((a, b) => b.cpu_percent - a.cpu_percent)
+    const after = await scrapeSums(base, COUNTERS)
+    const quotes = result['2xx']
+    const per = (name: (typeof COUNTERS)[number]) => Math.round((100 * (after[name] - before[name])) / quotes) / 100
+    service.kill('SIGTERM')
+    await exited
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+    if (file === undefined) throw new Error(`no CPU profile written in ${dir}`)
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile
+    // the load's window on the profile's clock: its end is SECONDS after its start, which lies
+    // (Date.now() - startedAt) ms before the profile ended, less the shutdown
+    const endUs = profile.startTime + profile.timeDeltas.reduce((a, b) => a + b, 0)
+    const shutdownUs = (Date.now() - startedAt) * 1000 - SECONDS * 1_000_000
+    const toUs = endUs - Math.max(0, shutdownUs)
+    const times = selfTimes(profile, toUs - SECONDS * 1_000_000, toUs)
+    console.table(times.areas)
+    console.table(times.functions)
+    console.table(threads)
+    console.log(
+      JSON.stringify({
+        name: 'profile:quote',
+        workers: WORKERS,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        requests_per_s: result.requests.average,
+        p99_ms: result.latency.p99,
+        failures: result.non2xx + result.errors + result.timeouts,
+        cpu_percent: Math.round(cpu.cpuPercent),
+        main_thread_cpu_percent: Math.round(cpu.mainThreadCpuPercent),
+        cpu_ms_per_quote: Math.round((100_000 * cpu.cpuSeconds) / quotes) / 100,
+        main_thread_cpu_ms_per_quote: Math.round((100_000 * cpu.mainThreadCpuSeconds) / quotes) / 100,
+        state_reads_per_quote: per('worker_remote_state_reads_total'),
+        state_messages_per_quote: per('worker_remote_state_batches_total'),
+        l1_hits_per_quote: per('worker_state_l1_hits_total'),
+        l1_carried: after.worker_state_l1_carried_total - before.worker_state_l1_carried_total,
+        profile: file === undefined ? undefined : join(dir, file),
+        threads,
+        main_thread_profiled_ms: times.totalMs,
+        main_thread_areas: times.areas.slice(0, 12),
+      }),
+    )
+  } finally {
+    if (service.exitCode === null) service.kill('SIGKILL')
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})
