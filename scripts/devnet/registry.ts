@@ -69,6 +69,44 @@ export interface RegistryVenue {
   pools?: RegistryV3Pool[]
 }
 
+export interface RegistryV4Position {
+  tickLower: number
+  tickUpper: number
+  liquidity: string
+}
+
+/** A Uniswap V4 pool: a PoolKey in the PoolManager (no contract of its own). */
+export interface RegistryV4Pool {
+  /** e.g. "WETH/USDC 0.3% ts60" in currency0/currency1 order; ETH is native ether */
+  name: string
+  /** keccak256(abi.encode(PoolKey)) */
+  poolId: Hex
+  /** address(0) for native ETH */
+  currency0: Hex
+  currency1: Hex
+  /** LP fee in pips */
+  fee: number
+  tickSpacing: number
+  hooks: Hex
+  sqrtPriceX96: string
+  tick: number
+  liquidity: string
+  /** added through PoolModifyLiquidityTest (the position owner), salt 0 */
+  positions: RegistryV4Position[]
+}
+
+/** Uniswap V4 on the devnet: the PoolManager, the v4-core test routers and the pools. */
+export interface RegistryV4 {
+  name: string
+  poolManager: Hex
+  poolModifyLiquidityTest: Hex
+  /** every dev account approves it for every token */
+  poolSwapTest: Hex
+  /** PoolManager's owner (may set a protocol fee controller; none is set) */
+  protocolFeeOwner: Hex
+  pools: RegistryV4Pool[]
+}
+
 export interface RegistryKeyedAccount {
   index: number
   address: Hex
@@ -108,6 +146,8 @@ export interface DevnetRegistry {
    * devnet venues from here)
    */
   venues: RegistryVenue[]
+  /** Uniswap V4 (not in `venues` until the service routes V4) */
+  v4: RegistryV4
   ethUsdFeed: { address: Hex; decimals: number; description: string; answer: string; roundId: string; updatedAt: string }
   /** owns the factories and every liquidity position */
   deployer: { warning: string; address: Hex; privateKey: Hex }
