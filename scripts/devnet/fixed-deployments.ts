@@ -96,7 +96,8 @@ export const EXTENSIONS: readonly FixedDeployment[] = [
   {
     label: SWAP_PLAN_ROUTER_LABEL,
     artifact: 'SwapPlanRouter',
-    constructorArgs: ({ registry }) => [registry.weth, ...venueArgs(registry)],
+    // every V2/V3 venue, and Uniswap V4's PoolManager (built before the extensions, v4-venue.ts)
+    constructorArgs: ({ registry }) => [registry.weth, ...venueArgs(registry), registry.v4.poolManager],
     // Every dev account max-approves the router for every token, like the Uniswap routers, so a
     // test or a demo can swap through it without a setup transaction. Plain calls (callAs): the
     // dev accounts keep nonce 0. Only new allowance slots are written; nothing existing changes.

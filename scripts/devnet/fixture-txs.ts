@@ -8,7 +8,7 @@
  */
 import { encodeFunctionData, encodePacked, getAddress, parseEther, parseUnits, zeroAddress, type Abi, type Hex } from 'viem'
 import { MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../../src/dex/math/index.ts'
-import type { V4PoolKey } from '../../src/pools/uniswap-v4-slots.ts'
+import { v4PoolId, type V4PoolKey } from '../../src/pools/uniswap-v4-slots.ts'
 import { foundryArtifact, npmArtifact, projectArtifact } from './artifacts.ts'
 import { FORK_V2_VENUE, FORK_V3_VENUE, type V3Fee, type TokenSymbol } from './layout.ts'
 import { tokenBySymbol, type DevnetRegistry } from './registry.ts'
@@ -79,18 +79,26 @@ const call = (abi: Abi, functionName: string, args: readonly unknown[]) => encod
 
 /** One hop of a SwapPlanRouter plan (src/routing/swap-plan.ts). */
 interface RouterHop {
-  protocol: 'uniswap-v2' | 'uniswap-v3'
+  protocol: 'uniswap-v2' | 'uniswap-v3' | 'uniswap-v4'
+  /** the pair or pool; for V4 the PoolId */
   pool: Hex
   tokenIn: TokenSymbol
   tokenOut: TokenSymbol
   fee: number
+  /** V4 hops: the PoolManager and the key's tick spacing */
+  v4?: { poolManager: Hex; tickSpacing: number }
+}
+
+/** a SwapPlanRouter hop through the V4 pool of `key` */
+function v4Hop(ctx: BuildContext, key: V4PoolKey, tokenIn: TokenSymbol, tokenOut: TokenSymbol): RouterHop {
+  return { protocol: 'uniswap-v4', pool: v4PoolId(key), tokenIn, tokenOut, fee: key.fee, v4: { poolManager: ctx.registry.v4.poolManager.toLowerCase() as Hex, tickSpacing: key.tickSpacing } }
 }
 
 /** SwapPlanRouter.swap of one leg through `hops`, paid to the sender, with the fixtures' deadline. */
 function planSwap(ctx: BuildContext, amountIn: bigint, minAmountOut: bigint, hops: RouterHop[]): Hex {
   const planHops = hops.map((h) => {
     const [tokenIn, tokenOut] = [ctx.token(h.tokenIn).toLowerCase() as Hex, ctx.token(h.tokenOut).toLowerCase() as Hex]
-    return { protocol: h.protocol, pool: h.pool.toLowerCase() as Hex, tokenIn, tokenOut, fee: h.fee, zeroForOne: tokenIn < tokenOut }
+    return { protocol: h.protocol, pool: h.pool.toLowerCase() as Hex, tokenIn, tokenOut, fee: h.fee, zeroForOne: tokenIn < tokenOut, ...(h.v4 ? { v4: h.v4 } : {}) }
   })
   const tokenIn = planHops[0]!.tokenIn
   const tokenOut = planHops[planHops.length - 1]!.tokenOut
@@ -725,6 +733,40 @@ export const FIXTURE_TXS: readonly FixtureTxDefinition[] = [
         pools: [ctx.registry.v4.poolManager],
       }
     },
+  },
+  // ---- SwapPlanRouter through Uniswap V4 (unlock, swap, sync/settle, take) ----
+  {
+    name: 'plan-v4-single',
+    description: 'SwapPlanRouter: 5,000 USDT for WETH through the V4 WETH/USDT 0.05% pool, settled in its unlockCallback',
+    sender: 54,
+    type: 'eip1559',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('USDT', '5000'), 1n, [v4Hop(ctx, ctx.v4Key('WETH', 'USDT', 500), 'USDT', 'WETH')]),
+      value: 0n,
+      gas: V4_GAS,
+      recipient: ctx.account(54),
+      pools: [ctx.registry.v4.poolManager],
+    }),
+  },
+  {
+    name: 'plan-v4-v3-multihop',
+    description: 'SwapPlanRouter: 0.05 WBTC -> WETH in the V4 WBTC/WETH 0.12% pool (tick spacing 24), then WETH -> USDC in the V3 0.05% pool',
+    sender: 55,
+    type: 'legacy',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('WBTC', '0.05'), 1n, [
+        v4Hop(ctx, ctx.v4Key('WETH', 'WBTC', 1200), 'WBTC', 'WETH'),
+        { protocol: 'uniswap-v3', pool: ctx.v3Pool('WETH', 'USDC', 500), tokenIn: 'WETH', tokenOut: 'USDC', fee: 500 },
+      ]),
+      value: 0n,
+      gas: V4_GAS,
+      recipient: ctx.account(55),
+      pools: [ctx.registry.v4.poolManager, ctx.v3Pool('WETH', 'USDC', 500)],
+    }),
   },
 ]
 

@@ -10,46 +10,39 @@
  * quoted. Native ETH (currency0 = address(0)) pools load and quote like any other; whether a route
  * may use them is the caller's choice (the routes are over ERC-20 tokens, WETH for ether).
  */
-import type { Address, Hex } from '../chain/types.ts'
+import type { Address } from '../chain/types.ts'
 import { isAmmMathError, simulateV3Swap, v4SwapFee, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
-import type { HopQuote, PoolLoadSettings } from './pool-kind.ts'
-import type { V3TickCoverage } from './pools.ts'
+import type { HopQuote, PoolKind, PoolLoadSettings } from './pool-kind.ts'
+import type { PoolRef, V4PoolRef, V4PoolSnapshot, V4Venue } from './pools.ts'
 import { setBits, tickCoverage } from './uniswap-v3.ts'
-import { decodeV4LiquidityNet, decodeV4Slot0, v4LiquiditySlot, v4PoolId, v4Slot0Slot, v4TickBitmapSlot, v4TickSlot, type V4PoolKey, type V4Slot0 } from './uniswap-v4-slots.ts'
-import { ViewCallError } from './view-calls.ts'
+import { decodeV4LiquidityNet, decodeV4Slot0, v4LiquiditySlot, v4PoolId, v4Slot0Slot, v4TickBitmapSlot, v4TickSlot, type V4PoolKey } from './uniswap-v4-slots.ts'
+import { ViewCallError, type ViewCaller } from './view-calls.ts'
 
 /** What loading a V4 pool needs of the state: storage words (ViewCaller.storage). */
 export interface StorageWords {
   storage(address: Address, slot: bigint): Promise<bigint>
 }
 
-export interface V4PoolSnapshot {
-  protocol: 'uniswap-v4'
-  poolManager: Address
-  poolId: Hex
-  key: V4PoolKey
-  /** the key's currencies: token0 = currency0 (address(0) for native ETH) */
-  token0: Address
-  token1: Address
-  /** the venue's name */
-  venue: string
-  slot0: V4Slot0
-  /** the swap loop's input; its fee is the LP fee (quoteV4 applies each direction's swap fee) */
-  state: V3PoolState
-  coverage: V3TickCoverage
-}
-
 const UINT128_MASK = (1n << 128n) - 1n
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 
+const lower = (a: Address) => a.toLowerCase() as Address
+
+/** the PoolRef of `key` in `poolManager` (its address is the PoolId) */
+export function v4PoolRef(poolManager: Address, key: V4PoolKey, venue: string): V4PoolRef {
+  const k = { currency0: lower(key.currency0), currency1: lower(key.currency1), fee: key.fee, tickSpacing: key.tickSpacing, hooks: lower(key.hooks) }
+  return { protocol: 'uniswap-v4', address: v4PoolId(k), token0: k.currency0, token1: k.currency1, fee: k.fee, venue, poolManager: lower(poolManager), key: k }
+}
+
 /**
- * The pool of `key` in `poolManager` as the swap loop reads it: slot0, liquidity, the tick-bitmap
- * words around the current tick (settings.wordsPerSide) and the liquidityNet of every tick set in
- * them. A ViewCallError ('inconsistent') when the pool is not initialized or has hooks.
+ * The pool of `ref` as the swap loop reads it: slot0, liquidity, the tick-bitmap words around the
+ * current tick (settings.wordsPerSide) and the liquidityNet of every tick set in them. A
+ * ViewCallError ('inconsistent') when the pool is not initialized or has hooks.
  */
-export async function loadV4Pool(words: StorageWords, poolManager: Address, key: V4PoolKey, venue: string, settings: PoolLoadSettings): Promise<V4PoolSnapshot> {
-  const poolId = v4PoolId(key)
-  if (key.hooks.toLowerCase() !== ZERO_ADDRESS) throw new ViewCallError(`V4 pool ${poolId} has hooks ${key.hooks}: not modelled`, poolManager, 'extsload', 'inconsistent')
+export async function loadV4Pool(words: StorageWords, ref: V4PoolRef, settings: PoolLoadSettings): Promise<V4PoolSnapshot> {
+  const { poolManager, key } = ref
+  const poolId = ref.address
+  if (key.hooks !== ZERO_ADDRESS) throw new ViewCallError(`V4 pool ${poolId} has hooks ${key.hooks}: not modelled`, poolManager, 'extsload', 'inconsistent')
   const [slot0Word, liquidityWord] = await Promise.all([words.storage(poolManager, BigInt(v4Slot0Slot(poolId))), words.storage(poolManager, BigInt(v4LiquiditySlot(poolId)))])
   const slot0 = decodeV4Slot0(slot0Word)
   if (slot0.sqrtPriceX96 === 0n) throw new ViewCallError(`V4 pool ${poolId} is not initialized in ${poolManager}`, poolManager, 'extsload', 'inconsistent')
@@ -65,8 +58,7 @@ export async function loadV4Pool(words: StorageWords, poolManager: Address, key:
   initializedTicks.forEach((t, i) => ticks.set(t, { liquidityNet: decodeV4LiquidityNet(tickWords[i]) }))
 
   const state: V3PoolState = { sqrtPriceX96: slot0.sqrtPriceX96, tick: slot0.tick, liquidity: liquidityWord & UINT128_MASK, fee: slot0.lpFee, tickSpacing, bitmap, ticks }
-  const lower = (a: Address) => a.toLowerCase() as Address
-  return { protocol: 'uniswap-v4', poolManager: lower(poolManager), poolId, key, token0: lower(key.currency0), token1: lower(key.currency1), venue, slot0, state, coverage }
+  return { ...ref, slot0, state, coverage }
 }
 
 /** the swap loop's result for an exact input; undefined when the pool cannot take all of it (no liquidity, or past the loaded ticks) */
@@ -98,3 +90,25 @@ function swapV4(pool: V4PoolSnapshot, zeroForOne: boolean, amountIn: bigint): { 
     throw err
   }
 }
+
+/**
+ * Uniswap V4 as a pool kind: a venue's configured keys for the pair, kept when initialized in the
+ * PoolManager (one storage read each), loaded from storage, quoted with quoteV4.
+ */
+export const UNISWAP_V4_POOLS: PoolKind<V4PoolSnapshot, V4Venue> = Object.freeze({
+  protocol: 'uniswap-v4',
+  lookUp: (caller: ViewCaller, venue: V4Venue, token0: Address, token1: Address) =>
+    venue.pools
+      .filter((k) => lower(k.currency0) === token0 && lower(k.currency1) === token1)
+      .map((k) => {
+        const ref = v4PoolRef(venue.poolManager, k, venue.name)
+        return caller.storage(ref.poolManager, BigInt(v4Slot0Slot(ref.address))).then((w): V4PoolRef | undefined => (decodeV4Slot0(w).sqrtPriceX96 === 0n ? undefined : ref))
+      }),
+  load: (caller: ViewCaller, ref: PoolRef, settings: PoolLoadSettings) => {
+    if (ref.protocol !== 'uniswap-v4' || !('key' in ref)) throw new TypeError(`not a V4 pool reference: ${ref.address}`)
+    return loadV4Pool(caller, ref as V4PoolRef, settings)
+  },
+  quote: quoteV4,
+  roundsToZero: roundsToZeroV4,
+  hasLiquidity: (pool: V4PoolSnapshot) => pool.state.liquidity > 0n || pool.state.ticks.size > 0,
+})

@@ -17,7 +17,8 @@ import type { Hex } from '../../src/chain/types.ts'
 import { MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../../src/dex/math/index.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
-import { loadV4Pool, quoteV4, type V4PoolSnapshot } from '../../src/pools/uniswap-v4.ts'
+import type { V4PoolSnapshot } from '../../src/pools/pools.ts'
+import { loadV4Pool, quoteV4, v4PoolRef } from '../../src/pools/uniswap-v4.ts'
 import { decodeV4LiquidityNet, decodeV4Slot0, v4LiquiditySlot, v4Slot0Slot, v4TickBitmapSlot, v4TickSlot, type V4PoolKey } from '../../src/pools/uniswap-v4-slots.ts'
 import { ViewCaller } from '../../src/pools/view-calls.ts'
 import { startAnvil, type AnvilInstance } from '../support/anvil.ts'
@@ -63,7 +64,7 @@ describe('Uniswap V4 pools against the PoolManager on anvil', () => {
     const source = await ForkStateSource.create({ url: anvil.url, blockNumber })
     try {
       const caller = new ViewCaller(sim, source.latest())
-      return await Promise.all(registry.v4.pools.map((p) => loadV4Pool(caller, poolManager, keyOf(p), registry.v4.name, WIDE)))
+      return await Promise.all(registry.v4.pools.map((p) => loadV4Pool(caller, v4PoolRef(poolManager, keyOf(p), registry.v4.name), WIDE)))
     } finally {
       await source.close()
     }
@@ -73,14 +74,14 @@ describe('Uniswap V4 pools against the PoolManager on anvil', () => {
     BigInt(await client.readContract({ address: poolManager, abi: POOL_MANAGER, functionName: 'extsload', args: [slot], blockNumber }) as Hex)
 
   async function expectEqualsExtsload(pool: V4PoolSnapshot, blockNumber: bigint): Promise<void> {
-    const slot0 = decodeV4Slot0(await extsload(v4Slot0Slot(pool.poolId), blockNumber))
-    expect(pool.slot0, pool.poolId).toEqual(slot0)
-    expect(pool.state.liquidity).toBe((await extsload(v4LiquiditySlot(pool.poolId), blockNumber)) & ((1n << 128n) - 1n))
+    const slot0 = decodeV4Slot0(await extsload(v4Slot0Slot(pool.address), blockNumber))
+    expect(pool.slot0, pool.address).toEqual(slot0)
+    expect(pool.state.liquidity).toBe((await extsload(v4LiquiditySlot(pool.address), blockNumber)) & ((1n << 128n) - 1n))
     for (let w = pool.coverage.wordLower; w <= pool.coverage.wordUpper; w++) {
-      expect(pool.state.bitmap.get(w) ?? 0n, `word ${w}`).toBe(await extsload(v4TickBitmapSlot(pool.poolId, w), blockNumber))
+      expect(pool.state.bitmap.get(w) ?? 0n, `word ${w}`).toBe(await extsload(v4TickBitmapSlot(pool.address, w), blockNumber))
     }
     for (const [tick, info] of pool.state.ticks) {
-      expect(info.liquidityNet, `tick ${tick}`).toBe(decodeV4LiquidityNet(await extsload(v4TickSlot(pool.poolId, tick), blockNumber)))
+      expect(info.liquidityNet, `tick ${tick}`).toBe(decodeV4LiquidityNet(await extsload(v4TickSlot(pool.address, tick), blockNumber)))
     }
   }
 
