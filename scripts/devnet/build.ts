@@ -116,6 +116,7 @@ export async function buildDevnet(options: BuildOptions = {}): Promise<DevnetBui
         callback: 'uniswapV3SwapCallback',
       },
       ...secondVenues,
+      v4.venue,
     ],
     v4: v4.registry,
     ethUsdFeed: await readFeed(chain, feed),

@@ -11,7 +11,7 @@ import { MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../../src/dex/math/index.ts'
 import { v4PoolId, type V4PoolKey } from '../../src/pools/uniswap-v4-slots.ts'
 import { foundryArtifact, npmArtifact, projectArtifact } from './artifacts.ts'
 import { FORK_V2_VENUE, FORK_V3_VENUE, type V3Fee, type TokenSymbol } from './layout.ts'
-import { tokenBySymbol, type DevnetRegistry } from './registry.ts'
+import { tokenBySymbol, v2v3Venues, type DevnetRegistry } from './registry.ts'
 import { encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
 
 export type TxTypeName = 'legacy' | 'eip2930' | 'eip1559'
@@ -798,12 +798,12 @@ export function buildContext(registry: DevnetRegistry): BuildContext {
       return getAddress(pool.address)
     },
     forkV2Pair: (a, b) => {
-      const pair = registry.venues.find((v) => v.name === FORK_V2_VENUE.name)?.pairs?.find(pairOf(a, b))
+      const pair = v2v3Venues(registry).find((v) => v.name === FORK_V2_VENUE.name)?.pairs?.find(pairOf(a, b))
       if (!pair) throw new Error(`no fork V2 pair ${a}/${b}`)
       return getAddress(pair.address)
     },
     forkV3Pool: (a, b) => {
-      const pool = registry.venues.find((v) => v.name === FORK_V3_VENUE.name)?.pools?.find(pairOf(a, b))
+      const pool = v2v3Venues(registry).find((v) => v.name === FORK_V3_VENUE.name)?.pools?.find(pairOf(a, b))
       if (!pool) throw new Error(`no fork V3 pool ${a}/${b}`)
       return getAddress(pool.address)
     },

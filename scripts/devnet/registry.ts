@@ -47,8 +47,8 @@ export interface RegistryV3Pool {
 }
 
 /**
- * A venue in the VENUES format (src/pools/venues.ts). The devnet's added venues also list their
- * pools here (Uniswap's own are v2.pairs and v3.pools).
+ * A V2- or V3-style venue in the VENUES format (src/pools/venues.ts). The devnet's added venues also
+ * list their pools here (Uniswap's own are v2.pairs and v3.pools).
  */
 export interface RegistryVenue {
   kind: 'v2' | 'v3'
@@ -107,6 +107,14 @@ export interface RegistryV4 {
   pools: RegistryV4Pool[]
 }
 
+/** The V4 venue in the VENUES format: the PoolManager and the pool keys routes may use. */
+export interface RegistryV4Venue {
+  kind: 'v4'
+  name: string
+  poolManager: Hex
+  poolKeys: Array<{ currency0: Hex; currency1: Hex; fee: number; tickSpacing: number; hooks: Hex }>
+}
+
 export interface RegistryKeyedAccount {
   index: number
   address: Hex
@@ -145,8 +153,8 @@ export interface DevnetRegistry {
    * every venue routes use, Uniswap V2 and V3 first (in the VENUES format; the service reads its
    * devnet venues from here)
    */
-  venues: RegistryVenue[]
-  /** Uniswap V4 (not in `venues` until the service routes V4) */
+  venues: Array<RegistryVenue | RegistryV4Venue>
+  /** Uniswap V4: the PoolManager, the test routers and every pool (its ERC-20 pools' keys are the V4 venue in `venues`) */
   v4: RegistryV4
   ethUsdFeed: { address: Hex; decimals: number; description: string; answer: string; roundId: string; updatedAt: string }
   /** owns the factories and every liquidity position */
@@ -179,13 +187,18 @@ export function readRegistry(path: string): DevnetRegistry {
 export function allV2Pairs(registry: DevnetRegistry): Array<RegistryV2Pair & { venue: string; feeBps: number }> {
   return [
     ...registry.v2.pairs.map((p) => ({ ...p, venue: 'uniswap-v2', feeBps: 30 })),
-    ...(registry.venues ?? []).flatMap((v) => (v.pairs ?? []).map((p) => ({ ...p, venue: v.name, feeBps: v.feeBps! }))),
+    ...v2v3Venues(registry).flatMap((v) => (v.pairs ?? []).map((p) => ({ ...p, venue: v.name, feeBps: v.feeBps! }))),
   ]
+}
+
+/** the registry's V2- and V3-style venues (the V4 venue has no pairs, pools or factory) */
+export function v2v3Venues(registry: DevnetRegistry): RegistryVenue[] {
+  return (registry.venues ?? []).filter((v): v is RegistryVenue => v.kind !== 'v4')
 }
 
 /** Every V3-style pool of the devnet with its venue: Uniswap's, then the added venues'. */
 export function allV3Pools(registry: DevnetRegistry): Array<RegistryV3Pool & { venue: string }> {
-  return [...registry.v3.pools.map((p) => ({ ...p, venue: 'uniswap-v3' })), ...(registry.venues ?? []).flatMap((v) => (v.pools ?? []).map((p) => ({ ...p, venue: v.name })))]
+  return [...registry.v3.pools.map((p) => ({ ...p, venue: 'uniswap-v3' })), ...v2v3Venues(registry).flatMap((v) => (v.pools ?? []).map((p) => ({ ...p, venue: v.name })))]
 }
 
 /** The token with `symbol`; throws when the registry has none. */

@@ -20,7 +20,7 @@ import { DEPLOYER, labelledAccount } from './config.ts'
 import type { Spender } from './fund-accounts.ts'
 import { POSITION_TEMPLATE, USD_PRICE, V4_POOLS, V4_VENUE, type TokenSymbol, type V4PoolSpec } from './layout.ts'
 import { ceilTick, floorTick, liquidityForAmounts, rawPrice, sqrtPriceX96, unitsForUsd, type Ratio } from './price-math.ts'
-import type { RegistryV4, RegistryV4Pool, RegistryV4Position } from './registry.ts'
+import type { RegistryV4, RegistryV4Pool, RegistryV4Position, RegistryV4Venue } from './registry.ts'
 
 /** labels of the fixed V4 deployers (never rename: the addresses derive from them) */
 const LABELS = {
@@ -34,6 +34,8 @@ const NATIVE: TokenInfo & { symbol: never } = { symbol: 'ETH' as never, address:
 
 export interface V4Deployment {
   registry: RegistryV4
+  /** the VENUES entry: the PoolManager and its ERC-20 pools' keys (native ETH pools are not routed) */
+  venue: RegistryV4Venue
   /** PoolSwapTest, approved by every dev account for every token */
   spender: Spender
 }
@@ -60,8 +62,12 @@ export async function deployUniswapV4(
       await chain.callAs(account.address, token.address, { abi: ERC20_ABI, functionName: 'approve', args: [poolSwapTest, maxUint256] })
     }
   }
+  const poolKeys = pools
+    .filter((p) => p.currency0 !== zeroAddress)
+    .map((p) => ({ currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks }))
   return {
     registry: { name: V4_VENUE.name, poolManager, poolModifyLiquidityTest, poolSwapTest, protocolFeeOwner: DEPLOYER.address, pools },
+    venue: { kind: 'v4', name: V4_VENUE.name, poolManager, poolKeys },
     spender: { name: 'PoolSwapTest', address: poolSwapTest },
   }
 }

@@ -548,11 +548,15 @@ function readerAfter(result: TransactionResult): StateReader {
 /** the venues the devnet adds beside Uniswap's, with their pools (registry `venues`) */
 const ADDED_VENUES = (registry as unknown as { venues: Array<{ name: string; pairs?: Array<{ name: string; address: string }>; pools?: Array<{ name: string; address: string }> }> }).venues
 
-/** every devnet pool: discovery among WBTC, UNI and the base tokens, then LINK and the base tokens */
+/**
+ * every devnet pool the backrun search sees: discovery among WBTC, UNI and the base tokens, then
+ * LINK and the base tokens; V4 pools left out, as the backrun engine leaves them (BackrunExecutor
+ * has no V4 hops)
+ */
 async function allPools(reader: StateReader): Promise<PoolSnapshot[]> {
   const engine = new RoutingEngine(sim, { dex: DEX })
   const loads = await Promise.all([engine.loadPools(reader, tok('WBTC'), tok('UNI')), engine.loadPools(reader, tok('LINK'), tok('LINK'))])
-  return [...new Map(loads.flatMap((l) => l.pools).map((p) => [p.address, p])).values()]
+  return [...new Map(loads.flatMap((l) => l.pools).map((p) => [p.address, p])).values()].filter((p) => p.protocol !== 'uniswap-v4')
 }
 
 /** registry pool names as the fixtures' arbitrage cycles write them ('V2 USDC/WETH', 'V3 USDC/WETH 0.05%') */

@@ -37,7 +37,7 @@ import { ERC20_ABI, npmArtifact, projectArtifact } from '../../scripts/devnet/ar
 import type { TokenSymbol, V3Fee } from '../../scripts/devnet/layout.ts'
 import { GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'
 import { getAmountOut } from '../../src/dex/math/index.ts'
-import { readRegistry, tokenBySymbol, type DevnetRegistry } from '../../scripts/devnet/registry.ts'
+import { readRegistry, tokenBySymbol, v2v3Venues, type DevnetRegistry } from '../../scripts/devnet/registry.ts'
 import { venueArgs } from '../../scripts/devnet/fixed-deployments.ts'
 import { SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall, type PostSwapCall } from '../../src/quote/router-calldata.ts'
 import type { PlanHop, PlanLeg, SwapPlan } from '../../src/routing/swap-plan.ts'
@@ -420,7 +420,7 @@ describe('SwapPlanRouter on the devnet', () => {
   })
 
   it("swaps on the 25-bps fork venue's pair at that venue's fee, in one leg with a Uniswap pool", async () => {
-    const fork = registry.venues.find((v) => v.name === 'devnet-fork-v2')!
+    const fork = v2v3Venues(registry).find((v) => v.name === 'devnet-fork-v2')!
     const [weth, usdc] = [registry.weth, token('USDC')]
     const pair = fork.pairs!.find((p) => new Set([p.token0, p.token1]).has(weth) && new Set([p.token0, p.token1]).has(usdc))!
     const [r0, r1] = await read<readonly [bigint, bigint, number]>(pair.address, V2_PAIR_RESERVES, 'getReserves')

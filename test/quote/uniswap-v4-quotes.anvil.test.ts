@@ -1,7 +1,7 @@
 /**
- * Quotes over Uniswap V4 pools beside the V2 and V3 venues: the service on the devnet with its
- * registry's venues plus a V4 venue listing the devnet's ERC-20 V4 pool keys (a registry copy
- * through DEVNET_REGISTRY). Every quote's calldata is sent as a real transaction to anvil loaded
+ * Quotes over Uniswap V4 pools beside the V2 and V3 venues: the service on the devnet, whose
+ * registry's venues list the V4 venue (the devnet's ERC-20 V4 pool keys), against the same service
+ * without it (a registry copy through DEVNET_REGISTRY). Every quote's calldata is sent as a real transaction to anvil loaded
  * with the same genesis: the sender receives exactly `amountOut` and the receipt's gasUsed equals
  * `gas`. Where a V4 pool prices better, the best route takes it, across venues in one route, and
  * the same request without the V4 venue gives less.
@@ -23,15 +23,6 @@ const USER = lower(registry.devAccounts.accounts[4]!.address)
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const units = (symbol: string, whole: bigint) => whole * 10n ** BigInt(registry.tokens.find((t) => t.symbol === symbol)!.decimals)
 
-/** the devnet's V4 venue in the VENUES format: its ERC-20 pools (native ETH pools are not routed) */
-const V4_VENUE = {
-  kind: 'v4',
-  name: registry.v4.name,
-  poolManager: registry.v4.poolManager,
-  poolKeys: registry.v4.pools
-    .filter((p) => p.currency0 !== zeroAddress)
-    .map((p) => ({ currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks })),
-}
 
 const CASES = [
   // found on the devnet: the three middle cases send 6-36% of their input through V4 routes; the two
@@ -51,14 +42,17 @@ describe('quotes over Uniswap V4 and the V2/V3 venues, executed on anvil', () =>
   const quotes = new Map<string, { withV4: QuoteResult; withoutV4: QuoteResult }>()
 
   beforeAll(async () => {
-    const copy = JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as { venues: unknown[] }
-    copy.venues = [...copy.venues, V4_VENUE]
-    dir = mkdtempSync(join(tmpdir(), 'v4-registry-'))
+    // the registry's V4 venue lists every ERC-20 V4 pool (native ETH pools are not routed)
+    const v4Venue = registry.venues.find((v) => v.kind === 'v4') as { poolKeys: Array<{ currency0: string }> } | undefined
+    expect(v4Venue?.poolKeys.length).toBe(registry.v4.pools.filter((p) => p.currency0 !== zeroAddress).length)
+    const copy = JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as { venues: Array<{ kind: string }> }
+    copy.venues = copy.venues.filter((v) => v.kind !== 'v4')
+    dir = mkdtempSync(join(tmpdir(), 'no-v4-registry-'))
     const DEVNET_REGISTRY = join(dir, 'registry.json')
     writeFileSync(DEVNET_REGISTRY, JSON.stringify(copy))
     const silent = { log: { warn: () => {} } }
-    withV4 = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', DEVNET_REGISTRY }), silent)
-    withoutV4 = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' }), silent)
+    withV4 = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' }), silent)
+    withoutV4 = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', DEVNET_REGISTRY }), silent)
     anvil = await startAnvil({ genesisPath: GENESIS_PATH })
     for (const c of CASES) {
       const request = { tokenIn: tokenAddress(registry, c.tokenIn), tokenOut: tokenAddress(registry, c.tokenOut), amountIn: c.amountIn, sender: USER }

@@ -45,7 +45,7 @@ export interface Registry {
     }>
   }
   /** every venue in the VENUES format; the added ones list their pools */
-  venues: Array<{ kind: 'v2' | 'v3'; name: string; pairs?: Array<{ address: string }>; pools?: Array<{ address: string }> } & Record<string, unknown>>
+  venues: Array<{ kind: 'v2' | 'v3' | 'v4'; name: string; pairs?: Array<{ address: string }>; pools?: Array<{ address: string }> } & Record<string, unknown>>
 }
 
 export interface FixtureLog {
