@@ -45,6 +45,7 @@ import { anvilReceipt, anvilRpc, startAnvil } from '../test/support/anvil.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
+import { swapsInV4 } from '../test/support/devnet.ts'
 import { startCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { encodeBackrunCall } from '../src/backrun/backrun-calldata.ts'
@@ -75,6 +76,8 @@ interface FixtureTx {
   to: string
   value?: string
   createsArbitrage: boolean
+  /** the pools it swaps in (the PoolManager for a V4 swap) */
+  pools: string[]
   expected: { status: number; balanceChanges: Array<{ address: string; deltas: Record<string, string> }> }
 }
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
@@ -86,8 +89,9 @@ const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8'
   v2: { pairs: Array<{ address: string; token0: string; token1: string }> }
   v3: { pools: Array<{ address: string; token0: string; token1: string; fee: number }> }
 }
+// the swaps in Uniswap V4's PoolManager are left out: BackrunExecutor has no V4 hops (README known gaps)
 const fixtures = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions.filter(
-  (f) => f.expected.status === 1 && f.name !== 'eth-transfer',
+  (f) => f.expected.status === 1 && f.name !== 'eth-transfer' && !swapsInV4(f),
 )
 const lower = (a: string) => a.toLowerCase() as Address
 const token = (symbol: string) => lower(registry.tokens.find((t) => t.symbol === symbol)!.address)
@@ -242,7 +246,8 @@ async function main() {
       if (a.address >= b.address) continue
       for (const p of (await local.routing.loadPools(local.chain.latest(), lower(a.address), lower(b.address))).pools) poolMap.set(p.address, p)
     }
-    const pools = [...poolMap.values()]
+    // the brute-force reference searches what the engine searches: V4 pools left out, as it leaves them
+    const pools = [...poolMap.values()].filter((p) => p.protocol !== 'uniswap-v4')
 
     const oursSamples: number[] = []
     const baseSamples: number[] = []

@@ -17,5 +17,5 @@ const r = build.registry
 console.log(
   `devnet written to ${outDir} in ${Math.round(performance.now() - started)} ms: ` +
     `${Object.keys(build.genesis.alloc).length} accounts, ${r.tokens.length} tokens, ${r.v2.pairs.length} V2 pairs and ` +
-    `${r.v3.pools.length} V3 pools at Uniswap, ${r.venues.length} venues, ${build.buildBlocks} build blocks`,
+    `${r.v3.pools.length} V3 pools at Uniswap, ${r.venues.length} venues, ${r.v4.pools.length} V4 pools, ${build.buildBlocks} build blocks`,
 )

@@ -4,9 +4,12 @@
  * rates exceeds 1 is an arbitrage (profitable before gas for a small enough input).
  *
  * This is the ground truth behind the fixtures' `createsArbitrage` flag and the "genesis has no
- * arbitrage" property. Exact rationals of bigints throughout.
+ * arbitrage" property. Exact rationals of bigints throughout. Uniswap V4 pools are read through
+ * PoolManager.extsload (their fee is the LP fee plus nothing: the devnet sets no protocol fee), and
+ * native ETH counts as WETH (wrapping is 1:1).
  */
-import { getAddress, type Hex } from 'viem'
+import { encodeFunctionData, getAddress, zeroAddress, type Hex } from 'viem'
+import { decodeV4Slot0, v4LiquiditySlot, v4Slot0Slot } from '../../src/pools/uniswap-v4-slots.ts'
 import type { Ratio } from './price-math.ts'
 import { allV2Pairs, allV3Pools, type DevnetRegistry } from './registry.ts'
 import { rpcBatch } from './rpc.ts'
@@ -44,6 +47,12 @@ export async function readPoolPrices(url: string, registry: DevnetRegistry, bloc
       { method: 'eth_call', params: [{ to: p.address, data: SEL_LIQUIDITY }, blockTag] },
     ]),
   ]
+  const v4Pools = registry.v4?.pools ?? []
+  const extsload = (slot: Hex) => ({
+    method: 'eth_call',
+    params: [{ to: registry.v4.poolManager, data: encodeFunctionData({ abi: EXTSLOAD_ABI, functionName: 'extsload', args: [slot] }) }, blockTag],
+  })
+  calls.push(...v4Pools.flatMap((p) => [extsload(v4Slot0Slot(p.poolId)), extsload(v4LiquiditySlot(p.poolId))]))
   const results = await rpcBatch<Hex>(url, calls)
   const word = (data: Hex, i: number) => BigInt(`0x${data.slice(2 + 64 * i, 2 + 64 * (i + 1))}`)
   const prices: PoolPrice[] = []
@@ -72,8 +81,26 @@ export async function readPoolPrices(url: string, registry: DevnetRegistry, bloc
       price: liquidity > 0n ? { num: sqrtPriceX96 * sqrtPriceX96, den: 1n << 192n } : undefined,
     })
   })
+  const v4Offset = offset + 2 * v3Pools.length
+  const asToken = (currency: Hex) => (currency === zeroAddress ? registry.weth : currency)
+  v4Pools.forEach((p, i) => {
+    const slot0 = decodeV4Slot0(word(results[v4Offset + 2 * i]!, 0))
+    const liquidity = word(results[v4Offset + 2 * i + 1]!, 0) & ((1n << 128n) - 1n)
+    prices.push({
+      name: `V4 ${p.name}`,
+      address: registry.v4.poolManager,
+      token0: asToken(p.currency0),
+      token1: asToken(p.currency1),
+      feePpm: BigInt(slot0.lpFee),
+      price: liquidity > 0n ? { num: slot0.sqrtPriceX96 * slot0.sqrtPriceX96, den: 1n << 192n } : undefined,
+    })
+  })
   return prices
 }
+
+const EXTSLOAD_ABI = [
+  { type: 'function', name: 'extsload', stateMutability: 'view', inputs: [{ name: 'slot', type: 'bytes32' }], outputs: [{ type: 'bytes32' }] },
+] as const
 
 interface Edge {
   pool: PoolPrice

@@ -30,6 +30,19 @@ export function npmArtifact(specifier: string): Artifact {
   return { abi: json.abi, bytecode: withPrefix(json.bytecode) }
 }
 
+/**
+ * An artifact of a Foundry build shipped in an npm package (its `out/<Name>.sol/<Name>.json`, where
+ * the bytecode is `{ object }`), as @uniswap/v4-core ships its compiled contracts.
+ */
+export function foundryArtifact(packageName: string, contractName: string): Artifact {
+  const json = JSON.parse(readFileSync(require.resolve(`${packageName}/out/${contractName}.sol/${contractName}.json`), 'utf8')) as {
+    abi: Abi
+    bytecode: { object: string }
+  }
+  if (/__\$[0-9a-f]{34}\$__/.test(json.bytecode.object)) throw new Error(`${contractName} needs linked libraries`)
+  return { abi: json.abi, bytecode: withPrefix(json.bytecode.object) }
+}
+
 /** An artifact written by scripts/compile-contracts.ts. */
 export function projectArtifact(contractName: string): Artifact {
   const json = loadJson(join(ARTIFACTS_DIR, `${contractName}.json`))
@@ -56,6 +69,23 @@ export function uniswapArtifacts() {
 }
 
 export type UniswapArtifacts = ReturnType<typeof uniswapArtifacts>
+
+/**
+ * Uniswap V4 as compiled in @uniswap/v4-core 1.0.2's out/: the singleton PoolManager (BUSL-1.1,
+ * licenses/BUSL_LICENSE: its Additional Use Grant aside, non-production use is permitted, and the
+ * devnet is a local test chain) and two of the package's test routers, which settle through
+ * unlock/unlockCallback with flash accounting (PoolModifyLiquidityTest adds the devnet's liquidity,
+ * PoolSwapTest makes the fixture swaps). Deployed as shipped, never recompiled.
+ */
+export function uniswapV4Artifacts() {
+  return {
+    poolManager: foundryArtifact('@uniswap/v4-core', 'PoolManager'),
+    poolModifyLiquidityTest: foundryArtifact('@uniswap/v4-core', 'PoolModifyLiquidityTest'),
+    poolSwapTest: foundryArtifact('@uniswap/v4-core', 'PoolSwapTest'),
+  }
+}
+
+export type UniswapV4Artifacts = ReturnType<typeof uniswapV4Artifacts>
 
 /** The ERC-20 ABI subset the build and the recorder use (every devnet token and WETH9 have it). */
 export const ERC20_ABI = [

@@ -5,15 +5,15 @@
  *   1. fund the deployer; deploy WETH9, tokens, Uniswap V2 and V3 (deploy-protocols.ts)
  *   2. mint and wrap, add V2 liquidity, create V3 pools and mint positions (add-liquidity.ts)
  *   3. fund and approve the dev accounts, all 64 alike (fund-accounts.ts)
- *   4. the ETH/USD feed at its fixed address, the second V2 and V3 venues (second-venues.ts), then
- *      the extension point (fixed-deployments.ts)
+ *   4. the ETH/USD feed at its fixed address, the second V2 and V3 venues (second-venues.ts),
+ *      Uniswap V4's PoolManager and pools (v4-venue.ts), then the extension point (fixed-deployments.ts)
  *   5. dump the state into the genesis; read pool states into the registry
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { getAddress, keccak256, type Hex } from 'viem'
 import { addV2Liquidity, addV3Liquidity, fundDeployer, tokenInfos } from './add-liquidity.ts'
-import { projectArtifact, uniswapArtifacts } from './artifacts.ts'
+import { projectArtifact, uniswapArtifacts, uniswapV4Artifacts } from './artifacts.ts'
 import { BuildChain } from './build-chain.ts'
 import {
   CHAIN_ID,
@@ -29,6 +29,7 @@ import { deployProtocols } from './deploy-protocols.ts'
 import { EXTENSIONS, deployEthUsdFeed, deployExtension, type FixedDeployment } from './fixed-deployments.ts'
 import { devAccountBalances, fundDevAccounts } from './fund-accounts.ts'
 import { deploySecondVenues } from './second-venues.ts'
+import { deployUniswapV4 } from './v4-venue.ts'
 import { genesisJson } from './genesis-file.ts'
 import { BASE_TOKENS, TOKENS, type TokenSymbol } from './layout.ts'
 import type { DevnetRegistry } from './registry.ts'
@@ -77,6 +78,9 @@ export async function buildDevnet(options: BuildOptions = {}): Promise<DevnetBui
   const feed = await deployEthUsdFeed(chain)
   // after everything above: the added venues move no existing address or pool state
   const secondVenues = await deploySecondVenues(chain, uni, tokens)
+  // after the second venues, for the same reason: Uniswap V4's PoolManager, test routers and pools
+  const v4 = await deployUniswapV4(chain, uniswapV4Artifacts(), tokens, accounts)
+  spenders.push(v4.spender)
 
   const registry: DevnetRegistry = {
     chainId: CHAIN_ID,
@@ -112,7 +116,9 @@ export async function buildDevnet(options: BuildOptions = {}): Promise<DevnetBui
         callback: 'uniswapV3SwapCallback',
       },
       ...secondVenues,
+      v4.venue,
     ],
+    v4: v4.registry,
     ethUsdFeed: await readFeed(chain, feed),
     deployer: { warning: DEV_KEYS_WARNING, address: DEPLOYER.address, privateKey: DEPLOYER.privateKey },
     devAccounts: {

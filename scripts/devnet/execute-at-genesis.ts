@@ -110,7 +110,12 @@ export async function executeAtGenesis(url: string, registry: DevnetRegistry, ra
     if (!r || r.blockNumber !== '0x1' || b.transactions.length !== 1) throw new Error(`transaction ${hash} was not mined alone in block 1`)
 
     const logs = r.logs.map((l) => ({ address: getAddress(l.address), topics: l.topics, data: l.data }))
-    const pools = [...registry.v2.pairs.map((p) => ({ address: p.address, label: `V2 ${p.name}` })), ...registry.v3.pools.map((p) => ({ address: p.address, label: `V3 ${p.name}` }))]
+    const pools = [
+      ...registry.v2.pairs.map((p) => ({ address: p.address, label: `V2 ${p.name}` })),
+      ...registry.v3.pools.map((p) => ({ address: p.address, label: `V3 ${p.name}` })),
+      // every V4 pool's tokens sit in the singleton
+      { address: registry.v4.poolManager, label: 'V4 PoolManager' },
+    ]
     const touched = new Set([...watch.pools.map((a) => getAddress(a)), ...logs.map((l) => l.address)])
     const labels = new Map<Hex, string[]>()
     const label = (address: Hex, name: string) => labels.set(getAddress(address), [...(labels.get(getAddress(address)) ?? []), name])

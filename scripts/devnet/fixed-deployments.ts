@@ -13,7 +13,7 @@ import { ERC20_ABI, projectArtifact } from './artifacts.ts'
 import type { BuildChain } from './build-chain.ts'
 import { GENESIS_TIMESTAMP, labelledAccount, type KeyedAccount } from './config.ts'
 import { ETH_USD_FEED } from './layout.ts'
-import type { DevnetRegistry } from './registry.ts'
+import { v2v3Venues, type DevnetRegistry } from './registry.ts'
 
 /** What an extension's constructor arguments and setup can see. */
 export interface ExtensionContext {
@@ -96,7 +96,8 @@ export const EXTENSIONS: readonly FixedDeployment[] = [
   {
     label: SWAP_PLAN_ROUTER_LABEL,
     artifact: 'SwapPlanRouter',
-    constructorArgs: ({ registry }) => [registry.weth, ...venueArgs(registry)],
+    // every V2/V3 venue, and Uniswap V4's PoolManager (built before the extensions, v4-venue.ts)
+    constructorArgs: ({ registry }) => [registry.weth, ...venueArgs(registry), registry.v4.poolManager],
     // Every dev account max-approves the router for every token, like the Uniswap routers, so a
     // test or a demo can swap through it without a setup transaction. Plain calls (callAs): the
     // dev accounts keep nonce 0. Only new allowance slots are written; nothing existing changes.
@@ -128,8 +129,8 @@ export const EXTENSIONS: readonly FixedDeployment[] = [
  * order: every venue of the devnet is trusted by the router and the backrun contract.
  */
 export function venueArgs(registry: DevnetRegistry): [Array<{ factory: Hex; initCodeHash: Hex; feeBps: number }>, Array<{ poolDeployer: Hex; initCodeHash: Hex }>] {
-  const v2 = registry.venues.filter((v) => v.kind === 'v2').map((v) => ({ factory: v.factory, initCodeHash: v.initCodeHash, feeBps: v.feeBps! }))
-  const v3 = registry.venues.filter((v) => v.kind === 'v3').map((v) => ({ poolDeployer: v.poolDeployer ?? v.factory, initCodeHash: v.initCodeHash }))
+  const v2 = v2v3Venues(registry).filter((v) => v.kind === 'v2').map((v) => ({ factory: v.factory, initCodeHash: v.initCodeHash, feeBps: v.feeBps! }))
+  const v3 = v2v3Venues(registry).filter((v) => v.kind === 'v3').map((v) => ({ poolDeployer: v.poolDeployer ?? v.factory, initCodeHash: v.initCodeHash }))
   return [v2, v3]
 }
 

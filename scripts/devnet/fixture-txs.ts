@@ -6,10 +6,12 @@
  * `createsArbitrage` is the author's claim; the recorder checks it against arbitrage.ts on the
  * state anvil produced and refuses to record a wrong one.
  */
-import { encodeFunctionData, encodePacked, getAddress, parseEther, parseUnits, type Abi, type Hex } from 'viem'
-import { npmArtifact, projectArtifact } from './artifacts.ts'
+import { encodeFunctionData, encodePacked, getAddress, parseEther, parseUnits, zeroAddress, type Abi, type Hex } from 'viem'
+import { MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../../src/dex/math/index.ts'
+import { v4PoolId, type V4PoolKey } from '../../src/pools/uniswap-v4-slots.ts'
+import { foundryArtifact, npmArtifact, projectArtifact } from './artifacts.ts'
 import { FORK_V2_VENUE, FORK_V3_VENUE, type V3Fee, type TokenSymbol } from './layout.ts'
-import { tokenBySymbol, type DevnetRegistry } from './registry.ts'
+import { tokenBySymbol, v2v3Venues, type DevnetRegistry } from './registry.ts'
 import { encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
 
 export type TxTypeName = 'legacy' | 'eip2930' | 'eip1559'
@@ -50,6 +52,8 @@ export interface BuildContext {
   forkV2Pair(a: TokenSymbol, b: TokenSymbol): Hex
   /** the 0.3% pool of a/b at the devnet's second V3 factory (registry venues devnet-fork-v3) */
   forkV3Pool(a: TokenSymbol, b: TokenSymbol): Hex
+  /** the V4 pool key of a/b ('ETH' = native) at this LP fee (registry v4.pools) */
+  v4Key(a: TokenSymbol | 'ETH', b: TokenSymbol, fee: number): V4PoolKey
   /** the project's SwapPlanRouter (the only router that knows the added venues) */
   planRouter: Hex
   /** a deadline one hour after genesis */
@@ -69,23 +73,32 @@ const V2_ROUTER = npmArtifact('@uniswap/v2-periphery/build/UniswapV2Router02.jso
 const SWAP_ROUTER = npmArtifact('@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json').abi
 const SWAP_ROUTER_02 = npmArtifact('@uniswap/swap-router-contracts/artifacts/contracts/SwapRouter02.sol/SwapRouter02.json').abi
 const ERC20 = projectArtifact('DevnetERC20').abi
+const POOL_SWAP_TEST = foundryArtifact('@uniswap/v4-core', 'PoolSwapTest').abi
 
 const call = (abi: Abi, functionName: string, args: readonly unknown[]) => encodeFunctionData({ abi, functionName, args })
 
 /** One hop of a SwapPlanRouter plan (src/routing/swap-plan.ts). */
 interface RouterHop {
-  protocol: 'uniswap-v2' | 'uniswap-v3'
+  protocol: 'uniswap-v2' | 'uniswap-v3' | 'uniswap-v4'
+  /** the pair or pool; for V4 the PoolId */
   pool: Hex
   tokenIn: TokenSymbol
   tokenOut: TokenSymbol
   fee: number
+  /** V4 hops: the PoolManager and the key's tick spacing */
+  v4?: { poolManager: Hex; tickSpacing: number }
+}
+
+/** a SwapPlanRouter hop through the V4 pool of `key` */
+function v4Hop(ctx: BuildContext, key: V4PoolKey, tokenIn: TokenSymbol, tokenOut: TokenSymbol): RouterHop {
+  return { protocol: 'uniswap-v4', pool: v4PoolId(key), tokenIn, tokenOut, fee: key.fee, v4: { poolManager: ctx.registry.v4.poolManager.toLowerCase() as Hex, tickSpacing: key.tickSpacing } }
 }
 
 /** SwapPlanRouter.swap of one leg through `hops`, paid to the sender, with the fixtures' deadline. */
 function planSwap(ctx: BuildContext, amountIn: bigint, minAmountOut: bigint, hops: RouterHop[]): Hex {
   const planHops = hops.map((h) => {
     const [tokenIn, tokenOut] = [ctx.token(h.tokenIn).toLowerCase() as Hex, ctx.token(h.tokenOut).toLowerCase() as Hex]
-    return { protocol: h.protocol, pool: h.pool.toLowerCase() as Hex, tokenIn, tokenOut, fee: h.fee, zeroForOne: tokenIn < tokenOut }
+    return { protocol: h.protocol, pool: h.pool.toLowerCase() as Hex, tokenIn, tokenOut, fee: h.fee, zeroForOne: tokenIn < tokenOut, ...(h.v4 ? { v4: h.v4 } : {}) }
   })
   const tokenIn = planHops[0]!.tokenIn
   const tokenOut = planHops[planHops.length - 1]!.tokenOut
@@ -105,6 +118,20 @@ function v3Path(ctx: BuildContext, ...hops: (TokenSymbol | V3Fee)[]): Hex {
 
 const V2_GAS = 300_000n
 const V3_GAS = 500_000n
+const V4_GAS = 400_000n
+
+/**
+ * PoolSwapTest.swap of an exact input on one V4 pool, paid to the sender (the test router settles
+ * the input from msg.sender, or from msg.value for native ETH, and takes the output to it), no
+ * price limit beyond the pool's.
+ */
+function v4Swap(key: V4PoolKey, zeroForOne: boolean, amountIn: bigint): Hex {
+  const params = { zeroForOne, amountSpecified: -amountIn, sqrtPriceLimitX96: zeroForOne ? MIN_SQRT_RATIO + 1n : MAX_SQRT_RATIO - 1n }
+  return call(POOL_SWAP_TEST, 'swap', [key, params, { takeClaims: false, settleUsingBurn: false }, '0x'])
+}
+
+/** the direction of a swap of `tokenIn` on `key` */
+const zeroForOneOf = (key: V4PoolKey, tokenIn: Hex) => tokenIn.toLowerCase() === key.currency0.toLowerCase()
 
 export const FIXTURE_TXS: readonly FixtureTxDefinition[] = [
   // ---- Uniswap V2 Router02 ----
@@ -652,6 +679,95 @@ export const FIXTURE_TXS: readonly FixtureTxDefinition[] = [
       pools: [ctx.forkV2Pair('WETH', 'WBTC'), ctx.forkV3Pool('WETH', 'UNI')],
     }),
   },
+  // ---- Uniswap V4 through v4-core's PoolSwapTest (unlock, swap, settle, take) ----
+  {
+    name: 'v4-swap-native-eth-small',
+    description: 'PoolSwapTest.swap: 1 native ETH for USDC in the V4 ETH/USDC 0.3% pool (currency0 = address(0), settled with msg.value)',
+    sender: 44,
+    type: 'eip1559',
+    createsArbitrage: false,
+    build: (ctx) => {
+      const key = ctx.v4Key('ETH', 'USDC', 3000)
+      return {
+        to: ctx.registry.v4.poolSwapTest,
+        data: v4Swap(key, true, parseEther('1')),
+        value: parseEther('1'),
+        gas: V4_GAS,
+        recipient: ctx.account(44),
+        pools: [ctx.registry.v4.poolManager],
+      }
+    },
+  },
+  {
+    name: 'v4-swap-weth-usdt-large',
+    description: 'PoolSwapTest.swap: 60 WETH for USDT in the V4 WETH/USDT 0.05% pool, pushing its price below the V2 and V3 WETH/USDT pools',
+    sender: 45,
+    type: 'legacy',
+    createsArbitrage: true,
+    build: (ctx) => {
+      const key = ctx.v4Key('WETH', 'USDT', 500)
+      return {
+        to: ctx.registry.v4.poolSwapTest,
+        data: v4Swap(key, zeroForOneOf(key, ctx.token('WETH')), parseEther('60')),
+        value: 0n,
+        gas: V4_GAS,
+        recipient: ctx.account(45),
+        pools: [ctx.registry.v4.poolManager],
+      }
+    },
+  },
+  {
+    name: 'v4-swap-usdc-usdt-small',
+    description: 'PoolSwapTest.swap: 2,000 USDT for USDC in the V4 USDC/USDT 0.08% pool (tick spacing 1)',
+    sender: 46,
+    type: 'eip2930',
+    createsArbitrage: false,
+    build: (ctx) => {
+      const key = ctx.v4Key('USDC', 'USDT', 800)
+      return {
+        to: ctx.registry.v4.poolSwapTest,
+        data: v4Swap(key, zeroForOneOf(key, ctx.token('USDT')), ctx.units('USDT', '2000')),
+        value: 0n,
+        gas: V4_GAS,
+        recipient: ctx.account(46),
+        pools: [ctx.registry.v4.poolManager],
+      }
+    },
+  },
+  // ---- SwapPlanRouter through Uniswap V4 (unlock, swap, sync/settle, take) ----
+  {
+    name: 'plan-v4-single',
+    description: 'SwapPlanRouter: 5,000 USDT for WETH through the V4 WETH/USDT 0.05% pool, settled in its unlockCallback',
+    sender: 54,
+    type: 'eip1559',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('USDT', '5000'), 1n, [v4Hop(ctx, ctx.v4Key('WETH', 'USDT', 500), 'USDT', 'WETH')]),
+      value: 0n,
+      gas: V4_GAS,
+      recipient: ctx.account(54),
+      pools: [ctx.registry.v4.poolManager],
+    }),
+  },
+  {
+    name: 'plan-v4-v3-multihop',
+    description: 'SwapPlanRouter: 0.05 WBTC -> WETH in the V4 WBTC/WETH 0.12% pool (tick spacing 24), then WETH -> USDC in the V3 0.05% pool',
+    sender: 55,
+    type: 'legacy',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('WBTC', '0.05'), 1n, [
+        v4Hop(ctx, ctx.v4Key('WETH', 'WBTC', 1200), 'WBTC', 'WETH'),
+        { protocol: 'uniswap-v3', pool: ctx.v3Pool('WETH', 'USDC', 500), tokenIn: 'WETH', tokenOut: 'USDC', fee: 500 },
+      ]),
+      value: 0n,
+      gas: V4_GAS,
+      recipient: ctx.account(55),
+      pools: [ctx.registry.v4.poolManager, ctx.v3Pool('WETH', 'USDC', 500)],
+    }),
+  },
 ]
 
 export function buildContext(registry: DevnetRegistry): BuildContext {
@@ -682,14 +798,20 @@ export function buildContext(registry: DevnetRegistry): BuildContext {
       return getAddress(pool.address)
     },
     forkV2Pair: (a, b) => {
-      const pair = registry.venues.find((v) => v.name === FORK_V2_VENUE.name)?.pairs?.find(pairOf(a, b))
+      const pair = v2v3Venues(registry).find((v) => v.name === FORK_V2_VENUE.name)?.pairs?.find(pairOf(a, b))
       if (!pair) throw new Error(`no fork V2 pair ${a}/${b}`)
       return getAddress(pair.address)
     },
     forkV3Pool: (a, b) => {
-      const pool = registry.venues.find((v) => v.name === FORK_V3_VENUE.name)?.pools?.find(pairOf(a, b))
+      const pool = v2v3Venues(registry).find((v) => v.name === FORK_V3_VENUE.name)?.pools?.find(pairOf(a, b))
       if (!pool) throw new Error(`no fork V3 pool ${a}/${b}`)
       return getAddress(pool.address)
+    },
+    v4Key: (a, b, fee) => {
+      const [x, y] = [a === 'ETH' ? zeroAddress : symbolOf(a).address, symbolOf(b).address]
+      const pool = registry.v4.pools.find((p) => p.fee === fee && ((p.currency0 === x && p.currency1 === y) || (p.currency0 === y && p.currency1 === x)))
+      if (!pool) throw new Error(`no V4 pool ${a}/${b} ${fee}`)
+      return { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks }
     },
     planRouter: getAddress(registry.extensions['swap-plan-router']!),
     deadline: genesis + 3600n,

@@ -153,3 +153,42 @@ export const FORK_V3_POOLS: readonly ForkPoolSpec[] = [
   { a: 'WETH', b: 'USDT', side: -1n, usd: 2_000_000n },
   { a: 'WETH', b: 'UNI', side: 1n, usd: 1_000_000n },
 ]
+
+/**
+ * Uniswap V4 on the devnet (v4-venue.ts): the real PoolManager from @uniswap/v4-core's out/, deployed
+ * after the second venues (nothing existing moves), its pools initialised and their liquidity added
+ * through the package's PoolModifyLiquidityTest, the POSITION_TEMPLATE spread as in V3. No hooks
+ * (hooks = address(0)) and static fees: a dynamic-fee pool needs a hook (PoolManager.initialize
+ * refuses the dynamic-fee flag without one), and a hook is code the search would not model.
+ *
+ * Deviations, as for the forks, keep the genesis free of arbitrage with at least 10 bp of headroom in
+ * every two-pool cycle (|deviation difference| <= fee + fee - 10 bp; the recorder checks the
+ * genesis, V4 pools included), while swaps on one venue open cycles through the others: WETH/USDC
+ * +10 bp at 0.3% (Uniswap V2 is at -25, V3 0.05% at 0, fork V2 +20 at 0.25%), WETH/USDT at 0.05%
+ * on the V3 0.05% pool's price (two 5-bp pools leave no room: it differs from V2 and the fork),
+ * WETH/WBTC -5 bp at the non-standard 0.12% with tick spacing 24, USDC/USDT +3 bp at 0.08% with
+ * tick spacing 1 (against V3's 0.05% at 0: 3 <= 3; a 0.01% pool could not keep the headroom), and
+ * one pool of native ETH (currency0 = address(0)) at its WETH/USDC twin's price.
+ */
+export const V4_VENUE = { name: 'uniswap-v4' } as const
+
+export interface V4PoolSpec {
+  /** 'ETH' is native ether, currency address(0) */
+  a: TokenSymbol | 'ETH'
+  b: TokenSymbol
+  /** LP fee in pips (hundredths of a basis point) */
+  fee: number
+  tickSpacing: number
+  /** deviation from the reference price in basis points of the sorted token0's price */
+  deviationBps: bigint
+  /** USD value spread over POSITION_TEMPLATE */
+  usd: bigint
+}
+
+export const V4_POOLS: readonly V4PoolSpec[] = [
+  { a: 'WETH', b: 'USDC', fee: 3000, tickSpacing: 60, deviationBps: 10n, usd: 3_000_000n },
+  { a: 'WETH', b: 'USDT', fee: 500, tickSpacing: 10, deviationBps: 0n, usd: 2_000_000n },
+  { a: 'WETH', b: 'WBTC', fee: 1200, tickSpacing: 24, deviationBps: -5n, usd: 2_000_000n },
+  { a: 'USDC', b: 'USDT', fee: 800, tickSpacing: 1, deviationBps: 3n, usd: 2_000_000n },
+  { a: 'ETH', b: 'USDC', fee: 3000, tickSpacing: 60, deviationBps: 10n, usd: 1_000_000n },
+]

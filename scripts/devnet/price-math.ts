@@ -57,3 +57,20 @@ export function floorTick(tick: number, spacing: number): number {
 export function ceilTick(tick: number, spacing: number): number {
   return Math.ceil(tick / spacing) * spacing
 }
+
+/**
+ * The liquidity a position over [sqrtA, sqrtB] (Q64.96) gets for at most `amount0` and `amount1`
+ * at the current sqrtP, rounded down: what the V3 periphery's LiquidityAmounts.getLiquidityForAmounts
+ * computes and NonfungiblePositionManager.mint passes to the pool. V4's PoolModifyLiquidityTest takes
+ * a liquidity, not amounts, so the devnet's V4 positions are sized with this.
+ */
+export function liquidityForAmounts(sqrtP: bigint, sqrtA: bigint, sqrtB: bigint, amount0: bigint, amount1: bigint): bigint {
+  if (sqrtA >= sqrtB) throw new Error('empty range')
+  const forAmount0 = (a: bigint, b: bigint) => (((amount0 * a) / Q96) * b) / (b - a)
+  const forAmount1 = (a: bigint, b: bigint) => (amount1 * Q96) / (b - a)
+  if (sqrtP <= sqrtA) return forAmount0(sqrtA, sqrtB)
+  if (sqrtP >= sqrtB) return forAmount1(sqrtA, sqrtB)
+  const l0 = forAmount0(sqrtP, sqrtB)
+  const l1 = forAmount1(sqrtA, sqrtP)
+  return l0 < l1 ? l0 : l1
+}

@@ -47,8 +47,8 @@ export interface RegistryV3Pool {
 }
 
 /**
- * A venue in the VENUES format (src/pools/venues.ts). The devnet's added venues also list their
- * pools here (Uniswap's own are v2.pairs and v3.pools).
+ * A V2- or V3-style venue in the VENUES format (src/pools/venues.ts). The devnet's added venues also
+ * list their pools here (Uniswap's own are v2.pairs and v3.pools).
  */
 export interface RegistryVenue {
   kind: 'v2' | 'v3'
@@ -67,6 +67,52 @@ export interface RegistryVenue {
   positionManager?: Hex
   pairs?: RegistryV2Pair[]
   pools?: RegistryV3Pool[]
+}
+
+export interface RegistryV4Position {
+  tickLower: number
+  tickUpper: number
+  liquidity: string
+}
+
+/** A Uniswap V4 pool: a PoolKey in the PoolManager (no contract of its own). */
+export interface RegistryV4Pool {
+  /** e.g. "WETH/USDC 0.3% ts60" in currency0/currency1 order; ETH is native ether */
+  name: string
+  /** keccak256(abi.encode(PoolKey)) */
+  poolId: Hex
+  /** address(0) for native ETH */
+  currency0: Hex
+  currency1: Hex
+  /** LP fee in pips */
+  fee: number
+  tickSpacing: number
+  hooks: Hex
+  sqrtPriceX96: string
+  tick: number
+  liquidity: string
+  /** added through PoolModifyLiquidityTest (the position owner), salt 0 */
+  positions: RegistryV4Position[]
+}
+
+/** Uniswap V4 on the devnet: the PoolManager, the v4-core test routers and the pools. */
+export interface RegistryV4 {
+  name: string
+  poolManager: Hex
+  poolModifyLiquidityTest: Hex
+  /** every dev account approves it for every token */
+  poolSwapTest: Hex
+  /** PoolManager's owner (may set a protocol fee controller; none is set) */
+  protocolFeeOwner: Hex
+  pools: RegistryV4Pool[]
+}
+
+/** The V4 venue in the VENUES format: the PoolManager and the pool keys routes may use. */
+export interface RegistryV4Venue {
+  kind: 'v4'
+  name: string
+  poolManager: Hex
+  poolKeys: Array<{ currency0: Hex; currency1: Hex; fee: number; tickSpacing: number; hooks: Hex }>
 }
 
 export interface RegistryKeyedAccount {
@@ -107,7 +153,9 @@ export interface DevnetRegistry {
    * every venue routes use, Uniswap V2 and V3 first (in the VENUES format; the service reads its
    * devnet venues from here)
    */
-  venues: RegistryVenue[]
+  venues: Array<RegistryVenue | RegistryV4Venue>
+  /** Uniswap V4: the PoolManager, the test routers and every pool (its ERC-20 pools' keys are the V4 venue in `venues`) */
+  v4: RegistryV4
   ethUsdFeed: { address: Hex; decimals: number; description: string; answer: string; roundId: string; updatedAt: string }
   /** owns the factories and every liquidity position */
   deployer: { warning: string; address: Hex; privateKey: Hex }
@@ -139,13 +187,18 @@ export function readRegistry(path: string): DevnetRegistry {
 export function allV2Pairs(registry: DevnetRegistry): Array<RegistryV2Pair & { venue: string; feeBps: number }> {
   return [
     ...registry.v2.pairs.map((p) => ({ ...p, venue: 'uniswap-v2', feeBps: 30 })),
-    ...(registry.venues ?? []).flatMap((v) => (v.pairs ?? []).map((p) => ({ ...p, venue: v.name, feeBps: v.feeBps! }))),
+    ...v2v3Venues(registry).flatMap((v) => (v.pairs ?? []).map((p) => ({ ...p, venue: v.name, feeBps: v.feeBps! }))),
   ]
+}
+
+/** the registry's V2- and V3-style venues (the V4 venue has no pairs, pools or factory) */
+export function v2v3Venues(registry: DevnetRegistry): RegistryVenue[] {
+  return (registry.venues ?? []).filter((v): v is RegistryVenue => v.kind !== 'v4')
 }
 
 /** Every V3-style pool of the devnet with its venue: Uniswap's, then the added venues'. */
 export function allV3Pools(registry: DevnetRegistry): Array<RegistryV3Pool & { venue: string }> {
-  return [...registry.v3.pools.map((p) => ({ ...p, venue: 'uniswap-v3' })), ...(registry.venues ?? []).flatMap((v) => (v.pools ?? []).map((p) => ({ ...p, venue: v.name })))]
+  return [...registry.v3.pools.map((p) => ({ ...p, venue: 'uniswap-v3' })), ...v2v3Venues(registry).flatMap((v) => (v.pools ?? []).map((p) => ({ ...p, venue: v.name })))]
 }
 
 /** The token with `symbol`; throws when the registry has none. */

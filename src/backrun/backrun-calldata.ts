@@ -46,8 +46,8 @@ import { BaseError } from '../primitives/base-error.ts'
 /** The backrun contract's ABI, from its committed artifact. */
 export const BACKRUN_EXECUTOR_ABI = artifact.abi as Abi
 
-/** Hop.protocol on chain (as SwapPlanRouter's). */
-export const BACKRUN_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1 }
+/** Hop.protocol on chain (as SwapPlanRouter's); BackrunExecutor has no V4 hops. */
+export const BACKRUN_PROTOCOL: Readonly<Record<Exclude<PoolProtocol, 'uniswap-v4'>, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1 }
 
 /** Hops of a backrun cycle. */
 export const MIN_BACKRUN_HOPS = 2
@@ -144,7 +144,10 @@ interface OnchainHop {
 }
 
 function encodeCall(functionName: 'backrun' | 'backrunExact', params: Omit<BackrunCallParams, 'minProfit'>, profit: bigint): Hex {
-  const hops: OnchainHop[] = params.hops.map((hop) => ({ protocol: BACKRUN_PROTOCOL[hop.protocol], pool: hop.pool, tokenOut: hop.tokenOut, fee: hop.fee }))
+  const hops: OnchainHop[] = params.hops.map((hop) => {
+    if (hop.protocol === 'uniswap-v4') throw new InvalidBackrunError(`BackrunExecutor has no V4 hops (pool ${hop.pool})`)
+    return { protocol: BACKRUN_PROTOCOL[hop.protocol], pool: hop.pool, tokenOut: hop.tokenOut, fee: hop.fee }
+  })
   return encodeFunctionData({
     abi: BACKRUN_EXECUTOR_ABI,
     functionName,

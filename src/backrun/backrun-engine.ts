@@ -214,7 +214,8 @@ export class BackrunEngine implements BackrunService {
       grossProfit: final.grossProfit,
       netProfitWei,
       netProfitUsd: await this.toUsd(base, netProfitWei),
-      hops: best.candidate.hops.map((h) => ({ protocol: h.protocol, pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee })),
+      // the calldata above refused V4 hops: V4 pools are left out of the cycles (poolsAfter)
+      hops: best.candidate.hops.map((h) => ({ protocol: h.protocol as 'uniswap-v2' | 'uniswap-v3', pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee })),
       amountIn: best.candidate.amountIn,
       blockNumber: reader.block.number,
     }
@@ -266,6 +267,8 @@ export class BackrunEngine implements BackrunService {
     for (const p of await this.thirdTokenPools(base, movedPairs)) byAddress.set(p.address, p)
     const pools: PoolSnapshot[] = []
     for (const pool of byAddress.values()) {
+      // BackrunExecutor settles V2 and V3 hops only: V4 pools are left out of the cycles
+      if (pool.protocol === 'uniswap-v4') continue
       const move = moves.get(pool.address)
       pools.push(move === undefined || !moved.includes(pool.address) ? pool : (applyPoolMove(pool, move) ?? (await routing.poolStates.loadAt(after, pool))))
     }

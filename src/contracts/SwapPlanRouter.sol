@@ -6,7 +6,8 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 /// @title SwapPlanRouter
 /// @notice Executes a swap plan (src/routing/swap-plan.ts) in one call: the input is split over
 /// legs, each leg is a path of one to three hops through V2-style pairs and V3-style pools of the
-/// venues trusted at deployment (UniswapPoolAccess), which one route may mix. Enforces a
+/// venues trusted at deployment (UniswapPoolAccess) and Uniswap V4 pools without hooks in the
+/// PoolManager given at deployment, which one route may mix. Enforces a
 /// minimum output and a deadline, pays the recipient, then optionally runs a partner's post-swap
 /// call (a backrun) in the same transaction.
 ///
@@ -16,6 +17,12 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///   factory and init-code hash), so a crafted plan cannot route a user's tokens into a fake pool.
 /// - The V3 callbacks (Uniswap's and PancakeSwap's name) pay only the one pool this contract is
 ///   swapping with at that moment, which it proved genuine before calling it.
+/// - A V4 hop runs inside PoolManager.unlock: unlockCallback answers only the configured
+///   PoolManager, and only while this contract's own unlock is in flight (one-shot, like a V3 pool's
+///   arming); it swaps, then settles exactly the input (sync, transfer, settle) and takes the output
+///   to the hop's destination (flash accounting: the PoolManager's unlock reverts unless every delta
+///   is zero). The key it swaps on is built here (the hop's tokens, fee, tick spacing, no hooks), so
+///   a plan cannot send a user's tokens anywhere but the PoolManager.
 /// - The post-swap call never runs from this contract: this contract holds users' approvals, so an
 ///   arbitrary call from it (say token.transferFrom(victim, attacker, x)) would drain them. It runs
 ///   from SwapPlanRouterCallProxy, a separate contract that nobody approves and that holds nothing.
@@ -28,15 +35,34 @@ contract SwapPlanRouter is UniswapPoolAccess {
     /// @notice One swap through one pool. The direction (zeroForOne) is not a field: it follows
     /// from the token addresses (token0 is the lower one) and so cannot disagree with the pool.
     struct Hop {
-        /// 0 = V2-style pair, 1 = V3-style pool
+        /// 0 = V2-style pair, 1 = V3-style pool, 2 = Uniswap V4 pool
         uint8 protocol;
-        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue
+        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue; for
+        /// a V4 hop, the PoolManager
         address pool;
         /// tokenIn is the previous hop's tokenOut (the plan's tokenIn for the first hop)
         address tokenOut;
-        /// V3 fee tier in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs, which swap
-        /// at their venue's fee
+        /// V3 fee tier or V4 LP fee in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs,
+        /// which swap at their venue's fee
         uint24 fee;
+        /// V4 only: the pool key's tick spacing (0 for V2 and V3 hops)
+        int24 tickSpacing;
+    }
+
+    /// @notice Uniswap V4's PoolKey (currency0 < currency1; hooks always none here).
+    struct PoolKey {
+        address currency0;
+        address currency1;
+        uint24 fee;
+        int24 tickSpacing;
+        address hooks;
+    }
+
+    /// @notice Uniswap V4's SwapParams: amountSpecified < 0 is an exact input.
+    struct SwapParams {
+        bool zeroForOne;
+        int256 amountSpecified;
+        uint160 sqrtPriceLimitX96;
     }
 
     /// @notice A share of the input sent down one path of 1..MAX_HOPS hops.
@@ -54,13 +80,22 @@ contract SwapPlanRouter is UniswapPoolAccess {
     }
 
     uint256 internal constant MAX_HOPS = 3;
+    uint8 internal constant PROTOCOL_V4 = 2;
 
     // Selectors of the external functions called without an interface (so the compile script does
     // not emit artifacts for generic interface names that other contracts may want to define).
     bytes4 internal constant WETH_DEPOSIT = bytes4(keccak256("deposit()"));
+    bytes4 internal constant V4_UNLOCK = bytes4(keccak256("unlock(bytes)"));
+    bytes4 internal constant V4_SWAP =
+        bytes4(keccak256("swap((address,address,uint24,int24,address),(bool,int256,uint160),bytes)"));
+    bytes4 internal constant V4_SYNC = bytes4(keccak256("sync(address)"));
+    bytes4 internal constant V4_SETTLE = bytes4(keccak256("settle()"));
+    bytes4 internal constant V4_TAKE = bytes4(keccak256("take(address,address,uint256)"));
 
     /// Constructor arguments, as immutables (in the code: no SLOAD on the hot path).
     address public immutable weth;
+    /// @notice Uniswap V4's PoolManager (address(0): no V4 hops).
+    address public immutable poolManager;
     /// @notice The account the post-swap call comes from (msg.sender at the post-call target).
     SwapPlanRouterCallProxy public immutable postCallProxy;
 
@@ -69,6 +104,8 @@ contract SwapPlanRouter is UniswapPoolAccess {
     /// The V3 pool swap() is calling right now; the only account whose callback is paid. One-shot:
     /// the callback disarms it, so a pool is paid at most once per swap call.
     address private transient armedPool;
+    /// Set while this contract's PoolManager.unlock runs; unlockCallback disarms it (one-shot).
+    bool private transient v4Unlocking;
 
     event Swapped(
         address indexed sender,
@@ -99,10 +136,11 @@ contract SwapPlanRouter is UniswapPoolAccess {
     error UnexpectedCallback();
     error TransferFailed(address token);
 
-    constructor(address weth_, V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_)
+    constructor(address weth_, V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_, address poolManager_)
         UniswapPoolAccess(v2Venues_, v3Venues_)
     {
         weth = weth_;
+        poolManager = poolManager_;
         postCallProxy = new SwapPlanRouterCallProxy();
     }
 
@@ -169,6 +207,38 @@ contract SwapPlanRouter is UniswapPoolAccess {
         _pay(token, payer, msg.sender, amount);
     }
 
+    /// @notice PoolManager.unlock's callback for a V4 hop (_swapV4): swap, pay exactly the input,
+    /// take the output to the hop's destination. Answers only the PoolManager during our own unlock.
+    function unlockCallback(bytes calldata data) external returns (bytes memory) {
+        if (msg.sender != poolManager || !v4Unlocking) revert UnexpectedCallback();
+        v4Unlocking = false;
+        (PoolKey memory key, bool zeroForOne, uint256 amountIn, address payer, address to) =
+            abi.decode(data, (PoolKey, bool, uint256, address, address));
+        (bool ok, bytes memory ret) = msg.sender.call(
+            abi.encodeWithSelector(
+                V4_SWAP,
+                key,
+                SwapParams(zeroForOne, -int256(amountIn), zeroForOne ? MIN_SQRT_PRICE_LIMIT : MAX_SQRT_PRICE_LIMIT),
+                bytes("")
+            )
+        );
+        if (!ok) _bubble(ret);
+        int256 delta = abi.decode(ret, (int256));
+        // BalanceDelta: amount0 in the high 128 bits, amount1 in the low 128 (the caller's view:
+        // negative is owed to the pool)
+        int128 amount0 = int128(delta >> 128);
+        int128 amount1 = int128(delta);
+        (int128 taken, int128 given) = zeroForOne ? (-amount0, amount1) : (-amount1, amount0);
+        if (uint256(int256(taken)) != amountIn) revert PartialFill(amountIn, uint256(int256(taken)));
+        (address tokenIn, address tokenOut) = zeroForOne ? (key.currency0, key.currency1) : (key.currency1, key.currency0);
+        _v4Call(abi.encodeWithSelector(V4_SYNC, tokenIn));
+        _pay(tokenIn, payer, msg.sender, amountIn);
+        _v4Call(abi.encodeWithSelector(V4_SETTLE));
+        uint256 amountOut = uint256(int256(given));
+        _v4Call(abi.encodeWithSelector(V4_TAKE, tokenOut, to, amountOut));
+        return abi.encode(amountOut);
+    }
+
     /// Runs every leg; returns the total paid to the recipient.
     function _executeLegs(Plan calldata plan, address payer, address recipient) private returns (uint256 amountOut) {
         Leg[] calldata legs = plan.legs;
@@ -196,9 +266,9 @@ contract SwapPlanRouter is UniswapPoolAccess {
         address lastTokenOut = hops[hops.length - 1].tokenOut;
         if (lastTokenOut != tokenOut) revert PathMismatch(lastTokenOut);
         amount = leg.amountIn;
-        // the V2 venue fee of the hop about to run (0 for a V3 pool); each pool is verified before
-        // anything moves into it
-        uint256 feeBps = _verifiedPool(hops[0].protocol, hops[0].pool, tokenIn, hops[0].tokenOut, hops[0].fee);
+        // the V2 venue fee of the hop about to run (0 for a V3 or V4 pool); each pool is verified
+        // before anything moves into it
+        uint256 feeBps = _verifiedHop(hops[0], tokenIn);
         // a V2 pair must hold its input before swap(): pull it from the payer straight into the pair
         if (hops[0].protocol == PROTOCOL_V2) _pay(tokenIn, payer, hops[0].pool, amount);
 
@@ -215,10 +285,19 @@ contract SwapPlanRouter is UniswapPoolAccess {
 
     /// Where a hop sends its output when `next` follows: straight into the next pair when that is
     /// V2 (it takes input by transfer), else to this contract, which pays the V3 pool in the
-    /// callback. Verifies the next pool; returns its V2 venue fee.
+    /// callback (or settles it with the V4 PoolManager). Verifies the next pool; returns its V2
+    /// venue fee.
     function _nextHopTarget(Hop calldata next, address tokenIn) private view returns (address to, uint256 feeBps) {
-        feeBps = _verifiedPool(next.protocol, next.pool, tokenIn, next.tokenOut, next.fee);
+        feeBps = _verifiedHop(next, tokenIn);
         to = next.protocol == PROTOCOL_V2 ? next.pool : address(this);
+    }
+
+    /// A V4 hop names the configured PoolManager (its key is built in _swapV4); any other hop is a
+    /// trusted venue's pool.
+    function _verifiedHop(Hop calldata hop, address tokenIn) private view returns (uint256 feeBps) {
+        if (hop.protocol != PROTOCOL_V4) return _verifiedPool(hop.protocol, hop.pool, tokenIn, hop.tokenOut, hop.fee);
+        if (hop.pool != poolManager || poolManager == address(0) || tokenIn == hop.tokenOut) revert InvalidPool(hop.pool);
+        return 0;
     }
 
     /// One hop through a verified pool (hop.pool); returns its output.
@@ -227,9 +306,31 @@ contract SwapPlanRouter is UniswapPoolAccess {
         returns (uint256)
     {
         bool zeroForOne = tokenIn < hop.tokenOut;
-        return hop.protocol == PROTOCOL_V2
-            ? _swapV2(hop.pool, zeroForOne, amountIn, to, feeBps)
-            : _swapV3(hop.pool, tokenIn, zeroForOne, amountIn, to, payer);
+        if (hop.protocol == PROTOCOL_V2) return _swapV2(hop.pool, zeroForOne, amountIn, to, feeBps);
+        if (hop.protocol == PROTOCOL_V3) return _swapV3(hop.pool, tokenIn, zeroForOne, amountIn, to, payer);
+        return _swapV4(hop, tokenIn, zeroForOne, amountIn, to, payer);
+    }
+
+    /// V4 hop, exact input, in one PoolManager.unlock (settled in unlockCallback by `payer`).
+    function _swapV4(Hop calldata hop, address tokenIn, bool zeroForOne, uint256 amountIn, address to, address payer)
+        private
+        returns (uint256 amountOut)
+    {
+        // BalanceDelta amounts are int128
+        if (amountIn > uint256(int256(type(int128).max))) revert AmountTooLarge();
+        (address currency0, address currency1) = zeroForOne ? (tokenIn, hop.tokenOut) : (hop.tokenOut, tokenIn);
+        PoolKey memory key = PoolKey(currency0, currency1, hop.fee, hop.tickSpacing, address(0));
+        v4Unlocking = true;
+        (bool ok, bytes memory ret) =
+            poolManager.call(abi.encodeWithSelector(V4_UNLOCK, abi.encode(key, zeroForOne, amountIn, payer, to)));
+        if (!ok) _bubble(ret);
+        // unlock returns the callback's bytes, ABI-encoded
+        amountOut = abi.decode(abi.decode(ret, (bytes)), (uint256));
+    }
+
+    function _v4Call(bytes memory data) private {
+        (bool ok, bytes memory ret) = poolManager.call(data);
+        if (!ok) _bubble(ret);
     }
 
     /// V3 hop, exact input; the pool is paid in uniswapV3SwapCallback by `payer`.

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import type { ChainContracts, ServiceConfig } from '../config.ts'
 import { normalizeAddress } from '../chain/quantity.ts'
 import type { Venue } from '../pools/pools.ts'
-import { parseVenues, uniswapV2Venue, uniswapV3Venue } from '../pools/venues.ts'
+import { parseVenues, uniswapV2Venue, uniswapV3Venue, venueContract } from '../pools/venues.ts'
 
 export type { ChainContracts } from '../config.ts'
 
@@ -60,10 +60,11 @@ function registryVenues(registry: DevnetRegistryFile): Venue[] {
 
 function pickVenues(registered: readonly Venue[], wanted: readonly Venue[], registryPath: string): Venue[] {
   return wanted.map((venue) => {
-    const found = registered.find((r) => r.protocol === venue.protocol && r.factory === venue.factory)
+    const found = registered.find((r) => r.protocol === venue.protocol && venueContract(r) === venueContract(venue))
     if (found === undefined) {
-      const known = registered.map((r) => `${r.name} (${r.protocol}, ${r.factory})`).join(', ')
-      throw new Error(`VENUES: ${venue.name} (${venue.protocol}, factory ${venue.factory}) is not a venue of the devnet registry ${registryPath}, whose contracts accept only ${known}`)
+      const known = registered.map((r) => `${r.name} (${r.protocol}, ${venueContract(r)})`).join(', ')
+      const at = venue.protocol === 'uniswap-v4' ? 'poolManager' : 'factory'
+      throw new Error(`VENUES: ${venue.name} (${venue.protocol}, ${at} ${venueContract(venue)}) is not a venue of the devnet registry ${registryPath}, whose contracts accept only ${known}`)
     }
     return found
   })

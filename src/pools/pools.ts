@@ -6,13 +6,14 @@
  */
 import type { Address, Hex } from '../chain/types.ts'
 import type { V3PoolState } from '../dex/math/index.ts'
+import type { V4PoolKey, V4Slot0 } from './uniswap-v4-slots.ts'
 
 /**
  * The kinds of pool the layer can discover, load and quote: the discriminant of PoolRef,
  * PoolSnapshot and Venue, and the hop kind a swap plan executes. Each has its PoolKind in
  * pool-kinds.ts (pool-kind.ts says what a new kind takes).
  */
-export type PoolProtocol = 'uniswap-v2' | 'uniswap-v3'
+export type PoolProtocol = 'uniswap-v2' | 'uniswap-v3' | 'uniswap-v4'
 
 /** The callback a V2-style pair calls on a flash swap (the router never flash-swaps; BackrunExecutor does). */
 export type V2FlashCallback = 'uniswapV2Call' | 'pancakeCall'
@@ -55,8 +56,20 @@ export interface V3Venue {
   callback: V3SwapCallback
 }
 
+/**
+ * Uniswap V4: the singleton PoolManager and the pool keys routes may use there. V4 pools have no
+ * factory to ask and no address: a venue lists its keys (parsed and checked in venues.ts: ERC-20
+ * currencies, no hooks, a static fee), and discovery keeps those initialized in the PoolManager.
+ */
+export interface V4Venue {
+  protocol: 'uniswap-v4'
+  name: string
+  poolManager: Address
+  pools: readonly V4PoolKey[]
+}
+
 /** Where pools of one kind are found: discovery asks each venue for a pair's pools. */
-export type Venue = V2Venue | V3Venue
+export type Venue = V2Venue | V3Venue | V4Venue
 
 /** Uniswap V2 pairs charge 0.3%: 30 bps, in the plan's unit (hundredths of a bip) 3000. */
 export const V2_FEE_PIPS = 3000
@@ -115,7 +128,25 @@ export interface V3PoolSnapshot extends PoolRef {
   coverage: V3TickCoverage
 }
 
-export type PoolSnapshot = V2PoolSnapshot | V3PoolSnapshot
+/** What discovery finds of a V4 pool: the key beside the PoolRef fields (address is the PoolId). */
+export interface V4PoolRef extends PoolRef {
+  protocol: 'uniswap-v4'
+  poolManager: Address
+  key: V4PoolKey
+}
+
+/**
+ * A V4 pool: `address` is its PoolId (32 bytes: the pool's identity in routes, caches and plans;
+ * not an account), `fee` the key's LP fee, and the state the V3 swap loop reads with the slot0
+ * fees (quoteV4 applies each direction's protocol fee).
+ */
+export interface V4PoolSnapshot extends V4PoolRef {
+  slot0: V4Slot0
+  state: V3PoolState
+  coverage: V3TickCoverage
+}
+
+export type PoolSnapshot = V2PoolSnapshot | V3PoolSnapshot | V4PoolSnapshot
 
 export function poolPairKey(a: Address, b: Address): string {
   return a < b ? `${a}/${b}` : `${b}/${a}`

@@ -70,22 +70,26 @@ async function loadV3(caller: ViewCaller, ref: PoolRef, settings: PoolLoadSettin
   for (let w = coverage.wordLower; w <= coverage.wordUpper; w++) wordPositions.push(w)
   const words = await Promise.all(wordPositions.map((w) => caller.read(pool, V3_POOL_ABI, 'tickBitmap', [w])))
 
-  const bitmap = new Map<number, bigint>()
-  const initializedTicks: number[] = []
-  words.forEach((word, i) => {
-    if (word === 0n) return
-    const wordPos = wordPositions[i]
-    bitmap.set(wordPos, word)
-    for (let rest = word; rest !== 0n; rest &= rest - 1n) {
-      initializedTicks.push((wordPos * 256 + leastSignificantBit(rest)) * tickSpacing)
-    }
-  })
+  const { bitmap, initializedTicks } = setBits(wordPositions, words, tickSpacing)
   const tickInfos = await Promise.all(initializedTicks.map((t) => caller.read(pool, V3_POOL_ABI, 'ticks', [t])))
   const ticks = new Map<number, V3TickInfo>()
   initializedTicks.forEach((t, i) => ticks.set(t, { liquidityNet: tickInfos[i][1] }))
 
   const state: V3PoolState = { sqrtPriceX96, tick, liquidity, fee, tickSpacing, bitmap, ticks }
   return { protocol: 'uniswap-v3', address: pool, token0: ref.token0, token1: ref.token1, fee, venue: ref.venue, state, coverage }
+}
+
+/** the non-zero bitmap words (words[i] is at wordPositions[i]) and the ticks their set bits mark */
+export function setBits(wordPositions: readonly number[], words: readonly bigint[], tickSpacing: number): { bitmap: Map<number, bigint>; initializedTicks: number[] } {
+  const bitmap = new Map<number, bigint>()
+  const initializedTicks: number[] = []
+  words.forEach((word, i) => {
+    if (word === 0n) return
+    const wordPos = wordPositions[i]
+    bitmap.set(wordPos, word)
+    for (let rest = word; rest !== 0n; rest &= rest - 1n) initializedTicks.push((wordPos * 256 + leastSignificantBit(rest)) * tickSpacing)
+  })
+  return { bitmap, initializedTicks }
 }
 
 /** the word range around `tick` and what it lets a swap trust; exported for tests */

@@ -7,7 +7,8 @@
 import { encodeAbiParameters, encodePacked, getContractAddress, keccak256 } from 'viem'
 import type { Address, Hex } from '../chain/types.ts'
 import { BaseError } from '../primitives/base-error.ts'
-import type { V2FlashCallback, V2Venue, V3SwapCallback, V3Venue, Venue } from './pools.ts'
+import type { V2FlashCallback, V2Venue, V3SwapCallback, V3Venue, V4Venue, Venue } from './pools.ts'
+import type { V4PoolKey } from './uniswap-v4-slots.ts'
 
 /**
  * The contracts hold each kind's venues in fixed immutable slots (UniswapPoolAccess.sol): at most
@@ -16,6 +17,14 @@ import type { V2FlashCallback, V2Venue, V3SwapCallback, V3Venue, Venue } from '.
 export const MAX_VENUES_PER_KIND = 4
 /** fee tiers one V3 venue may list (discovery asks getPool once per tier and token pair) */
 export const MAX_FEE_TIERS_PER_VENUE = 8
+/** V4 venues: SwapPlanRouter holds one PoolManager (an immutable) */
+export const MAX_V4_VENUES = 1
+/** pool keys one V4 venue may list (discovery reads the slot0 of each key of a pair) */
+export const MAX_V4_POOLS_PER_VENUE = 256
+/** LPFeeLibrary.DYNAMIC_FEE_FLAG: a key's fee with this bit is set by its hook */
+const V4_DYNAMIC_FEE_FLAG = 0x800000
+/** v4-core TickMath.MAX_TICK_SPACING */
+const V4_MAX_TICK_SPACING = 32_767
 
 export const V2_FLASH_CALLBACKS: readonly V2FlashCallback[] = ['uniswapV2Call', 'pancakeCall']
 export const V3_SWAP_CALLBACKS: readonly V3SwapCallback[] = ['uniswapV3SwapCallback', 'pancakeV3SwapCallback']
@@ -83,7 +92,7 @@ export const MAINNET_VENUES: readonly Venue[] = Object.freeze([
 ] satisfies Venue[])
 
 /** Where the venue's pool of (token0, token1[, fee]) is, deployed or not; token0 < token1. */
-export function venuePoolAddress(venue: Venue, token0: Address, token1: Address, fee?: number): Address {
+export function venuePoolAddress(venue: V2Venue | V3Venue, token0: Address, token1: Address, fee?: number): Address {
   if (venue.protocol === 'uniswap-v2') {
     const salt = keccak256(encodePacked(['address', 'address'], [token0, token1]))
     return getContractAddress({ opcode: 'CREATE2', from: venue.factory, salt, bytecodeHash: venue.initCodeHash }).toLowerCase() as Address
@@ -102,13 +111,16 @@ export class VenueListError extends BaseError<{ problems: string[] }> {
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 const HASH = /^0x[0-9a-fA-F]{64}$/
 
 /**
  * The venues of a VENUES value: `mainnet` (MAINNET_VENUES), or a JSON array of
- * `{"kind":"v2","name","factory","initCodeHash","feeBps","callback"?}` and
+ * `{"kind":"v2","name","factory","initCodeHash","feeBps","callback"?}`,
  * `{"kind":"v3","name","factory","poolDeployer"?,"initCodeHash","feeTiers","tickSpacings","callback"?}`
- * (callbacks default to Uniswap's, poolDeployer to the factory). Throws VenueListError.
+ * (callbacks default to Uniswap's, poolDeployer to the factory) and at most one
+ * `{"kind":"v4","name","poolManager","poolKeys":[{"currency0","currency1","fee","tickSpacing","hooks"?}]}`
+ * (V4 pools have no factory: the venue lists the keys routes may use). Throws VenueListError.
  */
 export function parseVenues(text: string): Venue[] {
   if (text.trim() === 'mainnet') return MAINNET_VENUES.map((v) => ({ ...v }))
@@ -132,6 +144,11 @@ export function parseVenues(text: string): Venue[] {
 }
 
 /** what is wrong with a list of well-formed venues as a whole: names, factories, counts per kind */
+/** The contract a venue is known by: a V2/V3 venue's factory, a V4 venue's PoolManager. */
+export function venueContract(venue: Venue): Address {
+  return venue.protocol === 'uniswap-v4' ? venue.poolManager : venue.factory
+}
+
 export function venueListProblems(venues: readonly Venue[]): string[] {
   const problems: string[] = []
   if (venues.length === 0) problems.push('at least one venue is needed')
@@ -140,14 +157,17 @@ export function venueListProblems(venues: readonly Venue[]): string[] {
   for (const v of venues) {
     if (names.has(v.name)) problems.push(`venue name ${v.name} is used twice`)
     names.add(v.name)
-    const key = `${v.protocol} ${v.factory.toLowerCase()}`
-    if (factories.has(key)) problems.push(`factory ${v.factory} is listed twice`)
+    const factory = venueContract(v)
+    const key = `${v.protocol} ${factory.toLowerCase()}`
+    if (factories.has(key)) problems.push(`${v.protocol === 'uniswap-v4' ? 'poolManager' : 'factory'} ${factory} is listed twice`)
     factories.add(key)
   }
   for (const protocol of ['uniswap-v2', 'uniswap-v3'] as const) {
     const n = venues.filter((v) => v.protocol === protocol).length
     if (n > MAX_VENUES_PER_KIND) problems.push(`${n} ${protocol === 'uniswap-v2' ? 'v2' : 'v3'} venues: the contracts hold at most ${MAX_VENUES_PER_KIND} per kind`)
   }
+  const v4 = venues.filter((v) => v.protocol === 'uniswap-v4').length
+  if (v4 > MAX_V4_VENUES) problems.push(`${v4} v4 venues: SwapPlanRouter holds one PoolManager`)
   return problems
 }
 
@@ -166,6 +186,7 @@ function parseVenue(entry: unknown, at: string, problems: string[]): Venue | und
     problems.push(`${at}.${field}: expected a 0x-prefixed 20-byte address`)
     return undefined
   }
+  if (e.kind === 'v4') return parseV4Venue(e, at, name, problems, before)
   const factory = address('factory')
   const initCodeHash = typeof e.initCodeHash === 'string' && HASH.test(e.initCodeHash) ? (e.initCodeHash.toLowerCase() as Hex) : undefined
   if (initCodeHash === undefined) problems.push(`${at}.initCodeHash: expected a 0x-prefixed 32-byte hash`)
@@ -189,8 +210,57 @@ function parseVenue(entry: unknown, at: string, problems: string[]): Venue | und
     if (problems.length > before) return undefined
     return { protocol: 'uniswap-v3', name: name!, factory: factory!, poolDeployer: poolDeployer!, initCodeHash: initCodeHash!, feeTiers: feeTiers!, tickSpacings: tickSpacings!, callback: callback! }
   }
-  problems.push(`${at}.kind: expected "v2" or "v3"`)
+  problems.push(`${at}.kind: expected "v2", "v3" or "v4"`)
   return undefined
+}
+
+/**
+ * `{"kind":"v4","name","poolManager","poolKeys":[{"currency0","currency1","fee","tickSpacing","hooks"?}]}`.
+ * Only what the search models: ERC-20 currencies (native ETH pools are not routed: the routes run
+ * over WETH), no hooks, a static fee below 100%.
+ */
+function parseV4Venue(e: Record<string, unknown>, at: string, name: string | undefined, problems: string[], before: number): V4Venue | undefined {
+  const poolManager = typeof e.poolManager === 'string' && ADDRESS.test(e.poolManager) ? (e.poolManager.toLowerCase() as Address) : undefined
+  if (poolManager === undefined) problems.push(`${at}.poolManager: expected a 0x-prefixed 20-byte address`)
+  const pools: V4PoolKey[] = []
+  if (!Array.isArray(e.poolKeys) || e.poolKeys.length === 0 || e.poolKeys.length > MAX_V4_POOLS_PER_VENUE) {
+    problems.push(`${at}.poolKeys: expected 1 to ${MAX_V4_POOLS_PER_VENUE} pool keys`)
+  } else {
+    e.poolKeys.forEach((raw: unknown, i) => {
+      const key = parseV4PoolKey(raw, `${at}.poolKeys[${i}]`, problems)
+      if (key !== undefined) pools.push(key)
+    })
+  }
+  if (problems.length > before) return undefined
+  return { protocol: 'uniswap-v4', name: name!, poolManager: poolManager!, pools }
+}
+
+function parseV4PoolKey(raw: unknown, at: string, problems: string[]): V4PoolKey | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    problems.push(`${at}: expected an object`)
+    return undefined
+  }
+  const k = raw as Record<string, unknown>
+  const before = problems.length
+  const address = (field: string, value: unknown): Address | undefined => {
+    if (typeof value === 'string' && ADDRESS.test(value)) return value.toLowerCase() as Address
+    problems.push(`${at}.${field}: expected a 0x-prefixed 20-byte address`)
+    return undefined
+  }
+  const currency0 = address('currency0', k.currency0)
+  const currency1 = address('currency1', k.currency1)
+  const hooks = address('hooks', k.hooks ?? ZERO_ADDRESS)
+  if (currency0 !== undefined && currency1 !== undefined && BigInt(currency0) >= BigInt(currency1)) problems.push(`${at}: currency0 must be below currency1`)
+  if (currency0 === ZERO_ADDRESS) problems.push(`${at}.currency0: native ETH pools are not routed (routes run over WETH)`)
+  if (hooks !== undefined && hooks !== ZERO_ADDRESS) problems.push(`${at}.hooks: pools with hooks are not modelled by the search`)
+  const fee = k.fee
+  if (!Number.isInteger(fee) || (fee as number) < 0 || (fee as number) >= 1_000_000) {
+    problems.push(`${at}.fee: expected a static LP fee in pips, an integer 0..999999${fee === V4_DYNAMIC_FEE_FLAG ? ' (dynamic fees need a hook)' : ''}`)
+  }
+  const tickSpacing = k.tickSpacing
+  if (!Number.isInteger(tickSpacing) || (tickSpacing as number) < 1 || (tickSpacing as number) > V4_MAX_TICK_SPACING) problems.push(`${at}.tickSpacing: expected an integer 1..${V4_MAX_TICK_SPACING}`)
+  if (problems.length > before) return undefined
+  return { currency0: currency0!, currency1: currency1!, fee: fee as number, tickSpacing: tickSpacing as number, hooks: hooks! }
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], at: string, problems: string[]): T | undefined {
@@ -210,6 +280,7 @@ export function venueJson(venue: Venue): Record<string, unknown> {
   if (venue.protocol === 'uniswap-v2') {
     return { kind: 'v2', name: venue.name, factory: venue.factory, initCodeHash: venue.initCodeHash, feeBps: venue.feeBps, callback: venue.callback }
   }
+  if (venue.protocol === 'uniswap-v4') return { kind: 'v4', name: venue.name, poolManager: venue.poolManager, poolKeys: venue.pools.map((k) => ({ ...k })) }
   return {
     kind: 'v3',
     name: venue.name,

@@ -102,6 +102,15 @@ export class ViewCaller {
     }
   }
 
+  /**
+   * One storage word of `address` in the caller's state (a block's, or one a simulation left):
+   * for contracts whose storage layout is their public interface (Uniswap V4's PoolManager, read
+   * at StateLibrary's slots), no call is needed. Not bounded by the concurrency: a read runs no EVM.
+   */
+  storage(address: Address, slot: bigint): Promise<bigint> {
+    return this.state.overlay.readStorage(address, slot)
+  }
+
   private async acquire(): Promise<void> {
     if (this.inFlight < this.concurrency) {
       this.inFlight++

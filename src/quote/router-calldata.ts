@@ -5,7 +5,8 @@
  *        address postCallTarget, bytes postCallData) payable returns (uint256 amountOut)
  *   Plan { address tokenIn; address tokenOut; uint256 amountIn; Leg[] legs }
  *   Leg  { uint256 amountIn; Hop[] hops }
- *   Hop  { uint8 protocol; address pool; address tokenOut; uint24 fee }   protocol: 0 = V2, 1 = V3
+ *   Hop  { uint8 protocol; address pool; address tokenOut; uint24 fee; int24 tickSpacing }
+ *        protocol: 0 = V2, 1 = V3, 2 = V4 (pool: the PoolManager; tickSpacing: V4 only, else 0)
  *
  * A hop's tokenIn and zeroForOne are not encoded: the contract chains tokenIn from the previous
  * hop and derives the direction from the token addresses. The encoder checks that the plan agrees
@@ -23,7 +24,7 @@ import { BaseError } from '../primitives/base-error.ts'
 export const SWAP_PLAN_ROUTER_ABI = artifact.abi as Abi
 
 /** Hop.protocol on chain. */
-export const ROUTER_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1 }
+export const ROUTER_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1, 'uniswap-v4': 2 }
 
 /** An optional call the router makes (from its post-call proxy) after paying the recipient. */
 export interface PostSwapCall {
@@ -61,7 +62,14 @@ export function encodeSwapPlanCall(params: SwapPlanCallParams): Hex {
   checkUint256('deadline', deadline)
   const legs = plan.legs.map((leg) => ({
     amountIn: leg.amountIn,
-    hops: leg.hops.map((hop) => ({ protocol: ROUTER_PROTOCOL[hop.protocol], pool: hop.pool, tokenOut: hop.tokenOut, fee: hop.fee })),
+    // a V4 hop names the PoolManager; the router builds the key from the tokens, fee and spacing
+    hops: leg.hops.map((hop) => ({
+      protocol: ROUTER_PROTOCOL[hop.protocol],
+      pool: hop.v4?.poolManager ?? hop.pool,
+      tokenOut: hop.tokenOut,
+      fee: hop.fee,
+      tickSpacing: hop.v4?.tickSpacing ?? 0,
+    })),
   }))
   return encodeFunctionData({
     abi: SWAP_PLAN_ROUTER_ABI,
@@ -115,6 +123,10 @@ function checkHop(hop: PlanHop, tokenIn: Address, leg: number, index: number): v
     throw new InvalidSwapPlanError(`leg ${leg} hop ${index}: zeroForOne ${hop.zeroForOne} disagrees with the token order`, where)
   }
   if (!Number.isInteger(hop.fee) || hop.fee < 0 || hop.fee > MAX_UINT24) throw new InvalidSwapPlanError(`leg ${leg} hop ${index}: fee ${hop.fee} is not a uint24`, where)
+  if ((hop.protocol === 'uniswap-v4') !== (hop.v4 !== undefined)) throw new InvalidSwapPlanError(`leg ${leg} hop ${index}: a V4 hop, and only one, names its PoolManager and tick spacing`, where)
+  if (hop.v4 !== undefined && (!Number.isInteger(hop.v4.tickSpacing) || hop.v4.tickSpacing < 1 || hop.v4.tickSpacing > 32_767)) {
+    throw new InvalidSwapPlanError(`leg ${leg} hop ${index}: tick spacing ${hop.v4.tickSpacing} is not a V4 spacing`, where)
+  }
 }
 
 function checkUint256(name: string, value: bigint): void {

@@ -18,7 +18,8 @@ export interface QuoteRequest {
 }
 
 export interface QuoteHop {
-  protocol: 'uniswap-v2' | 'uniswap-v3'
+  protocol: 'uniswap-v2' | 'uniswap-v3' | 'uniswap-v4'
+  /** the pair or pool; a V4 pool's PoolId (32 bytes) */
   pool: Address
   tokenIn: Address
   tokenOut: Address

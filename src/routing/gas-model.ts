@@ -47,7 +47,7 @@ export interface GasModel {
 export const DEFAULT_GAS_MODEL: GasModel = Object.freeze({
   base: 46_000n,
   perLeg: 0n,
-  perHop: Object.freeze({ 'uniswap-v2': 89_000n, 'uniswap-v3': 84_000n }),
+  perHop: Object.freeze({ 'uniswap-v2': 89_000n, 'uniswap-v3': 84_000n, 'uniswap-v4': 86_000n }),
   perV3TickCrossed: 44_000n,
 })
 

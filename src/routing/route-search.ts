@@ -211,7 +211,15 @@ function toPlan(tokenIn: Address, tokenOut: Address, amountIn: bigint, best: Eva
   const legs: PlanLeg[] = best.legs.map((leg) => ({
     amountIn: leg.amountIn,
     hops: leg.path.map(
-      (h): PlanHop => ({ protocol: h.pool.protocol, pool: h.pool.address, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.pool.fee, zeroForOne: h.zeroForOne }),
+      (h): PlanHop => ({
+        protocol: h.pool.protocol,
+        pool: h.pool.address,
+        tokenIn: h.tokenIn,
+        tokenOut: h.tokenOut,
+        fee: h.pool.fee,
+        zeroForOne: h.zeroForOne,
+        ...(h.pool.protocol === 'uniswap-v4' ? { v4: { poolManager: h.pool.poolManager, tickSpacing: h.pool.key.tickSpacing } } : {}),
+      }),
     ),
     expectedAmountOut: leg.amountOut,
   }))

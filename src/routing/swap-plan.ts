@@ -14,6 +14,8 @@ export interface PlanHop {
   fee: number
   /** tokenIn is the pool's token0 */
   zeroForOne: boolean
+  /** V4 hops (pool is the PoolId): the PoolManager that holds the pool and the key's tick spacing */
+  v4?: { poolManager: Address; tickSpacing: number }
 }
 
 export interface PlanLeg {

@@ -23,7 +23,7 @@ import { buildPoolGraph, enumeratePaths, quotePath, tickCoverage, type PathHop, 
 import { RoutingEngine } from '../../src/routing/index.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { DEX, lower, referencePathQuote, registry, sim, source, syntheticToken, tok, v2Pool, v3Pool, type ReferencePath } from '../routing/helpers.ts'
-import { loadFixtureTxs, type FixtureTx } from '../support/devnet.ts'
+import { loadFixtureTxs, swapsInV4, type FixtureTx } from '../support/devnet.ts'
 
 // ---------------------------------------------------------------- independent references
 
@@ -548,11 +548,15 @@ function readerAfter(result: TransactionResult): StateReader {
 /** the venues the devnet adds beside Uniswap's, with their pools (registry `venues`) */
 const ADDED_VENUES = (registry as unknown as { venues: Array<{ name: string; pairs?: Array<{ name: string; address: string }>; pools?: Array<{ name: string; address: string }> }> }).venues
 
-/** every devnet pool: discovery among WBTC, UNI and the base tokens, then LINK and the base tokens */
+/**
+ * every devnet pool the backrun search sees: discovery among WBTC, UNI and the base tokens, then
+ * LINK and the base tokens; V4 pools left out, as the backrun engine leaves them (BackrunExecutor
+ * has no V4 hops)
+ */
 async function allPools(reader: StateReader): Promise<PoolSnapshot[]> {
   const engine = new RoutingEngine(sim, { dex: DEX })
   const loads = await Promise.all([engine.loadPools(reader, tok('WBTC'), tok('UNI')), engine.loadPools(reader, tok('LINK'), tok('LINK'))])
-  return [...new Map(loads.flatMap((l) => l.pools).map((p) => [p.address, p])).values()]
+  return [...new Map(loads.flatMap((l) => l.pools).map((p) => [p.address, p])).values()].filter((p) => p.protocol !== 'uniswap-v4')
 }
 
 /** registry pool names as the fixtures' arbitrage cycles write them ('V2 USDC/WETH', 'V3 USDC/WETH 0.05%') */
@@ -576,9 +580,10 @@ const devnetParams = (pools: PoolSnapshot[], moved: Address[], extra: Partial<Ba
 type ArbitrageFixtureTx = FixtureTx & { arbitrageAfter: { pools: string[]; edgePpm: number } }
 
 describe('backrun cycle search on the devnet', () => {
-  const fixtures = loadFixtureTxs() as ArbitrageFixtureTx[]
+  // the search does not model V4 pools yet (README known gaps): V4 swaps are left out
+  const fixtures = (loadFixtureTxs() as ArbitrageFixtureTx[]).filter((fx) => !swapsInV4(fx))
 
-  it('finds nothing at genesis, whichever pools moved: every cycle loses (the fixture says -1001 ppm at best)', async () => {
+  it('finds nothing at genesis, whichever pools moved: every cycle loses (the fixture says -999 ppm at best)', async () => {
     const pools = await allPools(source.latest())
     const added = ADDED_VENUES.reduce((n, v) => n + (v.pairs?.length ?? 0) + (v.pools?.length ?? 0), 0)
     expect(added).toBe(7)
@@ -615,9 +620,10 @@ describe('backrun cycle search on the devnet', () => {
       }
       // the bounded search keeps the best of the exhaustive one
       expect(r.candidates[0], fx.name).toEqual(everything.candidates[0])
-      // the fixture's best cycle at the margin (recorded on anvil) is one of the candidates
+      // the fixture's best cycle at the margin (recorded on anvil) is one of the candidates, unless
+      // it runs through a V4 pool, which the search does not see (a V2/V3 cycle is still required above)
       const names = fx.arbitrageAfter.pools.map((n) => poolByName.get(n))
-      expect(
+      if (fx.arbitrageAfter.pools.every((n) => !n.startsWith('V4 '))) expect(
         everything.candidates.some((c) => [...poolsOf(c)].sort().join() === [...names].sort().join()),
         `${fx.name}: ${fx.arbitrageAfter.pools.join(', ')}`,
       ).toBe(true)

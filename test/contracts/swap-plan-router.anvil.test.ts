@@ -37,7 +37,7 @@ import { ERC20_ABI, npmArtifact, projectArtifact } from '../../scripts/devnet/ar
 import type { TokenSymbol, V3Fee } from '../../scripts/devnet/layout.ts'
 import { GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'
 import { getAmountOut } from '../../src/dex/math/index.ts'
-import { readRegistry, tokenBySymbol, type DevnetRegistry } from '../../scripts/devnet/registry.ts'
+import { readRegistry, tokenBySymbol, v2v3Venues, type DevnetRegistry } from '../../scripts/devnet/registry.ts'
 import { venueArgs } from '../../scripts/devnet/fixed-deployments.ts'
 import { SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall, type PostSwapCall } from '../../src/quote/router-calldata.ts'
 import type { PlanHop, PlanLeg, SwapPlan } from '../../src/routing/swap-plan.ts'
@@ -93,6 +93,8 @@ interface OnchainHop {
   pool: Hex
   tokenOut: Hex
   fee: number
+  /** V4 hops only; 0 (the default) for V2 and V3 */
+  tickSpacing?: number
 }
 
 /** Calldata without the TS encoder's checks: what a hostile caller can send. */
@@ -100,7 +102,14 @@ function rawSwapCall(p: { tokenIn: Hex; tokenOut: Hex; amountIn: bigint; legs: {
   return encodeFunctionData({
     abi: SWAP_PLAN_ROUTER_ABI,
     functionName: 'swap',
-    args: [p, minAmountOut, recipient, deadline, postCall?.target ?? zeroAddress, postCall?.data ?? '0x'],
+    args: [
+      { ...p, legs: p.legs.map((l) => ({ ...l, hops: l.hops.map((h) => ({ ...h, tickSpacing: h.tickSpacing ?? 0 })) })) },
+      minAmountOut,
+      recipient,
+      deadline,
+      postCall?.target ?? zeroAddress,
+      postCall?.data ?? '0x',
+    ],
   })
 }
 
@@ -220,7 +229,7 @@ describe('SwapPlanRouter on the devnet', () => {
     expect(registry.devAccounts.approvedSpenders).toContainEqual({ name: 'SwapPlanRouter', address: ROUTER })
   })
 
-  it('single V2 hop: pays the recipient exactly what Router02.getAmountsOut says, for at most 5,500 gas more than Router02', async () => {
+  it('single V2 hop: pays the recipient exactly what Router02.getAmountsOut says, for at most 5,800 gas more than Router02 (5,500 before hops carried V4\'s tick-spacing word)', async () => {
     const amountIn = parseEther('1')
     const expected = await v2Quote(amountIn, 'WETH', 'USDC')
     const recipient = account(7).address
@@ -243,10 +252,10 @@ describe('SwapPlanRouter on the devnet', () => {
     // the difference is the Swapped event (~2,500), the struct calldata (~2,200 more than a path)
     // and the venue check (the pair proven against the trusted venues' slots, the fee read from its
     // venue: ~300); transfers, pair calls and checks cost what Router02's do
-    expect(result.receipt.gasUsed).toBeLessThan(router02.gasUsed + 5_500n)
+    expect(result.receipt.gasUsed).toBeLessThan(router02.gasUsed + 5_800n)
   })
 
-  it('single V3 hop: pays exactly what QuoterV2 says, for at most 6,000 gas more than SwapRouter', async () => {
+  it('single V3 hop: pays exactly what QuoterV2 says, for at most 6,300 gas more than SwapRouter (6,000 before hops carried V4\'s tick-spacing word)', async () => {
     const amountIn = parseUnits('3000', 6)
     const expected = await v3Quote(amountIn, 'USDC', 'WETH', 500)
     const result = await swap(1, plan(leg(amountIn, v3('USDC', 'WETH', 500))), { minAmountOut: expected })
@@ -265,7 +274,7 @@ describe('SwapPlanRouter on the devnet', () => {
     const swapRouter = await send(1, registry.v3.swapRouter, data)
     gas['SwapRouter v3 1 hop (reference)'] = swapRouter.gasUsed
     // event and calldata as for V2, plus the transient lock and armed-pool slots
-    expect(result.receipt.gasUsed).toBeLessThan(swapRouter.gasUsed + 6_000n)
+    expect(result.receipt.gasUsed).toBeLessThan(swapRouter.gasUsed + 6_300n)
   })
 
   it('three hops V3 -> V2 -> V3 (DAI -> USDC -> USDT -> WETH): output is the hop-by-hop quote', async () => {
@@ -359,6 +368,9 @@ describe('SwapPlanRouter on the devnet', () => {
       { protocol: 1, pool: v2Pair, tokenOut: usdc, fee: 500 },
       { protocol: 1, pool: v3Pool, tokenOut: usdc, fee: 3000 }, // the 0.05% pool claimed as 0.3%
       { protocol: 1, pool: account(9).address, tokenOut: usdc, fee: 500 },
+      // a V4 hop names the router's PoolManager, nothing else: a V3 pool, any account
+      { protocol: 2, pool: v3Pool, tokenOut: usdc, fee: 3000, tickSpacing: 60 },
+      { protocol: 2, pool: account(9).address, tokenOut: usdc, fee: 3000, tickSpacing: 60 },
     ]
     for (const hop of cases) {
       const data = rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: 10n ** 18n, legs: [{ amountIn: 10n ** 18n, hops: [hop] }] })
@@ -371,6 +383,14 @@ describe('SwapPlanRouter on the devnet', () => {
     // a pair the factory could have, but that does not exist (no code): rejected, nothing lost
     const ghost = rawSwapCall({ tokenIn: token('UNI'), tokenOut: token('LINK'), amountIn: 10n ** 18n, legs: [{ amountIn: 10n ** 18n, hops: [{ protocol: 0, pool: pairFor(token('UNI'), token('LINK')), tokenOut: token('LINK'), fee: 3000 }] }] })
     expect((await revertOf(account(0).address, ghost)).errorName).toBe('InvalidPool')
+  })
+
+  it('answers unlockCallback only for the PoolManager during its own unlock (a direct call, or the PoolManager outside a swap, is refused)', async () => {
+    const data = encodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, functionName: 'unlockCallback', args: ['0x'] })
+    expect(await revertOf(account(0).address, data)).toEqual({ errorName: 'UnexpectedCallback', args: [] })
+    // even from the PoolManager's own address: no unlock of ours is in flight
+    expect(await revertOf(registry.v4.poolManager as Hex, data)).toEqual({ errorName: 'UnexpectedCallback', args: [] })
+    expect(await read<unknown>(ROUTER, SWAP_PLAN_ROUTER_ABI, 'poolManager')).toBe(getAddress(registry.v4.poolManager))
   })
 
   it('rejects malformed plans: amounts that do not add up, 0 or 4 hops, a wrong last token, an unknown protocol', async () => {
@@ -391,16 +411,16 @@ describe('SwapPlanRouter on the devnet', () => {
       args: [4n],
     })
     expect(await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: token('DAI'), amountIn: one, legs: [{ amountIn: one, hops: [hop] }] }))).toEqual({ errorName: 'PathMismatch', args: [usdc] })
-    expect(await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: one, legs: [{ amountIn: one, hops: [{ ...hop, protocol: 2 }] }] }))).toEqual({
+    expect(await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: one, legs: [{ amountIn: one, hops: [{ ...hop, protocol: 3 }] }] }))).toEqual({
       errorName: 'InvalidProtocol',
-      args: [2],
+      args: [3],
     })
     // recipient = the router itself would strand the output
     expect((await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: one, legs: [{ amountIn: one, hops: [hop] }] }, 0n, ROUTER))).errorName).toBe('InvalidRecipient')
   })
 
   it("swaps on the 25-bps fork venue's pair at that venue's fee, in one leg with a Uniswap pool", async () => {
-    const fork = registry.venues.find((v) => v.name === 'devnet-fork-v2')!
+    const fork = v2v3Venues(registry).find((v) => v.name === 'devnet-fork-v2')!
     const [weth, usdc] = [registry.weth, token('USDC')]
     const pair = fork.pairs!.find((p) => new Set([p.token0, p.token1]).has(weth) && new Set([p.token0, p.token1]).has(usdc))!
     const [r0, r1] = await read<readonly [bigint, bigint, number]>(pair.address, V2_PAIR_RESERVES, 'getReserves')

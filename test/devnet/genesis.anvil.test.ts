@@ -1,15 +1,16 @@
 /**
  * anvil (an EVM we did not write) loads fixtures/devnet/genesis.json and finds what the registry
  * promises: code at every address, the recorded reserves, sqrt prices, liquidity and positions,
- * the ETH/USD feed, 64 funded and approved dev accounts (searcher keys named), working routers and quoter, and no
+ * the Uniswap V4 pools in the PoolManager, the ETH/USD feed, 64 funded and approved dev accounts (searcher keys named), working routers and quoter, and no
  * arbitrage anywhere at genesis.
  */
-import { createPublicClient, http, maxUint256, parseEther, type Abi, type Hex, type PublicClient } from 'viem'
+import { createPublicClient, http, maxUint256, parseEther, zeroAddress, type Abi, type Hex, type PublicClient } from 'viem'
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { bestCycle, readPoolPrices } from '../../scripts/devnet/arbitrage.ts'
-import { ERC20_ABI, npmArtifact, projectArtifact } from '../../scripts/devnet/artifacts.ts'
+import { ERC20_ABI, foundryArtifact, npmArtifact, projectArtifact } from '../../scripts/devnet/artifacts.ts'
+import { decodeV4Slot0, v4LiquiditySlot, v4PoolId, v4Slot0Slot } from '../../src/pools/uniswap-v4-slots.ts'
 import { GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'
 import { readRegistry, tokenBySymbol } from '../../scripts/devnet/registry.ts'
 
@@ -20,6 +21,7 @@ const V3_POOL = npmArtifact('@uniswap/v3-core/artifacts/contracts/UniswapV3Pool.
 const NPM = npmArtifact('@uniswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json').abi
 const QUOTER_V2 = npmArtifact('@uniswap/v3-periphery/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json').abi
 const FEED = projectArtifact('DevnetPriceFeed').abi
+const V4_POOL_MANAGER = foundryArtifact('@uniswap/v4-core', 'PoolManager').abi
 
 describe('devnet genesis on anvil', () => {
   let anvil: AnvilInstance
@@ -93,6 +95,28 @@ describe('devnet genesis on anvil', () => {
           position.liquidity,
         ])
       }
+    }
+  })
+
+  it('has the Uniswap V4 PoolManager with the recorded pools, read through extsload at StateLibrary\'s slots', async () => {
+    for (const address of [registry.v4.poolManager, registry.v4.poolSwapTest, registry.v4.poolModifyLiquidityTest]) {
+      expect((await client.getCode({ address }))?.length ?? 0, address).toBeGreaterThan(2)
+    }
+    expect(registry.v4.pools.length).toBeGreaterThanOrEqual(5)
+    // one pool of native ETH, one at a fee and spacing no V3 factory has, none with hooks
+    expect(registry.v4.pools.some((p) => p.currency0 === zeroAddress)).toBe(true)
+    expect(registry.v4.pools.some((p) => p.fee === 1200 && p.tickSpacing === 24)).toBe(true)
+    const extsload = (slot: Hex) => read<Hex>(registry.v4.poolManager, V4_POOL_MANAGER, 'extsload', [slot]).then(BigInt)
+    for (const pool of registry.v4.pools) {
+      expect(pool.hooks).toBe(zeroAddress)
+      expect(BigInt(pool.currency0)).toBeLessThan(BigInt(pool.currency1))
+      expect(v4PoolId(pool)).toBe(pool.poolId)
+      const slot0 = decodeV4Slot0(await extsload(v4Slot0Slot(pool.poolId)))
+      expect(slot0, pool.name).toEqual({ sqrtPriceX96: BigInt(pool.sqrtPriceX96), tick: pool.tick, protocolFee: 0, lpFee: pool.fee })
+      expect((await extsload(v4LiquiditySlot(pool.poolId))).toString(), pool.name).toBe(pool.liquidity)
+      // in-range liquidity is the sum of the positions around the price
+      const inRange = pool.positions.filter((p) => p.tickLower <= pool.tick && pool.tick < p.tickUpper).reduce((sum, p) => sum + BigInt(p.liquidity), 0n)
+      expect(inRange.toString(), pool.name).toBe(pool.liquidity)
     }
   })
 

@@ -2,6 +2,7 @@
  * Pool discovery on the devnet: the factories, asked through view calls, give exactly the pairs
  * and pools the registry lists among the routing tokens; lookups are cached per block, bounded.
  */
+import { zeroAddress } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts'
 import type { Address, StateReader } from '../../src/chain/types.ts'
@@ -31,17 +32,19 @@ function registryPools(tokens: readonly Address[]): string[] {
   return [
     ...all.v2.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.feeBps * 100, venue: p.venue })),
     ...all.v3.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: p.venue })),
+    // V4: the PoolId is the pool's address in discovery
+    ...all.v4.filter((p) => inSet(p.currency0, p.currency1)).map((p) => key({ protocol: 'uniswap-v4', address: lower(p.poolId), token0: lower(p.currency0), token1: lower(p.currency1), fee: p.fee, venue: all.v4Venue })),
   ].sort()
 }
 
-/** every venue's pools in the registry: Uniswap's, then the devnet's added venues' */
+/** every venue's pools in the registry: Uniswap's, then the devnet's added venues', then V4's (native ETH pools are not routed) */
 function allRegistryPools() {
   const full = readRegistry(join(FIXTURES, 'devnet/registry.json'))
-  return { v2: allV2Pairs(full), v3: allV3Pools(full) }
+  return { v2: allV2Pairs(full), v3: allV3Pools(full), v4: full.v4.pools.filter((p) => p.currency0 !== zeroAddress), v4Venue: full.v4.name }
 }
 
 /** view calls discovery makes per token pair: one getPair per V2 venue, one getPool per V3 fee tier */
-const CALLS_PER_PAIR = DEX.venues.reduce((n, v) => n + (v.protocol === 'uniswap-v2' ? 1 : v.feeTiers.length), 0)
+const CALLS_PER_PAIR = DEX.venues.reduce((n, v) => n + (v.protocol === 'uniswap-v2' ? 1 : v.protocol === 'uniswap-v3' ? v.feeTiers.length : 0), 0)
 
 function key(p: PoolRef): string {
   return `${p.protocol} ${p.venue} ${p.address} ${p.token0} ${p.token1} ${p.fee}`
@@ -69,7 +72,7 @@ describe('PoolDiscovery', () => {
     }
   })
 
-  it('finds all 13 pairs and 14 pools of the devnet\'s four venues over the token pairs, and nothing else', async () => {
+  it('finds all 13 pairs, 14 V3 pools and 4 V4 pools of the devnet\'s five venues over the token pairs, and nothing else', async () => {
     const discovery = new PoolDiscovery(counting(), DEX)
     const all = new Map<string, PoolRef>()
     const tokens = registry.tokens.map((t) => lower(t.address))
@@ -77,7 +80,8 @@ describe('PoolDiscovery', () => {
     expect([...all.values()].map(key).sort()).toEqual(registryPools(tokens))
     expect([...all.values()].filter((p) => p.protocol === 'uniswap-v2')).toHaveLength(13)
     expect([...all.values()].filter((p) => p.protocol === 'uniswap-v3')).toHaveLength(14)
-    expect(new Set([...all.values()].map((p) => p.venue))).toEqual(new Set(['uniswap-v2', 'uniswap-v3', 'devnet-fork-v2', 'devnet-fork-v3']))
+    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v4')).toHaveLength(4)
+    expect(new Set([...all.values()].map((p) => p.venue))).toEqual(new Set(['uniswap-v2', 'uniswap-v3', 'devnet-fork-v2', 'devnet-fork-v3', 'uniswap-v4']))
     // a V2 pair carries its venue's fee: 30 bps at Uniswap, 25 at the fork
     for (const p of all.values()) if (p.protocol === 'uniswap-v2') expect(p.fee).toBe(p.venue === 'devnet-fork-v2' ? 2500 : 3000)
   })
@@ -99,12 +103,16 @@ describe('PoolDiscovery', () => {
   })
 
   it("keeps only pools at the venue's CREATE2 address: a wrong init-code hash finds nothing our contracts would accept", async () => {
-    const misconfigured = DEX.venues.map((v) => ({ ...v, initCodeHash: `0x${'ab'.repeat(32)}` as const }))
+    // (a V4 venue has no init-code hash: a wrong PoolManager finds nothing, as no key is initialized there)
+    const misconfigured = DEX.venues.map((v) => (v.protocol === 'uniswap-v4' ? { ...v, poolManager: `0x${'ab'.repeat(20)}` as const } : { ...v, initCodeHash: `0x${'ab'.repeat(32)}` as const }))
     const discovery = new PoolDiscovery(counting(), { ...DEX, venues: misconfigured })
     expect(await discovery.findPools(source.latest(), tok('WETH'), tok('USDC'))).toEqual([])
     const right = await new PoolDiscovery(counting(), DEX).findPools(source.latest(), tok('WETH'), tok('USDC'))
     expect(right.length).toBeGreaterThan(0)
-    for (const p of right) expect(p.address).toBe(venuePoolAddress(DEX.venues.find((v) => v.name === p.venue)!, p.token0, p.token1, p.fee))
+    for (const p of right) {
+      const venue = DEX.venues.find((v) => v.name === p.venue)!
+      if (venue.protocol !== 'uniswap-v4') expect(p.address).toBe(venuePoolAddress(venue, p.token0, p.token1, p.fee))
+    }
   })
 
   it('caches per (block, pair): a second lookup at the same block makes no call, a new block does', async () => {

@@ -5,6 +5,6 @@ import { POOL_KINDS, poolKind, type PoolProtocol } from '../../src/pools/index.t
 describe('pool kinds', () => {
   it('has one kind per protocol, each naming its own protocol', () => {
     for (const protocol of Object.keys(POOL_KINDS) as PoolProtocol[]) expect(poolKind(protocol).protocol).toBe(protocol)
-    expect(Object.keys(POOL_KINDS).sort()).toEqual(['uniswap-v2', 'uniswap-v3'])
+    expect(Object.keys(POOL_KINDS).sort()).toEqual(['uniswap-v2', 'uniswap-v3', 'uniswap-v4'])
   })
 })

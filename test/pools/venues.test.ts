@@ -2,25 +2,29 @@
  * Venues as data: the VENUES list and its checks, the mainnet defaults (they derive the real
  * mainnet pools' addresses), and the one-venue shorthand.
  */
+import { zeroAddress } from 'viem'
 import { describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
 import {
   MAINNET_VENUES,
+  MAX_V4_POOLS_PER_VENUE,
   MAX_VENUES_PER_KIND,
   parseVenues,
   uniswapV2Venue,
   VenueListError,
   venueJson,
   venuePoolAddress,
+  type V2Venue,
+  type V3Venue,
   type Venue,
 } from '../../src/pools/index.ts'
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' as Address
 const WETH = '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2' as Address
 
-function named(name: string): Venue {
+function named(name: string): V2Venue | V3Venue {
   const v = MAINNET_VENUES.find((x) => x.name === name)
-  if (!v) throw new Error(`no venue ${name}`)
+  if (!v || v.protocol === 'uniswap-v4') throw new Error(`no V2 or V3 venue ${name}`)
   return v
 }
 
@@ -33,6 +37,8 @@ function problemsOf(text: string): string[] {
   }
   throw new Error('parsed')
 }
+
+const factoryAt = (i: number) => `0x${i.toString(16).padStart(40, '0')}` as Address
 
 describe('venues', () => {
   it('mainnet defaults: Uniswap, Sushi and Pancake, V2 and V3, each deriving its real USDC/WETH pool', () => {
@@ -77,7 +83,8 @@ describe('venues', () => {
       ]),
     )
     expect(bad).toEqual([
-      '[0].kind: expected "v2" or "v3"',
+      '[0].poolManager: expected a 0x-prefixed 20-byte address',
+      '[0].poolKeys: expected 1 to 256 pool keys',
       '[1].name: expected 1-40 characters of a-z 0-9 . _ -',
       '[1].factory: expected a 0x-prefixed 20-byte address',
       '[1].initCodeHash: expected a 0x-prefixed 32-byte hash',
@@ -91,5 +98,38 @@ describe('venues', () => {
     expect(problemsOf(JSON.stringify(many))).toEqual([`5 v2 venues: the contracts hold at most ${MAX_VENUES_PER_KIND} per kind`])
     const twice = [venueJson(uniswapV2Venue(factory(1))), venueJson(uniswapV2Venue(factory(1)))]
     expect(problemsOf(JSON.stringify(twice))).toEqual(['venue name uniswap-v2 is used twice', `factory ${factory(1)} is listed twice`])
+    expect(problemsOf(JSON.stringify([{ kind: 'v5', name: 'z', factory: factoryAt(1), initCodeHash: `0x${'22'.repeat(32)}` }]))).toEqual(['[0].kind: expected "v2", "v3" or "v4"'])
+  })
+
+  it('parses a V4 venue (PoolManager and pool keys) and refuses what the search does not model: hooks, native ETH, dynamic fees, more than one PoolManager', () => {
+    const key = { currency0: factoryAt(1), currency1: factoryAt(2), fee: 1200, tickSpacing: 24 }
+    const venue = { kind: 'v4', name: 'uniswap-v4', poolManager: factoryAt(9), poolKeys: [key] }
+    const [parsed] = parseVenues(JSON.stringify([venue]))
+    expect(parsed).toEqual({ protocol: 'uniswap-v4', name: 'uniswap-v4', poolManager: factoryAt(9), pools: [{ ...key, hooks: zeroAddress }] })
+    expect(parseVenues(JSON.stringify([venueJson(parsed!)]))).toEqual([parsed])
+    const bad = problemsOf(
+      JSON.stringify([
+        {
+          ...venue,
+          poolKeys: [
+            { ...key, hooks: factoryAt(5) },
+            { ...key, currency0: zeroAddress },
+            { ...key, fee: 0x800000 },
+            { ...key, currency0: factoryAt(3) },
+            { ...key, tickSpacing: 0 },
+          ],
+        },
+      ]),
+    )
+    expect(bad).toEqual([
+      '[0].poolKeys[0].hooks: pools with hooks are not modelled by the search',
+      '[0].poolKeys[1].currency0: native ETH pools are not routed (routes run over WETH)',
+      '[0].poolKeys[2].fee: expected a static LP fee in pips, an integer 0..999999 (dynamic fees need a hook)',
+      '[0].poolKeys[3]: currency0 must be below currency1',
+      '[0].poolKeys[4].tickSpacing: expected an integer 1..32767',
+    ])
+    expect(problemsOf(JSON.stringify([venue, { ...venue, name: 'second', poolManager: factoryAt(8) }]))).toEqual(['2 v4 venues: SwapPlanRouter holds one PoolManager'])
+    const tooMany = Array.from({ length: MAX_V4_POOLS_PER_VENUE + 1 }, (_, i) => ({ ...key, fee: i }))
+    expect(problemsOf(JSON.stringify([{ ...venue, poolKeys: tooMany }]))).toEqual([`[0].poolKeys: expected 1 to ${MAX_V4_POOLS_PER_VENUE} pool keys`])
   })
 })

@@ -89,8 +89,8 @@ describe('findBestPlan on the devnet', () => {
     expect(plan.legs).toHaveLength(1)
     expect(plan.legs[0].hops).toHaveLength(1)
     const direct = pools.filter((p) => [p.token0, p.token1].includes(tok('WETH')) && [p.token0, p.token1].includes(tok('USDC')))
-    // Uniswap V2 and the 25-bps fork pair, Uniswap's 0.05% and 0.3% pools and the second factory's 0.3%
-    expect(direct).toHaveLength(5)
+    // Uniswap V2 and the 25-bps fork pair, Uniswap's 0.05% and 0.3% pools, the second factory's 0.3%, and V4's 0.3%
+    expect(direct).toHaveLength(6)
     const bestDirect = direct.map((p) => referenceQuote(p, tok('WETH'), E18)?.amountOut ?? 0n).reduce((a, b) => (a > b ? a : b))
     expect(plan.expectedAmountOut).toBe(bestDirect)
     expect(plan.tokenOutPerEth).toBeDefined()

@@ -56,8 +56,11 @@ const share = new Limiter(2)
 const keyPool = (keys = searcherKeys.length): SearcherKeyPool => new SearcherKeyPool(searcherKeys.slice(0, keys).map((k) => privateKeyBackrunSigner(k)))
 const localPlanner = (keys: SearcherKeyPool): BackrunPlanner =>
   new EngineBackrunPlanner({ chain: domain.chain, simulator: inProcess.simulator!, engine: inProcess.engine!, signer: keys, maxPriorityFeePerGas: PRIORITY_FEE })
-/** every plan of a comparison is sent at once: room for all in the planners' share (no dispatcher bounds its wait here) */
-const planShare = new Limiter(64)
+/**
+ * every plan of a comparison is sent at once: room for all in the planners' share (no dispatcher
+ * bounds its wait here), two per case (with and without a report), however many fixtures
+ */
+const planShare = new Limiter(2 * CASES.length)
 const pooledPlanner = (keys: SearcherKeyPool): BackrunPlanner => new PooledBackrunPlanner(domain.workers!, { keys, share: planShare, maxPriorityFeePerGas: PRIORITY_FEE })
 
 beforeAll(async () => {

@@ -210,7 +210,7 @@ const backrunHop = {
   required: ['protocol', 'pool', 'tokenIn', 'tokenOut', 'fee'],
   additionalProperties: false,
   properties: {
-    protocol: { type: 'string', enum: ['uniswap-v2', 'uniswap-v3'] },
+    protocol: { type: 'string', enum: ['uniswap-v2', 'uniswap-v3', 'uniswap-v4'] },
     pool: ADDRESS,
     tokenIn: ADDRESS,
     tokenOut: ADDRESS,

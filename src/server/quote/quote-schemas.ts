@@ -45,7 +45,7 @@ const hopSchema = {
   required: ['protocol', 'pool', 'tokenIn', 'tokenOut', 'fee'],
   additionalProperties: false,
   properties: {
-    protocol: { type: 'string', enum: ['uniswap-v2', 'uniswap-v3'] },
+    protocol: { type: 'string', enum: ['uniswap-v2', 'uniswap-v3', 'uniswap-v4'] },
     pool: address('Pool or pair contract.'),
     tokenIn: address('Token entering the hop.'),
     tokenOut: address('Token leaving the hop.'),
