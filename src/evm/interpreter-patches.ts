@@ -61,6 +61,9 @@
  *    bytes (through hex strings and array spreads) and back at every layer, and the journal's
  *    warm-slot keys into hex through noble: on the project's overlay they read and write bigints,
  *    and SSTORE's gas gives the stock EIP-2200/2929 functions bytes made directly.
+ * 12. KECCAK256 (keccak-opcode.ts): the stock handler copies the memory range and turns the digest
+ *    into a bigint through a JavaScript hex encoder; here memory is hashed in place (with the
+ *    native keccak of keccak.ts when it loads) and the digest converted through Node's.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -75,6 +78,7 @@ import { patchFrames, type FramePatchModules } from './frame-patches.ts'
 import { copyHandlers, extendMemory, releaseFrameMemory, writeMemory, type CopyInternals, type CopyRunState, type PatchedMemory } from './memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
 import { mload, mstore } from './word-memory.ts'
+import { keccakOpcode } from './keccak-opcode.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -445,6 +449,7 @@ export function patchEvmInstance(evm: object): void {
   const replace = (op: number, handler: OpcodeEntry['opHandler']) => {
     if (map[op] !== undefined) map[op].opHandler = handler
   }
+  replace(0x20, keccakOpcode as OpcodeEntry['opHandler'])
   replace(0x51, mload)
   replace(0x52, mstore)
   for (const [op, handler] of copies ?? []) replace(op, handler)
