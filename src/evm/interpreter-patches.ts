@@ -64,6 +64,12 @@
  * 12. KECCAK256 (keccak-opcode.ts): the stock handler copies the memory range and turns the digest
  *    into a bigint through a JavaScript hex encoder; here memory is hashed in place (with the
  *    native keccak of keccak.ts when it loads) and the digest converted through Node's.
+ * 13. Inline steps (inline-steps.ts): in a pooled EVM, once the frame has its jump analysis, the
+ *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST and the cheap arithmetic,
+ *    comparison and bitwise opcodes itself, where the EVM has their stock handlers, with the
+ *    frame's gas as a number (while it is below 2^53) written back to the run state before any
+ *    other step and when the frame ends. An inlined opcode that would fail (gas, stack, jump) runs
+ *    the stock step instead, which fails as it always did.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -79,6 +85,7 @@ import { copyHandlers, extendMemory, releaseFrameMemory, writeMemory, type CopyI
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
 import { mload, mstore } from './word-memory.ts'
 import { keccakOpcode } from './keccak-opcode.ts'
+import { INLINE_OPCODES, NOT_INLINE, inlineStep, type InlineRunState } from './inline-steps.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -89,6 +96,7 @@ interface JumpAnalysis {
 
 interface OpInfo {
   code: number
+  fee: number
   dynamicGas: boolean
   isAsync: boolean
   isInvalid: boolean
@@ -99,7 +107,7 @@ interface StepEntry {
   opHandler: (runState: unknown, common: unknown) => void
 }
 interface InterpreterLike {
-  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number } }
+  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number }; [INLINEABLE]?: Uint8Array }
   _runState: { opCode: number; programCounter: number; eip7928PostTargetCallOog?: unknown; env: { accessWitness?: { commit(): void } } }
   common: { isActivatedEIP(eip: number): boolean }
   profilerOpts?: { enabled?: boolean }
@@ -201,6 +209,12 @@ function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () =
 /** Returned by `fastStep` when the stock step must run the opcode. */
 const STOCK = Symbol('stock step')
 
+/** per pooled EVM: 1 for each opcode of INLINE_OPCODES the loop may run itself (13.) */
+const INLINEABLE = Symbol('inlineable opcodes')
+
+/** the largest gas the loop of 13. keeps as a number: a double holds every integer up to it exactly */
+const MAX_NUMBER_GAS = BigInt(Number.MAX_SAFE_INTEGER)
+
 async function apply(): Promise<void> {
   const proto = Common.prototype as unknown as { isActivatedEIP(eip: number): boolean }
   proto.isActivatedEIP = function (this: CommonInternals, eip: number): boolean {
@@ -279,6 +293,7 @@ async function apply(): Promise<void> {
   const STOP = EVMError.errorMessages.STOP
   const OUT_OF_GAS = EVMError.errorMessages.OUT_OF_GAS
   const opcodeUtil = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<CopyInternals, 'createAddressFromStackBigInt'>
+  stockHandlers = ((await import(new URL('./opcodes/functions.js', evmEntry).href)) as { handlers: Map<number, unknown> }).handlers
   const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
@@ -352,6 +367,10 @@ async function apply(): Promise<void> {
     const pc = rs.programCounter
     if (pc !== 0 && (pc < 0 || pc >= rs.code.length)) throw EthereumJSErrorWithoutCode('Internal error: program counter not in range')
     const fast = frameAllowsFastSteps(this)
+    // 13. the opcodes this loop runs itself, and the frame's gas as a number while they run
+    // (-1: `rs.gasLeft` holds it)
+    const inlineable = fast ? this._evm[INLINEABLE] : undefined
+    let gasNumber = -1
     // 6. the execution's wall-clock budget: checked as the frame starts and every N steps
     const deadline = executionDeadline(this._evm)
     if (deadline !== undefined) checkFrameStart(deadline)
@@ -383,6 +402,21 @@ async function apply(): Promise<void> {
         opCode = opCodeObj.opcodeInfo.code
       }
       rs.opCode = opCode
+      if (inlineable !== undefined && opCodeObj !== undefined && inlineable[opCode] === 1 && rs.eip7928PostTargetCallOog === undefined) {
+        if (gasNumber < 0 && rs.gasLeft <= MAX_NUMBER_GAS) gasNumber = Number(rs.gasLeft)
+        if (gasNumber >= 0) {
+          const left = inlineStep(rs as unknown as InlineRunState, opCode, opCodeObj.opcodeInfo.fee, gasNumber)
+          if (left !== NOT_INLINE) {
+            gasNumber = left
+            continue
+          }
+        }
+      }
+      if (gasNumber >= 0) {
+        // every other step, and the stock step of an inline opcode that fails, sees the gas where the stock loop keeps it
+        rs.gasLeft = BigInt(gasNumber)
+        gasNumber = -1
+      }
       if (opCode === 0x00 && fast && rs.eip7928PostTargetCallOog === undefined) {
         // 9. STOP: the stock step charges its fee (0) and advances the pc, then its handler throws
         // a STOP error for this loop to catch and end the frame without error; here the frame ends
@@ -403,6 +437,7 @@ async function apply(): Promise<void> {
         break
       }
     }
+    if (gasNumber >= 0) rs.gasLeft = BigInt(gasNumber) // the code ran out after an inline step
     if (err === undefined && rs.eip8037BurnLeftoverAfterCreateHaltOntoAlive === true && rs.gasLeft > 0n) {
       rs.gasLeft = 0n
       err = new EVMError(OUT_OF_GAS)
@@ -421,6 +456,9 @@ interface OpcodeEntry {
   opHandler: (runState: never, common: never) => void | Promise<void>
   gasHandler?: (runState: never, gas: bigint, common: never) => Promise<bigint> | bigint
 }
+
+/** the stock opcode handlers (@ethereumjs/evm opcodes/functions.js), loaded once: 13. inlines an opcode only where the EVM has its stock handler */
+let stockHandlers: Map<number, unknown> | undefined
 
 /** what SLOAD and SSTORE of 11. use of the EVM's internals, loaded once */
 let storage: StorageInternals | undefined
@@ -449,6 +487,16 @@ export function patchEvmInstance(evm: object): void {
   const replace = (op: number, handler: OpcodeEntry['opHandler']) => {
     if (map[op] !== undefined) map[op].opHandler = handler
   }
+  // 13. an opcode is run by the loop only where this EVM has the stock handler and static fee for
+  // it (a custom opcode or an opcode the hardfork does not have keeps its own entry)
+  const inlineable = new Uint8Array(256)
+  for (const op of INLINE_OPCODES) {
+    const entry = map[op] as (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined
+    const info = entry?.opcodeInfo
+    const stock = stockHandlers?.get(op)
+    if (stock !== undefined && entry?.opHandler === stock && info?.isInvalid === false && info.dynamicGas === false && info.isAsync === false && info.code === op) inlineable[op] = 1
+  }
+  ;(evm as { [INLINEABLE]?: Uint8Array })[INLINEABLE] = inlineable
   replace(0x20, keccakOpcode as OpcodeEntry['opHandler'])
   replace(0x51, mload)
   replace(0x52, mstore)
