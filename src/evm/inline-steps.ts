@@ -44,6 +44,13 @@ export const INLINE_OPCODES: readonly number[] = [
   ...Array.from({ length: 0x9f - 0x60 + 1 }, (_, i) => 0x60 + i), // PUSH1-32, DUP1-16, SWAP1-16
 ]
 
+/** where a jump to `dest` goes, or -1 where the stock handler traps: past the code, or not at a JUMPDEST (validJumps 1) */
+function jumpDestination(rs: InlineRunState, dest: bigint): number {
+  if (!(dest < rs.code.length)) return -1
+  const to = Number(dest)
+  return rs.validJumps[to] === 1 ? to : -1
+}
+
 /**
  * Runs opcode `op` (at the run state's program counter, whose static fee is `fee`) with `gas`
  * left, and answers the gas left after it, or NOT_INLINE. Needs the frame's jump analysis
@@ -98,12 +105,10 @@ export function inlineStep(rs: InlineRunState, op: number, fee: number, gas: num
       stack._len = len - 1
       break
     case 0x56: {
-      // JUMP: dest = pop(); trap unless dest <= code size and validJumps[dest] === 1 (a JUMPDEST)
+      // JUMP: dest = pop()
       if (len < 1) return NOT_INLINE
-      const dest = s[len - 1]
-      if (!(dest < rs.code.length)) return NOT_INLINE
-      const to = Number(dest)
-      if (rs.validJumps[to] !== 1) return NOT_INLINE
+      const to = jumpDestination(rs, s[len - 1])
+      if (to < 0) return NOT_INLINE
       stack._len = len - 1
       rs.programCounter = to
       return gas - fee
@@ -115,10 +120,8 @@ export function inlineStep(rs: InlineRunState, op: number, fee: number, gas: num
         stack._len = len - 2
         break
       }
-      const dest = s[len - 1]
-      if (!(dest < rs.code.length)) return NOT_INLINE
-      const to = Number(dest)
-      if (rs.validJumps[to] !== 1) return NOT_INLINE
+      const to = jumpDestination(rs, s[len - 1])
+      if (to < 0) return NOT_INLINE
       stack._len = len - 2
       rs.programCounter = to
       return gas - fee

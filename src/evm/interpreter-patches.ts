@@ -107,7 +107,7 @@ interface StepEntry {
   opHandler: (runState: unknown, common: unknown) => void
 }
 interface InterpreterLike {
-  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number }; [INLINEABLE]?: Uint8Array }
+  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number }; [INLINE_FEES]?: Uint8Array }
   _runState: { opCode: number; programCounter: number; eip7928PostTargetCallOog?: unknown; env: { accessWitness?: { commit(): void } } }
   common: { isActivatedEIP(eip: number): boolean }
   profilerOpts?: { enabled?: boolean }
@@ -209,8 +209,8 @@ function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () =
 /** Returned by `fastStep` when the stock step must run the opcode. */
 const STOCK = Symbol('stock step')
 
-/** per pooled EVM: 1 for each opcode of INLINE_OPCODES the loop may run itself (13.) */
-const INLINEABLE = Symbol('inlineable opcodes')
+/** per pooled EVM: the static fee of each opcode the loop may run itself (13.), 0 for the others (no inlined opcode is free) */
+const INLINE_FEES = Symbol('fees of the inlined opcodes')
 
 /** the largest gas the loop of 13. keeps as a number: a double holds every integer up to it exactly */
 const MAX_NUMBER_GAS = BigInt(Number.MAX_SAFE_INTEGER)
@@ -369,7 +369,7 @@ async function apply(): Promise<void> {
     const fast = frameAllowsFastSteps(this)
     // 13. the opcodes this loop runs itself, and the frame's gas as a number while they run
     // (-1: `rs.gasLeft` holds it)
-    const inlineable = fast ? this._evm[INLINEABLE] : undefined
+    const inlineFees = fast ? this._evm[INLINE_FEES] : undefined
     let gasNumber = -1
     // 6. the execution's wall-clock budget: checked as the frame starts and every N steps
     const deadline = executionDeadline(this._evm)
@@ -384,6 +384,21 @@ async function apply(): Promise<void> {
         checkDeadline(deadline)
       }
       const programCounter = rs.programCounter
+      if (inlineFees !== undefined && !doJumpAnalysis) {
+        // the code byte is the opcode: the jump analysis maps each byte to its table entry
+        const op = rs.code[programCounter]
+        const fee = inlineFees[op]
+        if (fee !== 0 && rs.eip7928PostTargetCallOog === undefined) {
+          if (gasNumber < 0 && rs.gasLeft <= MAX_NUMBER_GAS) gasNumber = Number(rs.gasLeft)
+          if (gasNumber >= 0) {
+            const left = inlineStep(rs as unknown as InlineRunState, op, fee, gasNumber)
+            if (left !== NOT_INLINE) {
+              gasNumber = left
+              continue
+            }
+          }
+        }
+      }
       let opCode: number
       let opCodeObj: StepEntry | undefined
       if (doJumpAnalysis) {
@@ -402,16 +417,6 @@ async function apply(): Promise<void> {
         opCode = opCodeObj.opcodeInfo.code
       }
       rs.opCode = opCode
-      if (inlineable !== undefined && opCodeObj !== undefined && inlineable[opCode] === 1 && rs.eip7928PostTargetCallOog === undefined) {
-        if (gasNumber < 0 && rs.gasLeft <= MAX_NUMBER_GAS) gasNumber = Number(rs.gasLeft)
-        if (gasNumber >= 0) {
-          const left = inlineStep(rs as unknown as InlineRunState, opCode, opCodeObj.opcodeInfo.fee, gasNumber)
-          if (left !== NOT_INLINE) {
-            gasNumber = left
-            continue
-          }
-        }
-      }
       if (gasNumber >= 0) {
         // every other step, and the stock step of an inline opcode that fails, sees the gas where the stock loop keeps it
         rs.gasLeft = BigInt(gasNumber)
@@ -489,14 +494,14 @@ export function patchEvmInstance(evm: object): void {
   }
   // 13. an opcode is run by the loop only where this EVM has the stock handler and static fee for
   // it (a custom opcode or an opcode the hardfork does not have keeps its own entry)
-  const inlineable = new Uint8Array(256)
+  const fees = new Uint8Array(256)
   for (const op of INLINE_OPCODES) {
     const entry = map[op] as (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined
     const info = entry?.opcodeInfo
     const stock = stockHandlers?.get(op)
-    if (stock !== undefined && entry?.opHandler === stock && info?.isInvalid === false && info.dynamicGas === false && info.isAsync === false && info.code === op) inlineable[op] = 1
+    if (stock !== undefined && entry?.opHandler === stock && info?.isInvalid === false && info.dynamicGas === false && info.isAsync === false && info.code === op && typeof info.fee === 'number' && info.fee > 0 && info.fee < 256) fees[op] = info.fee
   }
-  ;(evm as { [INLINEABLE]?: Uint8Array })[INLINEABLE] = inlineable
+  ;(evm as { [INLINE_FEES]?: Uint8Array })[INLINE_FEES] = fees
   replace(0x20, keccakOpcode as OpcodeEntry['opHandler'])
   replace(0x51, mload)
   replace(0x52, mstore)
