@@ -68,8 +68,13 @@
  *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST and the cheap arithmetic,
  *    comparison and bitwise opcodes itself, where the EVM has their stock handlers, with the
  *    frame's gas as a number (while it is below 2^53) written back to the run state before any
- *    other step and when the frame ends. An inlined opcode that would fail (gas, stack, jump) runs
- *    the stock step instead, which fails as it always did.
+ *    other step that reads or writes it and when the frame ends. An inlined opcode that would fail
+ *    (gas, stack, jump) runs the stock step instead, which fails as it always did. Every other
+ *    synchronous step whose gas is static or computed by sync-gas.ts (MLOAD, MSTORE, KECCAK256,
+ *    CALLDATALOAD, RETURN, REVERT, ...) is run as fastStep runs it but with the gas kept a number:
+ *    only GAS, the asynchronous steps (calls, creations, storage) and the stock ones see it
+ *    written back. A dynamic fee above the gas left goes through the stock useGas (after the gas
+ *    function has run, as in the stock step), which halts out of gas.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -131,7 +136,7 @@ interface LoopRunState {
   gasLeft: bigint
   eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean
   eip7928PostTargetCallOog?: unknown
-  env: { accessWitness?: { revert(): void } }
+  env: { accessWitness?: { revert(): void; commit(): void } }
   memory: PatchedMemory
 }
 interface RunnableInterpreter extends InterpreterLike {
@@ -417,8 +422,7 @@ async function apply(): Promise<void> {
         opCode = opCodeObj.opcodeInfo.code
       }
       rs.opCode = opCode
-      if (gasNumber >= 0) {
-        // every other step, and the stock step of an inline opcode that fails, sees the gas where the stock loop keeps it
+      if (gasNumber >= 0 && (opCode === 0x00 || opCodeObj === undefined)) {
         rs.gasLeft = BigInt(gasNumber)
         gasNumber = -1
       }
@@ -431,6 +435,39 @@ async function apply(): Promise<void> {
         break
       }
       try {
+        if (gasNumber >= 0) {
+          // 13. a synchronous step that neither reads nor writes the frame's gas itself (not GAS, no
+          // call or creation, which are asynchronous) keeps the gas a number: the step as fastStep
+          // runs it, its fee or its synchronous dynamic gas taken from the number
+          const entry = opCodeObj!
+          const info = entry.opcodeInfo
+          if (!info.isAsync && !info.isInvalid && opCode !== 0x5a && rs.eip7928PostTargetCallOog === undefined) {
+            const gasFn = info.dynamicGas ? syncGas[opCode] : undefined
+            if (!info.dynamicGas || gasFn !== undefined) {
+              let cost = info.fee
+              if (gasFn !== undefined) {
+                const dynamic = gasFn(rs as unknown as GasRunState, info.feeBigInt, this.common as unknown as Common)
+                if (dynamic > gasNumber) {
+                  // out of gas, as the stock step's useGas says it (the gas function has run: not again)
+                  rs.gasLeft = BigInt(gasNumber)
+                  gasNumber = -1
+                  this.useGas(dynamic, info)
+                }
+                cost = Number(dynamic)
+              }
+              if (cost <= gasNumber) {
+                gasNumber -= cost
+                rs.programCounter++
+                entry.opHandler(rs, this.common)
+                rs.env.accessWitness?.commit()
+                continue
+              }
+            }
+          }
+          // every other step, and the stock step of an opcode that fails, sees the gas where the stock loop keeps it
+          rs.gasLeft = BigInt(gasNumber)
+          gasNumber = -1
+        }
         let pending = fast ? fastStep(this, opCodeObj ?? this.lookupOpInfo(opCode)) : STOCK
         if (pending === STOCK) pending = stockRunStep.call(this, opCodeObj)
         if (pending !== undefined) await pending
@@ -442,7 +479,9 @@ async function apply(): Promise<void> {
         break
       }
     }
-    if (gasNumber >= 0) rs.gasLeft = BigInt(gasNumber) // the code ran out after an inline step
+    // the frame ended on a numeric-gas step (a RETURN or REVERT, a halt, or the end of the code):
+    // its result reads the gas left from the run state
+    if (gasNumber >= 0) rs.gasLeft = BigInt(gasNumber)
     if (err === undefined && rs.eip8037BurnLeftoverAfterCreateHaltOntoAlive === true && rs.gasLeft > 0n) {
       rs.gasLeft = 0n
       err = new EVMError(OUT_OF_GAS)

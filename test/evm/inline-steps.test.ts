@@ -3,8 +3,9 @@
  * inlined opcodes, on edge values (0, 1, 255, 256, 257, 2^255, 2^256 - 1, ...), give a pooled EVM
  * the stack, memory, return data, gas and errors the stock handlers give a VM outside the pool;
  * every way an inlined opcode fails (stack underflow and overflow, a jump to no JUMPDEST or into
- * push data, too little gas for its fee) fails as the stock step does; GAS and the frame's end
- * read the gas the inline steps left, also past 2^53 (where the loop keeps the gas as a bigint).
+ * push data, too little gas for its fee) fails as the stock step does; GAS, a REVERT or RETURN
+ * after memory-expanding steps, and the frame's end read the gas the inline and numeric-gas steps
+ * left, also past 2^53 (where the loop keeps the gas as a bigint).
  */
 import { describe, expect, it } from 'vitest'
 import { createAddressFromString } from '@ethereumjs/util'
@@ -117,6 +118,31 @@ describe('inlined opcodes against the stock handlers', () => {
     // out of gas exactly at an inlined opcode, for several gas limits around the last step's fee
     const body = '6001'.repeat(10) + '01'.repeat(9) + '5b' + '56'
     for (let gasLimit = 30n; gasLimit <= 80n; gasLimit++) await sameAsStock(program(body, 0), gasLimit)
+  })
+
+  it('a callee that expands memory and reverts or returns gives its caller back the gas the stock steps leave', async () => {
+    const callee = createAddressFromString('0x00000000000000000000000000000000000011e2')
+    // callee: PUSH1 4 JUMP INVALID JUMPDEST; MSTORE at 200; KECCAK256 of 300 bytes; then REVERT(0, 64) or RETURN(0, 64)
+    const calleeCode = (end: string) => '600456fe5b' + '602a' + '60c8' + '52' + '61012c' + '6000' + '20' + '50' + '6040' + '6000' + end
+    // caller: CALL(gas 100000, callee, 0, 0, 0, 0, 0); store success and GAS after it; return both
+    const callerBody = '6000' + '6000' + '6000' + '6000' + '6000' + '73' + callee.toString().slice(2) + '620186a0' + 'f1' + storeResult(0) + '5a' + storeResult(1)
+    for (const end of ['fd', 'f3']) {
+      const outcomes = []
+      for (const pooled of [false, true]) {
+        const state = JournaledState.over(EMPTY_STATE_READER)
+        await state.putCode(TARGET, Buffer.from(program(callerBody, 2), 'hex'))
+        await state.putCode(callee, Buffer.from(calleeCode(end), 'hex'))
+        const exec = async (vm: VM) => {
+          const { execResult } = await vm.evm.runCall({ to: TARGET, gasLimit: 1_000_000n })
+          return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed, output: Buffer.from(execResult.returnValue).toString('hex') }
+        }
+        const common = commonForChain(31337n)
+        outcomes.push(pooled ? await new VmPool(common).with(state, exec) : await exec(await createVM({ common, stateManager: state })))
+      }
+      expect(outcomes[0].error).toBeUndefined()
+      expect(BigInt('0x' + outcomes[0].output.slice(0, 64))).toBe(end === 'fd' ? 0n : 1n)
+      expect(outcomes[1]).toEqual(outcomes[0])
+    }
   })
 
   it('gas past 2^53 stays a bigint and reads the same', async () => {
