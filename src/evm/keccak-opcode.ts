@@ -7,6 +7,7 @@
  * the step before the handler runs and is untouched.
  */
 import { keccak256 } from './keccak.ts'
+import { wordOfBytes } from './word-memory.ts'
 
 export interface KeccakRunState {
   stack: { popN(n: number): bigint[]; push(value: bigint): void }
@@ -15,13 +16,8 @@ export interface KeccakRunState {
 
 const EMPTY = new Uint8Array(0)
 
-/** the bigint of a 32-byte big-endian digest */
-export function digestToBigInt(digest: Uint8Array): bigint {
-  return BigInt(`0x${Buffer.from(digest.buffer, digest.byteOffset, digest.length).toString('hex')}`)
-}
-
 export function keccakOpcode(runState: KeccakRunState): void {
   const [offset, length] = runState.stack.popN(2)
   const data = length === 0n ? EMPTY : runState.memory.read(Number(offset), Number(length), true)
-  runState.stack.push(digestToBigInt(keccak256(data)))
+  runState.stack.push(wordOfBytes(keccak256(data)))
 }

@@ -80,6 +80,11 @@ export function writeWord(memory: WordMemory, offset: number, word: bigint): voi
   if (end > (memory._high ?? 0)) memory._high = end
 }
 
+/** The bigint of 32 big-endian bytes (a digest, a calldata word), through Node's native hex encoder. */
+export function wordOfBytes(bytes: Uint8Array): bigint {
+  return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString('hex')}`)
+}
+
 /** 0x51 MLOAD: the stock handler (pop the offset, push the word there). */
 export function mload(runState: WordRunState): void {
   const stack = runState.stack

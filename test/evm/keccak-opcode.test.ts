@@ -11,7 +11,7 @@ import { createVM, type VM } from '@ethereumjs/vm'
 import { commonForChain, DEFAULT_HARDFORK } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
-import { digestToBigInt } from '../../src/evm/keccak-opcode.ts'
+import { wordOfBytes } from '../../src/evm/word-memory.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 
 const push32 = (v: bigint) => '7f' + v.toString(16).padStart(64, '0')
@@ -57,10 +57,10 @@ describe('KECCAK256 in a pooled EVM', () => {
   it('turns a digest into its big-endian integer, leading zeros included', () => {
     const digest = new Uint8Array(32)
     digest[31] = 1
-    expect(digestToBigInt(digest)).toBe(1n)
+    expect(wordOfBytes(digest)).toBe(1n)
     digest.fill(0xff)
-    expect(digestToBigInt(digest)).toBe(2n ** 256n - 1n)
+    expect(wordOfBytes(digest)).toBe(2n ** 256n - 1n)
     const view = new Uint8Array(40).fill(0xab).subarray(8)
-    expect(digestToBigInt(view)).toBe(BigInt('0x' + 'ab'.repeat(32)))
+    expect(wordOfBytes(view)).toBe(BigInt('0x' + 'ab'.repeat(32)))
   })
 })
