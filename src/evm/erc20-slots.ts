@@ -9,7 +9,7 @@ import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import type { Address } from '../chain/types.ts'
 import { keccak256 } from './keccak.ts'
 import { setStorage } from './state-overrides.ts'
-import { wordOfBytes } from './word-memory.ts'
+import { putWord, wordOfBytes } from './word-memory.ts'
 import type { Simulator, SimulationState } from './simulator.ts'
 import { BaseError } from '../primitives/base-error.ts'
 
@@ -33,14 +33,6 @@ interface MappingLayout {
 
 const MAX_BASE_SLOT = 256n
 const SYNTHETIC_CALLER: Address = '0x00000000000000000000000000000000005ea7c4'
-
-/** `word` (< 2^256) as 32 big-endian bytes at `offset` of `view` */
-function putWord(view: DataView, offset: number, word: bigint): void {
-  for (let i = 3; i >= 0; i--) {
-    view.setBigUint64(offset + 8 * i, word & 0xffffffffffffffffn)
-    word >>= 64n
-  }
-}
 
 /** keccak256 of the two words `abi.encodePacked(uint256, uint256)` gives, native where keccak.ts loads (every quote funds its taker through these slots) */
 function mappingSlot(key: Address | bigint, base: bigint, order: MappingOrder): bigint {

@@ -64,7 +64,8 @@
  * 12. KECCAK256 (keccak-opcode.ts): the stock handler copies the memory range and turns the digest
  *    into a bigint through a JavaScript hex encoder; here memory is hashed in place (with the
  *    native keccak of keccak.ts when it loads) and the digest converted through Node's; so is
- *    CALLDATALOAD's word (calldata-load.ts).
+ *    CALLDATALOAD's word (calldata-load.ts), and LOG's topics (log-opcode.ts; LOG's gas is
+ *    computed by sync-gas.ts, so a LOG is a synchronous step).
  * 13. Inline steps (inline-steps.ts): in a pooled EVM, once the frame has its jump analysis, the
  *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST and the cheap arithmetic,
  *    comparison and bitwise opcodes itself, where the EVM has their stock handlers, with the
@@ -92,6 +93,7 @@ import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sy
 import { mload, mstore } from './word-memory.ts'
 import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
+import { logOpcode } from './log-opcode.ts'
 import { INLINE_OPCODES, NOT_INLINE, inlineStep, type InlineRunState } from './inline-steps.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
@@ -545,6 +547,7 @@ export function patchEvmInstance(evm: object): void {
   ;(evm as { [INLINE_FEES]?: Uint8Array })[INLINE_FEES] = fees
   replace(0x20, keccakOpcode as OpcodeEntry['opHandler'])
   replace(0x35, calldataLoad as OpcodeEntry['opHandler'])
+  for (let op = 0xa0; op <= 0xa4; op++) replace(op, logOpcode as OpcodeEntry['opHandler'])
   replace(0x51, mload)
   replace(0x52, mstore)
   for (const [op, handler] of copies ?? []) replace(op, handler)
