@@ -5,9 +5,11 @@
  * Solidity (keccak(key . slot)) or Vyper (keccak(slot . key)) mapping position of some base slot,
  * the layout is remembered per token so later holders need no probing.
  */
-import { decodeFunctionResult, encodeFunctionData, encodePacked, keccak256, parseAbi } from 'viem'
+import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import type { Address } from '../chain/types.ts'
+import { keccak256 } from './keccak.ts'
 import { setStorage } from './state-overrides.ts'
+import { putWord, wordOfBytes } from './word-memory.ts'
 import type { Simulator, SimulationState } from './simulator.ts'
 import { BaseError } from '../primitives/base-error.ts'
 
@@ -32,12 +34,14 @@ interface MappingLayout {
 const MAX_BASE_SLOT = 256n
 const SYNTHETIC_CALLER: Address = '0x00000000000000000000000000000000005ea7c4'
 
+/** keccak256 of the two words `abi.encodePacked(uint256, uint256)` gives, native where keccak.ts loads (every quote funds its taker through these slots) */
 function mappingSlot(key: Address | bigint, base: bigint, order: MappingOrder): bigint {
   const k = typeof key === 'bigint' ? key : BigInt(key)
-  const packed = order === 'solidity'
-    ? encodePacked(['uint256', 'uint256'], [k, base])
-    : encodePacked(['uint256', 'uint256'], [base, k])
-  return BigInt(keccak256(packed))
+  const packed = new Uint8Array(64)
+  const view = new DataView(packed.buffer)
+  putWord(view, 0, order === 'solidity' ? k : base)
+  putWord(view, 32, order === 'solidity' ? base : k)
+  return wordOfBytes(keccak256(packed))
 }
 
 function findLayout(slot: bigint, key: Address | bigint): MappingLayout | undefined {

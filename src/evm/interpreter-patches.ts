@@ -61,6 +61,22 @@
  *    bytes (through hex strings and array spreads) and back at every layer, and the journal's
  *    warm-slot keys into hex through noble: on the project's overlay they read and write bigints,
  *    and SSTORE's gas gives the stock EIP-2200/2929 functions bytes made directly.
+ * 12. KECCAK256 (keccak-opcode.ts): the stock handler copies the memory range and turns the digest
+ *    into a bigint through a JavaScript hex encoder; here memory is hashed in place (with the
+ *    native keccak of keccak.ts when it loads) and the digest converted through Node's; so is
+ *    CALLDATALOAD's word (calldata-load.ts), and LOG's topics (log-opcode.ts; LOG's gas is
+ *    computed by sync-gas.ts, so a LOG is a synchronous step).
+ * 13. Inline steps (inline-steps.ts): in a pooled EVM, once the frame has its jump analysis, the
+ *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST and the cheap arithmetic,
+ *    comparison and bitwise opcodes itself, where the EVM has their stock handlers, with the
+ *    frame's gas as a number (while it is below 2^53) written back to the run state before any
+ *    other step that reads or writes it and when the frame ends. An inlined opcode that would fail
+ *    (gas, stack, jump) runs the stock step instead, which fails as it always did. Every other
+ *    synchronous step whose gas is static or computed by sync-gas.ts (MLOAD, MSTORE, KECCAK256,
+ *    CALLDATALOAD, RETURN, REVERT, ...) is run as fastStep runs it but with the gas kept a number:
+ *    only GAS, the asynchronous steps (calls, creations, storage) and the stock ones see it
+ *    written back. A dynamic fee above the gas left goes through the stock useGas (after the gas
+ *    function has run, as in the stock step), which halts out of gas.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -75,6 +91,10 @@ import { patchFrames, type FramePatchModules } from './frame-patches.ts'
 import { copyHandlers, extendMemory, releaseFrameMemory, writeMemory, type CopyInternals, type CopyRunState, type PatchedMemory } from './memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState, type SyncGasHandler } from './sync-gas.ts'
 import { mload, mstore } from './word-memory.ts'
+import { keccakOpcode } from './keccak-opcode.ts'
+import { calldataLoad } from './calldata-load.ts'
+import { logOpcode } from './log-opcode.ts'
+import { INLINE_OPCODES, NOT_INLINE, inlineStep, type InlineRunState } from './inline-steps.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -85,6 +105,7 @@ interface JumpAnalysis {
 
 interface OpInfo {
   code: number
+  fee: number
   dynamicGas: boolean
   isAsync: boolean
   isInvalid: boolean
@@ -95,7 +116,7 @@ interface StepEntry {
   opHandler: (runState: unknown, common: unknown) => void
 }
 interface InterpreterLike {
-  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number } }
+  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number }; [INLINE_FEES]?: Uint8Array }
   _runState: { opCode: number; programCounter: number; eip7928PostTargetCallOog?: unknown; env: { accessWitness?: { commit(): void } } }
   common: { isActivatedEIP(eip: number): boolean }
   profilerOpts?: { enabled?: boolean }
@@ -119,7 +140,7 @@ interface LoopRunState {
   gasLeft: bigint
   eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean
   eip7928PostTargetCallOog?: unknown
-  env: { accessWitness?: { revert(): void } }
+  env: { accessWitness?: { revert(): void; commit(): void } }
   memory: PatchedMemory
 }
 interface RunnableInterpreter extends InterpreterLike {
@@ -196,6 +217,12 @@ function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () =
 
 /** Returned by `fastStep` when the stock step must run the opcode. */
 const STOCK = Symbol('stock step')
+
+/** per pooled EVM: the static fee of each opcode the loop may run itself (13.), 0 for the others (no inlined opcode is free) */
+const INLINE_FEES = Symbol('fees of the inlined opcodes')
+
+/** the largest gas the loop of 13. keeps as a number: a double holds every integer up to it exactly */
+const MAX_NUMBER_GAS = BigInt(Number.MAX_SAFE_INTEGER)
 
 async function apply(): Promise<void> {
   const proto = Common.prototype as unknown as { isActivatedEIP(eip: number): boolean }
@@ -275,6 +302,7 @@ async function apply(): Promise<void> {
   const STOP = EVMError.errorMessages.STOP
   const OUT_OF_GAS = EVMError.errorMessages.OUT_OF_GAS
   const opcodeUtil = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<CopyInternals, 'createAddressFromStackBigInt'>
+  stockHandlers = ((await import(new URL('./opcodes/functions.js', evmEntry).href)) as { handlers: Map<number, unknown> }).handlers
   const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
@@ -348,6 +376,10 @@ async function apply(): Promise<void> {
     const pc = rs.programCounter
     if (pc !== 0 && (pc < 0 || pc >= rs.code.length)) throw EthereumJSErrorWithoutCode('Internal error: program counter not in range')
     const fast = frameAllowsFastSteps(this)
+    // 13. the opcodes this loop runs itself, and the frame's gas as a number while they run
+    // (-1: `rs.gasLeft` holds it)
+    const inlineFees = fast ? this._evm[INLINE_FEES] : undefined
+    let gasNumber = -1
     // 6. the execution's wall-clock budget: checked as the frame starts and every N steps
     const deadline = executionDeadline(this._evm)
     if (deadline !== undefined) checkFrameStart(deadline)
@@ -361,6 +393,21 @@ async function apply(): Promise<void> {
         checkDeadline(deadline)
       }
       const programCounter = rs.programCounter
+      if (inlineFees !== undefined && !doJumpAnalysis) {
+        // the code byte is the opcode: the jump analysis maps each byte to its table entry
+        const op = rs.code[programCounter]
+        const fee = inlineFees[op]
+        if (fee !== 0 && rs.eip7928PostTargetCallOog === undefined) {
+          if (gasNumber < 0 && rs.gasLeft <= MAX_NUMBER_GAS) gasNumber = Number(rs.gasLeft)
+          if (gasNumber >= 0) {
+            const left = inlineStep(rs as unknown as InlineRunState, op, fee, gasNumber)
+            if (left !== NOT_INLINE) {
+              gasNumber = left
+              continue
+            }
+          }
+        }
+      }
       let opCode: number
       let opCodeObj: StepEntry | undefined
       if (doJumpAnalysis) {
@@ -379,6 +426,10 @@ async function apply(): Promise<void> {
         opCode = opCodeObj.opcodeInfo.code
       }
       rs.opCode = opCode
+      if (gasNumber >= 0 && (opCode === 0x00 || opCodeObj === undefined)) {
+        rs.gasLeft = BigInt(gasNumber)
+        gasNumber = -1
+      }
       if (opCode === 0x00 && fast && rs.eip7928PostTargetCallOog === undefined) {
         // 9. STOP: the stock step charges its fee (0) and advances the pc, then its handler throws
         // a STOP error for this loop to catch and end the frame without error; here the frame ends
@@ -388,6 +439,39 @@ async function apply(): Promise<void> {
         break
       }
       try {
+        if (gasNumber >= 0) {
+          // 13. a synchronous step that neither reads nor writes the frame's gas itself (not GAS, no
+          // call or creation, which are asynchronous) keeps the gas a number: the step as fastStep
+          // runs it, its fee or its synchronous dynamic gas taken from the number
+          const entry = opCodeObj!
+          const info = entry.opcodeInfo
+          if (!info.isAsync && !info.isInvalid && opCode !== 0x5a && rs.eip7928PostTargetCallOog === undefined) {
+            const gasFn = info.dynamicGas ? syncGas[opCode] : undefined
+            if (!info.dynamicGas || gasFn !== undefined) {
+              let cost = info.fee
+              if (gasFn !== undefined) {
+                const dynamic = gasFn(rs as unknown as GasRunState, info.feeBigInt, this.common as unknown as Common)
+                if (dynamic > gasNumber) {
+                  // out of gas, as the stock step's useGas says it (the gas function has run: not again)
+                  rs.gasLeft = BigInt(gasNumber)
+                  gasNumber = -1
+                  this.useGas(dynamic, info)
+                }
+                cost = Number(dynamic)
+              }
+              if (cost <= gasNumber) {
+                gasNumber -= cost
+                rs.programCounter++
+                entry.opHandler(rs, this.common)
+                rs.env.accessWitness?.commit()
+                continue
+              }
+            }
+          }
+          // every other step, and the stock step of an opcode that fails, sees the gas where the stock loop keeps it
+          rs.gasLeft = BigInt(gasNumber)
+          gasNumber = -1
+        }
         let pending = fast ? fastStep(this, opCodeObj ?? this.lookupOpInfo(opCode)) : STOCK
         if (pending === STOCK) pending = stockRunStep.call(this, opCodeObj)
         if (pending !== undefined) await pending
@@ -399,6 +483,9 @@ async function apply(): Promise<void> {
         break
       }
     }
+    // the frame ended on a numeric-gas step (a RETURN or REVERT, a halt, or the end of the code):
+    // its result reads the gas left from the run state
+    if (gasNumber >= 0) rs.gasLeft = BigInt(gasNumber)
     if (err === undefined && rs.eip8037BurnLeftoverAfterCreateHaltOntoAlive === true && rs.gasLeft > 0n) {
       rs.gasLeft = 0n
       err = new EVMError(OUT_OF_GAS)
@@ -417,6 +504,9 @@ interface OpcodeEntry {
   opHandler: (runState: never, common: never) => void | Promise<void>
   gasHandler?: (runState: never, gas: bigint, common: never) => Promise<bigint> | bigint
 }
+
+/** the stock opcode handlers (@ethereumjs/evm opcodes/functions.js), loaded once: 13. inlines an opcode only where the EVM has its stock handler */
+let stockHandlers: Map<number, unknown> | undefined
 
 /** what SLOAD and SSTORE of 11. use of the EVM's internals, loaded once */
 let storage: StorageInternals | undefined
@@ -445,6 +535,19 @@ export function patchEvmInstance(evm: object): void {
   const replace = (op: number, handler: OpcodeEntry['opHandler']) => {
     if (map[op] !== undefined) map[op].opHandler = handler
   }
+  // 13. an opcode is run by the loop only where this EVM has the stock handler and static fee for
+  // it (a custom opcode or an opcode the hardfork does not have keeps its own entry)
+  const fees = new Uint8Array(256)
+  for (const op of INLINE_OPCODES) {
+    const entry = map[op] as (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined
+    const info = entry?.opcodeInfo
+    const stock = stockHandlers?.get(op)
+    if (stock !== undefined && entry?.opHandler === stock && info?.isInvalid === false && info.dynamicGas === false && info.isAsync === false && info.code === op && typeof info.fee === 'number' && info.fee > 0 && info.fee < 256) fees[op] = info.fee
+  }
+  ;(evm as { [INLINE_FEES]?: Uint8Array })[INLINE_FEES] = fees
+  replace(0x20, keccakOpcode as OpcodeEntry['opHandler'])
+  replace(0x35, calldataLoad as OpcodeEntry['opHandler'])
+  for (let op = 0xa0; op <= 0xa4; op++) replace(op, logOpcode as OpcodeEntry['opHandler'])
   replace(0x51, mload)
   replace(0x52, mstore)
   for (const [op, handler] of copies ?? []) replace(op, handler)

@@ -32,7 +32,7 @@ import {
   bytesToHex,
   equalsBytes,
 } from '@ethereumjs/util'
-import { keccak_256 } from '@noble/hashes/sha3.js'
+import { keccak256 } from './keccak.ts'
 import { storageInLayers, type StorageWrites } from '../chain/storage-presence.ts'
 import type { AccountInfo, Address, StateReader } from '../chain/types.ts'
 
@@ -298,7 +298,7 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     const key = toKey(address)
     this.setCode(key, value)
     const current = (await this.readAccount(key)) ?? { nonce: 0n, balance: 0n, codeHash: KECCAK256_NULL }
-    this.setAccount(key, { ...current, codeHash: value.length === 0 ? KECCAK256_NULL : keccak_256(value) })
+    this.setAccount(key, { ...current, codeHash: value.length === 0 ? KECCAK256_NULL : keccak256(value) })
   }
 
   getCode(address: EjsAddress): Promise<Uint8Array> {

@@ -17,6 +17,12 @@ export interface GasRunState {
   highestMemCost: bigint
 }
 
+/** what LOG's gas reads beyond the other handlers: the opcode (its topic count) and whether the frame is static */
+interface LogGasRunState extends GasRunState {
+  opCode: number
+  interpreter: GasRunState['interpreter'] & { isStatic(): boolean }
+}
+
 type SubMemUsage = (runState: GasRunState, offset: bigint, length: bigint, common: Common) => bigint
 export type SyncGasHandler = (runState: GasRunState, gas: bigint, common: Common) => bigint
 
@@ -100,6 +106,16 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
       return gas
     }],
     [0xf3, range], // RETURN
+    // LOG0-4 (gas.js 0xa0): no log in a static call; memory, then the topics and the data bytes
+    ...[0xa0, 0xa1, 0xa2, 0xa3, 0xa4].map((op): [number, SyncGasHandler] => [op, (state, gas, common) => {
+      const rs = state as LogGasRunState
+      if (rs.interpreter.isStatic()) trap(EVMError.errorMessages.STATIC_STATE_CHANGE)
+      const [memOffset, memLength] = rs.stack.peek(2)
+      const topicsCount = rs.opCode - 0xa0
+      if (topicsCount < 0 || topicsCount > 4) trap(EVMError.errorMessages.OUT_OF_RANGE)
+      gas += subMemUsage(rs, memOffset, memLength, common)
+      return gas + common.param('logTopicGas') * BigInt(topicsCount) + memLength * common.param('logDataGas')
+    }]),
     [0xfd, range], // REVERT
   ])
 }

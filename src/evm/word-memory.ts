@@ -80,6 +80,26 @@ export function writeWord(memory: WordMemory, offset: number, word: bigint): voi
   if (end > (memory._high ?? 0)) memory._high = end
 }
 
+/** `word` (< 2^256) as 32 big-endian bytes at `offset` of `view` */
+export function putWord(view: DataView, offset: number, word: bigint): void {
+  for (let i = 3; i >= 0; i--) {
+    view.setBigUint64(offset + 8 * i, word & 0xffffffffffffffffn)
+    word >>= 64n
+  }
+}
+
+/** `word` (< 2^256) as 32 new big-endian bytes: what `setLengthLeft(bigIntToBytes(word), 32)` gives */
+export function bytesOfWord(word: bigint): Uint8Array {
+  const bytes = new Uint8Array(32)
+  putWord(new DataView(bytes.buffer), 0, word)
+  return bytes
+}
+
+/** The bigint of 32 big-endian bytes (a digest, a calldata word), through Node's native hex encoder. */
+export function wordOfBytes(bytes: Uint8Array): bigint {
+  return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString('hex')}`)
+}
+
 /** 0x51 MLOAD: the stock handler (pop the offset, push the word there). */
 export function mload(runState: WordRunState): void {
   const stack = runState.stack

@@ -81,12 +81,35 @@ const LOG_SQRT10001_FACTOR = 255738958999603826347141n
 const TICK_LOW_OFFSET = 3402992956809132418596140100660247210n
 const TICK_HIGH_OFFSET = 291339464771989622907027621153398088495n
 
+/** 2 / ln(1.0001): sqrtPriceX96 = 2^96 * 1.0001^(tick / 2), so tick = (ln(sqrtPriceX96) - 96 ln 2) * this */
+const TICKS_PER_LN_SQRT_PRICE = 2 / Math.log(1.0001)
+const LN_2_POW_96 = 96 * Math.LN2
+/**
+ * How far from a whole tick (in ticks) a floating-point estimate must fall to be trusted: the
+ * estimate's own error is below 1e-8 ticks (a double's relative 1e-16 on a logarithm below 90),
+ * and getSqrtRatioAtTick's rounding up to a Q64.96 moves a tick's boundary by less than 5e-6
+ * ticks (one unit at the smallest price, 2^32).
+ */
+const TICK_ESTIMATE_MARGIN = 1e-4
+
 /** the greatest tick whose sqrt ratio is <= sqrtPriceX96 */
 export function getTickAtSqrtRatio(sqrtPriceX96: bigint): number {
   // the upper bound is strict: the price can never reach the price at MAX_TICK
   if (sqrtPriceX96 < MIN_SQRT_RATIO || sqrtPriceX96 >= MAX_SQRT_RATIO) {
     throw new AmmMathError('SQRT_PRICE_OUT_OF_RANGE', `getTickAtSqrtRatio: ${sqrtPriceX96} outside [MIN_SQRT_RATIO, MAX_SQRT_RATIO)`, 'R')
   }
+  // Route searches ask this at the end of every swap quote (~5% of a quote's CPU in the bigint
+  // logarithm below). A price well inside a tick has only one answer, which a double's logarithm
+  // finds; a price within TICK_ESTIMATE_MARGIN of a tick's boundary takes the contract's exact path.
+  const estimate = (Math.log(Number(sqrtPriceX96)) - LN_2_POW_96) * TICKS_PER_LN_SQRT_PRICE
+  const tick = Math.floor(estimate)
+  const fraction = estimate - tick
+  if (fraction > TICK_ESTIMATE_MARGIN && fraction < 1 - TICK_ESTIMATE_MARGIN) return tick
+  return exactTickAtSqrtRatio(sqrtPriceX96)
+}
+
+/** getTickAtSqrtRatio as the contract computes it (the caller checked the range) */
+function exactTickAtSqrtRatio(sqrtPriceX96: bigint): number {
   const ratio = sqrtPriceX96 << 32n
   const msb = mostSignificantBit(ratio)
 

@@ -88,6 +88,21 @@ describe('TickMath properties', () => {
     )
   })
 
+  it('getTickAtSqrtRatio is the greatest tick at and beside every boundary and inside ticks, over the whole range (its floating-point estimate and its exact path)', () => {
+    const isGreatest = (p: bigint) => {
+      const t = getTickAtSqrtRatio(p)
+      return getSqrtRatioAtTick(t) <= p && (t === MAX_TICK || p < getSqrtRatioAtTick(t + 1))
+    }
+    // every 37th tick (and the extremes), with prices on, just below, just above and between boundaries
+    for (let t = MIN_TICK; t < MAX_TICK; t += t < MIN_TICK + 1000 || t > MAX_TICK - 1000 ? 1 : 37) {
+      const low = getSqrtRatioAtTick(t)
+      const high = getSqrtRatioAtTick(t + 1)
+      const prices = [low, low + 1n, high - 1n, (low + high) / 2n, low + (high - low) / 10_000n, high - (high - low) / 10_000n]
+      if (t > MIN_TICK) prices.push(low - 1n)
+      for (const p of prices) if (p >= MIN_SQRT_RATIO && p < MAX_SQRT_RATIO && !isGreatest(p)) throw new Error(`getTickAtSqrtRatio(${p}) = ${getTickAtSqrtRatio(p)} near tick ${t}`)
+    }
+  })
+
   it('getSqrtRatioAtTick is strictly increasing, by about sqrt(1.0001) per tick', () => {
     fc.assert(
       fc.property(fc.integer({ min: MIN_TICK, max: MAX_TICK - 1 }), (t) => {

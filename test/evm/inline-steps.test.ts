@@ -1,0 +1,188 @@
+/**
+ * inline-steps.ts and the loop of interpreter-patches.ts (13.) that runs it: programs made of the
+ * inlined opcodes, on edge values (0, 1, 255, 256, 257, 2^255, 2^256 - 1, ...), give a pooled EVM
+ * the stack, memory, return data, gas and errors the stock handlers give a VM outside the pool;
+ * every way an inlined opcode fails (stack underflow and overflow, a jump to no JUMPDEST or into
+ * push data, too little gas for its fee) fails as the stock step does; GAS, a REVERT or RETURN
+ * after memory-expanding steps, and the frame's end read the gas the inline and numeric-gas steps
+ * left, also past 2^53 (where the loop keeps the gas as a bigint).
+ */
+import { describe, expect, it } from 'vitest'
+import { createAddressFromString } from '@ethereumjs/util'
+import { createVM, type VM } from '@ethereumjs/vm'
+import { commonForChain } from '../../src/evm/chain-config.ts'
+import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
+import { INLINE_OPCODES, NOT_INLINE, inlineStep, type InlineRunState } from '../../src/evm/inline-steps.ts'
+import { JournaledState } from '../../src/evm/journaled-state.ts'
+import { VmPool } from '../../src/evm/vm-pool.ts'
+
+const TARGET = createAddressFromString('0x00000000000000000000000000000000000011e1')
+const push32 = (v: bigint) => '7f' + v.toString(16).padStart(64, '0')
+const hexByte = (op: number) => op.toString(16).padStart(2, '0')
+
+const EDGES = [0n, 1n, 2n, 3n, 31n, 32n, 255n, 256n, 257n, 2n ** 64n, 2n ** 128n + 5n, 2n ** 255n, 2n ** 255n + 1n, 2n ** 256n - 2n, 2n ** 256n - 1n]
+const BINARY = [0x01, 0x02, 0x03, 0x04, 0x10, 0x11, 0x14, 0x16, 0x17, 0x18, 0x1b, 0x1c]
+const UNARY = [0x15, 0x19]
+
+interface Outcome {
+  error?: string
+  gas: bigint
+  output: string
+}
+
+async function run(pooled: boolean, code: string, gasLimit = 10_000_000n): Promise<Outcome> {
+  const state = JournaledState.over(EMPTY_STATE_READER)
+  await state.putCode(TARGET, Buffer.from(code, 'hex'))
+  const exec = async (vm: VM) => {
+    const { execResult } = await vm.evm.runCall({ to: TARGET, gasLimit })
+    return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed, output: Buffer.from(execResult.returnValue).toString('hex') }
+  }
+  // a VM outside the pool keeps the stock handlers and steps (patchEvmInstance is the pool's)
+  const common = commonForChain(31337n)
+  return pooled ? new VmPool(common).with(state, exec) : exec(await createVM({ common, stateManager: state }))
+}
+
+async function sameAsStock(code: string, gasLimit?: bigint): Promise<Outcome> {
+  const stock = await run(false, code, gasLimit)
+  expect(await run(true, code, gasLimit), code.length > 200 ? `${code.slice(0, 200)}...` : code).toEqual(stock)
+  return stock
+}
+
+/** results stored from memory offset 0 on, one word each; returned with MSIZE */
+function storeResult(i: number): string {
+  return push32(BigInt(32 * i)) + '52'
+}
+/** a program that jumps first (the loop inlines once the frame has its jump analysis), then `body`, then returns `words` words */
+function program(body: string, words: number): string {
+  // PUSH1 4 JUMP INVALID JUMPDEST body RETURN(0, 32 * words)
+  return '600456fe5b' + body + push32(BigInt(32 * words)) + '6000' + 'f3'
+}
+
+describe('inlined opcodes against the stock handlers', () => {
+  it('binary and unary operations on edge values', async () => {
+    let body = ''
+    let i = 0
+    for (const op of BINARY) {
+      for (const a of EDGES) {
+        for (const b of EDGES) body += push32(b) + push32(a) + hexByte(op) + storeResult(i++)
+      }
+    }
+    for (const op of UNARY) for (const a of EDGES) body += push32(a) + hexByte(op) + storeResult(i++)
+    const outcome = await sameAsStock(program(body, i))
+    expect(outcome.error).toBeUndefined()
+    expect(outcome.output.length).toBe(64 * i)
+  })
+
+  it('PUSH0-32, DUP1-16, SWAP1-16, POP, JUMPDEST, JUMP and JUMPI taken and not', async () => {
+    let body = '5f'
+    for (let n = 1; n <= 32; n++) body += hexByte(0x5f + n) + 'ab'.repeat(n - 1) + 'cd'
+    for (let n = 1; n <= 16; n++) body += hexByte(0x7f + n)
+    for (let n = 1; n <= 16; n++) body += hexByte(0x8f + n)
+    body += '50505b5b'
+    let words = 0
+    for (let i = 0; i < 30; i++) body += storeResult(words++)
+    // JUMPI not taken (cond 0), then JUMPI taken over an INVALID, then JUMP over another
+    const at = () => 5 + body.length / 2 // the body starts after PUSH1 4 JUMP INVALID JUMPDEST
+    body += '6000' + '6000' + '57'
+    body += '6001' + '61' + (at() + 2 + 3 + 1 + 1).toString(16).padStart(4, '0') + '57' + 'fe' + '5b'
+    body += '61' + (at() + 3 + 1 + 1).toString(16).padStart(4, '0') + '56' + 'fe' + '5b'
+    const outcome = await sameAsStock(program(body, words))
+    expect(outcome.error).toBeUndefined()
+  })
+
+  it('a loop of inlined steps (a countdown with JUMPI back) costs and returns what the stock loop does', async () => {
+    // PUSH2 1000; loop (at 8, after the 5 bytes of the program's start): JUMPDEST PUSH1 1 SWAP1 SUB
+    // DUP1 PUSH1 8 JUMPI; POP; GAS; stored; returned
+    const body = '6103e8' + '5b' + '6001' + '90' + '03' + '80' + '6008' + '57' + '50' + '5a' + storeResult(0)
+    const outcome = await sameAsStock(program(body, 1))
+    expect(outcome.error).toBeUndefined()
+    expect(BigInt('0x' + outcome.output)).toBeGreaterThan(0n) // GAS read after the inline steps
+  })
+
+  it('failures: underflow, overflow, jumps to no JUMPDEST or into push data, out of gas at an inlined opcode', async () => {
+    const failing = [
+      ...[...BINARY, 0x57].map((op) => '6001' + hexByte(op)), // one item where two are needed
+      ...[...UNARY, 0x50, 0x56].map(hexByte), // none where one is needed
+      '6001' + '81', // DUP2 of one item
+      '6001' + '90', // SWAP1 of one item
+      '6003' + '56', // JUMP to the INVALID at 3
+      '6007' + '56' + '00' + '6100' + '5b', // JUMP into PUSH2's data (a 0x5b byte there)
+      push32(2n ** 64n) + '56', // JUMP far past the code
+      '6001' + '6003' + '57', // JUMPI taken to no JUMPDEST
+      '6000' + '6003' + '57' + '00', // JUMPI not taken: STOP, no error
+      '5b'.repeat(3) + '6000'.repeat(1025), // PUSH past 1,024 items
+      '6000'.repeat(1024) + '80', // DUP past 1,024 items
+      '6000'.repeat(1024) + '5f', // PUSH0 past 1,024 items
+    ]
+    for (const body of failing) await sameAsStock(program(body, 0))
+    // out of gas exactly at an inlined opcode, for several gas limits around the last step's fee
+    const body = '6001'.repeat(10) + '01'.repeat(9) + '5b' + '56'
+    for (let gasLimit = 30n; gasLimit <= 80n; gasLimit++) await sameAsStock(program(body, 0), gasLimit)
+  })
+
+  it('a callee that expands memory and reverts or returns gives its caller back the gas the stock steps leave', async () => {
+    const callee = createAddressFromString('0x00000000000000000000000000000000000011e2')
+    // callee: PUSH1 4 JUMP INVALID JUMPDEST; MSTORE at 200; KECCAK256 of 300 bytes; then REVERT(0, 64) or RETURN(0, 64)
+    const calleeCode = (end: string) => '600456fe5b' + '602a' + '60c8' + '52' + '61012c' + '6000' + '20' + '50' + '6040' + '6000' + end
+    // caller: CALL(gas 100000, callee, 0, 0, 0, 0, 0); store success and GAS after it; return both
+    const callerBody = '6000' + '6000' + '6000' + '6000' + '6000' + '73' + callee.toString().slice(2) + '620186a0' + 'f1' + storeResult(0) + '5a' + storeResult(1)
+    for (const end of ['fd', 'f3']) {
+      const outcomes = []
+      for (const pooled of [false, true]) {
+        const state = JournaledState.over(EMPTY_STATE_READER)
+        await state.putCode(TARGET, Buffer.from(program(callerBody, 2), 'hex'))
+        await state.putCode(callee, Buffer.from(calleeCode(end), 'hex'))
+        const exec = async (vm: VM) => {
+          const { execResult } = await vm.evm.runCall({ to: TARGET, gasLimit: 1_000_000n })
+          return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed, output: Buffer.from(execResult.returnValue).toString('hex') }
+        }
+        const common = commonForChain(31337n)
+        outcomes.push(pooled ? await new VmPool(common).with(state, exec) : await exec(await createVM({ common, stateManager: state })))
+      }
+      expect(outcomes[0].error).toBeUndefined()
+      expect(BigInt('0x' + outcomes[0].output.slice(0, 64))).toBe(end === 'fd' ? 0n : 1n)
+      expect(outcomes[1]).toEqual(outcomes[0])
+    }
+  })
+
+  it('gas past 2^53 stays a bigint and reads the same', async () => {
+    const body = '6001600201' + '5a' + storeResult(0) + '6001600201' + '5a' + storeResult(1)
+    const outcome = await sameAsStock(program(body, 2), 2n ** 60n)
+    expect(BigInt('0x' + outcome.output.slice(0, 64))).toBeGreaterThan(2n ** 59n)
+  })
+})
+
+describe('inlineStep', () => {
+  const state = (stack: bigint[], code = new Uint8Array(8), validJumps = new Uint8Array(8)): InlineRunState => ({
+    stack: { _store: [...stack], _len: stack.length, _maxHeight: 1024 },
+    programCounter: 0,
+    code,
+    validJumps,
+    cachedPushes: { 2: 7n },
+  })
+
+  it('changes nothing when it answers NOT_INLINE', () => {
+    const rs = state([1n])
+    const before = JSON.stringify(rs, (_, v) => (typeof v === 'bigint' ? v.toString() : v))
+    for (const [op, gas] of [[0x01, 100], [0x56, 100], [0x60, 2], [0x81, 100], [0x90, 100], [0x0a, 100]] as const) {
+      expect(inlineStep(rs, op, 3, gas)).toBe(NOT_INLINE)
+    }
+    expect(JSON.stringify(rs, (_, v) => (typeof v === 'bigint' ? v.toString() : v))).toBe(before)
+  })
+
+  it('charges the fee and advances the program counter', () => {
+    const rs = state([5n, 9n])
+    expect(inlineStep(rs, 0x03, 3, 10)).toBe(7) // SUB: 9 - 5
+    expect(rs.stack._len).toBe(1)
+    expect(rs.stack._store[0]).toBe(4n)
+    expect(rs.programCounter).toBe(1)
+    expect(inlineStep(rs, 0x60, 3, 3)).toBe(0) // PUSH1 with exactly its fee
+    expect(rs.stack._store[1]).toBe(7n)
+    expect(rs.programCounter).toBe(3)
+  })
+
+  it('covers only static-fee opcodes', () => {
+    expect(INLINE_OPCODES).not.toContain(0x0a) // EXP: dynamic gas
+    expect(new Set(INLINE_OPCODES).size).toBe(INLINE_OPCODES.length)
+  })
+})
