@@ -7,14 +7,17 @@
  * far it reaches (V3TickCoverage) and the search never lets the swap math read past it.
  *
  * Snapshots are cached per (block, pool), bounded; the cache holds promises, so concurrent loads of
- * one pool share the work.
+ * one pool share the work. A new head whose source says what its block changed (the devnet's
+ * stateDiff) takes its parent's snapshot of every pool whose contract the block did not touch
+ * instead of reading it again: at each head every worker re-read every pool it had seen, 250-300 ms
+ * of a worker on bench:quote's mix (BENCHMARKS.md), which is what quotes right after a head waited on.
  */
-import type { StateReader } from '../chain/types.ts'
+import type { Address, BlockChangedKeys, StateReader } from '../chain/types.ts'
 import type { SimulationState, Simulator } from '../evm/simulator.ts'
 import { BlockScopedCache } from './block-scoped-cache.ts'
 import type { PoolLoadSettings } from './pool-kind.ts'
 import { poolKind } from './pool-kinds.ts'
-import type { PoolRef, PoolSnapshot } from './pools.ts'
+import type { PoolRef, PoolSnapshot, V4PoolRef } from './pools.ts'
 import { blockKey, DEFAULT_VIEW_CALL_CONCURRENCY, ViewCallError, ViewCaller } from './view-calls.ts'
 
 /** ticks for a 2x price move: 1.0001^6932 ≈ 2.0000 */
@@ -99,7 +102,7 @@ export class PoolStateLoader implements PoolLoadSettings {
     const key = ref.address
     let entry = this.cache.get(block, key)
     if (entry === undefined) {
-      entry = poolKind(ref.protocol).load(caller, ref, this)
+      entry = this.fromParent(caller.reader, ref) ?? poolKind(ref.protocol).load(caller, ref, this)
       this.cache.set(block, key, entry)
       entry.catch(() => {
         if (this.cache.get(block, key) === entry) this.cache.delete(block, key)
@@ -107,4 +110,31 @@ export class PoolStateLoader implements PoolLoadSettings {
     }
     return entry
   }
+
+  /**
+   * The parent block's snapshot of `ref` when this block did not touch the contract whose storage
+   * the snapshot is read from (the pool, or a V4 pool's PoolManager: any write to it at all, code or
+   * balance changes included, counts as touched). Only for a diff that names every change (the
+   * devnet); a fork's diff names only keys it re-read, so its heads read pools again.
+   */
+  private fromParent(reader: StateReader, ref: PoolRef): Promise<PoolSnapshot> | undefined {
+    const diff = reader.stateDiff?.()
+    if (diff === undefined || diff.kind !== 'changed' || reader.block.number === 0n) return undefined
+    const parent = this.cache.get(`${reader.block.number - 1n}:${diff.parentHash}`, ref.address)
+    if (parent === undefined) return undefined
+    const stateAt = ref.protocol === 'uniswap-v4' ? (ref as V4PoolRef).poolManager : ref.address
+    return touchedContracts(diff).has(stateAt) ? undefined : parent
+  }
+}
+
+const touchedByDiff = new WeakMap<BlockChangedKeys, ReadonlySet<Address>>()
+
+/** every account a block's diff names (its accounts, written storage, cleared storage), once per diff */
+function touchedContracts(diff: BlockChangedKeys): ReadonlySet<Address> {
+  let touched = touchedByDiff.get(diff)
+  if (touched === undefined) {
+    touched = new Set([...diff.accounts, ...diff.storage.map(([address]) => address), ...diff.clearedStorage])
+    touchedByDiff.set(diff, touched)
+  }
+  return touched
 }

@@ -8,7 +8,10 @@
 import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
-import type { Address } from '../../src/chain/types.ts'
+import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
+import type { Address, StateReader } from '../../src/chain/types.ts'
+import { decodeSignedTransaction } from '../../src/tx/index.ts'
+import { GENESIS_PATH, loadFixtureTxs } from '../support/devnet.ts'
 import { countInitializedTicksCrossed, getSqrtRatioAtTick, MAX_TICK, MIN_TICK, quoteExactInputSingle, simulateV3Swap } from '../../src/dex/math/index.ts'
 import {
   PoolStateLoader,
@@ -34,6 +37,7 @@ const v3Refs: PoolRef[] = registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3'
 const v2Refs: PoolRef[] = registry.v2.pairs.map((p) => ({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000, venue: 'uniswap-v2' }))
 
 const loader = new PoolStateLoader(sim)
+const V2_USDC_WETH: Address = '0xe421afd0eb5c3a190448b9b76622d65104935813'
 /** every bitmap word of the pool, MIN_TICK to MAX_TICK: nothing left unknown */
 const fullLoader = new PoolStateLoader(sim, { tickWindow: 2 * MAX_TICK, maxWordsPerSide: 100_000 })
 
@@ -272,5 +276,45 @@ describe('PoolStateLoader: caching and failures', () => {
     expect(result.pools.map((p: PoolSnapshot) => p.address)).toEqual([v2Refs[0].address, v3Refs[1].address])
     expect(result.failed.map((f) => f.pool.address)).toEqual([notAPool.address, wrongFee.address])
     expect(result.failed.map((f) => f.error.reason)).toEqual(['reverted', 'inconsistent'])
+  })
+})
+
+describe('PoolStateLoader: a new devnet head', () => {
+  it("takes the parent's snapshot of every pool its block did not touch, and reads the swapped pair again", async () => {
+    // a source of its own: committing a block on the shared one would move every other test's state
+    const own = DevnetStateSource.fromGenesisFile(GENESIS_PATH)
+    const genesis = own.latest()
+    const l = new PoolStateLoader(sim)
+    const swapped = v2Refs.find((r) => r.address === V2_USDC_WETH)!
+    const untouchedV3 = v3Refs[0]
+    const [pairBefore, v3Before] = await Promise.all([l.load(genesis, swapped), l.load(genesis, untouchedV3)])
+
+    const tx = decodeSignedTransaction(loadFixtureTxs().find((f) => f.name === 'v2-swapExactETHForTokens-small')!.raw, { chainId: own.chainId, common: sim.common })
+    const result = await sim.transaction(sim.openState(genesis), tx.tx)
+    const head = own.commitBlock(result.state, { ...result.state.block, gasUsed: result.gasUsed, transactionHashes: [tx.hash] })
+    expect(head.stateDiff().accounts).toContain(V2_USDC_WETH)
+    expect(head.stateDiff().accounts).not.toContain(untouchedV3.address)
+
+    const [pairAfter, v3After] = await Promise.all([l.load(head, swapped), l.load(head, untouchedV3)])
+    expect(v3After).toBe(v3Before)
+    expect(pairAfter).not.toBe(pairBefore)
+    // what a loader that never saw the parent reads at the head
+    const fresh = new PoolStateLoader(sim)
+    expect(pairAfter).toEqual(await fresh.load(head, swapped))
+    expect(v3After).toEqual(await fresh.load(head, untouchedV3))
+    expect((pairAfter as V2PoolSnapshot).reserve0).not.toBe((pairBefore as V2PoolSnapshot).reserve0)
+  })
+
+  it('reads every pool again at a head whose source names no diff (a fork head, a reorg)', async () => {
+    const l = new PoolStateLoader(sim)
+    const genesis = source.latest()
+    const before = await l.load(genesis, v3Refs[0])
+    const child: StateReader = Object.assign(Object.create(genesis) as StateReader, {
+      block: { ...genesis.block, number: genesis.block.number + 1n, hash: `0x${'ab'.repeat(32)}` as const },
+      stateDiff: () => undefined,
+    })
+    const after = await l.load(child, v3Refs[0])
+    expect(after).not.toBe(before)
+    expect(after).toEqual(before)
   })
 })
