@@ -13,6 +13,7 @@ import { BlockScopedCache } from './block-scoped-cache.ts'
 import { poolKind } from './pool-kinds.ts'
 import { poolPairKey, sortTokens, type PoolRef, type Venue } from './pools.ts'
 import { blockKey, DEFAULT_VIEW_CALL_CONCURRENCY, ViewCaller } from './view-calls.ts'
+import { venueContract } from './venues.ts'
 
 /** Where a chain's venues are and which tokens routes may pass through. */
 export interface DexDeployment {
@@ -34,6 +35,8 @@ export class PoolDiscovery {
   private readonly cache: BlockScopedCache<Promise<PoolRef[]>>
   /** the venues asked, in the deployment's order */
   readonly venues: readonly Venue[]
+  /** the contracts the venues' lookups read: their factories, a V4 venue's PoolManager */
+  private readonly venueContracts: readonly Address[]
   private readonly concurrency: number
 
   constructor(
@@ -43,6 +46,7 @@ export class PoolDiscovery {
   ) {
     this.cache = new BlockScopedCache({ blocks: 4, maxPerBlock: options.maxCacheEntries ?? 20_000 })
     this.venues = dex.venues
+    this.venueContracts = dex.venues.map(venueContract)
     this.concurrency = options.concurrency ?? DEFAULT_VIEW_CALL_CONCURRENCY
   }
 
@@ -68,7 +72,8 @@ export class PoolDiscovery {
     const key = poolPairKey(a, b)
     let entry = this.cache.get(block, key)
     if (entry === undefined) {
-      entry = this.lookUpPair(caller, a, b)
+      // a pair's pools are found in the venues' factories (and a V4 venue's PoolManager) alone
+      entry = this.cache.carried(caller.reader, key, this.venueContracts) ?? this.lookUpPair(caller, a, b)
       this.cache.set(block, key, entry)
       // a failed lookup (upstream down) must not stay cached
       entry.catch(() => {

@@ -12,7 +12,7 @@
  * instead of reading it again: at each head every worker re-read every pool it had seen, 250-300 ms
  * of a worker on bench:quote's mix (BENCHMARKS.md), which is what quotes right after a head waited on.
  */
-import type { Address, BlockChangedKeys, StateReader } from '../chain/types.ts'
+import type { StateReader } from '../chain/types.ts'
 import type { SimulationState, Simulator } from '../evm/simulator.ts'
 import { BlockScopedCache } from './block-scoped-cache.ts'
 import type { PoolLoadSettings } from './pool-kind.ts'
@@ -102,7 +102,9 @@ export class PoolStateLoader implements PoolLoadSettings {
     const key = ref.address
     let entry = this.cache.get(block, key)
     if (entry === undefined) {
-      entry = this.fromParent(caller.reader, ref) ?? poolKind(ref.protocol).load(caller, ref, this)
+      // a snapshot is read from one contract's storage: the pool's, or a V4 pool's PoolManager's
+      const stateAt = ref.protocol === 'uniswap-v4' ? (ref as V4PoolRef).poolManager : ref.address
+      entry = this.cache.carried(caller.reader, key, [stateAt]) ?? poolKind(ref.protocol).load(caller, ref, this)
       this.cache.set(block, key, entry)
       entry.catch(() => {
         if (this.cache.get(block, key) === entry) this.cache.delete(block, key)
@@ -110,31 +112,4 @@ export class PoolStateLoader implements PoolLoadSettings {
     }
     return entry
   }
-
-  /**
-   * The parent block's snapshot of `ref` when this block did not touch the contract whose storage
-   * the snapshot is read from (the pool, or a V4 pool's PoolManager: any write to it at all, code or
-   * balance changes included, counts as touched). Only for a diff that names every change (the
-   * devnet); a fork's diff names only keys it re-read, so its heads read pools again.
-   */
-  private fromParent(reader: StateReader, ref: PoolRef): Promise<PoolSnapshot> | undefined {
-    const diff = reader.stateDiff?.()
-    if (diff === undefined || diff.kind !== 'changed' || reader.block.number === 0n) return undefined
-    const parent = this.cache.get(`${reader.block.number - 1n}:${diff.parentHash}`, ref.address)
-    if (parent === undefined) return undefined
-    const stateAt = ref.protocol === 'uniswap-v4' ? (ref as V4PoolRef).poolManager : ref.address
-    return touchedContracts(diff).has(stateAt) ? undefined : parent
-  }
-}
-
-const touchedByDiff = new WeakMap<BlockChangedKeys, ReadonlySet<Address>>()
-
-/** every account a block's diff names (its accounts, written storage, cleared storage), once per diff */
-function touchedContracts(diff: BlockChangedKeys): ReadonlySet<Address> {
-  let touched = touchedByDiff.get(diff)
-  if (touched === undefined) {
-    touched = new Set([...diff.accounts, ...diff.storage.map(([address]) => address), ...diff.clearedStorage])
-    touchedByDiff.set(diff, touched)
-  }
-  return touched
 }

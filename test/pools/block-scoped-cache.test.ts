@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
+import type { Address, BlockStateDiff, StateReader } from '../../src/chain/types.ts'
 import { BlockScopedCache } from '../../src/pools/block-scoped-cache.ts'
 
 describe('BlockScopedCache', () => {
@@ -38,5 +39,34 @@ describe('BlockScopedCache', () => {
   it('refuses bad bounds', () => {
     expect(() => new BlockScopedCache({ blocks: 0 })).toThrow(RangeError)
     expect(() => new BlockScopedCache({ maxPerBlock: 0 })).toThrow(RangeError)
+  })
+})
+
+describe('BlockScopedCache.carried: the parent block\'s entry at a head that did not touch its contracts', () => {
+  const POOL = '0x00000000000000000000000000000000000000aa' as Address
+  const OTHER = '0x00000000000000000000000000000000000000bb' as Address
+  const PARENT = `0x${'11'.repeat(32)}` as const
+  const head = (diff: BlockStateDiff | undefined, number = 8n): StateReader =>
+    ({ block: { number, hash: `0x${'22'.repeat(32)}` }, stateDiff: () => diff }) as unknown as StateReader
+  const changed = (over: Partial<Extract<BlockStateDiff, { kind: 'changed' }>> = {}): BlockStateDiff => ({ kind: 'changed', parentHash: PARENT, accounts: [], storage: [], clearedStorage: [], ...over })
+  const cache = new BlockScopedCache<string>()
+  cache.set(`7:${PARENT}`, 'k', 'parent value')
+
+  it('carries when the block wrote none of them', () => {
+    expect(cache.carried(head(changed({ accounts: [OTHER], storage: [[OTHER, [1n]]] })), 'k', [POOL])).toBe('parent value')
+  })
+
+  it('not when the block changed one of them: its account, a slot, or all its storage', () => {
+    expect(cache.carried(head(changed({ accounts: [POOL] })), 'k', [OTHER, POOL])).toBeUndefined()
+    expect(cache.carried(head(changed({ storage: [[POOL, [8n]]] })), 'k', [POOL])).toBeUndefined()
+    expect(cache.carried(head(changed({ clearedStorage: [POOL] })), 'k', [POOL])).toBeUndefined()
+  })
+
+  it('not without a full diff (a fork head names only keys it re-read), a parent entry, or a parent at all', () => {
+    expect(cache.carried(head(undefined), 'k', [POOL])).toBeUndefined()
+    expect(cache.carried(head({ kind: 'unchanged', parentHash: PARENT, accounts: [POOL], storage: [] }), 'k', [POOL])).toBeUndefined()
+    expect(cache.carried(head(changed()), 'other key', [POOL])).toBeUndefined()
+    expect(cache.carried(head(changed({ parentHash: `0x${'33'.repeat(32)}` })), 'k', [POOL])).toBeUndefined()
+    expect(cache.carried(head(changed(), 0n), 'k', [POOL])).toBeUndefined()
   })
 })

@@ -14,7 +14,9 @@ import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { GENESIS_PATH, loadFixtureTxs } from '../support/devnet.ts'
 import { countInitializedTicksCrossed, getSqrtRatioAtTick, MAX_TICK, MIN_TICK, quoteExactInputSingle, simulateV3Swap } from '../../src/dex/math/index.ts'
 import {
+  PoolDiscovery,
   PoolStateLoader,
+  ViewCaller,
   quotePath,
   quoteV2,
   quoteV3,
@@ -26,7 +28,7 @@ import {
   type V2PoolSnapshot,
   type V3PoolSnapshot,
 } from '../../src/pools/index.ts'
-import { E18, lower, registry, sim, source, tok } from '../routing/helpers.ts'
+import { DEX, E18, lower, registry, sim, source, tok } from '../routing/helpers.ts'
 
 const QUOTER_V2_ABI = parseAbi([
   'function quoteExactInputSingle((address tokenIn, address tokenOut, uint256 amountIn, uint24 fee, uint160 sqrtPriceLimitX96) params) returns (uint256 amountOut, uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate)',
@@ -303,6 +305,13 @@ describe('PoolStateLoader: a new devnet head', () => {
     expect(pairAfter).toEqual(await fresh.load(head, swapped))
     expect(v3After).toEqual(await fresh.load(head, untouchedV3))
     expect((pairAfter as V2PoolSnapshot).reserve0).not.toBe((pairBefore as V2PoolSnapshot).reserve0)
+
+    // discovery reads only the venues' factories (and the PoolManager), which a swap does not write
+    const discovery = new PoolDiscovery(sim, DEX)
+    const [a, b] = [lower(swapped.token0), lower(swapped.token1)]
+    const found = discovery.pairPools(new ViewCaller(sim, genesis), a, b)
+    expect(discovery.pairPools(new ViewCaller(sim, head), a, b)).toBe(found)
+    expect(await found).toEqual(await new PoolDiscovery(sim, DEX).pairPools(new ViewCaller(sim, head), a, b))
   })
 
   it('reads every pool again at a head whose source names no diff (a fork head, a reorg)', async () => {
