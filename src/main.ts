@@ -6,13 +6,22 @@ import { startNode } from './node/start.ts'
 
 startNode(process.env).then(
   (node) => {
-    const shutdown = async (signal: string) => {
+    // One shutdown. A second SIGINT/SIGTERM while it runs (a supervisor, or a user pressing ^C
+    // twice) is logged and ignored: with `process.once` it met no listener and Node's default
+    // action killed the process mid-close, before stores were closed and a --cpu-prof written.
+    let closing = false
+    const shutdown = async (signal: NodeJS.Signals) => {
+      if (closing) {
+        node.log.warn({ signal }, 'already shutting down; signal ignored')
+        return
+      }
+      closing = true
       node.log.info({ signal }, 'shutting down')
       await node.close()
       process.exit(0)
     }
-    process.once('SIGINT', () => void shutdown('SIGINT'))
-    process.once('SIGTERM', () => void shutdown('SIGTERM'))
+    process.on('SIGINT', (signal) => void shutdown(signal))
+    process.on('SIGTERM', (signal) => void shutdown(signal))
   },
   (err: unknown) => {
     // a ConfigError's message lists every problem, one per line, never a secret's value

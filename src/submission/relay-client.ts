@@ -22,9 +22,8 @@
  * the relay, its cause the TransportError), the per-relay limit on requests in flight, its stats
  * counters, and answers matched without insisting on the id (it never did).
  */
-import { keccak256, toBytes } from 'viem'
-
 import type { Hex } from '../chain/types.ts'
+import { keccak256 } from '../crypto/keccak.ts'
 import { errorText } from '../primitives/error-text.ts'
 import type { BackoffPolicy } from '../transport/backoff.ts'
 import { JsonRpcCode } from '../transport/json-rpc-codes.ts'
@@ -263,7 +262,8 @@ function parseBundleStats(answer: { result: unknown }): RelayBundleStats {
  * string keccak256(body) as 0x-prefixed hex, as the Flashbots relay verifies it.
  */
 export async function flashbotsSignature(body: string, signer: SearcherKey): Promise<string> {
-  const digest = keccak256(toBytes(body))
+  // native keccak (src/crypto/keccak.ts): every open submission's body is hashed at every head
+  const digest = `0x${Buffer.from(keccak256(Buffer.from(body, 'utf8'))).toString('hex')}`
   return `${signer.address}:${await signer.signMessage(digest)}`
 }
 

@@ -7,10 +7,11 @@
  */
 import { inspect } from 'node:util'
 
-import { hashMessage, hexToBytes, serializeSignature } from 'viem'
+import { hexToBytes, serializeSignature } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 
 import type { Address, Hex } from '../chain/types.ts'
+import { keccak256 } from '../crypto/keccak.ts'
 import { signHash } from '../crypto/sign.ts'
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/
@@ -43,7 +44,10 @@ export class SearcherKey {
 
   /** EIP-191 personal_sign of `message` (a UTF-8 string), as viem's account.signMessage signs it. */
   async signMessage(message: string): Promise<Hex> {
-    const { r, s, yParity } = await signHash(hexToBytes(hashMessage(message)), this.#key)
+    // viem's hashMessage, with the native keccak: every relay request of every open submission is signed at every head
+    const bytes = Buffer.from(message, 'utf8')
+    const hash = keccak256(Buffer.concat([Buffer.from(`\x19Ethereum Signed Message:\n${bytes.length}`, 'utf8'), bytes]))
+    const { r, s, yParity } = await signHash(hash, this.#key)
     return serializeSignature({ r, s, yParity })
   }
 

@@ -80,6 +80,8 @@ export interface RecordedRequest {
   n: number
   /** true when the relay answered with a failure */
   failed: boolean
+  /** the client's port: requests on one kept-alive connection share it */
+  remotePort: number | undefined
 }
 
 export interface RelayBehaviour {
@@ -126,6 +128,7 @@ export async function startRelay(behaviour: RelayBehaviour = {}): Promise<Record
         at: performance.now(),
         n,
         failed: failed || behaviour.rpcError !== undefined,
+        remotePort: req.socket.remotePort,
       })
       const answer = (): void => {
         if (failed) {

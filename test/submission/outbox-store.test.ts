@@ -278,4 +278,24 @@ describe('OutboxStore group commit', () => {
     expect(ids.size).toBe(200)
     for (const r of results) expect(ids.has(r.record.id)).toBe(true)
   })
+
+  it('checks a group of new submissions for duplicates with one read, and writes only the new ones', async () => {
+    const store = newStore()
+    await store.open()
+    const stored = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(300) })
+    const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => userTx(301 + i)))
+    const reads = { get: 0, getMany: 0 }
+    const db = (store as unknown as { db: { get: (...a: unknown[]) => unknown; getMany: (...a: unknown[]) => unknown } }).db
+    const { get, getMany } = db
+    db.get = (...a) => (reads.get++, get.apply(db, a))
+    db.getMany = (...a) => (reads.getMany++, getMany.apply(db, a))
+    // the first group is the first call alone; the others queue behind its fsync and form the second group
+    const results = await Promise.all([...raws, stored.record.rawTxs[0]].map((rawTx) => store.persist({ kind: 'private-tx', partnerId: 'beta', rawTx })))
+    expect(reads).toEqual({ get: 0, getMany: 2 })
+    expect(results.slice(0, 20).every((r) => r.created && r.record.partnerId === 'beta')).toBe(true)
+    expect(results[20]).toEqual({ record: stored.record, created: false })
+    expect(store.stats().open).toBe(21)
+    // the duplicate wrote nothing: its lifecycle is still the one received event
+    expect((await store.get(stored.record.id))?.events.map((e) => e.type)).toEqual(['received'])
+  })
 })

@@ -36,6 +36,17 @@ function signatureParts(header: string | string[] | undefined): { address: Addre
 }
 
 describe('RelayClient', () => {
+  it('reuses kept-alive connections: ten sends one after another open at most two', async () => {
+    const r = await relay()
+    const client = new RelayClient({ name: 'r', url: r.url }, key)
+    const user = await userTx(0)
+    for (let block = 1n; block <= 10n; block++) await client.sendBundle({ entries: [{ tx: user }], blockNumber: block })
+    expect(r.requests).toHaveLength(10)
+    // undici frees a connection just after the answer's last byte is read, so the next request may
+    // find it still busy and open a second one; a connection per request would be ten ports
+    expect(new Set(r.requests.map((q) => q.remotePort)).size).toBeLessThanOrEqual(2)
+  })
+
   it('forwards the raw tx strings unchanged and signs the body the Flashbots way', async () => {
     const r = await relay()
     const client = new RelayClient({ name: 'r', url: r.url }, key)

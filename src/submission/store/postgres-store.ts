@@ -128,6 +128,30 @@ const SQL = {
       WHERE id = $1 AND finished_at IS NOT NULL
       RETURNING id
     ), ${appendEventsFrom('target')}`,
+  /**
+   * Many non-terminal appends in one statement (see appendGrouped): $1 ids, $2 event arrays (JSON
+   * text), $3 append tokens, $4 lease owners (NULL: unchecked), one element per append. As
+   * `append` for each; answers the tokens whose events are stored (now or by an earlier attempt).
+   */
+  appendMany: `
+    WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[]) WITH ORDINALITY AS i(id, body, token, owner, n)
+    ), target AS (
+      SELECT id, lease_owner FROM submissions WHERE id IN (SELECT id FROM input) AND finished_at IS NULL FOR SHARE
+    ), already AS (
+      SELECT DISTINCT e.append_token AS token FROM submission_events e JOIN input i ON e.submission_id = i.id AND e.append_token = i.token
+    ), accepted AS (
+      SELECT i.* FROM input i JOIN target t ON t.id = i.id
+      WHERE (i.owner IS NULL OR t.lease_owner = i.owner) AND i.token NOT IN (SELECT token FROM already)
+    ), inserted AS (
+      INSERT INTO submission_events (submission_id, append_token, ordinal, body)
+      SELECT a.id, a.token, e.ordinal, e.body
+      FROM accepted a CROSS JOIN jsonb_array_elements(a.body::jsonb) WITH ORDINALITY AS e(body, ordinal)
+      ORDER BY a.n, e.ordinal
+      ON CONFLICT DO NOTHING
+      RETURNING append_token
+    )
+    SELECT append_token::text AS token FROM inserted UNION SELECT token::text FROM already`,
   /** why an append wrote nothing: the row's state */
   appendRefused: 'SELECT finished_at IS NULL AS open, lease_owner FROM submissions WHERE id = $1',
   appended: 'SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $2) AS landed',
@@ -212,6 +236,9 @@ export class PostgresSubmissionStore implements SubmissionStore {
   private pruning: Promise<number> | undefined
   /** statements in progress: close() waits for them */
   private readonly inFlight = new Set<Promise<unknown>>()
+  /** non-terminal appends waiting for the statement in progress to end (see appendGrouped) */
+  private appendQueue: QueuedAppend[] = []
+  private appending: Promise<void> | undefined
 
   /** @param url a postgres:// URL (DATABASE_URL); nothing is connected before open() */
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -272,7 +299,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
   async close(): Promise<void> {
     const pool = this.pool
     if (pool === undefined) return
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+    // grouped appends still queued start their statement as the one before them ends
+    while (this.inFlight.size > 0 || this.appending !== undefined) await Promise.allSettled([...this.inFlight, this.appending])
     this.pool = undefined
     await pool.end()
   }
@@ -347,6 +375,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
     const token = randomUUID()
     const body = encodeJson(events)
     const terminal = terminalAt === -1 ? undefined : events[terminalAt]
+    // the common case, events of one head for each open submission: many share one statement
+    if (terminal === undefined && (await this.appendGrouped({ id, body, token, owner }))) return
     const { rows } = await this.run('append', (pool) =>
       terminal === undefined
         ? pool.query<{ inserted: number; landed: boolean }>(SQL.append, [id, body, token, owner])
@@ -364,6 +394,37 @@ export class PostgresSubmissionStore implements SubmissionStore {
     }
     if (!stored) throw new Error(`PostgresSubmissionStore.append: submission ${id} is not open (unknown, finished or finishing)`)
     if (terminal !== undefined) this.adjustCounts(-1, +1)
+  }
+
+  /**
+   * Group commit of non-terminal appends: the first runs at once; those issued while a statement
+   * runs share the next one (at most APPEND_GROUP_MAX). True when the events are stored; false
+   * when they were not (not open, or the lease is another's): append() then runs the single
+   * statement with the same token, which stores nothing twice and names the reason.
+   * @throws PersistenceError when the statement failed after its retries
+   */
+  private appendGrouped(item: Omit<QueuedAppend, 'resolve' | 'reject'>): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.appendQueue.push({ ...item, resolve, reject })
+      this.appending ??= this.flushAppends().finally(() => {
+        this.appending = undefined
+      })
+    })
+  }
+
+  private async flushAppends(): Promise<void> {
+    while (this.appendQueue.length > 0) {
+      const group = this.appendQueue.splice(0, APPEND_GROUP_MAX)
+      try {
+        const { rows } = await this.run('append', (pool) =>
+          pool.query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner)]),
+        )
+        const stored = new Set(rows.map((r) => r.token))
+        for (const a of group) a.resolve(stored.has(a.token))
+      } catch (error) {
+        for (const a of group) a.reject(error)
+      }
+    }
   }
 
   async reopen(id: SubmissionId, event: ReorgEvent): Promise<void> {
@@ -498,6 +559,19 @@ export class PostgresSubmissionStore implements SubmissionStore {
   private withRetry<T>(operation: PersistenceError['operation'], statement: (pool: pg.Pool) => Promise<T>): Promise<T> {
     return withRetry(this.settings, 'submission store', operation, () => statement(this.requireOpen(operation)))
   }
+}
+
+/** Most appends in one grouped statement. */
+const APPEND_GROUP_MAX = 500
+
+interface QueuedAppend {
+  id: SubmissionId
+  /** the events, JSON */
+  body: string
+  token: string
+  owner: string | null
+  resolve: (stored: boolean) => void
+  reject: (error: unknown) => void
 }
 
 function toStored(row: SubmissionRow): StoredSubmission {

@@ -3,9 +3,8 @@
  * keccak hashes, the identity (`<kind>:<hash>`, the bundle hash for a bundle) and the bundle
  * options checked. The same bytes always give the same id, which is what de-duplication keys on.
  */
-import { keccak_256 } from '@noble/hashes/sha3.js'
-
 import type { Hex } from '../../chain/types.ts'
+import { keccak256 } from '../../crypto/keccak.ts'
 import { bundleHash } from '../../tx/bundle-hash.ts'
 import { submissionId, type BundleOptions, type NewSubmission, type SubmissionRecord } from '../types.ts'
 
@@ -68,6 +67,7 @@ function normalizeBundleOptions(options: BundleOptions | undefined): BundleOptio
   return Object.keys(out).length === 0 ? undefined : out
 }
 
+/** keccak256 of the bytes of `raw`: native (an acknowledgement hashes its transaction here) */
 function keccakHex(raw: Hex): Hex {
-  return `0x${Buffer.from(keccak_256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`
+  return `0x${Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex')}`
 }

@@ -6,7 +6,7 @@
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
-import { PersistenceError } from '../../../src/submission/errors.ts'
+import { LeaseLostError, PersistenceError } from '../../../src/submission/errors.ts'
 import { PostgresSubmissionStore, type PostgresStoreOptions } from '../../../src/submission/store/postgres-store.ts'
 import { MIGRATIONS } from '../../../src/submission/store/postgres-migrations.ts'
 import { userTx } from '../helpers.ts'
@@ -121,5 +121,37 @@ describe('PostgresSubmissionStore rows', () => {
     expect((await survivor.leases.claim('survivor', 10)).ids).toEqual([])
     expect((await sql<{ lease_owner: string }>('SELECT lease_owner FROM submissions'))[0].lease_owner).toBe('dying')
     await expect.poll(async () => (await survivor.leases.claim('survivor', 10)).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+  })
+})
+
+describe('PostgresSubmissionStore grouped appends', () => {
+  it('appends issued together share statements, each in its order; a refused one names its reason and the others are stored', async () => {
+    const store = newStore()
+    await store.open()
+    const ours = []
+    for (let i = 0; i < 20; i++) ours.push((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(i) }, { leaseOwner: 'a' })).record)
+    const theirs = (await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(50) }, { leaseOwner: 'b' })).record
+    const pool = (store as unknown as { pool: pg.Pool }).pool
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown
+    let statements = 0
+    ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      statements++
+      return query(...args)
+    }
+    const appends = [
+      ...ours.flatMap((r) => [
+        store.append(r.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'a' }),
+        store.append(r.id, [{ type: 'simulated', at: 2, success: true }, { type: 'simulated', at: 3, success: true }], { leaseOwner: 'a' }),
+      ]),
+      store.append(theirs.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'a' }),
+    ]
+    const results = await Promise.allSettled(appends)
+    expect(results.slice(0, 40).every((r) => r.status === 'fulfilled')).toBe(true)
+    expect(results[40].status === 'rejected' && results[40].reason).toBeInstanceOf(LeaseLostError)
+    // 41 appends: one statement for the first, one for the 40 queued behind it, then the refused
+    // one's single statement, its "did it land" check and its state (one per append before)
+    expect(statements).toBeLessThanOrEqual(5)
+    for (const r of ours) expect((await store.get(r.id))?.events.map((e) => e.at)).toEqual([r.receivedAt, 1, 2, 3])
+    expect((await store.get(theirs.id))?.events.map((e) => e.type)).toEqual(['received'])
   })
 })
