@@ -3,8 +3,8 @@
  * loads, else noble's JavaScript `keccak_256`. Measured on this machine for 32 to 200 bytes:
  * ~1.5-3 us a hash native against ~6-13 us in noble, and the gap grows with the input (a relay
  * request body, hashed for its X-Flashbots-Signature every block for every open submission, is
- * ~0.5-2 KB). Both give the same digest (test/crypto/keccak.test.ts). The EVM's native keccak
- * (branch h-evm, src/evm/keccak.ts) is this same loader.
+ * ~0.5-2 KB). Both give the same digest (test/crypto/keccak.test.ts). The EVM takes it through
+ * src/evm/keccak.ts.
  *
  * The binding is loaded directly (`node-gyp-build` over the package's directory), not through the
  * package's entry, which wraps each hash in a readable-stream Transform and falls back to its own
@@ -15,7 +15,7 @@ import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 
-type Keccak256 = (data: Uint8Array) => Uint8Array
+export type Keccak256 = (data: Uint8Array) => Uint8Array
 
 /** the addon's sponge (keccak/src/addon.cc): Keccak-f[1600] with the given rate and capacity in bits */
 interface NativeSponge {
