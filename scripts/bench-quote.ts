@@ -71,9 +71,11 @@ const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
 const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 8)
 const VENUES = process.env.BENCH_VENUES !== '0'
+/** every venue of the devnet registry: what the service routes over without VENUES */
+const REGISTRY_VENUES = (JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as { venues: Array<{ name: string }> }).venues
 /** Uniswap's own venues of the devnet registry: the single-venue configuration of step 6 */
 const UNISWAP_VENUES = JSON.stringify(
-  (JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as { venues: Array<{ name: string }> }).venues.filter((v) => v.name === 'uniswap-v2' || v.name === 'uniswap-v3'),
+  REGISTRY_VENUES.filter((v) => v.name === 'uniswap-v2' || v.name === 'uniswap-v3'),
 )
 
 const MIX = QUOTE_MIX
@@ -281,7 +283,8 @@ async function main() {
         ? undefined
         : {
             single: 'uniswap-v2 + uniswap-v3',
-            all: 'uniswap-v2 + uniswap-v3 + devnet-fork-v2 + devnet-fork-v3',
+            // the service without VENUES routes over every venue of the registry
+            all: REGISTRY_VENUES.map((v) => v.name).join(' + '),
             single_p50_ms: round(venueRuns.single.seq.p50),
             all_p50_ms: round(venueRuns.all.seq.p50),
             p50_ratio: round(venueRuns.all.seq.p50 / venueRuns.single.seq.p50),
