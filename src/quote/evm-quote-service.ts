@@ -201,7 +201,8 @@ export class EvmQuoteService implements QuoteService {
     const block = blockKey(state.reader)
     let check = this.tokenChecks.get(block, token)
     if (check === undefined) {
-      check = this.isToken(state, token)
+      // the parent block's answer stands when this block wrote nothing of the token's (a devnet head)
+      check = this.tokenChecks.carried(state.reader, token, [token]) ?? this.isToken(state, token)
       this.tokenChecks.set(block, token, check)
       check.catch(() => this.tokenChecks.delete(block, token))
     }
