@@ -18,7 +18,9 @@ startNode(process.env).then(
       closing = true
       node.log.info({ signal }, 'shutting down')
       await node.close()
-      process.exit(0)
+      // pino writes to stdout asynchronously: flush what the close logged (and a second signal's
+      // line) before exiting, or process.exit drops it
+      node.log.flush(() => process.exit(0))
     }
     process.on('SIGINT', (signal) => void shutdown(signal))
     process.on('SIGTERM', (signal) => void shutdown(signal))
