@@ -1,62 +1,20 @@
 /**
- * keccak.ts: the native keccak256 gives noble's digest for every length around the sponge's rate
- * (136 bytes) and for views into larger buffers, returns plain Uint8Arrays that later hashes do not
- * overwrite, and is the one the EVM's Common hashes with.
+ * keccak.ts: the EVM hashes with src/crypto/keccak.ts's loader (its digests, views and buffers are
+ * tested in test/crypto/keccak.test.ts), and the EVM's Common takes the native one.
  */
 import { describe, expect, it } from 'vitest'
-import { keccak_256 } from '@noble/hashes/sha3.js'
+import * as crypto from '../../src/crypto/keccak.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { keccak256, nativeKeccak256 } from '../../src/evm/keccak.ts'
 
-/** deterministic bytes, so a failure names a reproducible input */
-function bytes(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length)
-  let x = seed * 2654435761
-  for (let i = 0; i < length; i++) {
-    x = (x * 1103515245 + 12345) >>> 0
-    out[i] = x >>> 24
-  }
-  return out
-}
-
-const hex = (b: Uint8Array) => Buffer.from(b).toString('hex')
-
-describe('keccak256', () => {
-  it('loads the native binding on this platform (prebuilt for linux-x64)', () => {
-    if (process.platform === 'linux' && process.arch === 'x64') expect(nativeKeccak256).toBeDefined()
-    expect(keccak256).toBe(nativeKeccak256 ?? keccak256)
-  })
-
-  it("gives noble's digest for every length from 0 to 300 bytes and for long inputs", () => {
-    const lengths = [...Array.from({ length: 301 }, (_, i) => i), 1087, 1088, 1089, 24_576, 100_000]
-    for (const length of lengths) {
-      const data = bytes(length, length + 1)
-      expect(hex(keccak256(data)), `length ${length}`).toBe(hex(keccak_256(data)))
-    }
-  })
-
-  it('hashes a view as the bytes it shows, not its whole buffer', () => {
-    const whole = bytes(500, 7)
-    for (const [offset, length] of [[1, 64], [33, 0], [100, 136], [499, 1]]) {
-      const view = whole.subarray(offset, offset + length)
-      expect(hex(keccak256(view))).toBe(hex(keccak_256(view)))
-    }
-  })
-
-  it('returns a plain 32-byte Uint8Array that the next hash leaves alone', () => {
-    const first = keccak256(bytes(64, 1))
-    const copy = hex(first)
-    keccak256(bytes(64, 2))
-    expect(hex(first)).toBe(copy)
-    expect(first.length).toBe(32)
-    expect(Buffer.isBuffer(first)).toBe(false)
-    // a Uint8Array's slice copies (a Buffer's would share memory)
-    const sliced = first.slice(0, 4)
-    sliced[0] ^= 0xff
-    expect(hex(first)).toBe(copy)
+describe('the EVM keccak256', () => {
+  it('is the one loader of src/crypto, not a second one', () => {
+    expect(keccak256).toBe(crypto.keccak256)
+    expect(nativeKeccak256).toBe(crypto.nativeKeccak256)
   })
 
   it("is the EVM Common's keccak256 when native", () => {
+    if (process.platform === 'linux' && process.arch === 'x64') expect(nativeKeccak256).toBeDefined()
     const common = commonForChain(31337n)
     expect(common.customCrypto.keccak256).toBe(nativeKeccak256)
   })
