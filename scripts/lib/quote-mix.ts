@@ -1,29 +1,12 @@
 /**
- * The request mix of the quote benchmarks (bench:quote, profile:quote): direct pairs, two and three
- * hops, splits; small and large, on the devnet's registry tokens. Every request of a run may carry a
- * distinct amount (the mix's amount plus a counter, in wei), so none is answered from the
- * service's per-block answer cache.
+ * The request mix of the quote benchmarks (bench:quote, profile:quote), which test/support/quote-mix.ts
+ * holds, over HTTP. Every request of a run may carry a distinct amount (the mix's amount plus a
+ * counter, in wei), so none is answered from the service's per-block answer cache.
  */
-import { readFileSync } from 'node:fs'
 import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
+import { QUOTE_MIX } from '../../test/support/quote-mix.ts'
 
-interface Registry {
-  tokens: Array<{ symbol: string; decimals: number; address: string }>
-}
-const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as Registry
-const token = (symbol: string) => registry.tokens.find((t) => t.symbol === symbol)!.address.toLowerCase()
-const units = (symbol: string, n: number) => (BigInt(Math.round(n * 1e6)) * 10n ** BigInt(registry.tokens.find((t) => t.symbol === symbol)!.decimals)) / 1_000_000n
-
-export const QUOTE_MIX: ReadonlyArray<{ tokenIn: string; tokenOut: string; amountIn: bigint }> = [
-  { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 1) },
-  { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 66) },
-  { tokenIn: token('USDC'), tokenOut: token('UNI'), amountIn: units('USDC', 10_000) },
-  { tokenIn: token('LINK'), tokenOut: token('DAI'), amountIn: units('LINK', 666.67) },
-  { tokenIn: token('WBTC'), tokenOut: token('DAI'), amountIn: units('WBTC', 0.5) },
-  { tokenIn: token('DAI'), tokenOut: token('WETH'), amountIn: units('DAI', 5_000) },
-  { tokenIn: token('UNI'), tokenOut: token('LINK'), amountIn: units('UNI', 1_000) },
-  { tokenIn: token('USDT'), tokenOut: token('WBTC'), amountIn: units('USDT', 20_000) },
-]
+export { QUOTE_MIX }
 
 /** distinct amounts across the whole process, so no two requests are the same */
 let counter = 0

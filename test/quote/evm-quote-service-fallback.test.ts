@@ -14,6 +14,7 @@ import { QuoteFailedError, type QuoteRequest } from '../../src/quote/types.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
 import { withWorkersFromEnv } from '../support/env.ts'
+import { QUOTE_MIX } from '../support/quote-mix.ts'
 
 const registry = loadRegistry()
 const token = (symbol: string) => tokenAddress(registry, symbol)
@@ -88,16 +89,7 @@ describe('quote: route math against the EVM', () => {
 
   it('the math and the EVM agree on the benchmark mix and on every token pair (no disagreement counted)', async () => {
     const { service, warnings } = serviceWith((x) => x)
-    const requests: QuoteRequest[] = [
-      { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 1) },
-      { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn: units('WETH', 66) },
-      { tokenIn: token('USDC'), tokenOut: token('UNI'), amountIn: units('USDC', 10_000) },
-      { tokenIn: token('LINK'), tokenOut: token('DAI'), amountIn: units('LINK', 666.67) },
-      { tokenIn: token('WBTC'), tokenOut: token('DAI'), amountIn: units('WBTC', 0.5) },
-      { tokenIn: token('DAI'), tokenOut: token('WETH'), amountIn: units('DAI', 5_000) },
-      { tokenIn: token('UNI'), tokenOut: token('LINK'), amountIn: units('UNI', 1_000) },
-      { tokenIn: token('USDT'), tokenOut: token('WBTC'), amountIn: units('USDT', 20_000) },
-    ]
+    const requests: QuoteRequest[] = [...QUOTE_MIX]
     for (const a of registry.tokens) {
       for (const b of registry.tokens) {
         if (a.symbol === b.symbol) continue
