@@ -122,9 +122,14 @@ describe('eth_backrun through a token that is not a base token (issue 15)', () =
 describe('the WBTC backruns executed on anvil', () => {
   let anvil: AnvilInstance
   beforeAll(async () => {
-    anvil = await startAnvil({ genesisPath: GENESIS_PATH })
+    // blocks are mined by the test: the user's swap and its backrun share one block, as a bundle does
+    anvil = await startAnvil({ genesisPath: GENESIS_PATH, extraArgs: ['--no-mining'] })
   })
   afterAll(() => anvil?.stop())
+
+  const GWEI = 10n ** 9n
+  const fees = (tipGwei: bigint) => ({ maxFeePerGas: `0x${(100n * GWEI).toString(16)}`, maxPriorityFeePerGas: `0x${(tipGwei * GWEI).toString(16)}` })
+  interface Receipt { status: string; blockNumber: string; transactionIndex: string; gasUsed: string }
 
   async function balanceOn(token: Address, holder: Address): Promise<bigint> {
     return BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) }, 'latest']))
@@ -136,13 +141,18 @@ describe('the WBTC backruns executed on anvil', () => {
     const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
     try {
       const before = await balanceOn(r.profitToken, BENEFICIARY)
-      // the user's swap in block 1 (the block the engine simulated), the backrun right behind it in block 2
+      // the user's swap and the backrun right behind it, together in block 1 (the block the engine
+      // simulated). In separate blocks a V3 pool the backrun crosses would write a new oracle
+      // observation (a later timestamp), which the engine, simulating the same block, rightly leaves out.
+      // The user pays the higher tip, so anvil orders the user's swap first.
       await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
-      const u = await anvilReceipt(anvil.url, await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: USER, to: c.quote.router, data: c.quote.calldata, gas: '0x2dc6c0' }]))
-      const b = await anvilReceipt(anvil.url, await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: BACKRUNNER, to: r.contract, data: r.calldata, gas: '0x1e8480' }]))
+      const userHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: USER, to: c.quote.router, data: c.quote.calldata, gas: '0x2dc6c0', ...fees(2n) }])
+      const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: BACKRUNNER, to: r.contract, data: r.calldata, gas: '0x1e8480', ...fees(1n) }])
+      await anvilRpc(anvil.url, 'evm_mine')
+      const u = await anvilReceipt<Receipt>(anvil.url, userHash)
+      const b = await anvilReceipt<Receipt>(anvil.url, backrunHash)
       expect(`user ${u.status} backrun ${b.status}`).toBe('user 0x1 backrun 0x1')
-      expect(BigInt(u.blockNumber)).toBe(1n)
-      expect(BigInt(b.blockNumber)).toBe(2n)
+      expect([u.blockNumber, u.transactionIndex, b.blockNumber, b.transactionIndex].map(Number)).toEqual([1, 0, 1, 1])
       expect((await balanceOn(r.profitToken, BENEFICIARY)) - before).toBe(r.grossProfit)
       // the backrun's gas on anvil, less the 21,000 of its own transaction, is the reported gas
       expect(BigInt(b.gasUsed) - 21_000n).toBe(r.gas)
