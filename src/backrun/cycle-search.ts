@@ -232,7 +232,8 @@ export function poolsOfCycle(cycle: { hops: ReadonlyArray<{ pool: PoolSnapshot |
   return new Set(cycle.hops.map((h) => (typeof h.pool === 'string' ? h.pool : h.pool.address)))
 }
 
-function toPlanHop(hop: PathHop): PlanHop {
+/** a path hop as a plan hop (what the backrun encoder takes): a V4 hop names its PoolManager and tick spacing */
+export function toPlanHop(hop: PathHop): PlanHop {
   const pool = hop.pool
   const plan: PlanHop = { protocol: pool.protocol, pool: pool.address, tokenIn: hop.tokenIn, tokenOut: hop.tokenOut, fee: pool.fee, zeroForOne: hop.zeroForOne }
   // a V4 hop swaps in its PoolManager on the key built from the tokens, fee and tick spacing
