@@ -45,11 +45,10 @@ import { anvilReceipt, anvilRpc, startAnvil } from '../test/support/anvil.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { swapsInV4 } from '../test/support/devnet.ts'
 import { startCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { encodeBackrunCall } from '../src/backrun/backrun-calldata.ts'
-import { enumerateBackrunCycles } from '../src/backrun/cycle-search.ts'
+import { enumerateBackrunCycles, toPlanHop } from '../src/backrun/cycle-search.ts'
 import { readPoolMoves } from '../src/backrun/pool-moves.ts'
 import { bytesToHexString } from '../src/chain/quantity.ts'
 import type { Address } from '../src/chain/types.ts'
@@ -60,6 +59,7 @@ import { openDomainServices } from '../src/node/domain.ts'
 import { decodeSignedTransaction } from '../src/tx/index.ts'
 import { bruteForceBackruns, directedCycleKey } from './lib/backrun-reference.ts'
 import type { PoolRef } from '../src/pools/index.ts'
+import { v4PoolRef } from '../src/pools/uniswap-v4.ts'
 import { SWAP_PLAN_ROUTER_ABI } from '../src/quote/router-calldata.ts'
 
 const BALANCE_OF = parseAbi(['function balanceOf(address) view returns (uint256)'])
@@ -89,10 +89,12 @@ const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8'
   v2: { pairs: Array<{ address: string; token0: string; token1: string }> }
   v3: { pools: Array<{ address: string; token0: string; token1: string; fee: number }> }
 }
-// the swaps in Uniswap V4's PoolManager are left out: BackrunExecutor has no V4 hops (README known gaps)
+// every successful swap, those in Uniswap V4's PoolManager included
 const fixtures = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions.filter(
-  (f) => f.expected.status === 1 && f.name !== 'eth-transfer' && !swapsInV4(f),
+  (f) => f.expected.status === 1 && f.name !== 'eth-transfer',
 )
+/** V4 pools of a native-ETH currency: backrun cycles leave them out (the executor settles ERC-20 transfers) */
+const isNativePool = (p: { token0: string }) => /^0x0{40}$/.test(p.token0)
 const lower = (a: string) => a.toLowerCase() as Address
 const token = (symbol: string) => lower(registry.tokens.find((t) => t.symbol === symbol)!.address)
 const EXECUTOR = lower(registry.backrun.executor)
@@ -167,7 +169,7 @@ async function baseline(anvilUrl: string, fx: FixtureTx, pools: PoolSnapshot[], 
     const graph = buildPoolGraph(pools)
     let best: { found: Found; valueWei: bigint } | undefined
     for (const cycle of cycles) {
-      const hops = cycle.hops.map((h) => ({ protocol: h.pool.protocol, pool: h.pool.address, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.pool.fee, zeroForOne: h.zeroForOne }))
+      const hops = cycle.hops.map(toPlanHop)
       const profit = async (amountIn: bigint): Promise<bigint> => {
         calls++
         const data = encodeBackrunCall({ startToken: cycle.startToken, amountIn, hops, minProfit: 1n, refundBps: 0 })
@@ -183,7 +185,10 @@ async function baseline(anvilUrl: string, fx: FixtureTx, pools: PoolSnapshot[], 
       // an input larger than the pool's whole reserve moves its price more than 4x, never optimal.
       // A cycle that never shows a profit below that bound is skipped.
       calls++
-      const cap = BigInt(await anvilRpc<Hex>(anvilUrl, 'eth_call', [{ to: cycle.startToken, data: encodeFunctionData({ abi: BALANCE_OF, functionName: 'balanceOf', args: [cycle.hops[0].pool.address] }) }, 'latest']))
+      // (a V4 pool's tokens are held by its PoolManager)
+      const first = cycle.hops[0].pool
+      const holder = first.protocol === 'uniswap-v4' ? first.poolManager : first.address
+      const cap = BigInt(await anvilRpc<Hex>(anvilUrl, 'eth_call', [{ to: cycle.startToken, data: encodeFunctionData({ abi: BALANCE_OF, functionName: 'balanceOf', args: [holder] }) }, 'latest']))
       let lo = 0n
       // the first input: a millionth of that bound (a smaller one rounds to nothing across decimals)
       let x = cap >> 20n > 0n ? cap >> 20n : 1n
@@ -246,8 +251,8 @@ async function main() {
       if (a.address >= b.address) continue
       for (const p of (await local.routing.loadPools(local.chain.latest(), lower(a.address), lower(b.address))).pools) poolMap.set(p.address, p)
     }
-    // the brute-force reference searches what the engine searches: V4 pools left out, as it leaves them
-    const pools = [...poolMap.values()].filter((p) => p.protocol !== 'uniswap-v4')
+    // the pools the engine searches: V4 pools of native ETH left out, as it leaves them
+    const pools = [...poolMap.values()].filter((p) => !isNativePool(p))
 
     const oursSamples: number[] = []
     const baseSamples: number[] = []
@@ -347,13 +352,15 @@ async function holdOutShares(url: string, local: Awaited<ReturnType<typeof openD
     generated.push({ name: `quote ${whole} ${a} -> ${b}`, params: { to: q.router, calldata, value: '0', tokenIn: token(a), amountIn: amountIn.toString() } })
   }
   const all = [...fixtures.map((fx, i) => ({ name: fx.name, params: fixtureRequests[i] as Record<string, string> })), ...generated]
-  // every pool of every devnet venue (Uniswap's in registry.v2/v3, the added ones in registry.venues)
+  // every pool of every devnet venue (Uniswap's in registry.v2/v3, the added ones in registry.venues, V4's keys)
   const added = (registry as unknown as { venues: Array<{ name: string; kind: 'v2' | 'v3'; feeBps?: number; pairs?: Array<{ address: string; token0: string; token1: string }>; pools?: Array<{ address: string; token0: string; token1: string; fee: number }> }> }).venues
   const refs: PoolRef[] = [
     ...registry.v2.pairs.map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: 3000, venue: 'uniswap-v2' })),
     ...registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: 'uniswap-v3' })),
     ...added.flatMap((v) => (v.pairs ?? []).map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: (v.feeBps ?? 30) * 100, venue: v.name }))),
     ...added.flatMap((v) => (v.pools ?? []).map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: v.name }))),
+    // the V4 venue's pools by PoolId (its keys: ERC-20 pools)
+    ...local.routing.discovery.venues.flatMap((v) => (v.protocol === 'uniswap-v4' ? v.pools.map((k) => v4PoolRef(v.poolManager, k, v.name)) : [])).filter((r) => !isNativePool(r)),
   ]
   const priorityFeeWei = loadConfig({ LOG_LEVEL: 'silent' }).backrun.priorityFeeWei
   const samples: number[] = []

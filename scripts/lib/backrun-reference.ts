@@ -14,6 +14,7 @@
 import { decodeAbiParameters } from 'viem'
 import { encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
 import { SYNTHETIC_USER } from '../../src/backrun/backrun-engine.ts'
+import { toPlanHop } from '../../src/backrun/cycle-search.ts'
 import { maximizeProfit, optimalConstantProductInput } from '../../src/backrun/optimal-input.ts'
 import { ProfitValuer } from '../../src/backrun/profit-valuation.ts'
 import type { BackrunRequest } from '../../src/backrun/types.ts'
@@ -143,7 +144,7 @@ export async function bruteForceBackruns(local: DomainServices, request: Backrun
     const data = encodeBackrunCall({
       startToken,
       amountIn,
-      hops: hops.map((h) => ({ protocol: h.pool.protocol, pool: h.pool.address, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.pool.fee, zeroForOne: h.zeroForOne })),
+      hops: hops.map(toPlanHop),
       minProfit: 1n,
       refundBps: 0,
     })

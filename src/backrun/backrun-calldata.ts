@@ -6,7 +6,9 @@
  *           address refundRecipient) returns (uint256 grossProfit)
  *   backrunExact(address startToken, uint256 amountIn, Hop[] hops, uint256 expectedProfit,
  *           uint16 refundBps, address refundRecipient) returns (uint256 grossProfit)
- *   Hop { uint8 protocol; address pool; address tokenOut; uint24 fee }   protocol: 0 = V2, 1 = V3
+ *   Hop { uint8 protocol; address pool; address tokenOut; uint24 fee; int24 tickSpacing }
+ *        protocol: 0 = V2, 1 = V3, 2 = V4 (pool: the PoolManager; tickSpacing: V4 only, else 0),
+ *        exactly as SwapPlanRouter's Hop
  *   event Backrun(address indexed startToken, uint256 grossProfit, uint256 refund)
  *
  * The contract needs no capital: it swaps amountIn of startToken on the first pool on credit
@@ -46,8 +48,8 @@ import { BaseError } from '../primitives/base-error.ts'
 /** The backrun contract's ABI, from its committed artifact. */
 export const BACKRUN_EXECUTOR_ABI = artifact.abi as Abi
 
-/** Hop.protocol on chain (as SwapPlanRouter's); BackrunExecutor has no V4 hops. */
-export const BACKRUN_PROTOCOL: Readonly<Record<Exclude<PoolProtocol, 'uniswap-v4'>, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1 }
+/** Hop.protocol on chain (as SwapPlanRouter's). */
+export const BACKRUN_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1, 'uniswap-v4': 2 }
 
 /** Hops of a backrun cycle. */
 export const MIN_BACKRUN_HOPS = 2
@@ -97,6 +99,9 @@ const MAX_UINT256 = (1n << 256n) - 1n
 /** the contract passes amountIn to V3 pools as an int256 */
 const MAX_AMOUNT_IN = (1n << 255n) - 1n
 const MAX_UINT24 = (1 << 24) - 1
+/** V4's TickMath.MAX_TICK_SPACING; a key's spacing is at least 1 */
+const MAX_V4_TICK_SPACING = 32_767
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 
 /** The `backrun` calldata for `params`; throws InvalidBackrunError when the contract would reject the cycle. */
 export function encodeBackrunCall(params: BackrunCallParams): Hex {
@@ -141,13 +146,18 @@ interface OnchainHop {
   pool: Address
   tokenOut: Address
   fee: number
+  tickSpacing: number
 }
 
 function encodeCall(functionName: 'backrun' | 'backrunExact', params: Omit<BackrunCallParams, 'minProfit'>, profit: bigint): Hex {
-  const hops: OnchainHop[] = params.hops.map((hop) => {
-    if (hop.protocol === 'uniswap-v4') throw new InvalidBackrunError(`BackrunExecutor has no V4 hops (pool ${hop.pool})`)
-    return { protocol: BACKRUN_PROTOCOL[hop.protocol], pool: hop.pool, tokenOut: hop.tokenOut, fee: hop.fee }
-  })
+  // a V4 hop names the PoolManager; the contract builds the key from the tokens, fee and spacing
+  const hops: OnchainHop[] = params.hops.map((hop) => ({
+    protocol: BACKRUN_PROTOCOL[hop.protocol],
+    pool: hop.v4?.poolManager ?? hop.pool,
+    tokenOut: hop.tokenOut,
+    fee: hop.fee,
+    tickSpacing: hop.v4?.tickSpacing ?? 0,
+  }))
   return encodeFunctionData({
     abi: BACKRUN_EXECUTOR_ABI,
     functionName,
@@ -180,7 +190,9 @@ function checkCycle(params: Omit<BackrunCallParams, 'minProfit'>, profitName: 'm
   for (const [i, hop] of hops.entries()) {
     const where = { hop: i }
     if (!Object.hasOwn(BACKRUN_PROTOCOL, hop.protocol)) throw new InvalidBackrunError(`hop ${i}: unknown protocol ${String(hop.protocol)}`, where)
-    checkAddress(`hop ${i} pool`, hop.pool, where)
+    if (hop.protocol === 'uniswap-v4') checkV4Hop(i, hop)
+    else if (hop.v4 !== undefined) throw new InvalidBackrunError(`hop ${i}: a ${hop.protocol} hop names a PoolManager`, where)
+    else checkAddress(`hop ${i} pool`, hop.pool, where)
     checkAddress(`hop ${i} tokenIn`, hop.tokenIn, where)
     checkAddress(`hop ${i} tokenOut`, hop.tokenOut, where)
     if (!sameAddress(hop.tokenIn, tokenIn)) {
@@ -193,7 +205,7 @@ function checkCycle(params: Omit<BackrunCallParams, 'minProfit'>, profitName: 'm
     }
     if (!Number.isInteger(hop.fee) || hop.fee < 0 || hop.fee > MAX_UINT24) throw new InvalidBackrunError(`hop ${i}: fee ${hop.fee} is not a uint24`, where)
     // a pool is locked while it is the flash lender (and V2/V3 pools are not reentrant): a second
-    // swap on it in the same cycle reverts
+    // swap on it in the same cycle reverts (a V4 hop's pool is its PoolId: two V4 pools may share a cycle)
     const pool = hop.pool.toLowerCase()
     if (pools.has(pool)) throw new InvalidBackrunError(`hop ${i} uses pool ${hop.pool} a second time`, where)
     pools.add(pool)
@@ -202,6 +214,20 @@ function checkCycle(params: Omit<BackrunCallParams, 'minProfit'>, profitName: 'm
   if (!sameAddress(tokenIn, startToken)) {
     throw new InvalidBackrunError(`the cycle ends in ${tokenIn}, not in startToken ${startToken}`, { tokenOut: tokenIn })
   }
+}
+
+/** A V4 hop: its pool is the 32-byte PoolId, it names its PoolManager and tick spacing, and swaps ERC-20 tokens. */
+function checkV4Hop(i: number, hop: PlanHop): void {
+  const where = { hop: i }
+  if (typeof hop.pool !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hop.pool)) throw new InvalidBackrunError(`hop ${i}: V4 pool ${String(hop.pool)} is not a PoolId`, where)
+  if (hop.v4 === undefined) throw new InvalidBackrunError(`hop ${i}: a V4 hop names its PoolManager and tick spacing`, where)
+  checkAddress(`hop ${i} PoolManager`, hop.v4.poolManager, where)
+  const { tickSpacing } = hop.v4
+  if (!Number.isInteger(tickSpacing) || tickSpacing < 1 || tickSpacing > MAX_V4_TICK_SPACING) {
+    throw new InvalidBackrunError(`hop ${i}: tick spacing ${tickSpacing} is not a V4 spacing (1..${MAX_V4_TICK_SPACING})`, where)
+  }
+  // the contract settles ERC-20 transfers only: a native-ETH pool cannot be in a backrun cycle
+  if (hop.tokenIn === ZERO_ADDRESS || hop.tokenOut === ZERO_ADDRESS) throw new InvalidBackrunError(`hop ${i}: native ETH (currency address(0)) is not a backrun token`, where)
 }
 
 /** How the contract splits `grossProfit`: the refund (rounded down, to refundRecipient or tx.origin) and the beneficiary's rest. */

@@ -4,7 +4,9 @@
  * EVM right after the user's call. `grossProfit` and `gas` in the answer are the EVM's.
  *
  *   user call (synthetic sender funded with tokenIn / value, approval to `to`)
- *     -> Sync / Swap logs -> moved pools (only those the factories name: look-alike events are ignored)
+ *     -> Sync / Swap logs, and the V4 PoolManager's Swap / ModifyLiquidity -> moved pools (only those
+ *        the factories name, or the V4 venue's pool keys by PoolId from its PoolManager: look-alike
+ *        events are ignored)
  *     -> pools around them (discovery among their tokens and the base tokens, then the pools that join
  *        each moved pool's tokens to a third token: the cycle tokens, at most maxThirdTokens of them),
  *        post-swap states
@@ -21,7 +23,8 @@ import type { SimulationLog, SimulationState, Simulator } from '../evm/simulator
 import { BaseError } from '../primitives/base-error.ts'
 import { applyAccountOverrides } from '../evm/state-overrides.ts'
 import { buildPoolGraph } from '../pools/paths.ts'
-import type { PoolRef, PoolSnapshot } from '../pools/pools.ts'
+import type { PoolRef, PoolSnapshot, V4PoolRef } from '../pools/pools.ts'
+import { v4PoolRef } from '../pools/uniswap-v4.ts'
 import { blockKey, ViewCaller, ViewCallError } from '../pools/view-calls.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
 import { encodeBackrunCall } from './backrun-calldata.ts'
@@ -45,7 +48,8 @@ export class PriceFeedError extends BaseError<{ feed: Address }> {
 export const SYNTHETIC_USER: Address = '0x00000000000000000000000000000000000ba5e0'
 /** a transaction's base cost, paid once by the user's transaction, not by the backrun in it */
 const TX_BASE_GAS = 21_000n
-const NATIVE_TOKENS = new Set<string>(['0x0000000000000000000000000000000000000000', '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'])
+const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000'
+const NATIVE_TOKENS = new Set<string>([ZERO_ADDRESS, '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'])
 const MAX_UINT256 = (1n << 256n) - 1n
 
 const POOL_TOKENS_ABI = parseAbi(['function token0() view returns (address)', 'function token1() view returns (address)'])
@@ -117,8 +121,23 @@ export class BackrunEngine implements BackrunService {
   private readonly poolTokens = new LRUCache<Address, [Address, Address]>({ max: 10_000 })
   /** the feed's answer and decimals per block */
   private readonly ethUsd = new LRUCache<string, Promise<{ answer: bigint; decimals: number }>>({ max: 16 })
+  /** the configured V4 venues' pools by PoolId (bounded by the venues: at most 256 keys each) */
+  private readonly v4Pools: ReadonlyMap<Address, V4PoolRef>
+  /** their PoolManagers: only these V4 events are read */
+  private readonly poolManagers: ReadonlySet<Address>
 
-  constructor(private readonly options: BackrunEngineOptions) {}
+  constructor(private readonly options: BackrunEngineOptions) {
+    const v4Pools = new Map<Address, V4PoolRef>()
+    for (const venue of options.routing.discovery.venues) {
+      if (venue.protocol !== 'uniswap-v4') continue
+      for (const key of venue.pools) {
+        const ref = v4PoolRef(venue.poolManager, key, venue.name)
+        v4Pools.set(ref.address.toLowerCase() as Address, ref)
+      }
+    }
+    this.v4Pools = v4Pools
+    this.poolManagers = new Set([...v4Pools.values()].map((ref) => ref.poolManager))
+  }
 
   stats(): BackrunEngineStats {
     return { ...this.counters }
@@ -150,7 +169,7 @@ export class BackrunEngine implements BackrunService {
    */
   async searchAfter(base: SimulationState, after: SimulationState, logs: readonly SimulationLog[], how: BackrunSearchOptions): Promise<BackrunFound | null> {
     const reader = base.reader
-    const moves = readPoolMoves(logs)
+    const moves = readPoolMoves(logs, { poolManagers: this.poolManagers })
     if (moves.size === 0) return null
 
     const { pools, moved } = await this.poolsAfter(base, after, moves)
@@ -214,8 +233,7 @@ export class BackrunEngine implements BackrunService {
       grossProfit: final.grossProfit,
       netProfitWei,
       netProfitUsd: await this.toUsd(base, netProfitWei),
-      // the calldata above refused V4 hops: V4 pools are left out of the cycles (poolsAfter)
-      hops: best.candidate.hops.map((h) => ({ protocol: h.protocol as 'uniswap-v2' | 'uniswap-v3', pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee })),
+      hops: best.candidate.hops.map((h) => ({ protocol: h.protocol, pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee, ...(h.v4 === undefined ? {} : { v4: { ...h.v4 } }) })),
       amountIn: best.candidate.amountIn,
       blockNumber: reader.block.number,
     }
@@ -235,7 +253,9 @@ export class BackrunEngine implements BackrunService {
   /**
    * The pools around the moved ones, as they are after the user's call: the block's snapshots with
    * the moves applied (or read afresh from the post-swap state where a move cannot be applied).
-   * A moved address counts only if discovery through the factories finds it. Around each moved pool:
+   * A moved address counts only if discovery through the factories finds it; a moved V4 PoolId only
+   * if the V4 venue lists its key (its event came from that venue's PoolManager) and discovery finds
+   * it initialized. Around each moved pool:
    * every pool among its tokens and the base tokens, then the pools joining its tokens to each third
    * token (thirdTokenPools).
    */
@@ -245,9 +265,16 @@ export class BackrunEngine implements BackrunService {
     const byAddress = new Map<Address, PoolSnapshot>()
     const moved: Address[] = []
     const movedPairs: Array<[Address, Address]> = []
-    for (const address of moves.keys()) {
+    for (const [address, move] of moves) {
       let tokens = this.poolTokens.get(address)
-      if (tokens === undefined) {
+      if (move.kind === 'v4-swap' || move.kind === 'v4-liquidity') {
+        // the PoolId names the key, which names the tokens; the event's emitter must be its PoolManager
+        const ref = this.v4Pools.get(address)
+        if (ref === undefined || ref.poolManager !== move.poolManager) continue
+        // native ETH cannot be in a cycle (the executor settles ERC-20 transfers): WETH stands for it
+        if (ref.token0 === ZERO_ADDRESS) continue
+        tokens = [ref.token0, ref.token1]
+      } else if (tokens === undefined) {
         try {
           const [t0, t1] = await Promise.all([caller.read(address, POOL_TOKENS_ABI, 'token0', []), caller.read(address, POOL_TOKENS_ABI, 'token1', [])])
           tokens = [t0.toLowerCase() as Address, t1.toLowerCase() as Address]
@@ -267,8 +294,8 @@ export class BackrunEngine implements BackrunService {
     for (const p of await this.thirdTokenPools(base, movedPairs)) byAddress.set(p.address, p)
     const pools: PoolSnapshot[] = []
     for (const pool of byAddress.values()) {
-      // BackrunExecutor settles V2 and V3 hops only: V4 pools are left out of the cycles
-      if (pool.protocol === 'uniswap-v4') continue
+      // BackrunExecutor settles ERC-20 transfers only: a native-ETH V4 pool is left out of the cycles
+      if (pool.token0 === ZERO_ADDRESS) continue
       const move = moves.get(pool.address)
       pools.push(move === undefined || !moved.includes(pool.address) ? pool : (applyPoolMove(pool, move) ?? (await routing.poolStates.loadAt(after, pool))))
     }

@@ -37,7 +37,7 @@
  * when no such path joins WETH and the token.
  */
 import type { Address } from '../chain/types.ts'
-import { MAX_INT256, Q96 } from '../dex/math/index.ts'
+import { MAX_INT256, Q96, v4SwapFee } from '../dex/math/index.ts'
 import type { Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph } from '../pools/paths.ts'
 import { hasLiquidity } from '../pools/pool-kinds.ts'
@@ -147,9 +147,19 @@ export function spotRate(hop: PathHop): Rational {
     const { numerator, denominator } = v2FeeFraction(v2FeeBps(pool))
     return { num: numerator * rout, den: denominator * rin }
   }
-  const keep = FEE_PIPS - BigInt(pool.fee)
+  const keep = FEE_PIPS - BigInt(swapFeePips(hop))
   const p = pool.state.sqrtPriceX96 * pool.state.sqrtPriceX96
   return hop.zeroForOne ? { num: p * keep, den: Q192 * FEE_PIPS } : { num: Q192 * keep, den: p * FEE_PIPS }
+}
+
+/**
+ * The fee a V3 or V4 hop's swap charges, in pips: a V3 pool's tier; for a V4 pool its LP fee with
+ * the direction's protocol fee on top (what quoteV4 applies).
+ */
+function swapFeePips(hop: PathHop): number {
+  const pool = hop.pool
+  if (pool.protocol === 'uniswap-v4') return v4SwapFee(pool.slot0.protocolFee, pool.slot0.lpFee, hop.zeroForOne)
+  return pool.fee
 }
 
 /** the product of the hops' spot rates after fee: above 1 is necessary for any profit */
@@ -179,7 +189,7 @@ function hopCurve(hop: PathHop): HyperbolicCurve | undefined {
   const r1 = (liquidity * sqrtPriceX96) / Q96
   if (r0 <= 0n || r1 <= 0n) return undefined
   const [rin, rout] = hop.zeroForOne ? [r0, r1] : [r1, r0]
-  return constantProductCurve(rin, rout, FEE_PIPS - BigInt(pool.fee), FEE_PIPS)
+  return constantProductCurve(rin, rout, FEE_PIPS - BigInt(swapFeePips(hop)), FEE_PIPS)
 }
 
 interface CycleEstimate {
@@ -222,8 +232,13 @@ export function poolsOfCycle(cycle: { hops: ReadonlyArray<{ pool: PoolSnapshot |
   return new Set(cycle.hops.map((h) => (typeof h.pool === 'string' ? h.pool : h.pool.address)))
 }
 
-function toPlanHop(hop: PathHop): PlanHop {
-  return { protocol: hop.pool.protocol, pool: hop.pool.address, tokenIn: hop.tokenIn, tokenOut: hop.tokenOut, fee: hop.pool.fee, zeroForOne: hop.zeroForOne }
+/** a path hop as a plan hop (what the backrun encoder takes): a V4 hop names its PoolManager and tick spacing */
+export function toPlanHop(hop: PathHop): PlanHop {
+  const pool = hop.pool
+  const plan: PlanHop = { protocol: pool.protocol, pool: pool.address, tokenIn: hop.tokenIn, tokenOut: hop.tokenOut, fee: pool.fee, zeroForOne: hop.zeroForOne }
+  // a V4 hop swaps in its PoolManager on the key built from the tokens, fee and tick spacing
+  if (pool.protocol === 'uniswap-v4') plan.v4 = { poolManager: pool.poolManager, tickSpacing: pool.key.tickSpacing }
+  return plan
 }
 
 interface Optimized {

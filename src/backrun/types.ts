@@ -26,10 +26,23 @@ export interface BackrunFound {
   netProfitWei: bigint
   /** netProfitWei in USD from the ETH/USD feed, as a fixed-point integer of USD_DECIMALS decimals (truncated toward zero) */
   netProfitUsd: bigint
-  /** the cycle, for logs and the partner's curiosity */
-  hops: Array<{ protocol: 'uniswap-v2' | 'uniswap-v3'; pool: Address; tokenIn: Address; tokenOut: Address; fee: number }>
+  /** the cycle, for logs and the partner's curiosity; a V4 hop's pool is its PoolId, beside its PoolManager and tick spacing */
+  hops: BackrunHop[]
   amountIn: bigint
   blockNumber: bigint
+}
+
+/** One hop of a found backrun's cycle. */
+export interface BackrunHop {
+  protocol: 'uniswap-v2' | 'uniswap-v3' | 'uniswap-v4'
+  /** the pair or pool; for a V4 pool its PoolId (32 bytes) */
+  pool: Address
+  tokenIn: Address
+  tokenOut: Address
+  /** hundredths of a bip */
+  fee: number
+  /** V4 hops only: the PoolManager holding the pool and the key's tick spacing */
+  v4?: { poolManager: Address; tickSpacing: number }
 }
 
 /** Decimals of BackrunFound.netProfitUsd. */

@@ -5,8 +5,9 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 
 /// @title BackrunExecutor
 /// @notice Captures the arbitrage a user's swap leaves behind, in the same transaction, without
-/// capital: a cycle of two or three Uniswap V2/V3 pools from startToken back to startToken is run
-/// on credit from the cycle's first pool, the pool is repaid from the proceeds, and what is left
+/// capital: a cycle of two or three Uniswap V2/V3 pools and Uniswap V4 pools (hookless, ERC-20, in
+/// the PoolManager given at deployment) from startToken back to startToken is run on credit from
+/// the cycle's first pool, the pool is repaid from the proceeds, and what is left
 /// (the gross profit, in startToken) is split between the user (a refund) and the operator's
 /// beneficiary.
 ///
@@ -51,6 +52,14 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///   (the armed pool, in transient storage: set only to a pool proven genuine, only while a
 ///   backrun is in progress, cleared by the callback it expects). A V2 callback must also report
 ///   this contract as the initiator of the swap. Any other call to a callback reverts.
+/// - A V4 hop names the PoolManager given at deployment; the key it swaps on is built here (the
+///   hop's tokens, fee and tick spacing, no hooks). unlockCallback answers only that PoolManager,
+///   and only while this contract's own unlock is in flight (one-shot, like the armed pool). When
+///   the cycle starts with a V4 hop, the whole cycle runs inside one unlock: the first swap's input
+///   is owed to the PoolManager (flash accounting) and settled from the proceeds at the end; a
+///   later V4 hop of a cycle that starts elsewhere runs in an unlock of its own. Either way every
+///   V4 hop settles exactly its input (sync, transfer, settle) and takes exactly its output, so the
+///   PoolManager's unlock ends with every delta zero or reverts.
 /// - backrun() and backrunExact() share one reentrancy lock: neither can be entered while either runs.
 ///
 /// Tokens are assumed plain (no fee on transfer, no rebasing), as for Uniswap's own exact-input
@@ -60,22 +69,57 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// the previous hop's tokenOut (startToken for the first hop); the direction follows from the
     /// token addresses (token0 is the lower one).
     struct Hop {
-        /// 0 = V2-style pair, 1 = V3-style pool
+        /// 0 = V2-style pair, 1 = V3-style pool, 2 = Uniswap V4 pool
         uint8 protocol;
-        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue
+        /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue; for
+        /// a V4 hop, the PoolManager
         address pool;
         address tokenOut;
-        /// V3 fee tier in hundredths of a bip (500, 3000, 10000); ignored for V2 pairs, which swap
-        /// at their venue's fee
+        /// V3 fee tier or V4 LP fee in hundredths of a bip (500, 3000, 10000); ignored for V2
+        /// pairs, which swap at their venue's fee
         uint24 fee;
+        /// V4 only: the pool key's tick spacing (ignored for V2 and V3 hops)
+        int24 tickSpacing;
+    }
+
+    /// @notice Uniswap V4's PoolKey (currency0 < currency1; hooks always none here).
+    struct PoolKey {
+        address currency0;
+        address currency1;
+        uint24 fee;
+        int24 tickSpacing;
+        address hooks;
+    }
+
+    /// @notice Uniswap V4's SwapParams: amountSpecified < 0 is an exact input.
+    struct SwapParams {
+        bool zeroForOne;
+        int256 amountSpecified;
+        uint160 sqrtPriceLimitX96;
     }
 
     uint256 internal constant MIN_HOPS = 2;
     uint256 internal constant MAX_HOPS = 3;
     uint256 internal constant BPS = 10_000;
+    uint8 internal constant PROTOCOL_V4 = 2;
+    /// v4Unlock: no unlock of ours in flight, one V4 hop's, or a whole cycle's (it starts with a V4 hop)
+    uint8 private constant V4_IDLE = 0;
+    uint8 private constant V4_ONE_HOP = 1;
+    uint8 private constant V4_CYCLE = 2;
+
+    // Selectors of the PoolManager's functions, called without an interface (so the compile script
+    // emits no artifacts for generic interface names).
+    bytes4 internal constant V4_UNLOCK = bytes4(keccak256("unlock(bytes)"));
+    bytes4 internal constant V4_SWAP =
+        bytes4(keccak256("swap((address,address,uint24,int24,address),(bool,int256,uint160),bytes)"));
+    bytes4 internal constant V4_SYNC = bytes4(keccak256("sync(address)"));
+    bytes4 internal constant V4_SETTLE = bytes4(keccak256("settle()"));
+    bytes4 internal constant V4_TAKE = bytes4(keccak256("take(address,address,uint256)"));
 
     /// @notice Receives the gross profit minus the refund (the operator's configured beneficiary).
     address public immutable beneficiary;
+    /// @notice Uniswap V4's PoolManager (address(0): no V4 hops).
+    address public immutable poolManager;
 
     // Transient state, in this order so that each variable has a slot of its own (a write is one
     // TSTORE, not a read-modify-write of a packed slot).
@@ -88,6 +132,9 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// The cycle's V2 venue fees in basis points, 16 bits per hop (hop i at bits 16i), found when
     /// its pools were verified and read by the swaps (0 for a V3 hop).
     uint256 private transient hopFeesBps;
+    /// Which unlock of ours the PoolManager is running (V4_ONE_HOP, V4_CYCLE), V4_IDLE when none:
+    /// set just before PoolManager.unlock, cleared by the unlockCallback it expects (one-shot).
+    uint8 private transient v4Unlock;
 
     /// @notice A backrun paid out grossProfit of startToken: refund to the refund recipient
     /// (refundRecipient, or tx.origin when that is address(0)), the rest to the beneficiary.
@@ -109,18 +156,22 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// refundRecipient is this contract (the refund would be stuck here)
     error InvalidRefundRecipient(address refundRecipient);
     error InvalidBeneficiary();
-    /// a V3 pool took less than the hop's input (it ran out of liquidity)
+    /// a V3 or V4 pool took less than the hop's input (it ran out of liquidity)
     error PartialFill(uint256 amountIn, uint256 amountTaken);
+    /// a V4 hop's input is above type(int128).max (BalanceDelta amounts are int128)
+    error AmountTooLarge(uint256 amount);
     error Reentrancy();
     error UnexpectedCallback();
     error TransferFailed(address token);
 
-    constructor(V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_, address beneficiary_)
+    /// @param poolManager_ Uniswap V4's PoolManager; address(0) for none (then V4 hops revert)
+    constructor(V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_, address beneficiary_, address poolManager_)
         UniswapPoolAccess(v2Venues_, v3Venues_)
     {
         // profit paid to address(0) fails with most tokens; paid to this contract, it would be stuck
         if (beneficiary_ == address(0) || beneficiary_ == address(this)) revert InvalidBeneficiary();
         beneficiary = beneficiary_;
+        poolManager = poolManager_;
     }
 
     /// @notice Runs the cycle `hops` from startToken back to startToken on credit from its first
@@ -215,16 +266,28 @@ contract BackrunExecutor is UniswapPoolAccess {
         address tokenIn = startToken;
         uint256 fees;
         for (uint256 i; i < n; ++i) {
-            fees |= _verifiedPool(hops[i].protocol, hops[i].pool, tokenIn, hops[i].tokenOut, hops[i].fee) << (16 * i);
-            tokenIn = hops[i].tokenOut;
+            Hop calldata hop = hops[i];
+            if (hop.protocol == PROTOCOL_V4) _verifyV4Hop(hop, tokenIn);
+            else fees |= _verifiedPool(hop.protocol, hop.pool, tokenIn, hop.tokenOut, hop.fee) << (16 * i);
+            tokenIn = hop.tokenOut;
         }
         if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
         hopFeesBps = fees;
     }
 
+    /// A V4 hop names the configured PoolManager and two ERC-20 tokens (the key is built from them,
+    /// the fee and the tick spacing when it swaps): a wrong fee or spacing names a pool the
+    /// PoolManager does not have, and its swap reverts.
+    function _verifyV4Hop(Hop calldata hop, address tokenIn) private view {
+        if (
+            hop.pool != poolManager || poolManager == address(0) || tokenIn == hop.tokenOut || tokenIn == address(0)
+                || hop.tokenOut == address(0)
+        ) revert InvalidPool(hop.pool);
+    }
+
     /// Swaps amountIn on the first pool, output first: the rest of the cycle and the repayment run
-    /// in the pool's callback, which gets `data` = abi.encode(amountIn, profit, exact, hops) back
-    /// verbatim.
+    /// in the pool's callback (a V4 pool: in this contract's unlockCallback), which gets `data` =
+    /// abi.encode(amountIn, profit, exact, hops) back verbatim.
     function _flash(address startToken, uint256 amountIn, Hop[] calldata hops, bytes memory data)
         private
         returns (address pool)
@@ -232,6 +295,13 @@ contract BackrunExecutor is UniswapPoolAccess {
         Hop calldata first = hops[0];
         pool = first.pool;
         bool zeroForOne = startToken < first.tokenOut;
+        if (first.protocol == PROTOCOL_V4) {
+            // the whole cycle runs in the unlock; nothing is armed (unlockCallback checks v4Unlock)
+            v4Unlock = V4_CYCLE;
+            _call(pool, abi.encodeWithSelector(V4_UNLOCK, data));
+            if (v4Unlock != V4_IDLE) revert UnexpectedCallback();
+            return pool;
+        }
         armedPool = pool;
         if (first.protocol == PROTOCOL_V2) {
             // flash swap: the output comes here first, uniswapV2Call repays amountIn
@@ -262,7 +332,7 @@ contract BackrunExecutor is UniswapPoolAccess {
         if (msg.sender != armedPool || sender != address(this)) revert UnexpectedCallback();
         armedPool = address(0);
         // a V2 flash swap is owed exactly amountIn (the first word of data)
-        _completeCycle(data, uint256(bytes32(data[:32])), amount0 + amount1, true);
+        _completeCycle(data, uint256(bytes32(data[:32])), amount0 + amount1, PROTOCOL_V2);
     }
 
     /// @notice A V3 pool's callback: the first pool's (run the rest of the cycle, then repay it) or
@@ -288,45 +358,77 @@ contract BackrunExecutor is UniswapPoolAccess {
         if (data.length == 32) {
             _transfer(address(uint160(uint256(bytes32(data)))), msg.sender, owed);
         } else {
-            _completeCycle(data, owed, received, false);
+            _completeCycle(data, owed, received, PROTOCOL_V3);
+        }
+    }
+
+    /// @notice PoolManager.unlock's callback. For a cycle that starts with a V4 hop (V4_CYCLE): the
+    /// first swap, taken on credit, then the rest of the cycle, then the first swap's input settled
+    /// from the proceeds. For a later V4 hop (V4_ONE_HOP): that swap, its input settled from this
+    /// contract's balance and its output taken to the hop's destination.
+    /// @dev Only the configured PoolManager, and only during this contract's own unlock (one-shot).
+    function unlockCallback(bytes calldata data) external returns (bytes memory) {
+        uint8 mode = v4Unlock;
+        if (msg.sender != poolManager || mode == V4_IDLE) revert UnexpectedCallback();
+        v4Unlock = V4_IDLE;
+        if (mode == V4_ONE_HOP) return abi.encode(_v4OneHop(data));
+        _v4Cycle(data);
+        return "";
+    }
+
+    /// V4_ONE_HOP: data = abi.encode(tokenIn, tokenOut, fee, tickSpacing, amountIn, to), made by
+    /// _swapV4InUnlock; returns the hop's output.
+    function _v4OneHop(bytes calldata data) private returns (uint256) {
+        (address tokenIn, address tokenOut, uint24 fee, int24 tickSpacing, uint256 amountIn, address to) =
+            abi.decode(data, (address, address, uint24, int24, uint256, address));
+        return _v4SwapSettled(tokenIn, tokenOut, fee, tickSpacing, amountIn, to);
+    }
+
+    /// V4_CYCLE: data = abi.encode(amountIn, profit, exact, hops), made by _backrun(); hops[0] is
+    /// V4, and the cycle starts in the token its last hop ends in (verified closed).
+    function _v4Cycle(bytes calldata data) private {
+        uint256 amountIn = uint256(bytes32(data[:32]));
+        Hop[] calldata hops = _hopsOf(data);
+        Hop calldata first = hops[0];
+        // the output goes straight into the next pair when that is V2, else here
+        address to = hops[1].protocol == PROTOCOL_V2 ? hops[1].pool : address(this);
+        uint256 received =
+            _v4Swap(hops[hops.length - 1].tokenOut, first.tokenOut, first.fee, first.tickSpacing, amountIn, to);
+        _completeCycle(data, amountIn, received, PROTOCOL_V4);
+    }
+
+    /// The hops of data = abi.encode(amountIn, profit, exact, hops), made by _backrun() and passed
+    /// back verbatim by a verified pool or the PoolManager: its layout is the canonical one.
+    function _hopsOf(bytes calldata data) private pure returns (Hop[] calldata hops) {
+        assembly ("memory-safe") {
+            let array := add(data.offset, calldataload(add(data.offset, 0x60)))
+            hops.length := calldataload(array)
+            hops.offset := add(array, 0x20)
         }
     }
 
     /// Runs hops[1..] on the first pool's output, checks the profit and repays the first pool
-    /// (msg.sender, the verified armed pool) `owed` of startToken.
-    function _completeCycle(bytes calldata data, uint256 owed, uint256 received, bool firstIsV2) private {
+    /// `owed` of startToken: msg.sender (the verified armed pool) for a V2 or V3 first hop; for a V4
+    /// first hop, the PoolManager by settling what its first swap left owed.
+    function _completeCycle(bytes calldata data, uint256 owed, uint256 received, uint8 firstProtocol) private {
         uint256 amountIn;
         uint256 bound;
         bool exact;
-        Hop[] calldata hops;
         // data = abi.encode(amountIn, profit, exact, hops), made by _backrun() and passed back
         // verbatim by the verified pool: its layout is the canonical one.
         assembly ("memory-safe") {
             amountIn := calldataload(data.offset)
             bound := calldataload(add(data.offset, 0x20))
             exact := calldataload(add(data.offset, 0x40))
-            let array := add(data.offset, calldataload(add(data.offset, 0x60)))
-            hops.length := calldataload(array)
-            hops.offset := add(array, 0x20)
         }
+        Hop[] calldata hops = _hopsOf(data);
         if (owed != amountIn) revert PartialFill(amountIn, owed);
-        uint256 n = hops.length;
-        address tokenIn = hops[0].tokenOut;
-        uint256 amount = received;
-        uint256 fees = hopFeesBps;
-        // a V2 pair paid its output here; a V3 pool paid it straight into a V2 second pair already
-        if (firstIsV2 && hops[1].protocol == PROTOCOL_V2) _transfer(tokenIn, hops[1].pool, amount);
-        for (uint256 i = 1; i < n; ++i) {
-            Hop calldata hop = hops[i];
-            // output straight into the next pair when that is V2, else here (the last hop's too)
-            address to = address(this);
-            if (i + 1 < n && hops[i + 1].protocol == PROTOCOL_V2) to = hops[i + 1].pool;
-            bool zeroForOne = tokenIn < hop.tokenOut;
-            amount = hop.protocol == PROTOCOL_V2
-                ? _swapV2(hop.pool, zeroForOne, amount, to, (fees >> (16 * i)) & 0xffff)
-                : _swapV3(hop.pool, tokenIn, zeroForOne, amount, to);
-            tokenIn = hop.tokenOut;
-        }
+        // a V2 pair paid its output here; a V3 or V4 pool paid it straight into a V2 second pair already
+        if (firstProtocol == PROTOCOL_V2 && hops[1].protocol == PROTOCOL_V2) _transfer(hops[0].tokenOut, hops[1].pool, received);
+        // inside a V4 cycle's unlock, later V4 hops swap in it directly (an unlock cannot nest)
+        bool unlocked = firstProtocol == PROTOCOL_V4;
+        uint256 amount = _runHops(hops, received, unlocked);
+        address tokenIn = hops[hops.length - 1].tokenOut;
         // tokenIn is startToken now. Both amounts are at most type(int256).max (a V3 pool's
         // int256, a V2 pair's uint112, or amountIn as checked by _backrun()).
         int256 profit = int256(amount) - int256(owed);
@@ -337,8 +439,96 @@ contract BackrunExecutor is UniswapPoolAccess {
             // backrun(): bound is minProfit
             revert InsufficientProfit(profit, bound);
         }
-        _transfer(tokenIn, msg.sender, owed);
+        if (unlocked) _v4Settle(tokenIn, owed);
+        else _transfer(tokenIn, msg.sender, owed);
         cycleProfit = uint256(profit);
+    }
+
+    /// Runs hops[1..] on `amount` of hops[0].tokenOut; returns what the last hop paid here.
+    function _runHops(Hop[] calldata hops, uint256 amount, bool unlocked) private returns (uint256) {
+        uint256 n = hops.length;
+        address tokenIn = hops[0].tokenOut;
+        uint256 fees = hopFeesBps;
+        for (uint256 i = 1; i < n; ++i) {
+            Hop calldata hop = hops[i];
+            // output straight into the next pair when that is V2, else here (the last hop's too)
+            address to = address(this);
+            if (i + 1 < n && hops[i + 1].protocol == PROTOCOL_V2) to = hops[i + 1].pool;
+            if (hop.protocol == PROTOCOL_V2) {
+                amount = _swapV2(hop.pool, tokenIn < hop.tokenOut, amount, to, (fees >> (16 * i)) & 0xffff);
+            } else if (hop.protocol == PROTOCOL_V3) {
+                amount = _swapV3(hop.pool, tokenIn, tokenIn < hop.tokenOut, amount, to);
+            } else if (unlocked) {
+                amount = _v4SwapSettled(tokenIn, hop.tokenOut, hop.fee, hop.tickSpacing, amount, to);
+            } else {
+                amount = _swapV4InUnlock(tokenIn, hop, amount, to);
+            }
+            tokenIn = hop.tokenOut;
+        }
+        return amount;
+    }
+
+    /// A V4 hop after the first of a cycle that did not start in V4: one unlock of its own, whose
+    /// callback swaps, settles the input from this contract and takes the output to `to`.
+    function _swapV4InUnlock(address tokenIn, Hop calldata hop, uint256 amountIn, address to)
+        private
+        returns (uint256 amountOut)
+    {
+        v4Unlock = V4_ONE_HOP;
+        bytes memory ret = _callReturning(
+            poolManager,
+            abi.encodeWithSelector(V4_UNLOCK, abi.encode(tokenIn, hop.tokenOut, hop.fee, hop.tickSpacing, amountIn, to))
+        );
+        if (v4Unlock != V4_IDLE) revert UnexpectedCallback();
+        // unlock returns the callback's bytes, ABI-encoded
+        amountOut = abi.decode(abi.decode(ret, (bytes)), (uint256));
+    }
+
+    /// A V4 swap inside an unlock, its input paid now from this contract's balance: swap, then
+    /// sync, transfer, settle the input, and take the output to `to`.
+    function _v4SwapSettled(address tokenIn, address tokenOut, uint24 fee, int24 tickSpacing, uint256 amountIn, address to)
+        private
+        returns (uint256 amountOut)
+    {
+        amountOut = _v4Swap(tokenIn, tokenOut, fee, tickSpacing, amountIn, to);
+        _v4Settle(tokenIn, amountIn);
+    }
+
+    /// A V4 exact-input swap inside an unlock: takes the output to `to` and leaves the input owed
+    /// to the PoolManager (settled by the caller). Reverts unless the pool takes all of amountIn.
+    function _v4Swap(address tokenIn, address tokenOut, uint24 fee, int24 tickSpacing, uint256 amountIn, address to)
+        private
+        returns (uint256 amountOut)
+    {
+        if (amountIn > uint256(int256(type(int128).max))) revert AmountTooLarge(amountIn);
+        bool zeroForOne = tokenIn < tokenOut;
+        PoolKey memory key = zeroForOne
+            ? PoolKey(tokenIn, tokenOut, fee, tickSpacing, address(0))
+            : PoolKey(tokenOut, tokenIn, fee, tickSpacing, address(0));
+        amountOut = _v4SwapOutput(key, zeroForOne, amountIn);
+        _call(poolManager, abi.encodeWithSelector(V4_TAKE, tokenOut, to, amountOut));
+    }
+
+    /// PoolManager.swap of exactly amountIn on `key`; returns the output it credits.
+    function _v4SwapOutput(PoolKey memory key, bool zeroForOne, uint256 amountIn) private returns (uint256 amountOut) {
+        SwapParams memory params =
+            SwapParams(zeroForOne, -int256(amountIn), zeroForOne ? MIN_SQRT_PRICE_LIMIT : MAX_SQRT_PRICE_LIMIT);
+        int256 delta = abi.decode(_callReturning(poolManager, abi.encodeWithSelector(V4_SWAP, key, params, bytes(""))), (int256));
+        // BalanceDelta: amount0 in the high 128 bits, amount1 in the low 128 (this contract's view:
+        // negative is owed to the PoolManager)
+        (int128 owedSide, int128 givenSide) =
+            zeroForOne ? (int128(delta >> 128), int128(delta)) : (int128(delta), int128(delta >> 128));
+        uint256 taken = uint256(-int256(owedSide));
+        // A partial fill would leave input stranded here.
+        if (taken != amountIn) revert PartialFill(amountIn, taken);
+        amountOut = uint256(int256(givenSide));
+    }
+
+    /// Pays the PoolManager `amount` of `token` owed in the current unlock: sync, transfer, settle.
+    function _v4Settle(address token, uint256 amount) private {
+        _call(poolManager, abi.encodeWithSelector(V4_SYNC, token));
+        _transfer(token, poolManager, amount);
+        _call(poolManager, abi.encodeWithSelector(V4_SETTLE));
     }
 
     /// V3 hop after the first, exact input; the pool is paid from this contract in its callback.
@@ -396,6 +586,18 @@ contract BackrunExecutor is UniswapPoolAccess {
             ok := and(ok, or(and(gt(returndatasize(), 0x1f), eq(mload(0x00), 1)), and(iszero(returndatasize()), gt(extcodesize(token), 0))))
         }
         if (!ok) revert TransferFailed(token);
+    }
+
+    /// Calls target with data and returns what it returned; a revert is bubbled up unchanged. An
+    /// address without code returns nothing, which the caller's decoding then refuses.
+    function _callReturning(address target, bytes memory data) private returns (bytes memory ret) {
+        bool ok;
+        (ok, ret) = target.call(data);
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(ret, 0x20), mload(ret))
+            }
+        }
     }
 
     /// Calls target with data; a revert is bubbled up with its data unchanged. Return data unused.

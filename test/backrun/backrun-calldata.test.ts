@@ -75,6 +75,20 @@ const triangle = (): BackrunCallParams => ({
   refundBps: 0,
 })
 
+const POOL_MANAGER = '0xb000000000000000000000000000000000000004' as const
+const POOL_ID_1 = `0x${'c1'.repeat(32)}` as Hex
+const POOL_ID_2 = `0x${'c2'.repeat(32)}` as Hex
+const v4hop = (pool: Hex, tokenIn: Hex, tokenOut: Hex, fee: number, tickSpacing: number): PlanHop => ({ ...hop('uniswap-v4', pool, tokenIn, tokenOut, fee), v4: { poolManager: POOL_MANAGER, tickSpacing } })
+
+/** A -> B (V4 0.12%, spacing 24) -> C (V4 0.05%, spacing 10) -> A (V2) */
+const v4Triangle = (): BackrunCallParams => ({
+  startToken: A,
+  amountIn: 5_000_000n,
+  hops: [v4hop(POOL_ID_1, A, B, 1200, 24), v4hop(POOL_ID_2, B, C, 500, 10), hop('uniswap-v2', POOL_3, C, A)],
+  minProfit: 0n,
+  refundBps: 0,
+})
+
 const decode = (data: Hex) => decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data })
 
 /** The InvalidBackrunError `params` throws, for its message to be checked. */
@@ -94,14 +108,15 @@ describe('encodeBackrunCall', () => {
   it('uses the ABI of the committed artifact, with the documented signature, event and errors', () => {
     expect(BACKRUN_EXECUTOR_ABI).toEqual(artifact.abi)
     const fn = BACKRUN_EXECUTOR_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'backrun')!
-    expect(toFunctionSignature(fn)).toBe('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16,address)')
+    expect(toFunctionSignature(fn)).toBe('backrun(address,uint256,(uint8,address,address,uint24,int24)[],uint256,uint16,address)')
     expect(fn.stateMutability).toBe('nonpayable')
     expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])
     expect(encodeBackrunCall(twoHops()).slice(0, 10)).toBe(toFunctionSelector(fn))
     const names = (type: string) => BACKRUN_EXECUTOR_ABI.filter((x) => x.type === type).map((x) => ('name' in x ? x.name : '')).sort()
-    expect(names('function')).toEqual(['MAX_VENUES_PER_KIND', 'backrun', 'backrunExact', 'beneficiary', 'pancakeCall', 'pancakeV3SwapCallback', 'uniswapV2Call', 'uniswapV3SwapCallback', 'v2Venues', 'v3Venues'])
+    expect(names('function')).toEqual(['MAX_VENUES_PER_KIND', 'backrun', 'backrunExact', 'beneficiary', 'pancakeCall', 'pancakeV3SwapCallback', 'poolManager', 'uniswapV2Call', 'uniswapV3SwapCallback', 'unlockCallback', 'v2Venues', 'v3Venues'])
     expect(names('event')).toEqual(['Backrun'])
     expect(names('error')).toEqual([
+      'AmountTooLarge',
       'CycleNotClosed',
       'InsufficientProfit',
       'InvalidAmountIn',
@@ -127,8 +142,8 @@ describe('encodeBackrunCall', () => {
       getAddress(B),
       10n ** 18n,
       [
-        { protocol: 1, pool: getAddress(POOL_1), tokenOut: getAddress(A), fee: 500 },
-        { protocol: 0, pool: getAddress(POOL_2), tokenOut: getAddress(B), fee: 3000 },
+        { protocol: 1, pool: getAddress(POOL_1), tokenOut: getAddress(A), fee: 500, tickSpacing: 0 },
+        { protocol: 0, pool: getAddress(POOL_2), tokenOut: getAddress(B), fee: 3000, tickSpacing: 0 },
       ],
       12_345n,
       2500,
@@ -139,15 +154,45 @@ describe('encodeBackrunCall', () => {
       getAddress(A),
       5_000_000n,
       [
-        { protocol: 0, pool: getAddress(POOL_1), tokenOut: getAddress(B), fee: 3000 },
-        { protocol: 1, pool: getAddress(POOL_2), tokenOut: getAddress(C), fee: 10000 },
-        { protocol: 1, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000 },
+        { protocol: 0, pool: getAddress(POOL_1), tokenOut: getAddress(B), fee: 3000, tickSpacing: 0 },
+        { protocol: 1, pool: getAddress(POOL_2), tokenOut: getAddress(C), fee: 10000, tickSpacing: 0 },
+        { protocol: 1, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000, tickSpacing: 0 },
       ],
       0n,
       0,
       ZERO,
     ])
-    expect(BACKRUN_PROTOCOL).toEqual({ 'uniswap-v2': 0, 'uniswap-v3': 1 })
+    expect(BACKRUN_PROTOCOL).toEqual({ 'uniswap-v2': 0, 'uniswap-v3': 1, 'uniswap-v4': 2 })
+  })
+
+  it('encodes a V4 hop as protocol 2 on its PoolManager with its fee and tick spacing; two V4 pools may share a cycle', () => {
+    const t = decode(encodeBackrunCall(v4Triangle()))
+    expect(t.args).toEqual([
+      getAddress(A),
+      5_000_000n,
+      [
+        { protocol: 2, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(B), fee: 1200, tickSpacing: 24 },
+        { protocol: 2, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(C), fee: 500, tickSpacing: 10 },
+        { protocol: 0, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000, tickSpacing: 0 },
+      ],
+      0n,
+      0,
+      ZERO,
+    ])
+  })
+
+  it('rejects a V4 hop without its PoolManager and a valid spacing, one whose pool is not a PoolId, a native-ETH currency, the same V4 pool twice', () => {
+    const p = v4Triangle()
+    const [h0, h1, h2] = p.hops as [PlanHop, PlanHop, PlanHop]
+    expect(rejection({ ...p, hops: [{ ...h0, v4: undefined }, h1, h2] }).message).toMatch(/hop 0: a V4 hop names its PoolManager and tick spacing/)
+    expect(rejection({ ...p, hops: [{ ...h0, v4: { poolManager: POOL_MANAGER, tickSpacing: 0 } }, h1, h2] }).message).toMatch(/hop 0: tick spacing 0 is not a V4 spacing/)
+    expect(rejection({ ...p, hops: [{ ...h0, v4: { poolManager: POOL_MANAGER, tickSpacing: 32_768 } }, h1, h2] }).message).toMatch(/tick spacing 32768/)
+    expect(rejection({ ...p, hops: [{ ...h0, v4: { poolManager: '0x1234', tickSpacing: 24 } }, h1, h2] }).message).toMatch(/hop 0 PoolManager 0x1234 is not an address/)
+    expect(rejection({ ...p, hops: [{ ...h0, pool: POOL_1 }, h1, h2] }).message).toMatch(/hop 0: V4 pool 0xa0.* is not a PoolId/)
+    expect(rejection({ ...p, hops: [h0, h1, { ...h2, v4: { poolManager: POOL_MANAGER, tickSpacing: 60 } }] }).message).toMatch(/hop 2: a uniswap-v2 hop names a PoolManager/)
+    expect(rejection({ ...p, hops: [h0, { ...h1, pool: POOL_ID_1 }, h2] }).message).toMatch(/hop 1 uses pool .* a second time/)
+    const native = { ...p, startToken: ZERO, hops: [{ ...h0, tokenIn: ZERO, zeroForOne: true }, h1, { ...h2, tokenOut: ZERO, zeroForOne: false }] }
+    expect(rejection(native).message).toMatch(/hop 0: native ETH/)
   })
 
   it('encodes refundRecipient as the sixth argument: omitted or undefined = the zero address (tx.origin), else the address given', () => {
@@ -242,7 +287,7 @@ describe('encodeBackrunExactCall and toExactBackrunCall', () => {
 
   it('backrunExact has backrun\'s arguments with expectedProfit in minProfit\'s place, the same return value, and its own selector', () => {
     const fn = BACKRUN_EXECUTOR_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'backrunExact')!
-    expect(toFunctionSignature(fn)).toBe('backrunExact(address,uint256,(uint8,address,address,uint24)[],uint256,uint16,address)')
+    expect(toFunctionSignature(fn)).toBe('backrunExact(address,uint256,(uint8,address,address,uint24,int24)[],uint256,uint16,address)')
     expect(fn.inputs.map((i) => i.name)).toEqual(['startToken', 'amountIn', 'hops', 'expectedProfit', 'refundBps', 'refundRecipient'])
     expect(fn.stateMutability).toBe('nonpayable')
     expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])

@@ -1,8 +1,10 @@
 /**
- * The eth_backrun engine on the devnet fixtures, checked against the EVM and against anvil:
+ * The eth_backrun engine on the devnet fixtures, V2, V3 and V4 swaps alike, checked against the
+ * EVM and against anvil:
  * - every fixture swap that creates arbitrage gives a backrun; every other one gives null;
- * - no false positive: each backrun, executed on anvil right after the user's own signed
- *   transaction, pays the beneficiary exactly the reported gross profit;
+ * - no false positive: each backrun, mined on anvil in one block right behind the user's own
+ *   signed transaction, pays the beneficiary exactly the reported gross profit, for exactly the
+ *   reported gas;
  * - the profit is at least 99.9% of a brute-force grid over the input executed in the EVM;
  * - composed into one transaction (a swap through our router with the backrun as its post-swap
  *   call), it is atomic, leaves the user's output unchanged and pays exactly grossProfit.
@@ -18,7 +20,7 @@ import { loadConfig } from '../../src/node/config.ts'
 import { SWAP_PLAN_ROUTER_ABI } from '../../src/quote/router-calldata.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
-import { fixtureBackrunRequest, GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, swapsInV4, tokenAddress, type FixtureTx } from '../support/devnet.ts'
+import { fixtureBackrunRequest, GENESIS_PATH, loadFixtureTxs, loadRegistry, lower, tokenAddress, type FixtureTx } from '../support/devnet.ts'
 import { withWorkersFromEnv } from '../support/env.ts'
 
 const registry = loadRegistry()
@@ -29,8 +31,13 @@ const VIEWER = '0x0000000000000000000000000000000000000b0b' as Address
 const BLOCK_1_TIMESTAMP = Number(registry.genesisTimestamp) + 12
 
 /** the fixture as a partner would describe it: tokenIn and amountIn are what its sender spent */
-// the engine does not search V4 pools yet: V4 swaps are left out
-const swaps = loadFixtureTxs().filter((f) => f.expected.status === 1 && f.name !== 'eth-transfer' && !swapsInV4(f))
+const swaps = loadFixtureTxs().filter((f) => f.expected.status === 1 && f.name !== 'eth-transfer')
+const POOL_MANAGER = lower(registry.v4.poolManager)
+/** the pools a fixture moved: its V2/V3 pools, and the PoolIds of the V4 pools its PoolManager events name */
+const movedPools = (fx: FixtureTx): Address[] => [
+  ...fx.pools.map(lower).filter((p) => p !== POOL_MANAGER),
+  ...fx.expected.logs.filter((l) => lower(l.address) === POOL_MANAGER && l.topics.length === 3).map((l) => lower(l.topics[1]!)),
+]
 
 let services: DomainServices
 const found = new Map<string, { fx: FixtureTx; result: BackrunFound }>()
@@ -59,7 +66,19 @@ describe('eth_backrun engine on the devnet fixtures', () => {
     expect(r!.netProfitUsd).toBeGreaterThan(0n)
     expect(r!.hops.length === 2 || r!.hops.length === 3).toBe(true)
     // the cycle goes through a pool the user moved
-    expect(r!.hops.some((h) => fx.pools.map(lower).includes(h.pool))).toBe(true)
+    expect(r!.hops.some((h) => movedPools(fx).includes(h.pool))).toBe(true)
+  })
+
+  it('backruns V4 swaps: the large WETH/USDT V4 swap through a cycle that crosses V4 and V3, and a cycle that starts in a V4 pool', () => {
+    const v4Swap = found.get('v4-swap-weth-usdt-large')?.result
+    expect(v4Swap).toBeDefined()
+    expect(new Set(v4Swap!.hops.map((h) => h.protocol))).toEqual(new Set(['uniswap-v4', 'uniswap-v3']))
+    const v4Hop = v4Swap!.hops.find((h) => h.protocol === 'uniswap-v4')!
+    const key = registry.v4.pools.find((p) => lower(p.poolId) === v4Hop.pool)!
+    expect(key.name).toMatch(/WETH\/USDT/)
+    expect(v4Hop.v4).toEqual({ poolManager: POOL_MANAGER, tickSpacing: key.tickSpacing })
+    // somewhere the search took a V4 pool as the cycle's first pool: the whole cycle in one unlock
+    expect([...found.values()].some(({ result }) => result.hops[0]!.protocol === 'uniswap-v4')).toBe(true)
   })
 
   it('gives null when the user call reverts, and counts it', async () => {
@@ -141,7 +160,8 @@ describe('searchAfter: the refund recipient of a backrun transaction of its own'
 describe('backruns executed on anvil', () => {
   let anvil: AnvilInstance
   beforeAll(async () => {
-    anvil = await startAnvil({ genesisPath: GENESIS_PATH })
+    // blocks are mined by the test: the user's swap and its backrun share one block, as a bundle does
+    anvil = await startAnvil({ genesisPath: GENESIS_PATH, extraArgs: ['--no-mining'] })
   })
   afterAll(() => anvil?.stop())
 
@@ -150,22 +170,37 @@ describe('backruns executed on anvil', () => {
     return BigInt(out)
   }
 
-  it('every backrun, sent right after the user\'s own transaction, pays exactly grossProfit', async () => {
+  interface Receipt { status: string; blockNumber: string; transactionIndex: string; gasUsed: string }
+
+  it('every backrun, mined in one block right behind the user\'s own transaction, pays exactly grossProfit for exactly its gas', async () => {
     expect(found.size).toBeGreaterThan(0)
     const backrunner = lower(registry.devAccounts.accounts[9].address)
     for (const { fx, result } of found.values()) {
       const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
       try {
         const before = await balanceOn(result.profitToken, BENEFICIARY)
-        // the user's transaction in block 1 (the block the engine simulated), the backrun right
-        // behind it in block 2: two fee-equal transactions in one block have no guaranteed order
+        // the user's transaction and the backrun together in block 1 (the block the engine
+        // simulated): in separate blocks a V3 pool the backrun crosses would write a new oracle
+        // observation (a later timestamp) and the gas would differ. The backrun tips less than
+        // the user, and offers a lower fee cap too (every fixture's is above 1 gwei), so anvil
+        // orders the user's transaction first.
+        const baseFee = BigInt(fx.block.baseFeePerGas)
+        const userTip = effectiveTip(decodeSignedTransaction(fx.raw, { chainId: BigInt(registry.chainId), common: services.simulator.common }).tx, baseFee)
+        expect(userTip, fx.name).toBeGreaterThan(0n)
+        const tip = userTip / 2n
         await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
-        const u = await anvilReceipt(anvil.url, await anvilRpc<string>(anvil.url, 'eth_sendRawTransaction', [fx.raw]))
-        const b = await anvilReceipt(anvil.url, await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: backrunner, to: EXECUTOR, data: result.calldata, gas: '0x1e8480' }]))
+        const userHash = await anvilRpc<string>(anvil.url, 'eth_sendRawTransaction', [fx.raw])
+        const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [
+          { from: backrunner, to: EXECUTOR, data: result.calldata, gas: '0x1e8480', maxFeePerGas: quantity(BACKRUN_MAX_FEE), maxPriorityFeePerGas: quantity(tip) },
+        ])
+        await anvilRpc(anvil.url, 'evm_mine')
+        const u = await anvilReceipt<Receipt>(anvil.url, userHash)
+        const b = await anvilReceipt<Receipt>(anvil.url, backrunHash)
         expect(`${fx.name} user ${u.status} backrun ${b.status}`).toBe(`${fx.name} user 0x1 backrun 0x1`)
-        expect(BigInt(u.blockNumber)).toBe(1n)
-        expect(BigInt(b.blockNumber)).toBe(2n)
+        expect([u.blockNumber, u.transactionIndex, b.blockNumber, b.transactionIndex].map(Number), fx.name).toEqual([1, 0, 1, 1])
         expect((await balanceOn(result.profitToken, BENEFICIARY)) - before, fx.name).toBe(result.grossProfit)
+        // the backrun's gas on anvil, less the 21,000 of its own transaction, is the reported gas
+        expect(BigInt(b.gasUsed) - 21_000n, fx.name).toBe(result.gas)
       } finally {
         await anvilRpc(anvil.url, 'evm_revert', [snapshot])
       }
@@ -193,6 +228,7 @@ describe('backruns executed on anvil', () => {
         const [outBefore, profitBefore] = [await balanceOn(usdc, user), await balanceOn(backrun!.profitToken, BENEFICIARY)]
         await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
         const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: user, to: quote.router, data, gas: '0x2dc6c0' }])
+        await anvilRpc(anvil.url, 'evm_mine')
         const r = await anvilReceipt(anvil.url, hash)
         return { status: r.status, received: (await balanceOn(usdc, user)) - outBefore, profit: (await balanceOn(backrun!.profitToken, BENEFICIARY)) - profitBefore }
       } finally {
@@ -219,3 +255,16 @@ describe('backruns executed on anvil', () => {
     expect(failed.profit).toBe(0n)
   })
 })
+
+const quantity = (n: bigint) => `0x${n.toString(16)}`
+/** the backrun's fee cap: the genesis base fee, the least anvil accepts before block 1 */
+const BACKRUN_MAX_FEE = 10n ** 9n
+
+/** what a transaction pays its block's coinbase per gas at `baseFee` */
+function effectiveTip(tx: { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }, baseFee: bigint): bigint {
+  if (tx.maxFeePerGas !== undefined && tx.maxPriorityFeePerGas !== undefined) {
+    const room = tx.maxFeePerGas - baseFee
+    return tx.maxPriorityFeePerGas < room ? tx.maxPriorityFeePerGas : room
+  }
+  return tx.gasPrice! - baseFee
+}

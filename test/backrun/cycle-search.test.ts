@@ -23,7 +23,7 @@ import { buildPoolGraph, enumeratePaths, quotePath, tickCoverage, type PathHop, 
 import { RoutingEngine } from '../../src/routing/index.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { DEX, lower, referencePathQuote, registry, sim, source, syntheticToken, tok, v2Pool, v3Pool, type ReferencePath } from '../routing/helpers.ts'
-import { loadFixtureTxs, swapsInV4, type FixtureTx } from '../support/devnet.ts'
+import { loadFixtureTxs, loadRegistry, type FixtureTx } from '../support/devnet.ts'
 
 // ---------------------------------------------------------------- independent references
 
@@ -527,10 +527,14 @@ describe('backrun cycle search on synthetic pools', () => {
 
 const V2_SWAP = keccak256(toHex('Swap(address,uint256,uint256,uint256,uint256,address)'))
 const V3_SWAP = keccak256(toHex('Swap(address,address,int256,int256,uint160,uint128,int24)'))
+const V4_SWAP = keccak256(toHex('Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)'))
 
 /** the pools a transaction moved: the emitters of its Swap events */
 function movedPools(result: TransactionResult): Address[] {
-  return [...new Set(result.logs.filter((l) => l.topics[0] === V2_SWAP || l.topics[0] === V3_SWAP).map((l) => lower(l.address)))]
+  const v2v3 = result.logs.filter((l) => l.topics[0] === V2_SWAP || l.topics[0] === V3_SWAP).map((l) => lower(l.address))
+  // a V4 pool is its PoolId, topic 1 of the PoolManager's Swap
+  const v4 = result.logs.filter((l) => lower(l.address) === POOL_MANAGER && l.topics[0] === V4_SWAP).map((l) => lower(l.topics[1]!))
+  return [...new Set([...v2v3, ...v4])]
 }
 
 /** the state a transaction left, as a reader of the next block (pool loads are cached per block, so a new hash) */
@@ -550,14 +554,20 @@ const ADDED_VENUES = (registry as unknown as { venues: Array<{ name: string; pai
 
 /**
  * every devnet pool the backrun search sees: discovery among WBTC, UNI and the base tokens, then
- * LINK and the base tokens; V4 pools left out, as the backrun engine leaves them (BackrunExecutor
- * has no V4 hops)
+ * LINK and the base tokens, V4 pools of the venue's keys included (its keys are ERC-20 pools: the
+ * native-ETH pool is not among them, and the backrun engine would leave it out)
  */
 async function allPools(reader: StateReader): Promise<PoolSnapshot[]> {
   const engine = new RoutingEngine(sim, { dex: DEX })
   const loads = await Promise.all([engine.loadPools(reader, tok('WBTC'), tok('UNI')), engine.loadPools(reader, tok('LINK'), tok('LINK'))])
-  return [...new Map(loads.flatMap((l) => l.pools).map((p) => [p.address, p])).values()].filter((p) => p.protocol !== 'uniswap-v4')
+  return [...new Map(loads.flatMap((l) => l.pools).map((p) => [p.address, p])).values()].filter((p) => !/^0x0{40}$/.test(p.token0))
 }
+
+/** the devnet's Uniswap V4 part of the registry */
+const V4 = loadRegistry().v4
+const POOL_MANAGER = lower(V4.poolManager)
+/** the devnet's V4 pools of ERC-20 currencies (the venue's keys) */
+const V4_ERC20_POOLS = V4.pools.filter((p) => !/^0x0{40}$/.test(p.currency0))
 
 /** registry pool names as the fixtures' arbitrage cycles write them ('V2 USDC/WETH', 'V3 USDC/WETH 0.05%') */
 const poolByName = new Map<string, Address>([
@@ -565,6 +575,8 @@ const poolByName = new Map<string, Address>([
   ...registry.v3.pools.map((p): [string, Address] => [`V3 ${p.name}`, lower(p.address)]),
   // the devnet's added venues ('devnet-fork-v2 USDC/WETH')
   ...ADDED_VENUES.flatMap((v) => [...(v.pairs ?? []), ...(v.pools ?? [])].map((p): [string, Address] => [`${v.name} ${p.name}`, lower(p.address)])),
+  // V4 pools by PoolId ('V4 WBTC/WETH 0.12% ts24')
+  ...V4.pools.map((p): [string, Address] => [`V4 ${p.name}`, lower(p.poolId)]),
 ])
 
 const devnetParams = (pools: PoolSnapshot[], moved: Address[], extra: Partial<BackrunSearchParams> = {}): BackrunSearchParams => ({
@@ -580,14 +592,14 @@ const devnetParams = (pools: PoolSnapshot[], moved: Address[], extra: Partial<Ba
 type ArbitrageFixtureTx = FixtureTx & { arbitrageAfter: { pools: string[]; edgePpm: number } }
 
 describe('backrun cycle search on the devnet', () => {
-  // the search does not model V4 pools yet (README known gaps): V4 swaps are left out
-  const fixtures = (loadFixtureTxs() as ArbitrageFixtureTx[]).filter((fx) => !swapsInV4(fx))
+  const fixtures = loadFixtureTxs() as ArbitrageFixtureTx[]
 
   it('finds nothing at genesis, whichever pools moved: every cycle loses (the fixture says -999 ppm at best)', async () => {
     const pools = await allPools(source.latest())
     const added = ADDED_VENUES.reduce((n, v) => n + (v.pairs?.length ?? 0) + (v.pools?.length ?? 0), 0)
     expect(added).toBe(7)
-    expect(pools).toHaveLength(registry.v2.pairs.length + registry.v3.pools.length + added)
+    expect(pools).toHaveLength(registry.v2.pairs.length + registry.v3.pools.length + added + V4_ERC20_POOLS.length)
+    expect(pools.filter((p) => p.protocol === 'uniswap-v4')).toHaveLength(4)
     const r = searchBackrun(devnetParams(pools, pools.map((p) => p.address)))
     expect(r.cycles).toBeGreaterThan(40)
     expect(r.profitableAtMargin).toBe(0)
@@ -602,7 +614,10 @@ describe('backrun cycle search on the devnet', () => {
       const result = await sim.transaction(sim.openState(source.latest()), tx)
       expect(result.status, fx.name).toBe('success')
       const moved = movedPools(result)
-      expect(moved.sort(), fx.name).toEqual(fx.pools.map(lower).sort())
+      // the fixture names the PoolManager for a V4 swap; the moves name the pools in it
+      const v2v3 = fx.pools.map(lower).filter((p) => p !== POOL_MANAGER)
+      expect(moved.filter((p) => p.length === 42).sort(), fx.name).toEqual(v2v3.sort())
+      expect(moved.some((p) => p.length === 66), fx.name).toBe(fx.pools.map(lower).includes(POOL_MANAGER))
       const pools = await allPools(readerAfter(result))
 
       const everything = searchBackrun(devnetParams(pools, moved, { maxCandidates: 1000, maxOptimizedCycles: 1000 }))
@@ -620,10 +635,10 @@ describe('backrun cycle search on the devnet', () => {
       }
       // the bounded search keeps the best of the exhaustive one
       expect(r.candidates[0], fx.name).toEqual(everything.candidates[0])
-      // the fixture's best cycle at the margin (recorded on anvil) is one of the candidates, unless
-      // it runs through a V4 pool, which the search does not see (a V2/V3 cycle is still required above)
+      // the fixture's best cycle at the margin (recorded on anvil) is one of the candidates, V4
+      // pools included (unless it runs through the native-ETH pool, which backruns leave out)
       const names = fx.arbitrageAfter.pools.map((n) => poolByName.get(n))
-      if (fx.arbitrageAfter.pools.every((n) => !n.startsWith('V4 '))) expect(
+      if (fx.arbitrageAfter.pools.every((n) => !n.startsWith('V4 ETH/'))) expect(
         everything.candidates.some((c) => [...poolsOf(c)].sort().join() === [...names].sort().join()),
         `${fx.name}: ${fx.arbitrageAfter.pools.join(', ')}`,
       ).toBe(true)

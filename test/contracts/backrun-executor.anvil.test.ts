@@ -505,7 +505,7 @@ interface Helpers {
 }
 
 async function compileHelpers(): Promise<Helpers> {
-  const selector = toFunctionSelector('backrun(address,uint256,(uint8,address,address,uint24)[],uint256,uint16,address)')
+  const selector = toFunctionSelector('backrun(address,uint256,(uint8,address,address,uint24,int24)[],uint256,uint16,address)')
   const c = await compileSolidity('Helpers.sol', HELPERS_SOURCE.replace('BACKRUN_SELECTOR', selector))
   return { relay: c.Relay!, reentrantToken: { code: c.ReentrantToken!.code } }
 }
@@ -514,25 +514,34 @@ async function compileHelpers(): Promise<Helpers> {
 function rawBackrun(
   startToken: Address,
   amountIn: bigint,
-  hops: { protocol: number; pool: Address; tokenOut: Address; fee: number }[],
+  hops: RawHop[],
   minProfit = 0n,
   refundBps = 0,
   refundRecipient: Address = ZERO_ADDRESS,
 ): Hex {
-  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: [startToken, amountIn, hops, minProfit, refundBps, refundRecipient] })
+  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: [startToken, amountIn, hops.map(withSpacing), minProfit, refundBps, refundRecipient] })
 }
 /** rawBackrun's backrunExact twin */
 function rawBackrunExact(
   startToken: Address,
   amountIn: bigint,
-  hops: { protocol: number; pool: Address; tokenOut: Address; fee: number }[],
+  hops: RawHop[],
   expectedProfit = 0n,
   refundBps = 0,
   refundRecipient: Address = ZERO_ADDRESS,
 ): Hex {
-  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrunExact', args: [startToken, amountIn, hops, expectedProfit, refundBps, refundRecipient] })
+  return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrunExact', args: [startToken, amountIn, hops.map(withSpacing), expectedProfit, refundBps, refundRecipient] })
 }
-const onchain = (h: PlanHop) => ({ protocol: h.protocol === 'uniswap-v2' ? 0 : 1, pool: h.pool, tokenOut: h.tokenOut, fee: h.fee })
+/** a hop as the contract takes it; tickSpacing (V4 only) defaults to 0 */
+interface RawHop {
+  protocol: number
+  pool: Address
+  tokenOut: Address
+  fee: number
+  tickSpacing?: number
+}
+const withSpacing = (h: RawHop) => ({ ...h, tickSpacing: h.tickSpacing ?? 0 })
+const onchain = (h: PlanHop) => ({ protocol: h.protocol === 'uniswap-v2' ? 0 : 1, pool: h.pool, tokenOut: h.tokenOut, fee: h.fee, tickSpacing: 0 })
 
 const v3Callback = (amount0: bigint, amount1: bigint, data: Hex) =>
   encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'uniswapV3SwapCallback', args: [amount0, amount1, data] })
@@ -544,7 +553,7 @@ function callbackAttacks(): Hex[] {
   const tokenData = encodeAbiParameters([{ type: 'address' }], [registry.weth])
   // the first pool's callback data: abi.encode(amountIn, profit, exact, hops)
   const cycleData = encodeAbiParameters(
-    [{ type: 'uint256' }, { type: 'uint256' }, { type: 'bool' }, { type: 'tuple[]', components: [{ type: 'uint8' }, { type: 'address' }, { type: 'address' }, { type: 'uint24' }] }],
+    [{ type: 'uint256' }, { type: 'uint256' }, { type: 'bool' }, { type: 'tuple[]', components: [{ type: 'uint8' }, { type: 'address' }, { type: 'address' }, { type: 'uint24' }, { type: 'int24' }] }],
     [10n ** 18n, 0n, false, []],
   )
   return [
@@ -578,6 +587,8 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
     expect(await read('v3Venues')).toEqual(v3Venues.map((v) => ({ ...v, poolDeployer: getAddress(v.poolDeployer) })))
     expect(v2Venues.map((v) => v.feeBps)).toEqual([30, 25])
     expect(lower((await read('beneficiary')) as string)).toBe(BENEFICIARY)
+    // V4 hops swap in the devnet's PoolManager, as the router's do
+    expect(lower((await read('poolManager')) as string)).toBe(lower(registry.v4.poolManager))
     expect((await state.overlay.readCode(BENEFICIARY)).length).toBe(0)
     expect((await state.overlay.readAccount(BENEFICIARY))?.balance ?? 0n).toBe(0n)
     for (const t of TOKENS) expect(await balanceOf(state, t, BENEFICIARY)).toBe(0n)
@@ -747,7 +758,9 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
     await expectRevert(rawBackrun(weth, one, [{ ...v3, fee: 3000 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
     await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 0 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
     await expectRevert(rawBackrun(weth, one, [v3, { ...v2, pool: pool('V2 WETH/DAI').address }]), 'InvalidPool', [getAddress(pool('V2 WETH/DAI').address)])
-    await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 2 }, v2]), 'InvalidProtocol', [2])
+    // protocol 2 is a V4 hop, which must name the PoolManager; 3 is no protocol
+    await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 2 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
+    await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 3 }, v2]), 'InvalidProtocol', [3])
     // amounts and refund
     await expectRevert(rawBackrun(weth, 0n, [v3, v2]), 'InvalidAmountIn', [0n])
     await expectRevert(rawBackrun(weth, 1n << 255n, [v3, v2]), 'InvalidAmountIn', [1n << 255n])

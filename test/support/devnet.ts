@@ -77,9 +77,9 @@ export function loadRegistry(): Registry {
 }
 
 /**
- * The fixture swaps in Uniswap V4's PoolManager (their `pools` is the PoolManager). The backrun
- * search, pool moves and the backrun engine do not model V4 pools yet (README "Known gaps"), so
- * their tests leave these out; the EVM and anvil tests replay them like any other.
+ * The fixture swaps in Uniswap V4's PoolManager (their `pools` is the PoolManager, their moved
+ * pools the PoolIds in its events). The backrun tests take them like any other since backruns
+ * cycle through V4 pools; a test that still leaves them out says why.
  */
 export function swapsInV4(fx: Pick<FixtureTx, 'pools'>): boolean {
   const poolManager = (JSON.parse(readFileSync(REGISTRY_PATH, 'utf8')) as Registry).v4.poolManager.toLowerCase()
