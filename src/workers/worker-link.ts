@@ -34,6 +34,8 @@ export class WorkerLink {
     /** the worker has warmed up */
     private readonly onWarm: (link: WorkerLink) => void = () => {},
     private readonly onCall: TaskCallHandler = () => Promise.reject(new Error('this worker link answers no task calls')),
+    /** the worker said it took task `taskId` */
+    private readonly onTaskStart: (link: WorkerLink, taskId: number) => void = () => {},
   ) {
     port.on('message', (message: WorkerMessage) => this.receive(message))
     port.on('close', () => {
@@ -64,6 +66,7 @@ export class WorkerLink {
         return
       case 'task-start':
         this.tasks.add(message.taskId)
+        this.onTaskStart(this, message.taskId)
         return
       case 'task-end':
         this.tasks.delete(message.taskId)

@@ -20,11 +20,15 @@
  *   task fails as 'hung'.
  *
  * A caller may give up on a task (its `signal`, e.g. the dispatcher's prepareTimeoutMs): a task
- * still waiting in the queue is dropped from it; one a worker said it took is told to stop at its
- * next check (the engines' abort checks) and its worker lives on. Only in the instant between
- * piscina handing a task to a worker and the worker saying so does giving up cost that worker
- * (piscina replaces it). A running task may ask the main thread for what only it has (the
- * searcher keys of a planning task): its `host` answers.
+ * still waiting in the pool's queue is dropped from it; one a worker said it took is told to stop
+ * at its next check (the engines' abort checks) and its worker lives on. A task handed to piscina
+ * that no worker has said it took yet (a worker still warming up holds it for seconds) is answered
+ * at once with the caller's reason, and told to stop as soon as its worker says it took it: its
+ * piscina run is never aborted, since piscina terminates the worker of an aborted task, and a
+ * worker replaced for a give-up costs its warm caches and ~100 MB of RSS that regrows (seen under
+ * bench:soak). Its place in the pool stays taken until the worker is done with it. A running task
+ * may ask the main thread for what only it has (the searcher keys of a planning task): its `host`
+ * answers.
  */
 import { fileURLToPath } from 'node:url'
 import type { Worker } from 'node:worker_threads'
@@ -103,9 +107,13 @@ const PRIORITY: Record<TaskKind, TaskPriority> = { simulate: 'urgent', quote: 'n
 
 interface RunningTask {
   controller: AbortController
-  /** set when the pool itself ended the task (the watchdog), or its caller gave up before it started */
+  /** set when the pool itself ended the task (the watchdog) */
   failure?: Error
   host?: TaskHost
+  /** why the caller gave up before a worker said it took the task: cancelled when one does */
+  abandoned?: Error
+  /** answers the caller with that reason without waiting for the worker */
+  abandon: (reason: Error) => void
 }
 
 const ZERO_COUNTERS: WorkerCounters = {
@@ -167,7 +175,7 @@ export class WorkerPool {
       }
       this.piscina.on('message', (message: unknown) => {
         if (!isStatePortOffer(message)) return
-        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed), onWarm, (taskId, call) => this.answerCall(taskId, call))
+        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed), onWarm, (taskId, call) => this.answerCall(taskId, call), (started, taskId) => this.taskStarted(started, taskId))
         this.links.set(link.threadId, link)
         // the port's 'close' may come late (or never) after its thread was terminated; 'exit' does not
         this.piscina.threads.find((thread) => thread.threadId === link.threadId)?.once('exit', () => this.retire(link))
@@ -232,27 +240,40 @@ export class WorkerPool {
     if (signal?.aborted === true) throw abortReason(signal)
     const maxQueued = this.options.maxQueued ?? MAX_QUEUED_TASKS
     await this.gate.enter(PRIORITY[kind], signal, () => new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`))
-    let answer: WorkerAnswer
-    const taskId = this.nextTaskId++
-    const running: RunningTask = { controller: new AbortController(), host: options.host }
-    const giveUp = (): void => this.giveUp(taskId, running, abortReason(signal!))
-    try {
-      if (this.closing) throw new WorkerTaskError('closed', 'the worker pool is closing')
-      // given up in the instant between its turn and here (the gate no longer listens then)
-      if (signal !== undefined && isAborted(signal)) throw abortReason(signal)
-      this.tasks.set(taskId, running)
-      signal?.addEventListener('abort', giveUp, { once: true })
-      options.onStart?.()
-      const task: WorkerTask<K> = { taskId, kind, request, block: headerOnly(reader.block) }
-      answer = await this.piscina.run(task, { signal: running.controller.signal }).catch((err: unknown) => {
-        throw running.failure ?? this.poolFailure(err)
-      })
-    } finally {
-      this.tasks.delete(taskId)
-      signal?.removeEventListener('abort', giveUp)
+    if (this.closing || (signal !== undefined && isAborted(signal))) {
       this.gate.leave()
+      // given up in the instant between its turn and here (the gate no longer listens then)
+      throw this.closing ? new WorkerTaskError('closed', 'the worker pool is closing') : abortReason(signal!)
     }
-    this.record(answer)
+    const taskId = this.nextTaskId++
+    let abandon: (reason: Error) => void = () => {}
+    const abandoned = new Promise<never>((_, reject) => (abandon = reject))
+    // settled only when the caller gave up; the race below may already be over then
+    abandoned.catch(() => {})
+    const running: RunningTask = { controller: new AbortController(), host: options.host, abandon }
+    const giveUp = (): void => this.giveUp(taskId, running, abortReason(signal!))
+    this.tasks.set(taskId, running)
+    signal?.addEventListener('abort', giveUp, { once: true })
+    options.onStart?.()
+    const task: WorkerTask<K> = { taskId, kind, request, block: headerOnly(reader.block) }
+    const work = this.piscina.run(task, { signal: running.controller.signal }).then(
+      (answer) => {
+        this.record(answer)
+        return answer
+      },
+      (err: unknown) => {
+        throw running.failure ?? this.poolFailure(err)
+      },
+    )
+    // the worker's place is free again only when piscina has its answer, also for a task given up
+    void work
+      .catch(() => {})
+      .finally(() => {
+        this.tasks.delete(taskId)
+        signal?.removeEventListener('abort', giveUp)
+        this.gate.leave()
+      })
+    const answer = await Promise.race([work, abandoned])
     if (!answer.ok) throw domainErrors.rebuild(answer.error)
     return answer.value as TaskKinds[K]['value']
   }
@@ -350,16 +371,26 @@ export class WorkerPool {
     this.retire(link)
   }
 
-  /** The caller gave up on a task: cancelled in its worker if one holds it, else dropped from the queue. */
+  /**
+   * The caller gave up on a task: cancelled in its worker if one said it took it; else answered now
+   * and cancelled when its worker says so (taskStarted). Never piscina's abort: see the file's comment.
+   */
   private giveUp(taskId: number, running: RunningTask, reason: Error): void {
     for (const link of this.links.values()) {
       if (link.tasks.has(taskId)) {
+        // it ends at its next check, with this reason, having given back what it held
         link.cancel(taskId, reason.message)
         return
       }
     }
-    running.failure = reason
-    running.controller.abort(reason)
+    running.abandoned = reason
+    running.abandon(reason)
+  }
+
+  /** A worker said it took task `taskId`: one whose caller gave up before is told to stop now. */
+  private taskStarted(link: WorkerLink, taskId: number): void {
+    const reason = this.tasks.get(taskId)?.abandoned
+    if (reason !== undefined) link.cancel(taskId, reason.message)
   }
 
   /** A running task's call: answered by its host, or refused when it has none (or is gone). */

@@ -10,7 +10,9 @@
  * - a call for a task that gave no host is refused, and the task fails with that error;
  * - a plan waiting for its place tells the dispatcher's clock it queued, and that it started only
  *   once a worker takes it; the caller's give-up (the dispatcher's queue wait bound) takes it out
- *   of the line holding no key.
+ *   of the line holding no key;
+ * - a task handed to a worker that has not said it took it (still warming up) whose caller gives
+ *   up: answered at once, stopped when the worker takes it, and the worker is not replaced.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
@@ -182,4 +184,33 @@ describe('a dispatcher task the caller gives up on', () => {
     expect(clock).toEqual(['queued', 'started'])
     planner.release(id, domain.chain.latest().block.number + 1n)
   }, 60_000)
+})
+
+describe('a task given up before its worker said it took it', () => {
+  it('is answered at once with the reason, stopped once the worker takes it, and costs no worker', async () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' })
+    const warnings: string[] = []
+    const fresh = new WorkerPool({ threads: 1, chain: domain.chain, engines: engineSettings(config, domain.contracts), log: { warn: (_obj, msg) => warnings.push(msg) } })
+    try {
+      // piscina starts its thread with the pool; it loads and warms up for seconds before it takes a task
+      const threads = fresh.workerThreads().map((t) => t.threadId)
+      expect(threads).toHaveLength(1)
+      const controller = new AbortController()
+      let started = false
+      const task = fresh.run('simulate', simulateRequest(), fresh.pinLatest(), { signal: controller.signal, onStart: () => (started = true) })
+      await until(() => started)
+      // handed to piscina, and so to the warming worker, which has not said it took it
+      expect(fresh.stats().running).toBe(0)
+      controller.abort(new Error('simulation waited longer than 500 ms'))
+      await expect(task).rejects.toThrow('simulation waited longer than 500 ms')
+      await fresh.ready()
+      // its place is free once the worker is done with the cancelled task: the next one runs there
+      await expect(fresh.run('simulate', simulateRequest())).resolves.toMatchObject({ success: true })
+      expect(fresh.workerThreads().map((t) => t.threadId)).toEqual(threads)
+      expect(fresh.stats()).toMatchObject({ crashed: 0, hung: 0, threads: 1, running: 0, queued: 0 })
+      expect(warnings).toEqual([])
+    } finally {
+      await fresh.close()
+    }
+  }, 120_000)
 })
