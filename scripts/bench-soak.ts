@@ -235,7 +235,8 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
   const rssTimer = setInterval(() => {
     const t = (performance.now() - start) / 1000
     rss.push({ t, mb: rssMb(service.pid) })
-    if (t <= SECONDS && Math.floor(t / 60) > parts.length) parts.push(memoryParts(service.pid) ?? null)
+    // at the end of each whole minute of the load; the last one's sample comes up to a second after it
+    if (Math.floor(t / 60) > parts.length && parts.length < Math.floor(SECONDS / 60)) parts.push(memoryParts(service.pid) ?? null)
   }, 1000)
   const headTimer = setInterval(() => void refreshHead().catch(() => undefined), 2000)
   const progressTimer = setInterval(() => {
