@@ -18,13 +18,19 @@
  *
  * Measured: per kind count, errors, p50/p99; the service's VmRSS every second (peak, and the
  * least-squares slope after the first minute, or after the first half of a run shorter than two
- * minutes); after the load, 3 blocks later, how many of a sample of up to 200 submitted hashes the
+ * minutes; and per minute of the load its lowest and highest sample, `rss_by_minute_mb`); where
+ * the service's memory is at the end of each minute of the load (`memory_parts_by_minute_mb`: V8
+ * heaps, malloc, other anonymous, mapped files, from /proc/<pid>/smaps, see lib/memory-parts.ts;
+ * null where smaps cannot be read); after the load, 3 blocks later, how many of a sample of up to 200 submitted hashes the
  * status API reports included. Then, in this process, the heap per pending submission of the real
  * submission pipeline (scripts/lib/soak-pending.ts; SOAK_PENDING submissions, default 2,000).
  * Prints one JSON object on its last line.
  *
  * Options (environment): SOAK_RATE (50), SOAK_SECONDS (120), SOAK_BLOCK_TIME_MS (service default),
- * SOAK_PENDING (2000), SOAK_MAX_INFLIGHT (500), SOAK_TIMEOUT_MS (30000).
+ * SOAK_PENDING (2000), SOAK_MAX_INFLIGHT (500), SOAK_TIMEOUT_MS (30000). For finding where the
+ * service's memory goes: SOAK_SERVICE_NODE_ARGS (node arguments put before npm start's, e.g.
+ * `--trace-gc` or `--heapsnapshot-signal=SIGUSR2`), SOAK_SERVICE_STDOUT (a file that receives the
+ * service's whole stdout, where --trace-gc writes).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -33,6 +39,7 @@ import type { Hex } from 'viem'
 import { freePort } from '../test/support/net.ts'
 import { summarize } from './lib/stats.ts'
 import { measurePendingSubmissionMemory, type PendingMemoryResult } from './lib/soak-pending.ts'
+import { memoryParts, type MemoryParts } from './lib/memory-parts.ts'
 import { rssMb, slope, startSoakService, type SoakService } from './lib/soak-service.ts'
 import { backrunParams, quoteRequests, smallSwapSigner, userAccounts } from './lib/soak-txs.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
@@ -130,6 +137,8 @@ interface SoakResult {
   backrunFound: number
   submittedHashes: Hex[]
   rss: Array<{ t: number; mb: number }>
+  /** where the service's memory is at the end of each minute of the load (smaps; Linux only) */
+  parts: Array<MemoryParts | null>
   endBlock: bigint
   serviceExit?: { code: number | null; signal: NodeJS.Signals | null; atS: number; rssMb: number; fired: number; completed: number; stderr: string[]; stdout: string[] }
 }
@@ -160,6 +169,7 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
   const stats: Record<Kind, KindStats> = { quote: newStats(), backrun: newStats(), submit: newStats() }
   const submittedHashes: Hex[] = []
   const rss: Array<{ t: number; mb: number }> = []
+  const parts: Array<MemoryParts | null> = []
   let backrunFound = 0
   let inflight = 0
   let fired = 0
@@ -222,7 +232,12 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
     pending.add(run)
   }
 
-  const rssTimer = setInterval(() => rss.push({ t: (performance.now() - start) / 1000, mb: rssMb(service.pid) }), 1000)
+  const rssTimer = setInterval(() => {
+    const t = (performance.now() - start) / 1000
+    rss.push({ t, mb: rssMb(service.pid) })
+    // at the end of each whole minute of the load; the last one's sample comes up to a second after it
+    if (Math.floor(t / 60) > parts.length && parts.length < Math.floor(SECONDS / 60)) parts.push(memoryParts(service.pid) ?? null)
+  }, 1000)
   const headTimer = setInterval(() => void refreshHead().catch(() => undefined), 2000)
   const progressTimer = setInterval(() => {
     const last = rss[rss.length - 1]
@@ -268,7 +283,7 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
     endBlock = headNumber
   }
   clearInterval(rssTimer)
-  return { stats, fired, backrunFound, submittedHashes, rss, endBlock, serviceExit }
+  return { stats, fired, backrunFound, submittedHashes, rss, parts, endBlock, serviceExit }
 }
 
 async function sampleStatuses(port: number, hashes: readonly Hex[]): Promise<{ sampled: number; included: number; states: Record<string, number>; examples: string[] }> {
@@ -346,6 +361,16 @@ async function main() {
   const from = SECONDS >= 120 ? 60 : SECONDS / 2
   const window = rss.filter((r) => r.t >= from && r.t <= loadSeconds)
   const slopePerMin = slope(window.map((r) => ({ x: r.t / 60, y: r.mb })))
+  // per minute of the load: the lowest and highest RSS sample (the V8 heaps' collections make it swing within a minute)
+  const byMinute: Array<[number | null, number | null]> = []
+  for (let m = 0; m * 60 < loadSeconds; m++) {
+    const inMinute = rss.filter((r) => r.t >= m * 60 && r.t < (m + 1) * 60 && r.t <= loadSeconds).map((r) => r.mb)
+    if (inMinute.length > 0) byMinute.push([round(Math.min(...inMinute), 0), round(Math.max(...inMinute), 0)])
+  }
+  log(`RSS per minute of the load, lowest-highest MB: ${byMinute.map(([lo, hi], m) => `${m + 1}: ${lo}-${hi}`).join(', ')}`)
+  result.parts.forEach((p, m) => {
+    if (p !== null) log(`memory at the end of minute ${m + 1} (smaps), MB: V8 heaps ${p.v8_heap}, malloc ${p.malloc}, other anonymous ${p.other_anon}, mapped files ${p.files}`)
+  })
   log(`RSS slope over ${window.length} samples from t=${from} s to the end of the load (${SECONDS >= 120 ? 'after the first minute' : 'after the first half: the run is shorter than two minutes'}): ${round(slopePerMin, 3)} MB/min; peak ${peak.toFixed(1)} MB (${rss.length} samples, load and the 3-block wait)`)
 
   // per kind
@@ -394,6 +419,8 @@ async function main() {
       rss_peak_mb: round(peak, 1),
       rss_slope_mb_per_min: round(slopePerMin, 3),
       rss_slope_window: SECONDS >= 120 ? 'after the first minute' : 'after the first half',
+      rss_by_minute_mb: byMinute,
+      memory_parts_by_minute_mb: result.parts,
       bytes_per_pending_submission: pending?.bytesPerPending ?? null,
       raw_tx_bytes: pending?.rawTxBytes ?? null,
       pending_submissions: pending?.count ?? null,

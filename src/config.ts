@@ -192,6 +192,12 @@ export interface SubmissionConfig {
   queueWaitMs: number
   /** blocks a submission is re-sent for before it expires */
   expiryBlocks: number
+  /**
+   * The LevelDB outbox's native memory (unused with DATABASE_URL): OUTBOX_CACHE_BYTES (its block
+   * cache), OUTBOX_WRITE_BUFFER_BYTES (its memtable; a second one while the full one is flushed),
+   * OUTBOX_MAX_OPEN_FILES (table files kept open, each with its index and filter blocks in memory)
+   */
+  outboxLevelDb: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number }
   maxBundleTxs: number
   maxRawTxBytes: number
   maxBundleBytes: number

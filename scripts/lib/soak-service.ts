@@ -6,7 +6,7 @@
  * (SIGTERM, then SIGKILL after a grace period).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { createWriteStream, readFileSync } from 'node:fs'
 import { startScriptEnv, startScriptNodeArgs } from '../../test/support/service-process.ts'
 
 export interface SoakService {
@@ -40,7 +40,11 @@ function tail(stream: NodeJS.ReadableStream | null, echo: NodeJS.WritableStream 
 }
 
 export async function startSoakService(port: number, env: Record<string, string>): Promise<SoakService> {
-  const args = startScriptNodeArgs()
+  // SOAK_SERVICE_NODE_ARGS: extra node arguments for the service only (e.g. --trace-gc), to see where its
+  // memory goes; after npm start's own, so that a V8 flag given again here wins
+  const extra = (process.env.SOAK_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== '')
+  const start = startScriptNodeArgs()
+  const args = [...start.slice(0, -1), ...extra, ...start.slice(-1)]
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...startScriptEnv(), LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -48,7 +52,11 @@ export async function startSoakService(port: number, env: Record<string, string>
   if (child.pid === undefined) throw new Error('the service process did not start')
   const pid = child.pid
   const stderr = tail(child.stderr, process.stderr)
-  const stdout = tail(child.stdout, undefined)
+  // SOAK_SERVICE_STDOUT: a file that receives the service's whole stdout (its log, and --trace-gc's lines)
+  const stdoutFile = process.env.SOAK_SERVICE_STDOUT
+  const stdoutCopy = stdoutFile === undefined || stdoutFile === '' ? undefined : createWriteStream(stdoutFile)
+  const stdout = tail(child.stdout, stdoutCopy)
+  child.stdout?.once('end', () => stdoutCopy?.end())
   let exited: { code: number | null; signal: NodeJS.Signals | null; atMs: number } | undefined
   const exitedPromise = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {

@@ -72,6 +72,9 @@ export const DEFAULTS = {
   SUBMISSION_EXPIRY_BLOCKS: 25,
   MAX_PENDING_SUBMISSIONS: 5_000,
   SUBMISSION_LEASE_MS: 30_000,
+  OUTBOX_CACHE_BYTES: 8_388_608,
+  OUTBOX_WRITE_BUFFER_BYTES: 4_194_304,
+  OUTBOX_MAX_OPEN_FILES: 500,
   MAX_BACKRUN_PLANS_PER_BLOCK: 32,
   MAX_RESENDS_PER_BLOCK: 512,
   DISPATCHER_QUEUE_WAIT_MS: 500,
@@ -139,6 +142,12 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxResendsPerBlock: read.int('MAX_RESENDS_PER_BLOCK', 1, 1_000_000),
     queueWaitMs: read.int('DISPATCHER_QUEUE_WAIT_MS', 1, 60_000),
     expiryBlocks: read.int('SUBMISSION_EXPIRY_BLOCKS', 1, 10_000),
+    // LevelDB's own ranges (it clips the last two silently; refused here instead)
+    outboxLevelDb: {
+      cacheBytes: read.int('OUTBOX_CACHE_BYTES', 0, 1_073_741_824),
+      writeBufferBytes: read.int('OUTBOX_WRITE_BUFFER_BYTES', 65_536, 1_073_741_824),
+      maxOpenFiles: read.int('OUTBOX_MAX_OPEN_FILES', 74, 50_000),
+    },
     maxBundleTxs: read.int('MAX_BUNDLE_TXS', 1, 1_000),
     maxRawTxBytes: read.int('MAX_RAW_TX_BYTES', 100, 1_048_576),
     maxBundleBytes: read.int('MAX_BUNDLE_BYTES', 100, 16_777_216),

@@ -83,7 +83,7 @@ export interface SubmissionServicesOptions {
 /** PostgreSQL when DATABASE_URL is set (a store several processes share), else LevelDB in DATA_DIR (one process). */
 function createSubmissionStore(settings: ServiceConfig['submission'], log: SubmissionServicesOptions['log']): SubmissionStore {
   const limits = { maxOpen: settings.maxPendingSubmissions }
-  if (settings.databaseUrl === undefined) return new OutboxStore(settings.dataDir, limits)
+  if (settings.databaseUrl === undefined) return new OutboxStore(settings.dataDir, { ...limits, leveldb: settings.outboxLevelDb })
   return new PostgresSubmissionStore(settings.databaseUrl, {
     ...limits,
     leaseMs: settings.leaseMs,

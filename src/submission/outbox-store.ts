@@ -26,12 +26,17 @@
  * one `getMany` over the group's record keys, then one batch of the writes whose record is absent
  * (a LevelDB get per acknowledgement was 4% of the service's main thread under bench:submit). A failed batch is retried (bounded, exponential backoff
  * with full jitter); when it still fails every caller in it gets a {@link PersistenceError}.
+ *
+ * Memory (native, outside the V8 heap): LevelDB's write buffer (the memtable; one more while the
+ * full one is written to disk), its block cache, and per open table file its index and bloom
+ * filter blocks. Each is bounded by an explicit {@link OutboxLevelDbOptions} setting rather than
+ * classic-level's defaults; `nativeMemoryBytes()` is LevelDB's own count of the memtables and the cache.
  */
 import { ClassicLevel } from 'classic-level'
 
 import type { Hex } from '../chain/types.ts'
 import { errorText } from '../primitives/error-text.ts'
-import { positiveInt } from '../primitives/numbers.ts'
+import { nonNegativeInt, positiveInt } from '../primitives/numbers.ts'
 import { decodeJson, encodeJson } from './codec.ts'
 import { isFinished } from './lifecycle.ts'
 import { LeaseLostError, OutboxFullError, PersistenceError } from './errors.ts'
@@ -54,9 +59,27 @@ import {
 // The store's types live with the interface; re-exported for the modules that import them from here.
 export type { OutboxRetention, OutboxStats, PersistResult } from './store/submission-store.ts'
 
+/** LevelDB's memory bounds (see the module comment); each defaults to {@link OUTBOX_LEVELDB_DEFAULTS}. */
+export interface OutboxLevelDbOptions {
+  /** the block cache (uncompressed data blocks read back), bytes (0: nothing is cached; at most 1 GiB) */
+  cacheBytes?: number
+  /** the memtable: writes are buffered in memory up to this before they go to a table file, bytes (64 KiB to 1 GiB) */
+  writeBufferBytes?: number
+  /** table files kept open, each with its index and filter blocks in memory (74 to 50 000, LevelDB's own range) */
+  maxOpenFiles?: number
+}
+
+export const OUTBOX_LEVELDB_DEFAULTS = {
+  cacheBytes: 8 * 1_048_576,
+  writeBufferBytes: 4 * 1_048_576,
+  maxOpenFiles: 500,
+} as const
+
 export interface OutboxStoreOptions extends SubmissionStoreOptions {
   /** Most batch operations merged into one group commit. Default 2 000. */
   maxGroupOps?: number
+  /** LevelDB's memory bounds */
+  leveldb?: OutboxLevelDbOptions
 }
 
 type WriteOp = { type: 'put'; key: string; value: string } | { type: 'del'; key: string }
@@ -90,6 +113,7 @@ export class OutboxStore implements SubmissionStore {
   private db: ClassicLevel<string, string> | undefined
   private readonly settings: StoreSettings
   private readonly maxGroupOps: number
+  private readonly leveldb: Required<OutboxLevelDbOptions>
 
   private readonly openIds = new Set<SubmissionId>()
   /** open ids whose terminal event is being written */
@@ -110,6 +134,7 @@ export class OutboxStore implements SubmissionStore {
     this.dataDir = dataDir
     this.settings = resolveStoreSettings(options, 'OutboxStore')
     this.maxGroupOps = positiveInt('maxGroupOps', options.maxGroupOps ?? DEFAULT_MAX_GROUP_OPS, 'OutboxStore')
+    this.leveldb = resolveLevelDbOptions(options.leveldb ?? {})
     this.leases = new InProcessLeases(
       {
         openIds: () => this.openIds,
@@ -133,7 +158,15 @@ export class OutboxStore implements SubmissionStore {
    */
   async open(): Promise<void> {
     if (this.db !== undefined && this.db.status === 'open') return
-    const db = new ClassicLevel<string, string>(this.dataDir, { keyEncoding: 'utf8', valueEncoding: 'utf8', createIfMissing: true })
+    const { cacheBytes, writeBufferBytes, maxOpenFiles } = this.leveldb
+    const db = new ClassicLevel<string, string>(this.dataDir, {
+      keyEncoding: 'utf8',
+      valueEncoding: 'utf8',
+      createIfMissing: true,
+      cacheSize: cacheBytes,
+      writeBufferSize: writeBufferBytes,
+      maxOpenFiles,
+    })
     try {
       await db.open()
       const previous = await db.get(key.boot)
@@ -311,6 +344,12 @@ export class OutboxStore implements SubmissionStore {
     return { open: this.openIds.size, finished: this.finishedCount }
   }
 
+  /** LevelDB's own count of its memory, bytes: the memtables and the block cache in use (not the open tables' index and filter blocks); undefined while closed. */
+  nativeMemoryBytes(): number | undefined {
+    if (this.db?.status !== 'open') return undefined
+    return Number(this.db.getProperty('leveldb.approximate-memory-usage'))
+  }
+
   // -------------------------------------------------------------------------------------------
 
   private async persistNew(record: SubmissionRecord): Promise<PersistResult> {
@@ -442,4 +481,16 @@ export class OutboxStore implements SubmissionStore {
   private withRetry<T>(operation: PersistenceError['operation'], run: () => Promise<T>): Promise<T> {
     return withRetry(this.settings, 'outbox', operation, run)
   }
+}
+
+/** @throws RangeError naming the setting when one is out of range */
+function resolveLevelDbOptions(options: OutboxLevelDbOptions): Required<OutboxLevelDbOptions> {
+  const cacheBytes = nonNegativeInt('leveldb.cacheBytes', options.cacheBytes ?? OUTBOX_LEVELDB_DEFAULTS.cacheBytes, 'OutboxStore')
+  const writeBufferBytes = positiveInt('leveldb.writeBufferBytes', options.writeBufferBytes ?? OUTBOX_LEVELDB_DEFAULTS.writeBufferBytes, 'OutboxStore')
+  const maxOpenFiles = positiveInt('leveldb.maxOpenFiles', options.maxOpenFiles ?? OUTBOX_LEVELDB_DEFAULTS.maxOpenFiles, 'OutboxStore')
+  // LevelDB clips the last two silently to these ranges: refused here so that the bound in force is the one configured
+  if (cacheBytes > 1_073_741_824) throw new RangeError(`OutboxStore: leveldb.cacheBytes must be at most 1073741824, got ${cacheBytes}`)
+  if (writeBufferBytes < 65_536 || writeBufferBytes > 1_073_741_824) throw new RangeError(`OutboxStore: leveldb.writeBufferBytes must be from 65536 to 1073741824, got ${writeBufferBytes}`)
+  if (maxOpenFiles < 74 || maxOpenFiles > 50_000) throw new RangeError(`OutboxStore: leveldb.maxOpenFiles must be from 74 to 50000, got ${maxOpenFiles}`)
+  return { cacheBytes, writeBufferBytes, maxOpenFiles }
 }

@@ -201,6 +201,40 @@ describe('OutboxStore lifecycle', () => {
   })
 })
 
+describe('OutboxStore LevelDB memory bounds', () => {
+  /** 600 submissions of ~1.2 KB (record and received event), 20 per group commit: ~0.7 MB written */
+  async function fill(store: OutboxStore): Promise<void> {
+    for (let round = 0; round < 30; round++) {
+      await Promise.all(Array.from({ length: 20 }, async (_, i) => store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(round * 20 + i, `0x${'ab'.repeat(300)}`) })))
+    }
+  }
+
+  it('keeps the memtables within writeBufferBytes: LevelDB\'s own count stays near two buffers, where the default buffer holds every write', async () => {
+    const bounded = newStore({ leveldb: { writeBufferBytes: 65_536, cacheBytes: 0 } }, join(dir.path, 'bounded'))
+    const unbounded = newStore({}, join(dir.path, 'default'))
+    expect(bounded.nativeMemoryBytes()).toBeUndefined() // not open yet
+    await bounded.open()
+    await unbounded.open()
+    await fill(bounded)
+    await fill(unbounded)
+    // the memtable being filled and the full one being written to disk, each 64 KiB plus at most one group commit (~25 KB)
+    expect(bounded.nativeMemoryBytes()).toBeLessThan(2 * (65_536 + 32_768))
+    // the default 4 MiB buffer has taken all ~0.7 MB in memory
+    expect(unbounded.nativeMemoryBytes()).toBeGreaterThan(500_000)
+    // and what was flushed is all there
+    expect(bounded.stats()).toEqual({ open: 600, finished: 0 })
+    expect((await bounded.listUndelivered()).length).toBe(600)
+  })
+
+  it('refuses bounds LevelDB would clip silently, naming the setting', () => {
+    expect(() => newStore({ leveldb: { writeBufferBytes: 65_535 } })).toThrow(new RangeError('OutboxStore: leveldb.writeBufferBytes must be from 65536 to 1073741824, got 65535'))
+    expect(() => newStore({ leveldb: { maxOpenFiles: 73 } })).toThrow(new RangeError('OutboxStore: leveldb.maxOpenFiles must be from 74 to 50000, got 73'))
+    expect(() => newStore({ leveldb: { maxOpenFiles: 50_001 } })).toThrow(/leveldb\.maxOpenFiles must be from 74 to 50000/)
+    expect(() => newStore({ leveldb: { cacheBytes: -1 } })).toThrow(new RangeError('OutboxStore: leveldb.cacheBytes must be a non-negative integer, got -1'))
+    expect(() => newStore({ leveldb: { cacheBytes: 2 ** 30 + 1 } })).toThrow(/leveldb\.cacheBytes must be at most 1073741824/)
+  })
+})
+
 describe('OutboxStore failures', () => {
   it('open() throws PersistenceError when DATA_DIR is a file, and persist acknowledges nothing', async () => {
     const file = join(dir.path, 'not-a-dir')

@@ -12,7 +12,7 @@ import { type ScrapedSample, samplesByLabel, scrapedFamilies } from './registry.
 export interface SubmissionMetricsSources {
   dispatcher?: { stats(): DispatcherStats }
   relays?: ReadonlyArray<{ readonly name: string; stats(): RelayClientStats }>
-  outbox?: { stats(): OutboxStats }
+  outbox?: { stats(): OutboxStats; nativeMemoryBytes?(): number | undefined }
   /** undelivered submissions the outbox holds at most (persisting more is refused) */
   outboxCapacity?: number
 }
@@ -78,6 +78,14 @@ export function registerSubmissionMetrics(registry: Registry, sources: Submissio
   if (outbox !== undefined) {
     family({ name: 'outbox_open_submissions', help: 'Accepted submissions held in the outbox, not yet finished (included, expired or dropped).', type: 'gauge' }, () => outbox.stats().open)
     family({ name: 'outbox_finished_submissions', help: 'Finished submissions still kept in the outbox (until retention prunes them).', type: 'gauge' }, () => outbox.stats().finished)
+    family(
+      {
+        name: 'outbox_native_memory_bytes',
+        help: 'The LevelDB outbox\'s memtables and block cache by its own count (bounded by OUTBOX_WRITE_BUFFER_BYTES and OUTBOX_CACHE_BYTES); no sample with DATABASE_URL.',
+        type: 'gauge',
+      },
+      () => outbox.nativeMemoryBytes?.(),
+    )
   }
   if (outboxCapacity !== undefined) {
     family({ name: 'outbox_capacity', help: 'Open submissions the outbox holds at most; beyond it new submissions are refused.', type: 'gauge' }, () => outboxCapacity)

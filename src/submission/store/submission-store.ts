@@ -182,6 +182,8 @@ export interface SubmissionStore {
   pruneFinished(): Promise<number>
   /** Open and finished submissions held (a shared database: as last counted, see the implementation). */
   stats(): OutboxStats
+  /** an embedded store's native memory by its own count, bytes (LevelDB: memtables and block cache); undefined while closed */
+  nativeMemoryBytes?(): number | undefined
   /** Leases on open submissions, for stores shared by several processes (both stores have them). */
   readonly leases?: SubmissionLeases
 }

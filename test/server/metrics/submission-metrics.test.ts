@@ -13,10 +13,11 @@ describe('dispatcher and outbox families', () => {
     const registry = createMetricsRegistry({ defaultMetrics: false })
     let stats: DispatcherStats = { active: 0, queued: 0, inflightSends: 0, overflowed: false, resendsSkipped: 0, head: undefined, simulations: 0, plans: 0 }
     const outbox = { open: 0, finished: 0 }
-    registerSubmissionMetrics(registry, { dispatcher: { stats: () => stats }, outbox: { stats: () => outbox }, outboxCapacity: 100_000 })
+    let nativeMemory: number | undefined
+    registerSubmissionMetrics(registry, { dispatcher: { stats: () => stats }, outbox: { stats: () => outbox, nativeMemoryBytes: () => nativeMemory }, outboxCapacity: 100_000 })
 
     let exposition = parseExposition(await registry.metrics())
-    for (const name of ['submissions_open', 'submissions_queued', 'submission_inflight_sends', 'dispatcher_head_block', 'dispatcher_overflowed', 'outbox_open_submissions', 'outbox_finished_submissions', 'outbox_capacity']) {
+    for (const name of ['submissions_open', 'submissions_queued', 'submission_inflight_sends', 'dispatcher_head_block', 'dispatcher_overflowed', 'outbox_open_submissions', 'outbox_finished_submissions', 'outbox_native_memory_bytes', 'outbox_capacity']) {
       expect(exposition.types.get(name), name).toBe('gauge')
     }
     for (const name of ['dispatcher_resends_skipped_total', 'dispatcher_simulations_total', 'dispatcher_backrun_plans_total']) expect(exposition.types.get(name), name).toBe('counter')
@@ -25,12 +26,15 @@ describe('dispatcher and outbox families', () => {
       dispatcher_overflowed: 0,
       // no head seen yet: no sample rather than a made-up block 0
       dispatcher_head_block: undefined,
+      // a closed store (or one with no count of its own, PostgreSQL): no sample
+      outbox_native_memory_bytes: undefined,
       outbox_capacity: 100_000,
     })
 
     stats = { active: 3, queued: 2, inflightSends: 5, overflowed: true, resendsSkipped: 17, head: 21_000_000n, simulations: 40, plans: 31 }
     outbox.open = 4
     outbox.finished = 9
+    nativeMemory = 4_200_000
     exposition = parseExposition(await registry.metrics())
     expectSamples(exposition, {
       submissions_open: 3,
@@ -43,6 +47,7 @@ describe('dispatcher and outbox families', () => {
       dispatcher_backrun_plans_total: 31,
       outbox_open_submissions: 4,
       outbox_finished_submissions: 9,
+      outbox_native_memory_bytes: 4_200_000,
     })
   })
 
