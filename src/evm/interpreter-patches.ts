@@ -68,8 +68,9 @@
  *    computed by sync-gas.ts, so a LOG is a synchronous step).
  * 13. Inline steps (inline-steps.ts): in a pooled EVM, once the frame has its jump analysis, the
  *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST and the cheap arithmetic,
- *    comparison and bitwise opcodes itself, where the EVM has their stock handlers, with the
- *    frame's gas as a number (while it is below 2^53) written back to the run state before any
+ *    comparison and bitwise opcodes itself, in batches of consecutive ones (runInlineSteps: the
+ *    program counter and stack height in locals, no call per step), where the EVM has their stock
+ *    handlers, with the frame's gas as a number (while it is below 2^53) written back to the run state before any
  *    other step that reads or writes it and when the frame ends. An inlined opcode that would fail
  *    (gas, stack, jump) runs the stock step instead, which fails as it always did. Every other
  *    synchronous step whose gas is static or computed by sync-gas.ts (MLOAD, MSTORE, KECCAK256,
@@ -94,7 +95,7 @@ import { mload, mstore } from './word-memory.ts'
 import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
-import { INLINE_OPCODES, NOT_INLINE, inlineStep, type InlineRunState } from './inline-steps.ts'
+import { INLINE_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -387,27 +388,26 @@ async function apply(): Promise<void> {
     let err: unknown
     let cachedOpcodes: StepEntry[] | undefined
     let doJumpAnalysis = true
+    const batch: InlineBatch = { steps: 0 }
     while (rs.programCounter < rs.code.length) {
       if (deadline !== undefined && --countdown === 0) {
         countdown = DEADLINE_CHECK_STEPS
         checkDeadline(deadline)
       }
-      const programCounter = rs.programCounter
-      if (inlineFees !== undefined && !doJumpAnalysis) {
-        // the code byte is the opcode: the jump analysis maps each byte to its table entry
-        const op = rs.code[programCounter]
-        const fee = inlineFees[op]
-        if (fee !== 0 && rs.eip7928PostTargetCallOog === undefined) {
-          if (gasNumber < 0 && rs.gasLeft <= MAX_NUMBER_GAS) gasNumber = Number(rs.gasLeft)
-          if (gasNumber >= 0) {
-            const left = inlineStep(rs as unknown as InlineRunState, op, fee, gasNumber)
-            if (left !== NOT_INLINE) {
-              gasNumber = left
-              continue
-            }
+      if (inlineFees !== undefined && !doJumpAnalysis && inlineFees[rs.code[rs.programCounter]] !== 0 && rs.eip7928PostTargetCallOog === undefined) {
+        // the code byte is the opcode (the jump analysis maps each byte to its table entry): the
+        // inlined opcodes from here on run in one batch, at most up to the next deadline check
+        if (gasNumber < 0 && rs.gasLeft <= MAX_NUMBER_GAS) gasNumber = Number(rs.gasLeft)
+        if (gasNumber >= 0) {
+          gasNumber = runInlineSteps(rs as unknown as InlineRunState, inlineFees, gasNumber, deadline === undefined ? Number.MAX_SAFE_INTEGER : countdown, batch)
+          if (batch.steps > 0) {
+            // this turn's decrement counted the batch's first step
+            countdown -= batch.steps - 1
+            continue
           }
         }
       }
+      const programCounter = rs.programCounter
       let opCode: number
       let opCodeObj: StepEntry | undefined
       if (doJumpAnalysis) {

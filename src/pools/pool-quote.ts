@@ -22,16 +22,44 @@ export interface PathQuote {
   ticksCrossed: number
 }
 
+export type HopQuoter = (pool: PoolSnapshot, zeroForOne: boolean, amountIn: bigint) => HopQuote | undefined
+
 export function quoteHop(pool: PoolSnapshot, zeroForOne: boolean, amountIn: bigint): HopQuote | undefined {
   return poolKind(pool.protocol).quote(pool, zeroForOne, amountIn)
 }
 
+/**
+ * quoteHop remembering its answers, for one search over one block's snapshots: the paths of a
+ * route search share their first hops (and the paths through one pool pair their first two), and
+ * ask them the same amounts (the whole amount, each multiple of a split part). The math is pure,
+ * so a remembered answer is the answer. Grows with the search (one entry per pool, direction and
+ * amount asked): made per search and dropped with it.
+ */
+export function rememberingHopQuoter(): HopQuoter {
+  const answers = new Map<PoolSnapshot, Map<bigint, HopQuote | null>>()
+  return (pool, zeroForOne, amountIn) => {
+    let byAmount = answers.get(pool)
+    if (byAmount === undefined) {
+      byAmount = new Map()
+      answers.set(pool, byAmount)
+    }
+    // one map per pool: the direction in the key's sign (an amount in is positive)
+    const key = zeroForOne ? amountIn : -amountIn
+    let q = byAmount.get(key)
+    if (q === undefined) {
+      q = quoteHop(pool, zeroForOne, amountIn) ?? null
+      byAmount.set(key, q)
+    }
+    return q ?? undefined
+  }
+}
+
 /** amountIn through every hop in turn; undefined when a hop cannot take what it is given */
-export function quotePath(hops: readonly PathHop[], amountIn: bigint): PathQuote | undefined {
+export function quotePath(hops: readonly PathHop[], amountIn: bigint, quote: HopQuoter = quoteHop): PathQuote | undefined {
   let amount = amountIn
   let ticksCrossed = 0
   for (const hop of hops) {
-    const q = quoteHop(hop.pool, hop.zeroForOne, amount)
+    const q = quote(hop.pool, hop.zeroForOne, amount)
     if (q === undefined) return undefined
     amount = q.amountOut
     ticksCrossed += q.ticksCrossed

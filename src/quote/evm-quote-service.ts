@@ -9,6 +9,7 @@ import { bytesToHexString } from '../chain/quantity.ts'
 import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
 import { ExecutionBudgetError } from '../evm/execution-budget.ts'
 import type { SimulationState, Simulator } from '../evm/simulator.ts'
+import { wordOfBytes } from '../evm/word-memory.ts'
 import { BlockScopedCache } from '../pools/block-scoped-cache.ts'
 import { blockKey } from '../pools/view-calls.ts'
 import type { PlanRequest, RouteOutcome } from '../routing/routing-engine.ts'
@@ -46,6 +47,16 @@ export interface EvmQuoteServiceOptions {
 export const SYNTHETIC_TAKER: Address = '0x00000000000000000000000000000000007a4e12'
 const MAX_UINT256 = (1n << 256n) - 1n
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function allowance(address,address) view returns (uint256)'])
+
+/**
+ * swap's return value, a uint256: its first word, read directly (viem's general decoder costs more
+ * than the rest of the answer's handling); shorter data goes to viem, which refuses it as it did.
+ */
+function decodeAmountOut(returnData: Uint8Array): bigint {
+  if (returnData.length >= 32) return wordOfBytes(returnData)
+  const [amountOut] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(returnData))
+  return amountOut
+}
 
 export class EvmQuoteService implements QuoteService {
   private readonly counters: QuoteServiceStats = { quotesExecuted: 0, mathDisagreements: 0, cacheHits: 0 }
@@ -172,8 +183,7 @@ export class EvmQuoteService implements QuoteService {
         revertReason: result.revertReason ?? null,
       })
     }
-    const [amountOut] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(result.returnData))
-    return { amountOut, gasUsed: result.gasUsed, calldata }
+    return { amountOut: decodeAmountOut(result.returnData), gasUsed: result.gasUsed, calldata }
   }
 
   /**

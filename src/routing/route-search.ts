@@ -12,7 +12,7 @@
 import type { Address } from '../chain/types.ts'
 import { deriveTokenOutPerEth, gasCostInToken, type Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
-import { quotePath, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
+import { quotePath, rememberingHopQuoter, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
 import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, type GasModel } from './gas-model.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
@@ -122,7 +122,8 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
     return { legs: out, amountOut, gas, gasCost, net: amountOut - gasCost }
   }
 
-  // 1-2: every path alone with the whole amount
+  // 1-2: every path alone with the whole amount; paths sharing a first hop (or two) ask it the same amounts
+  const hopQuoter = rememberingHopQuoter()
   const candidates: Candidate[] = paths.map((path) => {
     const protocols = path.map((h) => h.pool.protocol)
     // the single-path pass, the candidate ranking and the allocator ask for the same amounts
@@ -130,7 +131,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
     const quote = (amount: bigint): PathQuote | undefined => {
       let q = memo.get(amount)
       if (q === undefined) {
-        q = quotePath(path, amount) ?? null
+        q = quotePath(path, amount, hopQuoter) ?? null
         memo.set(amount, q)
       }
       return q ?? undefined

@@ -1,5 +1,5 @@
 /**
- * inline-steps.ts and the loop of interpreter-patches.ts (13.) that runs it: programs made of the
+ * inline-steps.ts and the loop of interpreter-patches.ts (13.) that runs its batches: programs made of the
  * inlined opcodes, on edge values (0, 1, 255, 256, 257, 2^255, 2^256 - 1, ...), give a pooled EVM
  * the stack, memory, return data, gas and errors the stock handlers give a VM outside the pool;
  * every way an inlined opcode fails (stack underflow and overflow, a jump to no JUMPDEST or into
@@ -12,7 +12,7 @@ import { createAddressFromString } from '@ethereumjs/util'
 import { createVM, type VM } from '@ethereumjs/vm'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
-import { INLINE_OPCODES, NOT_INLINE, inlineStep, type InlineRunState } from '../../src/evm/inline-steps.ts'
+import { INLINE_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from '../../src/evm/inline-steps.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 
@@ -152,33 +152,48 @@ describe('inlined opcodes against the stock handlers', () => {
   })
 })
 
-describe('inlineStep', () => {
-  const state = (stack: bigint[], code = new Uint8Array(8), validJumps = new Uint8Array(8)): InlineRunState => ({
+describe('runInlineSteps', () => {
+  const state = (stack: bigint[], code: number[], validJumps = new Uint8Array(code.length)): InlineRunState => ({
     stack: { _store: [...stack], _len: stack.length, _maxHeight: 1024 },
     programCounter: 0,
-    code,
+    code: Uint8Array.from(code),
     validJumps,
     cachedPushes: { 2: 7n },
   })
+  const fees = new Uint8Array(256)
+  for (const op of INLINE_OPCODES) fees[op] = 3
+  const json = (rs: InlineRunState) => JSON.stringify(rs, (_, v) => (typeof v === 'bigint' ? v.toString() : v))
 
-  it('changes nothing when it answers NOT_INLINE', () => {
-    const rs = state([1n])
-    const before = JSON.stringify(rs, (_, v) => (typeof v === 'bigint' ? v.toString() : v))
+  it('changes nothing when the first opcode is not inlined or would fail', () => {
+    const batch: InlineBatch = { steps: -1 }
+    // [code, gas]: ADD of one item, JUMP to no JUMPDEST, PUSH1 without its fee, DUP2 and SWAP1 of one item, EXP (not inlined)
     for (const [op, gas] of [[0x01, 100], [0x56, 100], [0x60, 2], [0x81, 100], [0x90, 100], [0x0a, 100]] as const) {
-      expect(inlineStep(rs, op, 3, gas)).toBe(NOT_INLINE)
+      const rs = state([1n], [op, 0x00, 0x00])
+      const before = json(rs)
+      expect(runInlineSteps(rs, fees, gas, 100, batch)).toBe(gas)
+      expect(batch.steps).toBe(0)
+      expect(json(rs)).toBe(before)
     }
-    expect(JSON.stringify(rs, (_, v) => (typeof v === 'bigint' ? v.toString() : v))).toBe(before)
   })
 
-  it('charges the fee and advances the program counter', () => {
-    const rs = state([5n, 9n])
-    expect(inlineStep(rs, 0x03, 3, 10)).toBe(7) // SUB: 9 - 5
+  it('runs consecutive inlined opcodes, charging each fee, and stops before the first it cannot run', () => {
+    // SUB (9 - 5), PUSH1 7 (its cached push at 2), ADD, then EXP (not inlined)
+    const rs = state([5n, 9n], [0x03, 0x60, 0x07, 0x01, 0x0a])
+    const batch: InlineBatch = { steps: 0 }
+    expect(runInlineSteps(rs, fees, 10, 100, batch)).toBe(1)
+    expect(batch.steps).toBe(3)
     expect(rs.stack._len).toBe(1)
-    expect(rs.stack._store[0]).toBe(4n)
-    expect(rs.programCounter).toBe(1)
-    expect(inlineStep(rs, 0x60, 3, 3)).toBe(0) // PUSH1 with exactly its fee
-    expect(rs.stack._store[1]).toBe(7n)
-    expect(rs.programCounter).toBe(3)
+    expect(rs.stack._store[0]).toBe(11n)
+    expect(rs.programCounter).toBe(4)
+  })
+
+  it('stops after maxSteps, and where the gas left is below the next fee', () => {
+    const batch: InlineBatch = { steps: 0 }
+    const rs = state([], [0x5b, 0x5b, 0x5b, 0x5b])
+    expect(runInlineSteps(rs, fees, 100, 2, batch)).toBe(94)
+    expect([batch.steps, rs.programCounter]).toEqual([2, 2])
+    expect(runInlineSteps(rs, fees, 5, 100, batch)).toBe(2)
+    expect([batch.steps, rs.programCounter]).toEqual([1, 3])
   })
 
   it('covers only static-fee opcodes', () => {

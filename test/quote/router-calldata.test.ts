@@ -3,7 +3,7 @@
  * the plan rules it checks before the contract would revert. (Execution on a real chain is in
  * test/contracts/swap-plan-router.anvil.test.ts.)
  */
-import { decodeFunctionData, getAddress, toFunctionSelector, toFunctionSignature, zeroAddress, type AbiFunction, type Hex } from 'viem'
+import { decodeFunctionData, encodeFunctionData, getAddress, toFunctionSelector, toFunctionSignature, zeroAddress, type AbiFunction, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { InvalidSwapPlanError, ROUTER_PROTOCOL, SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
 import type { PlanHop, SwapPlan } from '../../src/routing/swap-plan.ts'
@@ -115,6 +115,49 @@ describe('encodeSwapPlanCall', () => {
     const mixed = samplePlan()
     mixed.legs[1]!.hops[0]!.tokenIn = A.toUpperCase().replace('0X', '0x') as Hex
     expect(encodeSwapPlanCall({ plan: mixed, minAmountOut: 5n, deadline: 9n })).toBe(lower)
+  })
+
+  it('gives the bytes viem\'s general ABI encoder gives, for splits, V4 hops, recipients and post calls of any length', () => {
+    const v4Plan: SwapPlan = {
+      tokenIn: A,
+      tokenOut: D,
+      amountIn: 2n ** 255n,
+      expectedAmountOut: 0n,
+      legs: [
+        { amountIn: 2n ** 254n, expectedAmountOut: 0n, hops: [{ ...hop('uniswap-v4', POOL_1, A, C, 0), v4: { poolManager: POOL_3, tickSpacing: 32_767 } }, hop('uniswap-v3', POOL_2, C, D, 2 ** 24 - 1)] },
+        { amountIn: 2n ** 254n, expectedAmountOut: 0n, hops: [hop('uniswap-v2', POOL_3, A, D)] },
+      ],
+    }
+    const calls: Array<Parameters<typeof encodeSwapPlanCall>[0]> = [
+      { plan: samplePlan(), minAmountOut: 0n, deadline: 1n },
+      { plan: v4Plan, minAmountOut: 2n ** 256n - 1n, deadline: 2n ** 64n, recipient: POOL_2 },
+      ...[0, 1, 3, 31, 32, 33, 100].map((n) => ({ plan: samplePlan(), minAmountOut: 7n, deadline: 9n, postCall: { target: C, data: `0x${'Ab'.repeat(n)}` as Hex } })),
+    ]
+    for (const call of calls) {
+      const expected = encodeFunctionData({
+        abi: SWAP_PLAN_ROUTER_ABI,
+        functionName: 'swap',
+        args: [
+          {
+            tokenIn: call.plan.tokenIn,
+            tokenOut: call.plan.tokenOut,
+            amountIn: call.plan.amountIn,
+            legs: call.plan.legs.map((l) => ({
+              amountIn: l.amountIn,
+              hops: l.hops.map((h) => ({ protocol: ROUTER_PROTOCOL[h.protocol], pool: h.v4?.poolManager ?? h.pool, tokenOut: h.tokenOut, fee: h.fee, tickSpacing: h.v4?.tickSpacing ?? 0 })),
+            })),
+          },
+          call.minAmountOut,
+          call.recipient ?? zeroAddress,
+          call.deadline,
+          call.postCall?.target ?? zeroAddress,
+          call.postCall?.data ?? '0x',
+        ],
+      })
+      expect(encodeSwapPlanCall(call)).toBe(expected.toLowerCase())
+    }
+    expect(() => encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 0n, deadline: 1n, recipient: '0x1234' })).toThrow(/recipient 0x1234 is not an address/)
+    expect(() => encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 0n, deadline: 1n, postCall: { target: C, data: '0xabc' } })).toThrow(/not hex bytes/)
   })
 
   describe('refuses plans the router would revert on', () => {
