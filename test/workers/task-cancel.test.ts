@@ -207,6 +207,8 @@ describe('a task given up before its worker said it took it', () => {
       // its place is free once the worker is done with the cancelled task: the next one runs there
       await expect(fresh.run('simulate', simulateRequest())).resolves.toMatchObject({ success: true })
       expect(fresh.workerThreads().map((t) => t.threadId)).toEqual(threads)
+      // the worker's 'task-end' comes on its own channel, just after the answer
+      await until(() => fresh.stats().running === 0)
       expect(fresh.stats()).toMatchObject({ crashed: 0, hung: 0, threads: 1, running: 0, queued: 0 })
       expect(warnings).toEqual([])
     } finally {
