@@ -5,8 +5,9 @@
  *        address postCallTarget, bytes postCallData) payable returns (uint256 amountOut)
  *   Plan { address tokenIn; address tokenOut; uint256 amountIn; Leg[] legs }
  *   Leg  { uint256 amountIn; Hop[] hops }
- *   Hop  { uint8 protocol; address pool; address tokenOut; uint24 fee; int24 tickSpacing }
- *        protocol: 0 = V2, 1 = V3, 2 = V4 (pool: the PoolManager; tickSpacing: V4 only, else 0)
+ *   Hop  { uint8 protocol; address pool; address tokenOut; uint24 fee; int24 tickSpacing; address hooks }
+ *        protocol: 0 = V2, 1 = V3, 2 = V4, 3 = V4 with native ETH in the key where the hop has WETH
+ *        (pool: the PoolManager; tickSpacing and hooks: V4 only, else 0)
  *
  * A hop's tokenIn and zeroForOne are not encoded: the contract chains tokenIn from the previous
  * hop and derives the direction from the token addresses. The encoder checks that the plan agrees
@@ -25,6 +26,8 @@ export const SWAP_PLAN_ROUTER_ABI = artifact.abi as Abi
 
 /** Hop.protocol on chain. */
 export const ROUTER_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1, 'uniswap-v4': 2 }
+/** Hop.protocol of a V4 hop whose key holds native ETH where the hop holds WETH */
+export const ROUTER_PROTOCOL_V4_NATIVE = 3
 
 /** An optional call the router makes (from its post-call proxy) after paying the recipient. */
 export interface PostSwapCall {
@@ -62,13 +65,14 @@ export function encodeSwapPlanCall(params: SwapPlanCallParams): Hex {
   checkUint256('deadline', deadline)
   const legs = plan.legs.map((leg) => ({
     amountIn: leg.amountIn,
-    // a V4 hop names the PoolManager; the router builds the key from the tokens, fee and spacing
+    // a V4 hop names the PoolManager; the router builds the key from the tokens, fee, spacing and hooks
     hops: leg.hops.map((hop) => ({
-      protocol: ROUTER_PROTOCOL[hop.protocol],
+      protocol: hop.v4?.nativeEth === true ? ROUTER_PROTOCOL_V4_NATIVE : ROUTER_PROTOCOL[hop.protocol],
       pool: hop.v4?.poolManager ?? hop.pool,
       tokenOut: hop.tokenOut,
       fee: hop.fee,
       tickSpacing: hop.v4?.tickSpacing ?? 0,
+      hooks: hop.v4?.hooks ?? zeroAddress,
     })),
   }))
   return encodeFunctionData({
