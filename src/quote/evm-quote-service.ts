@@ -144,15 +144,20 @@ export class EvmQuoteService implements QuoteService {
       // the estimate ranked a hooked pool; the exact pools' best plan is executed too, and the better answer wins
       const exact = await this.options.planner.route(reader, { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn, gasPriceWei, exactPoolsOnly: true })
       const exactRun = exact.kind === 'plan' ? await run(exact.plan) : undefined
-      // a hooked route that reverts is no answer when an exact one exists
-      const withHooks = await run(plan).catch((err: unknown) => {
+      // the hooked plan without a minimum (the estimate may exceed the EVM's output by more than the
+      // slippage); a hooked route that reverts is no answer when an exact one exists
+      const probe = await this.execute(funded, taker, request.recipient, plan, 0n, deadline).catch((err: unknown) => {
         if (exactRun !== undefined && err instanceof QuoteFailedError) return undefined
         throw err
       })
-      if (exact.kind === 'plan' && exactRun !== undefined && (withHooks === undefined || exactExecutionIsBetter(withHooks.execution, exactRun.execution, plan, gasPriceWei))) {
+      if (exact.kind === 'plan' && exactRun !== undefined && (probe === undefined || exactExecutionIsBetter(probe, exactRun.execution, plan, gasPriceWei))) {
         plan = exact.plan
         executed = exactRun
-      } else executed = withHooks!
+      } else {
+        // the calldata's minimum follows the EVM's output; executed again so gas is that of the final bytes
+        const minAmountOut = (probe!.amountOut * (10_000n - slippageBps)) / 10_000n
+        executed = { execution: await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline), minAmountOut }
+      }
     }
     const { execution, minAmountOut } = executed
 
@@ -177,22 +182,19 @@ export class EvmQuoteService implements QuoteService {
   /**
    * the plan's calldata executed with the minimum output the slippage allows from the EVM's own
    * output: when the math's figure differs, the calldata is re-made from the EVM's and executed
-   * again, so gas is that of the final bytes. A difference is counted and logged unless the plan
-   * crosses a pool whose math is only an estimate; such a plan is first executed without a minimum
-   * (the estimate may be above what the EVM gives by more than the slippage), then always again.
+   * again, so gas is that of the final bytes; the difference is counted and logged. Only for plans
+   * whose math claims to be exact: a plan through an estimated pool is executed in computeQuote.
    */
   private async executeAtEvmOutput(funded: SimulationState, taker: Address, request: QuoteRequest, plan: SwapPlan, slippageBps: bigint, deadline: bigint) {
-    const estimated = planHasEstimatedHops(plan)
-    let minAmountOut = estimated ? 0n : (plan.expectedAmountOut * (10_000n - slippageBps)) / 10_000n
+    let minAmountOut = (plan.expectedAmountOut * (10_000n - slippageBps)) / 10_000n
     let execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
-    if (estimated || execution.amountOut !== plan.expectedAmountOut) {
-      if (!estimated) {
-        this.counters.mathDisagreements++
-        this.options.log.warn(
-          { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn.toString(), math: plan.expectedAmountOut.toString(), evm: execution.amountOut.toString() },
-          'route math and EVM disagree; the EVM result is quoted',
-        )
-      }
+    if (execution.amountOut !== plan.expectedAmountOut) {
+      this.counters.mathDisagreements++
+      this.options.log.warn(
+        { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn.toString(), math: plan.expectedAmountOut.toString(), evm: execution.amountOut.toString() },
+        'route math and EVM disagree; the EVM result is quoted',
+      )
+      // the calldata's minimum must follow the EVM's figure; re-run so gas is that of the final bytes
       minAmountOut = (execution.amountOut * (10_000n - slippageBps)) / 10_000n
       execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
     }
