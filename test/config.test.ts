@@ -144,6 +144,16 @@ describe('loadConfig', () => {
       'VENUES[0].initCodeHash: expected a 0x-prefixed 32-byte hash',
     ])
     expect(problemsOf(() => loadConfig({ ...withoutFactories, VENUES: 'uniswap' }))).toEqual(['VENUES: expected "mainnet" or a JSON array of venues'])
+    // a V4 venue's keys: a native ETH pool with a dynamic fee set by an afterSwap-only hook is taken,
+    // a dynamic fee without a hook and a return-delta flag without its action are not
+    const key = { currency0: '0x0000000000000000000000000000000000000000', currency1: `0x${'22'.repeat(20)}`, fee: 0x800000, tickSpacing: 60 }
+    const v4 = (poolKeys: object[]) => JSON.stringify([venueJson(MAINNET_VENUES[0]), { kind: 'v4', name: 'uniswap-v4', poolManager: `0x${'44'.repeat(20)}`, poolKeys }])
+    const taken = loadConfig({ ...withoutFactories, VENUES: v4([{ ...key, hooks: `0x${'33'.repeat(18)}0040` }]) })
+    expect(taken.chain.mode === 'fork' && taken.chain.contracts.venues[1]).toMatchObject({ protocol: 'uniswap-v4', pools: [{ ...key, hooks: `0x${'33'.repeat(18)}0040` }] })
+    expect(problemsOf(() => loadConfig({ ...withoutFactories, VENUES: v4([key, { ...key, hooks: `0x${'33'.repeat(18)}0008` }]) }))).toEqual([
+      'VENUES[1].poolKeys[0].hooks: a dynamic fee needs a hook contract',
+      "VENUES[1].poolKeys[1].hooks: the beforeSwapReturnDelta permission needs beforeSwap (the address's low bits)",
+    ])
     expect(problemsOf(() => loadConfig({ ...FORK, VENUES: 'mainnet' }))).toEqual(['VENUES: V2_FACTORY and V3_FACTORY are its one-venue shorthand; set VENUES alone'])
     expect(problemsOf(() => loadConfig({ ...withoutFactories }))).toEqual(['VENUES (or its shorthand V2_FACTORY / V3_FACTORY): required in fork mode (UPSTREAM_RPC_URL is set)'])
   })

@@ -106,7 +106,8 @@ const amountOf = (symbol: string, units: number): bigint => {
 /** Cases found on the devnet: the shape each gives is asserted, so a fixture change that moves them shows. */
 const CASES = [
   { name: 'direct pair (one pool)', tokenIn: 'WETH', tokenOut: 'USDC', amountIn: E18, legs: 1, hops: [1] },
-  { name: 'two hops (UNI has no USDC pool)', tokenIn: 'USDC', tokenOut: 'UNI', amountIn: amountOf('USDC', 10_000), legs: 1, hops: [2] },
+  // 3,000 USDC: at 10,000 a second route beside the V4 WETH/UNI 0.05% pool pays for its gas
+  { name: 'two hops (UNI has no USDC pool)', tokenIn: 'USDC', tokenOut: 'UNI', amountIn: amountOf('USDC', 3_000), legs: 1, hops: [2] },
   { name: 'three hops, one route', tokenIn: 'LINK', tokenOut: 'DAI', amountIn: amountOf('LINK', 666.67), legs: 1, hops: [3] },
   { name: 'a split over several routes', tokenIn: 'WETH', tokenOut: 'USDC', amountIn: 66n * E18, legs: 4, hops: undefined },
   // UNI -> WETH in the second V3 factory's pool, WETH -> USDT in Uniswap's: one route, two venues

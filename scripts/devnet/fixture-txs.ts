@@ -7,12 +7,13 @@
  * state anvil produced and refuses to record a wrong one.
  */
 import { encodeFunctionData, encodePacked, getAddress, parseEther, parseUnits, zeroAddress, type Abi, type Hex } from 'viem'
-import { MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../../src/dex/math/index.ts'
+import { MAX_SQRT_RATIO, MIN_SQRT_RATIO, V4_DYNAMIC_FEE_FLAG } from '../../src/dex/math/index.ts'
 import { v4PoolId, type V4PoolKey } from '../../src/pools/uniswap-v4-slots.ts'
 import { foundryArtifact, npmArtifact, projectArtifact } from './artifacts.ts'
 import { FORK_V2_VENUE, FORK_V3_VENUE, type V3Fee, type TokenSymbol } from './layout.ts'
 import { tokenBySymbol, v2v3Venues, type DevnetRegistry } from './registry.ts'
 import { encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
+import type { PlanV4Key } from '../../src/routing/swap-plan.ts'
 
 export type TxTypeName = 'legacy' | 'eip2930' | 'eip1559'
 
@@ -52,8 +53,8 @@ export interface BuildContext {
   forkV2Pair(a: TokenSymbol, b: TokenSymbol): Hex
   /** the 0.3% pool of a/b at the devnet's second V3 factory (registry venues devnet-fork-v3) */
   forkV3Pool(a: TokenSymbol, b: TokenSymbol): Hex
-  /** the V4 pool key of a/b ('ETH' = native) at this LP fee (registry v4.pools) */
-  v4Key(a: TokenSymbol | 'ETH', b: TokenSymbol, fee: number): V4PoolKey
+  /** the V4 pool key of a/b ('ETH' = native) at this key fee (registry v4.pools); `hook`: the name of its hook contract (registry v4.hooks), none by default */
+  v4Key(a: TokenSymbol | 'ETH', b: TokenSymbol, fee: number, hook?: string): V4PoolKey
   /** the project's SwapPlanRouter (the only router that knows the added venues) */
   planRouter: Hex
   /** a deadline one hour after genesis */
@@ -85,13 +86,19 @@ interface RouterHop {
   tokenIn: TokenSymbol
   tokenOut: TokenSymbol
   fee: number
-  /** V4 hops: the PoolManager and the key's tick spacing */
-  v4?: { poolManager: Hex; tickSpacing: number }
+  /** V4 hops: the PoolManager and the rest of the key */
+  v4?: PlanV4Key
 }
 
-/** a SwapPlanRouter hop through the V4 pool of `key` */
+/** a SwapPlanRouter hop through the V4 pool of `key` (a native ETH key's hop names WETH for ETH) */
 function v4Hop(ctx: BuildContext, key: V4PoolKey, tokenIn: TokenSymbol, tokenOut: TokenSymbol): RouterHop {
-  return { protocol: 'uniswap-v4', pool: v4PoolId(key), tokenIn, tokenOut, fee: key.fee, v4: { poolManager: ctx.registry.v4.poolManager.toLowerCase() as Hex, tickSpacing: key.tickSpacing } }
+  const v4: PlanV4Key = {
+    poolManager: ctx.registry.v4.poolManager.toLowerCase() as Hex,
+    tickSpacing: key.tickSpacing,
+    ...(key.hooks === zeroAddress ? {} : { hooks: key.hooks.toLowerCase() as Hex }),
+    ...(key.currency0 === zeroAddress ? { nativeEth: true } : {}),
+  }
+  return { protocol: 'uniswap-v4', pool: v4PoolId(key), tokenIn, tokenOut, fee: key.fee, v4 }
 }
 
 /** SwapPlanRouter.swap of one leg through `hops`, paid to the sender, with the fixtures' deadline. */
@@ -768,6 +775,40 @@ export const FIXTURE_TXS: readonly FixtureTxDefinition[] = [
       pools: [ctx.registry.v4.poolManager, ctx.v3Pool('WETH', 'USDC', 500)],
     }),
   },
+  {
+    name: 'plan-v4-native-eth-pool',
+    description: 'SwapPlanRouter: 3,000 USDC for WETH through the V4 native ETH/USDC 0.3% pool (the router takes ETH and wraps it)',
+    sender: 53,
+    type: 'eip1559',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('USDC', '3000'), 1n, [v4Hop(ctx, ctx.v4Key('ETH', 'USDC', 3000), 'USDC', 'WETH')]),
+      value: 0n,
+      gas: V4_GAS,
+      recipient: ctx.account(53),
+      pools: [ctx.registry.v4.poolManager],
+    }),
+  },
+  {
+    name: 'plan-v4-hooked-pools',
+    description:
+      'SwapPlanRouter: 300 UNI -> WETH in the V4 WETH/UNI dynamic-fee pool of the afterSwap counter hook, then WETH -> LINK in the WETH/LINK pool of the beforeSwap directional-fee hook',
+    sender: 52,
+    type: 'eip1559',
+    createsArbitrage: false,
+    build: (ctx) => ({
+      to: ctx.planRouter,
+      data: planSwap(ctx, ctx.units('UNI', '300'), 1n, [
+        v4Hop(ctx, ctx.v4Key('WETH', 'UNI', V4_DYNAMIC_FEE_FLAG, 'DevnetSwapCounterHook'), 'UNI', 'WETH'),
+        v4Hop(ctx, ctx.v4Key('WETH', 'LINK', V4_DYNAMIC_FEE_FLAG, 'DevnetDirectionalFeeHook'), 'WETH', 'LINK'),
+      ]),
+      value: 0n,
+      gas: V4_GAS,
+      recipient: ctx.account(52),
+      pools: [ctx.registry.v4.poolManager],
+    }),
+  },
 ]
 
 export function buildContext(registry: DevnetRegistry): BuildContext {
@@ -807,9 +848,11 @@ export function buildContext(registry: DevnetRegistry): BuildContext {
       if (!pool) throw new Error(`no fork V3 pool ${a}/${b}`)
       return getAddress(pool.address)
     },
-    v4Key: (a, b, fee) => {
+    v4Key: (a, b, fee, hook) => {
       const [x, y] = [a === 'ETH' ? zeroAddress : symbolOf(a).address, symbolOf(b).address]
-      const pool = registry.v4.pools.find((p) => p.fee === fee && ((p.currency0 === x && p.currency1 === y) || (p.currency0 === y && p.currency1 === x)))
+      const hooks = hook === undefined ? zeroAddress : registry.v4.hooks.find((h) => h.name === hook)?.address
+      if (hooks === undefined) throw new Error(`no V4 hook ${hook}`)
+      const pool = registry.v4.pools.find((p) => p.fee === fee && p.hooks === hooks && ((p.currency0 === x && p.currency1 === y) || (p.currency0 === y && p.currency1 === x)))
       if (!pool) throw new Error(`no V4 pool ${a}/${b} ${fee}`)
       return { currency0: pool.currency0, currency1: pool.currency1, fee: pool.fee, tickSpacing: pool.tickSpacing, hooks: pool.hooks }
     },

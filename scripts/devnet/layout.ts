@@ -157,9 +157,9 @@ export const FORK_V3_POOLS: readonly ForkPoolSpec[] = [
 /**
  * Uniswap V4 on the devnet (v4-venue.ts): the real PoolManager from @uniswap/v4-core's out/, deployed
  * after the second venues (nothing existing moves), its pools initialised and their liquidity added
- * through the package's PoolModifyLiquidityTest, the POSITION_TEMPLATE spread as in V3. No hooks
- * (hooks = address(0)) and static fees: a dynamic-fee pool needs a hook (PoolManager.initialize
- * refuses the dynamic-fee flag without one), and a hook is code the search would not model.
+ * through the package's PoolModifyLiquidityTest, the POSITION_TEMPLATE spread as in V3. Static fees
+ * and no hooks, but for the last two pools: a dynamic-fee pool needs a hook (PoolManager.initialize
+ * refuses the dynamic-fee flag without one).
  *
  * Deviations, as for the forks, keep the genesis free of arbitrage with at least 10 bp of headroom in
  * every two-pool cycle (|deviation difference| <= fee + fee - 10 bp; the recorder checks the
@@ -167,8 +167,13 @@ export const FORK_V3_POOLS: readonly ForkPoolSpec[] = [
  * +10 bp at 0.3% (Uniswap V2 is at -25, V3 0.05% at 0, fork V2 +20 at 0.25%), WETH/USDT at 0.05%
  * on the V3 0.05% pool's price (two 5-bp pools leave no room: it differs from V2 and the fork),
  * WETH/WBTC -5 bp at the non-standard 0.12% with tick spacing 24, USDC/USDT +3 bp at 0.08% with
- * tick spacing 1 (against V3's 0.05% at 0: 3 <= 3; a 0.01% pool could not keep the headroom), and
- * one pool of native ETH (currency0 = address(0)) at its WETH/USDC twin's price.
+ * tick spacing 1 (against V3's 0.05% at 0: 3 <= 3; a 0.01% pool could not keep the headroom),
+ * one pool of native ETH (currency0 = address(0)) at its WETH/USDC twin's price, and two pools with
+ * hooks and dynamic fees at the reference price (v4-hooks.ts): WETH/UNI with the afterSwap counter
+ * hook, whose owner sets 0.05% (Uniswap V2 at -25 bp and V3 0.3% at +25 bp: 25 <= 5 + 30 - 10; V3
+ * 1% at +75 bp: 75 <= 5 + 100 - 10; fork V3 0.3% at -20 bp: 20 <= 5 + 30 - 10), and WETH/LINK with the directional-fee hook, 0.05% for
+ * zeroForOne swaps (the fee slot0 shows and the arbitrage check reads) and 1% the other way (V2 at
+ * +25 bp: 25 <= 5 + 30 - 10; V3 1% at -75 bp: 75 <= 5 + 100 - 10).
  */
 export const V4_VENUE = { name: 'uniswap-v4' } as const
 
@@ -176,8 +181,13 @@ export interface V4PoolSpec {
   /** 'ETH' is native ether, currency address(0) */
   a: TokenSymbol | 'ETH'
   b: TokenSymbol
-  /** LP fee in pips (hundredths of a basis point) */
+  /**
+   * LP fee in pips (hundredths of a basis point); with a hook, the key's fee is the dynamic-fee flag
+   * and this is the LP fee slot0 holds once the pool is set up (v4-hooks.ts)
+   */
   fee: number
+  /** the pool's hook (v4-hooks.ts): `swap-counter` (afterSwap; its owner sets the fee) or `directional-fee` (beforeSwap fee override) */
+  hook?: 'swap-counter' | 'directional-fee'
   tickSpacing: number
   /** deviation from the reference price in basis points of the sorted token0's price */
   deviationBps: bigint
@@ -191,4 +201,7 @@ export const V4_POOLS: readonly V4PoolSpec[] = [
   { a: 'WETH', b: 'WBTC', fee: 1200, tickSpacing: 24, deviationBps: -5n, usd: 2_000_000n },
   { a: 'USDC', b: 'USDT', fee: 800, tickSpacing: 1, deviationBps: 3n, usd: 2_000_000n },
   { a: 'ETH', b: 'USDC', fee: 3000, tickSpacing: 60, deviationBps: 10n, usd: 1_000_000n },
+  // hooked, dynamic-fee pools, after the five above (their state does not move)
+  { a: 'WETH', b: 'UNI', fee: 500, tickSpacing: 10, deviationBps: 0n, usd: 2_000_000n, hook: 'swap-counter' },
+  { a: 'WETH', b: 'LINK', fee: 500, tickSpacing: 10, deviationBps: 0n, usd: 2_000_000n, hook: 'directional-fee' },
 ]

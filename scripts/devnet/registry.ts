@@ -5,6 +5,9 @@
 import { readFileSync } from 'node:fs'
 import type { Hex } from 'viem'
 import type { TokenSymbol, V3Fee } from './layout.ts'
+import type { RegistryV4Hook } from './v4-hooks.ts'
+
+export type { RegistryV4Hook }
 
 export interface RegistryToken {
   symbol: TokenSymbol
@@ -84,9 +87,12 @@ export interface RegistryV4Pool {
   /** address(0) for native ETH */
   currency0: Hex
   currency1: Hex
-  /** LP fee in pips */
+  /** the key's LP fee in pips, or 8388608 (0x800000) for a dynamic fee */
   fee: number
+  /** the LP fee slot0 holds at genesis (for a dynamic-fee pool, what its hook or hook owner set) */
+  lpFee: number
   tickSpacing: number
+  /** the hooks contract (one of RegistryV4.hooks), or address(0) */
   hooks: Hex
   sqrtPriceX96: string
   tick: number
@@ -104,6 +110,9 @@ export interface RegistryV4 {
   poolSwapTest: Hex
   /** PoolManager's owner (may set a protocol fee controller; none is set) */
   protocolFeeOwner: Hex
+  /** deploys the hooks with CREATE2 at mined salts (v4-hooks.ts) */
+  hookCreate2Deployer: Hex
+  hooks: RegistryV4Hook[]
   pools: RegistryV4Pool[]
 }
 

@@ -7,20 +7,24 @@
  * point, so nothing that existed before moves; every dev account approves PoolSwapTest for every
  * token (plain calls: nonces stay 0) so fixtures can swap through it.
  *
+ * The hooked pools come last (v4-hooks.ts: the hooks at mined CREATE2 addresses, then their
+ * dynamic-fee pools), so the state of the pools before them does not move.
+ *
  * The pools' state in the registry is read back through PoolManager.extsload at StateLibrary's
  * slots (src/pools/uniswap-v4-slots.ts), the same view the service reads.
  */
 import { encodeAbiParameters, getAddress, maxUint256, zeroAddress, type Hex } from 'viem'
-import { getSqrtRatioAtTick } from '../../src/dex/math/index.ts'
+import { getSqrtRatioAtTick, V4_DYNAMIC_FEE_FLAG } from '../../src/dex/math/index.ts'
 import { v4LiquiditySlot, v4PoolId, v4Slot0Slot, decodeV4Slot0 } from '../../src/pools/uniswap-v4-slots.ts'
 import { sorted, type TokenInfo } from './add-liquidity.ts'
-import { ERC20_ABI, type UniswapV4Artifacts } from './artifacts.ts'
+import { ERC20_ABI, projectArtifact, type UniswapV4Artifacts } from './artifacts.ts'
 import type { BuildChain } from './build-chain.ts'
 import { DEPLOYER, labelledAccount } from './config.ts'
 import type { Spender } from './fund-accounts.ts'
 import { POSITION_TEMPLATE, USD_PRICE, V4_POOLS, V4_VENUE, type TokenSymbol, type V4PoolSpec } from './layout.ts'
 import { ceilTick, floorTick, liquidityForAmounts, rawPrice, sqrtPriceX96, unitsForUsd, type Ratio } from './price-math.ts'
 import type { RegistryV4, RegistryV4Pool, RegistryV4Position, RegistryV4Venue } from './registry.ts'
+import { deployV4Hooks, DIRECTIONAL_FEES, type V4Hooks } from './v4-hooks.ts'
 
 /** labels of the fixed V4 deployers (never rename: the addresses derive from them) */
 const LABELS = {
@@ -34,7 +38,7 @@ const NATIVE: TokenInfo & { symbol: never } = { symbol: 'ETH' as never, address:
 
 export interface V4Deployment {
   registry: RegistryV4
-  /** the VENUES entry: the PoolManager and its ERC-20 pools' keys (native ETH pools are not routed) */
+  /** the VENUES entry: the PoolManager and every pool's key (native ETH and hooked pools included) */
   venue: RegistryV4Venue
   /** PoolSwapTest, approved by every dev account for every token */
   spender: Spender
@@ -55,18 +59,31 @@ export async function deployUniswapV4(
     await chain.send(DEPLOYER, token.address, { abi: ERC20_ABI, functionName: 'approve', args: [poolModifyLiquidityTest, maxUint256] })
   }
   const pools: RegistryV4Pool[] = []
-  for (const spec of V4_POOLS) pools.push(await addPool(chain, v4, { poolManager, poolModifyLiquidityTest }, tokens, spec))
+  let hooks: V4Hooks | undefined
+  for (const spec of V4_POOLS) {
+    // the hooks are deployed before the first hooked pool: the pools before it do not move
+    if (spec.hook !== undefined) hooks ??= await deployV4Hooks(chain, poolManager)
+    pools.push(await addPool(chain, v4, { poolManager, poolModifyLiquidityTest, hooks }, tokens, spec))
+  }
+  if (hooks === undefined) throw new Error('V4_POOLS has no hooked pool: the devnet has no hook contracts')
 
   for (const account of devAccounts) {
     for (const token of tokens.values()) {
       await chain.callAs(account.address, token.address, { abi: ERC20_ABI, functionName: 'approve', args: [poolSwapTest, maxUint256] })
     }
   }
-  const poolKeys = pools
-    .filter((p) => p.currency0 !== zeroAddress)
-    .map((p) => ({ currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks }))
+  const poolKeys = pools.map((p) => ({ currency0: p.currency0, currency1: p.currency1, fee: p.fee, tickSpacing: p.tickSpacing, hooks: p.hooks }))
   return {
-    registry: { name: V4_VENUE.name, poolManager, poolModifyLiquidityTest, poolSwapTest, protocolFeeOwner: DEPLOYER.address, pools },
+    registry: {
+      name: V4_VENUE.name,
+      poolManager,
+      poolModifyLiquidityTest,
+      poolSwapTest,
+      protocolFeeOwner: DEPLOYER.address,
+      hookCreate2Deployer: hooks.create2Deployer,
+      hooks: [hooks.swapCounter, hooks.directionalFee],
+      pools,
+    },
     venue: { kind: 'v4', name: V4_VENUE.name, poolManager, poolKeys },
     spender: { name: 'PoolSwapTest', address: poolSwapTest },
   }
@@ -95,14 +112,20 @@ function currencies(spec: V4PoolSpec, tokens: Map<TokenSymbol, TokenInfo>): { c0
 async function addPool(
   chain: BuildChain,
   v4: UniswapV4Artifacts,
-  at: { poolManager: Hex; poolModifyLiquidityTest: Hex },
+  at: { poolManager: Hex; poolModifyLiquidityTest: Hex; hooks: V4Hooks | undefined },
   tokens: Map<TokenSymbol, TokenInfo>,
   spec: V4PoolSpec,
 ): Promise<RegistryV4Pool> {
   const { c0, c1, price } = currencies(spec, tokens)
-  const key = { currency0: c0.address, currency1: c1.address, fee: spec.fee, tickSpacing: spec.tickSpacing, hooks: zeroAddress }
+  const hook = spec.hook === undefined ? undefined : spec.hook === 'swap-counter' ? at.hooks!.swapCounter : at.hooks!.directionalFee
+  // a hooked pool has a dynamic fee: the LP fee in slot0 is the hook's (or its owner's) to set
+  const key = { currency0: c0.address, currency1: c1.address, fee: hook === undefined ? spec.fee : V4_DYNAMIC_FEE_FLAG, tickSpacing: spec.tickSpacing, hooks: hook?.address ?? zeroAddress }
   const sqrtPrice = sqrtPriceX96(price)
   const tick = await chain.sendAndDecode<number>(DEPLOYER, at.poolManager, { abi: v4.poolManager.abi, functionName: 'initialize', args: [key, sqrtPrice] })
+  if (spec.hook === 'swap-counter') {
+    await chain.send(DEPLOYER, at.hooks!.swapCounter.address, { abi: projectArtifact('DevnetSwapCounterHook').abi, functionName: 'setLpFee', args: [key, spec.fee] })
+  }
+  if (spec.hook === 'directional-fee' && spec.fee !== DIRECTIONAL_FEES.zeroForOne) throw new Error(`the directional-fee hook sets ${DIRECTIONAL_FEES.zeroForOne}, not ${spec.fee}`)
 
   const positions: RegistryV4Position[] = []
   for (const p of POSITION_TEMPLATE) {
@@ -129,15 +152,17 @@ async function addPool(
   const id = v4PoolId(key)
   const [slot0Word, liquidityWord] = [await extsload(chain, v4, at.poolManager, v4Slot0Slot(id)), await extsload(chain, v4, at.poolManager, v4LiquiditySlot(id))]
   const slot0 = decodeV4Slot0(slot0Word)
+  if (slot0.lpFee !== spec.fee) throw new Error(`V4 pool ${id}: slot0's LP fee is ${slot0.lpFee}, the layout says ${spec.fee}`)
   const symbol = (c: TokenInfo) => (c.address === zeroAddress ? 'ETH' : c.symbol)
   return {
-    name: `${symbol(c0)}/${symbol(c1)} ${spec.fee / 10_000}% ts${spec.tickSpacing}`,
+    name: `${symbol(c0)}/${symbol(c1)} ${hook === undefined ? '' : 'dynamic '}${spec.fee / 10_000}% ts${spec.tickSpacing}${hook === undefined ? '' : ` ${spec.hook}`}`,
     poolId: id,
     currency0: c0.address,
     currency1: c1.address,
-    fee: spec.fee,
+    fee: key.fee,
+    lpFee: slot0.lpFee,
     tickSpacing: spec.tickSpacing,
-    hooks: zeroAddress,
+    hooks: key.hooks,
     sqrtPriceX96: slot0.sqrtPriceX96.toString(),
     tick: slot0.tick,
     liquidity: (liquidityWord & ((1n << 128n) - 1n)).toString(),

@@ -294,8 +294,7 @@ export class BackrunEngine implements BackrunService {
     for (const p of await this.thirdTokenPools(base, movedPairs)) byAddress.set(p.address, p)
     const pools: PoolSnapshot[] = []
     for (const pool of byAddress.values()) {
-      // BackrunExecutor settles ERC-20 transfers only: a native-ETH V4 pool is left out of the cycles
-      if (pool.token0 === ZERO_ADDRESS) continue
+      if (!executorCanSwap(pool)) continue
       const move = moves.get(pool.address)
       pools.push(move === undefined || !moved.includes(pool.address) ? pool : (applyPoolMove(pool, move) ?? (await routing.poolStates.loadAt(after, pool))))
     }
@@ -384,4 +383,16 @@ function ceilDiv(a: bigint, b: bigint): bigint {
 /** the backrun's share of a transaction's gas: what it costs beyond the transaction base */
 function portion(gasUsed: bigint): bigint {
   return gasUsed > TX_BASE_GAS ? gasUsed - TX_BASE_GAS : 0n
+}
+
+/**
+ * Whether BackrunExecutor can swap in `pool`. It settles ERC-20 transfers only, and builds a V4 key
+ * from the hop's tokens, fee and tick spacing without hooks: so a V4 pool of native ETH (discovery
+ * lists it as a WETH pool, src/pools/pools.ts) and a pool with a hook (which a dynamic fee needs)
+ * stay out of the cycles, as does any pool whose token is the zero address.
+ */
+function executorCanSwap(pool: PoolSnapshot): boolean {
+  if (pool.token0 === ZERO_ADDRESS || pool.token1 === ZERO_ADDRESS) return false
+  if (pool.protocol !== 'uniswap-v4') return true
+  return pool.key.currency0 !== ZERO_ADDRESS && pool.key.hooks === ZERO_ADDRESS
 }

@@ -6,8 +6,8 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 /// @title SwapPlanRouter
 /// @notice Executes a swap plan (src/routing/swap-plan.ts) in one call: the input is split over
 /// legs, each leg is a path of one to three hops through V2-style pairs and V3-style pools of the
-/// venues trusted at deployment (UniswapPoolAccess) and Uniswap V4 pools without hooks in the
-/// PoolManager given at deployment, which one route may mix. Enforces a
+/// venues trusted at deployment (UniswapPoolAccess) and Uniswap V4 pools (with or without hooks,
+/// ERC-20 or native ETH) in the PoolManager given at deployment, which one route may mix. Enforces a
 /// minimum output and a deadline, pays the recipient, then optionally runs a partner's post-swap
 /// call (a backrun) in the same transaction.
 ///
@@ -21,8 +21,14 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///   PoolManager, and only while this contract's own unlock is in flight (one-shot, like a V3 pool's
 ///   arming); it swaps, then settles exactly the input (sync, transfer, settle) and takes the output
 ///   to the hop's destination (flash accounting: the PoolManager's unlock reverts unless every delta
-///   is zero). The key it swaps on is built here (the hop's tokens, fee, tick spacing, no hooks), so
-///   a plan cannot send a user's tokens anywhere but the PoolManager.
+///   is zero). The key it swaps on is built here (the hop's tokens, fee, tick spacing and hooks), so
+///   a plan cannot send a user's tokens anywhere but the PoolManager. A hook named by the plan is
+///   called by the PoolManager, never by this contract, and gets no approval: whatever it does to
+///   the swap's amounts, this contract pays exactly the hop's input and the plan's minimum output
+///   still holds.
+/// - Native ETH V4 pools (currency0 = address(0)) are crossed as WETH: the hop's WETH side is
+///   unwrapped and settled as value, or taken as ETH and wrapped, so plans stay ERC-20 throughout.
+///   ETH is accepted only from WETH (withdraw) and the PoolManager (take).
 /// - The post-swap call never runs from this contract: this contract holds users' approvals, so an
 ///   arbitrary call from it (say token.transferFrom(victim, attacker, x)) would drain them. It runs
 ///   from SwapPlanRouterCallProxy, a separate contract that nobody approves and that holds nothing.
@@ -35,7 +41,8 @@ contract SwapPlanRouter is UniswapPoolAccess {
     /// @notice One swap through one pool. The direction (zeroForOne) is not a field: it follows
     /// from the token addresses (token0 is the lower one) and so cannot disagree with the pool.
     struct Hop {
-        /// 0 = V2-style pair, 1 = V3-style pool, 2 = Uniswap V4 pool
+        /// 0 = V2-style pair, 1 = V3-style pool, 2 = Uniswap V4 pool, 3 = Uniswap V4 pool whose key
+        /// holds native ETH (address(0)) where the hop's tokens hold WETH
         uint8 protocol;
         /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue; for
         /// a V4 hop, the PoolManager
@@ -47,9 +54,11 @@ contract SwapPlanRouter is UniswapPoolAccess {
         uint24 fee;
         /// V4 only: the pool key's tick spacing (0 for V2 and V3 hops)
         int24 tickSpacing;
+        /// V4 only: the pool key's hooks contract (address(0): none; always 0 for V2 and V3 hops)
+        address hooks;
     }
 
-    /// @notice Uniswap V4's PoolKey (currency0 < currency1; hooks always none here).
+    /// @notice Uniswap V4's PoolKey (currency0 < currency1; address(0) is native ETH).
     struct PoolKey {
         address currency0;
         address currency1;
@@ -81,10 +90,12 @@ contract SwapPlanRouter is UniswapPoolAccess {
 
     uint256 internal constant MAX_HOPS = 3;
     uint8 internal constant PROTOCOL_V4 = 2;
+    uint8 internal constant PROTOCOL_V4_NATIVE = 3;
 
     // Selectors of the external functions called without an interface (so the compile script does
     // not emit artifacts for generic interface names that other contracts may want to define).
     bytes4 internal constant WETH_DEPOSIT = bytes4(keccak256("deposit()"));
+    bytes4 internal constant WETH_WITHDRAW = bytes4(keccak256("withdraw(uint256)"));
     bytes4 internal constant V4_UNLOCK = bytes4(keccak256("unlock(bytes)"));
     bytes4 internal constant V4_SWAP =
         bytes4(keccak256("swap((address,address,uint24,int24,address),(bool,int256,uint160),bytes)"));
@@ -134,6 +145,8 @@ contract SwapPlanRouter is UniswapPoolAccess {
     error PartialFill(uint256 amountIn, uint256 amountTaken);
     error AmountTooLarge();
     error UnexpectedCallback();
+    /// ETH sent by anyone but WETH (unwrapping) or the PoolManager (a native take)
+    error UnexpectedEth();
     error TransferFailed(address token);
 
     constructor(address weth_, V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_, address poolManager_)
@@ -187,6 +200,12 @@ contract SwapPlanRouter is UniswapPoolAccess {
         locked = false;
     }
 
+    /// @notice ETH arrives only mid-swap: from WETH when a native V4 hop unwraps its input, from the
+    /// PoolManager when it takes a native output (wrapped at once).
+    receive() external payable {
+        if (msg.sender != weth && msg.sender != poolManager) revert UnexpectedEth();
+    }
+
     /// @notice Pays the V3 pool armed by the current hop; rejects every other caller.
     /// @dev The data is what _swapV3 encoded, passed back verbatim by the (verified) pool.
     function uniswapV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata data) external {
@@ -209,6 +228,8 @@ contract SwapPlanRouter is UniswapPoolAccess {
 
     /// @notice PoolManager.unlock's callback for a V4 hop (_swapV4): swap, pay exactly the input,
     /// take the output to the hop's destination. Answers only the PoolManager during our own unlock.
+    /// A native currency (address(0)) is paid from WETH unwrapped here and settled as value, and
+    /// taken as ETH, wrapped here and sent on as WETH.
     function unlockCallback(bytes calldata data) external returns (bytes memory) {
         if (msg.sender != poolManager || !v4Unlocking) revert UnexpectedCallback();
         v4Unlocking = false;
@@ -225,18 +246,37 @@ contract SwapPlanRouter is UniswapPoolAccess {
         if (!ok) _bubble(ret);
         int256 delta = abi.decode(ret, (int256));
         // BalanceDelta: amount0 in the high 128 bits, amount1 in the low 128 (the caller's view:
-        // negative is owed to the pool)
+        // negative is owed to the pool; a hook's return deltas are already in it)
         int128 amount0 = int128(delta >> 128);
         int128 amount1 = int128(delta);
         (int128 taken, int128 given) = zeroForOne ? (-amount0, amount1) : (-amount1, amount0);
         if (uint256(int256(taken)) != amountIn) revert PartialFill(amountIn, uint256(int256(taken)));
-        (address tokenIn, address tokenOut) = zeroForOne ? (key.currency0, key.currency1) : (key.currency1, key.currency0);
-        _v4Call(abi.encodeWithSelector(V4_SYNC, tokenIn));
-        _pay(tokenIn, payer, msg.sender, amountIn);
-        _v4Call(abi.encodeWithSelector(V4_SETTLE));
+        (address currencyIn, address currencyOut) = zeroForOne ? (key.currency0, key.currency1) : (key.currency1, key.currency0);
+        if (currencyIn == address(0)) {
+            // the hop's WETH: here already (a previous hop's output, or wrapped msg.value), or the payer's
+            if (payer != address(this)) _pay(weth, payer, address(this), amountIn);
+            _wethCall(abi.encodeWithSelector(WETH_WITHDRAW, amountIn), 0);
+            (ok, ret) = msg.sender.call{value: amountIn}(abi.encodeWithSelector(V4_SETTLE));
+            if (!ok) _bubble(ret);
+        } else {
+            _v4Call(abi.encodeWithSelector(V4_SYNC, currencyIn));
+            _pay(currencyIn, payer, msg.sender, amountIn);
+            _v4Call(abi.encodeWithSelector(V4_SETTLE));
+        }
         uint256 amountOut = uint256(int256(given));
-        _v4Call(abi.encodeWithSelector(V4_TAKE, tokenOut, to, amountOut));
+        if (currencyOut == address(0)) {
+            _v4Call(abi.encodeWithSelector(V4_TAKE, address(0), address(this), amountOut));
+            _wethCall(abi.encodeWithSelector(WETH_DEPOSIT), amountOut);
+            if (to != address(this)) _pay(weth, address(this), to, amountOut);
+        } else {
+            _v4Call(abi.encodeWithSelector(V4_TAKE, currencyOut, to, amountOut));
+        }
         return abi.encode(amountOut);
+    }
+
+    function _wethCall(bytes memory data, uint256 value) private {
+        (bool ok, bytes memory ret) = weth.call{value: value}(data);
+        if (!ok) _bubble(ret);
     }
 
     /// Runs every leg; returns the total paid to the recipient.
@@ -292,11 +332,16 @@ contract SwapPlanRouter is UniswapPoolAccess {
         to = next.protocol == PROTOCOL_V2 ? next.pool : address(this);
     }
 
-    /// A V4 hop names the configured PoolManager (its key is built in _swapV4); any other hop is a
-    /// trusted venue's pool.
+    /// A V4 hop names the configured PoolManager (its key is built in _swapV4; a native one has
+    /// WETH on one side); any other hop is a trusted venue's pool and names no hooks.
     function _verifiedHop(Hop calldata hop, address tokenIn) private view returns (uint256 feeBps) {
-        if (hop.protocol != PROTOCOL_V4) return _verifiedPool(hop.protocol, hop.pool, tokenIn, hop.tokenOut, hop.fee);
+        if (hop.protocol < PROTOCOL_V4) {
+            if (hop.hooks != address(0)) revert InvalidPool(hop.pool);
+            return _verifiedPool(hop.protocol, hop.pool, tokenIn, hop.tokenOut, hop.fee);
+        }
+        if (hop.protocol > PROTOCOL_V4_NATIVE) revert InvalidProtocol(hop.protocol);
         if (hop.pool != poolManager || poolManager == address(0) || tokenIn == hop.tokenOut) revert InvalidPool(hop.pool);
+        if (hop.protocol == PROTOCOL_V4_NATIVE && tokenIn != weth && hop.tokenOut != weth) revert InvalidPool(hop.pool);
         return 0;
     }
 
@@ -308,24 +353,37 @@ contract SwapPlanRouter is UniswapPoolAccess {
         bool zeroForOne = tokenIn < hop.tokenOut;
         if (hop.protocol == PROTOCOL_V2) return _swapV2(hop.pool, zeroForOne, amountIn, to, feeBps);
         if (hop.protocol == PROTOCOL_V3) return _swapV3(hop.pool, tokenIn, zeroForOne, amountIn, to, payer);
-        return _swapV4(hop, tokenIn, zeroForOne, amountIn, to, payer);
+        return _swapV4(hop, tokenIn, amountIn, to, payer);
     }
 
     /// V4 hop, exact input, in one PoolManager.unlock (settled in unlockCallback by `payer`).
-    function _swapV4(Hop calldata hop, address tokenIn, bool zeroForOne, uint256 amountIn, address to, address payer)
+    function _swapV4(Hop calldata hop, address tokenIn, uint256 amountIn, address to, address payer)
         private
         returns (uint256 amountOut)
     {
         // BalanceDelta amounts are int128
         if (amountIn > uint256(int256(type(int128).max))) revert AmountTooLarge();
-        (address currency0, address currency1) = zeroForOne ? (tokenIn, hop.tokenOut) : (hop.tokenOut, tokenIn);
-        PoolKey memory key = PoolKey(currency0, currency1, hop.fee, hop.tickSpacing, address(0));
+        (PoolKey memory key, bool zeroForOne) = _v4Key(hop, tokenIn);
         v4Unlocking = true;
         (bool ok, bytes memory ret) =
             poolManager.call(abi.encodeWithSelector(V4_UNLOCK, abi.encode(key, zeroForOne, amountIn, payer, to)));
         if (!ok) _bubble(ret);
         // unlock returns the callback's bytes, ABI-encoded
         amountOut = abi.decode(abi.decode(ret, (bytes)), (uint256));
+    }
+
+    /// The hop's PoolKey and direction. In a native hop WETH stands for address(0), which is
+    /// always currency0.
+    function _v4Key(Hop calldata hop, address tokenIn) private view returns (PoolKey memory key, bool zeroForOne) {
+        address currencyIn = tokenIn;
+        address currencyOut = hop.tokenOut;
+        if (hop.protocol == PROTOCOL_V4_NATIVE) {
+            if (currencyIn == weth) currencyIn = address(0);
+            else currencyOut = address(0);
+        }
+        zeroForOne = currencyIn < currencyOut;
+        (address currency0, address currency1) = zeroForOne ? (currencyIn, currencyOut) : (currencyOut, currencyIn);
+        key = PoolKey(currency0, currency1, hop.fee, hop.tickSpacing, hop.hooks);
     }
 
     function _v4Call(bytes memory data) private {

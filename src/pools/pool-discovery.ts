@@ -85,7 +85,8 @@ export class PoolDiscovery {
 
   private async lookUpPair(caller: ViewCaller, a: Address, b: Address): Promise<PoolRef[]> {
     const [token0, token1] = sortTokens(a, b)
-    const lookups = this.venues.flatMap((venue) => poolKind(venue.protocol).lookUp(caller, venue, token0, token1))
+    const weth = this.dex.weth.toLowerCase() as Address
+    const lookups = this.venues.flatMap((venue) => poolKind(venue.protocol).lookUp(caller, venue, token0, token1, weth))
     return (await Promise.all(lookups)).filter((p): p is PoolRef => p !== undefined)
   }
 }

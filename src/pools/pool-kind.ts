@@ -31,9 +31,10 @@ export interface PoolKind<S extends PoolSnapshot = PoolSnapshot, V extends Venue
   readonly protocol: S['protocol']
   /**
    * the lookups of one token pair's pools at `venue` (token0 < token1), one promise per pool the
-   * venue may hold for the pair, each undefined where it holds none
+   * venue may hold for the pair, each undefined where it holds none; `weth` stands for native ETH
+   * (a V4 key's address(0))
    */
-  lookUp(caller: ViewCaller, venue: V, token0: Address, token1: Address): Array<Promise<PoolRef | undefined>>
+  lookUp(caller: ViewCaller, venue: V, token0: Address, token1: Address, weth: Address): Array<Promise<PoolRef | undefined>>
   /** the pool's snapshot in the caller's state; a ViewCallError when the contract is not such a pool */
   load(caller: ViewCaller, ref: PoolRef, settings: PoolLoadSettings): Promise<S>
   /** exact-input quote; undefined when the pool cannot take the whole amount (see pool-quote.ts) */

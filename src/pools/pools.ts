@@ -58,8 +58,9 @@ export interface V3Venue {
 
 /**
  * Uniswap V4: the singleton PoolManager and the pool keys routes may use there. V4 pools have no
- * factory to ask and no address: a venue lists its keys (parsed and checked in venues.ts: ERC-20
- * currencies, no hooks, a static fee), and discovery keeps those initialized in the PoolManager.
+ * factory to ask and no address: a venue lists its keys (parsed and checked in venues.ts: static or
+ * dynamic fee, hooks, native ETH as currency0), and discovery keeps those initialized in the
+ * PoolManager. A native ETH key is found as the pool of WETH and its other currency.
  */
 export interface V4Venue {
   protocol: 'uniswap-v4'
@@ -128,11 +129,21 @@ export interface V3PoolSnapshot extends PoolRef {
   coverage: V3TickCoverage
 }
 
-/** What discovery finds of a V4 pool: the key beside the PoolRef fields (address is the PoolId). */
+/**
+ * What discovery finds of a V4 pool: the key beside the PoolRef fields (address is the PoolId).
+ * token0 < token1 are ERC-20s, as in every PoolRef: a native ETH key (currency0 = address(0)) has
+ * WETH in its place, so token0 may be the key's currency1 (v4KeyZeroForOne turns a route's
+ * direction into the key's).
+ */
 export interface V4PoolRef extends PoolRef {
   protocol: 'uniswap-v4'
   poolManager: Address
   key: V4PoolKey
+  /**
+   * the key's hook may change a swap's amounts or fee (beforeSwap, return deltas:
+   * uniswap-v4-hooks.ts): the math is only an estimate, the EVM's execution gives the amounts
+   */
+  hookAltersSwap: boolean
 }
 
 /**

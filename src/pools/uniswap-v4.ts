@@ -4,17 +4,22 @@
  * V3 swap loop of src/dex/math at the direction's swap fee (LP fee with the protocol fee on top,
  * dex/math/v4-fees.ts), which is V4's Pool.swap for a pool without hooks.
  *
- * Hooks. The search models none: a pool whose key names a hook contract is refused when a V4 venue
- * is configured (parseV4PoolKeys) and never loaded, since a hook can change the amounts (before/after
- * swap deltas), the fee (dynamic fees) or revert; such pools would need executing in the EVM to be
- * quoted. Native ETH (currency0 = address(0)) pools load and quote like any other; whether a route
- * may use them is the caller's choice (the routes are over ERC-20 tokens, WETH for ether).
+ * Dynamic fees: slot0's LP fee is the one the pool charges (what its hook last set through
+ * updateDynamicLPFee), so a dynamic-fee pool is quoted exactly unless its hook may override the fee
+ * per swap. Hooks (uniswap-v4-hooks.ts): a pool whose hook cannot change a swap's amounts (afterSwap
+ * without its return delta, initialize, liquidity and donate hooks) is quoted exactly; one whose hook
+ * can (beforeSwap, return deltas) is loaded all the same and quoted with the same math as an
+ * estimate (`hookAltersSwap`): the route search ranks with it, the EVM's execution of the route gives
+ * the amounts. Native ETH (currency0 = address(0)) pools are routed as WETH pools: discovery finds a
+ * native key as the pool of WETH and its other currency, and SwapPlanRouter unwraps and wraps around
+ * the hop.
  */
 import type { Address } from '../chain/types.ts'
 import { isAmmMathError, simulateV3Swap, v4SwapFee, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
 import type { HopQuote, PoolKind, PoolLoadSettings } from './pool-kind.ts'
-import type { PoolRef, V4PoolRef, V4PoolSnapshot, V4Venue } from './pools.ts'
+import { sortTokens, type PoolRef, type V4PoolRef, type V4PoolSnapshot, type V4Venue } from './pools.ts'
 import { setBits, tickCoverage } from './uniswap-v3.ts'
+import { v4HookAltersSwap, v4HookSwapCalls } from './uniswap-v4-hooks.ts'
 import { decodeV4LiquidityNet, decodeV4Slot0, v4LiquiditySlot, v4PoolId, v4Slot0Slot, v4TickBitmapSlot, v4TickSlot, type V4PoolKey } from './uniswap-v4-slots.ts'
 import { ViewCallError, type ViewCaller } from './view-calls.ts'
 
@@ -28,21 +33,53 @@ const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 
 const lower = (a: Address) => a.toLowerCase() as Address
 
-/** the PoolRef of `key` in `poolManager` (its address is the PoolId) */
-export function v4PoolRef(poolManager: Address, key: V4PoolKey, venue: string): V4PoolRef {
+/**
+ * the PoolRef of `key` in `poolManager` (its address is the PoolId); a native ETH key (currency0 =
+ * address(0)) needs `weth`, which stands for ETH in the ref's tokens
+ */
+export function v4PoolRef(poolManager: Address, key: V4PoolKey, venue: string, weth?: Address): V4PoolRef {
   const k = { currency0: lower(key.currency0), currency1: lower(key.currency1), fee: key.fee, tickSpacing: key.tickSpacing, hooks: lower(key.hooks) }
-  return { protocol: 'uniswap-v4', address: v4PoolId(k), token0: k.currency0, token1: k.currency1, fee: k.fee, venue, poolManager: lower(poolManager), key: k }
+  let [token0, token1] = [k.currency0, k.currency1]
+  if (k.currency0 === ZERO_ADDRESS) {
+    if (weth === undefined) throw new TypeError(`V4 pool key with native ETH needs the WETH address (${k.currency1})`)
+    ;[token0, token1] = sortTokens(lower(weth), k.currency1)
+  }
+  return { protocol: 'uniswap-v4', address: v4PoolId(k), token0, token1, fee: k.fee, venue, poolManager: lower(poolManager), key: k, hookAltersSwap: v4HookAltersSwap(k.hooks) }
+}
+
+/** what a plan's V4 hop names of the key beside its tokens and fee (routing/swap-plan.ts PlanV4Key) */
+export function v4PlanKey(ref: V4PoolRef): { poolManager: Address; tickSpacing: number; hooks?: Address; nativeEth?: boolean; hookAltersSwap?: boolean } {
+  return {
+    poolManager: ref.poolManager,
+    tickSpacing: ref.key.tickSpacing,
+    ...(ref.key.hooks === ZERO_ADDRESS ? {} : { hooks: ref.key.hooks }),
+    ...(ref.key.currency0 === ZERO_ADDRESS ? { nativeEth: true } : {}),
+    ...(ref.hookAltersSwap ? { hookAltersSwap: true } : {}),
+  }
+}
+
+/** what a swap through the pool does beyond a plain V4 hop, for the gas model: its hook's swap calls, native ETH */
+export function v4HopGasExtras(ref: V4PoolRef): { hookCalls: number; nativeEth: boolean } {
+  return { hookCalls: v4HookSwapCalls(ref.key.hooks), nativeEth: ref.key.currency0 === ZERO_ADDRESS }
+}
+
+/**
+ * the key's direction of a swap from the ref's token0 to token1 (zeroForOne) or back: the same, but
+ * for a native ETH key whose WETH sorts above its other currency (the key's currency0 is then the
+ * ref's token1)
+ */
+export function v4KeyZeroForOne(ref: V4PoolRef, zeroForOne: boolean): boolean {
+  return ref.key.currency1 === ref.token1 ? zeroForOne : !zeroForOne
 }
 
 /**
  * The pool of `ref` as the swap loop reads it: slot0, liquidity, the tick-bitmap words around the
  * current tick (settings.wordsPerSide) and the liquidityNet of every tick set in them. A
- * ViewCallError ('inconsistent') when the pool is not initialized or has hooks.
+ * ViewCallError ('inconsistent') when the pool is not initialized.
  */
 export async function loadV4Pool(words: StorageWords, ref: V4PoolRef, settings: PoolLoadSettings): Promise<V4PoolSnapshot> {
   const { poolManager, key } = ref
   const poolId = ref.address
-  if (key.hooks !== ZERO_ADDRESS) throw new ViewCallError(`V4 pool ${poolId} has hooks ${key.hooks}: not modelled`, poolManager, 'extsload', 'inconsistent')
   const [slot0Word, liquidityWord] = await Promise.all([words.storage(poolManager, BigInt(v4Slot0Slot(poolId))), words.storage(poolManager, BigInt(v4LiquiditySlot(poolId)))])
   const slot0 = decodeV4Slot0(slot0Word)
   if (slot0.sqrtPriceX96 === 0n) throw new ViewCallError(`V4 pool ${poolId} is not initialized in ${poolManager}`, poolManager, 'extsload', 'inconsistent')
@@ -74,8 +111,9 @@ export function roundsToZeroV4(pool: V4PoolSnapshot, zeroForOne: boolean, amount
   return r !== undefined && r.used === amountIn && r.out === 0n
 }
 
-function swapV4(pool: V4PoolSnapshot, zeroForOne: boolean, amountIn: bigint): { used: bigint; out: bigint; ticksCrossed: number } | undefined {
+function swapV4(pool: V4PoolSnapshot, routeZeroForOne: boolean, amountIn: bigint): { used: bigint; out: bigint; ticksCrossed: number } | undefined {
   if (amountIn <= 0n) return undefined
+  const zeroForOne = v4KeyZeroForOne(pool, routeZeroForOne)
   const limit = zeroForOne ? pool.coverage.sqrtPriceLimitDown : pool.coverage.sqrtPriceLimitUp
   try {
     const fee = v4SwapFee(pool.slot0.protocolFee, pool.slot0.lpFee, zeroForOne)
@@ -97,11 +135,15 @@ function swapV4(pool: V4PoolSnapshot, zeroForOne: boolean, amountIn: bigint): { 
  */
 export const UNISWAP_V4_POOLS: PoolKind<V4PoolSnapshot, V4Venue> = Object.freeze({
   protocol: 'uniswap-v4',
-  lookUp: (caller: ViewCaller, venue: V4Venue, token0: Address, token1: Address) =>
+  lookUp: (caller: ViewCaller, venue: V4Venue, token0: Address, token1: Address, weth: Address) =>
     venue.pools
-      .filter((k) => lower(k.currency0) === token0 && lower(k.currency1) === token1)
+      .filter((k) => {
+        const [c0, c1] = [lower(k.currency0), lower(k.currency1)]
+        if (c0 !== ZERO_ADDRESS) return c0 === token0 && c1 === token1
+        return (token0 === weth && c1 === token1) || (token1 === weth && c1 === token0)
+      })
       .map((k) => {
-        const ref = v4PoolRef(venue.poolManager, k, venue.name)
+        const ref = v4PoolRef(venue.poolManager, k, venue.name, weth)
         return caller.storage(ref.poolManager, BigInt(v4Slot0Slot(ref.address))).then((w): V4PoolRef | undefined => (decodeV4Slot0(w).sqrtPriceX96 === 0n ? undefined : ref))
       }),
   load: (caller: ViewCaller, ref: PoolRef, settings: PoolLoadSettings) => {

@@ -6,8 +6,10 @@
  */
 import { encodeAbiParameters, encodePacked, getContractAddress, keccak256 } from 'viem'
 import type { Address, Hex } from '../chain/types.ts'
+import { V4_DYNAMIC_FEE_FLAG } from '../dex/math/index.ts'
 import { BaseError } from '../primitives/base-error.ts'
 import type { V2FlashCallback, V2Venue, V3SwapCallback, V3Venue, V4Venue, Venue } from './pools.ts'
+import { v4HookAddressProblem } from './uniswap-v4-hooks.ts'
 import type { V4PoolKey } from './uniswap-v4-slots.ts'
 
 /**
@@ -21,8 +23,6 @@ export const MAX_FEE_TIERS_PER_VENUE = 8
 export const MAX_V4_VENUES = 1
 /** pool keys one V4 venue may list (discovery reads the slot0 of each key of a pair) */
 export const MAX_V4_POOLS_PER_VENUE = 256
-/** LPFeeLibrary.DYNAMIC_FEE_FLAG: a key's fee with this bit is set by its hook */
-const V4_DYNAMIC_FEE_FLAG = 0x800000
 /** v4-core TickMath.MAX_TICK_SPACING */
 const V4_MAX_TICK_SPACING = 32_767
 
@@ -216,8 +216,11 @@ function parseVenue(entry: unknown, at: string, problems: string[]): Venue | und
 
 /**
  * `{"kind":"v4","name","poolManager","poolKeys":[{"currency0","currency1","fee","tickSpacing","hooks"?}]}`.
- * Only what the search models: ERC-20 currencies (native ETH pools are not routed: the routes run
- * over WETH), no hooks, a static fee below 100%.
+ * A key is what the PoolManager would accept: currency0 < currency1 (currency0 may be address(0),
+ * native ETH, routed as WETH), a static LP fee below 100% or the dynamic-fee flag 0x800000, and a
+ * hooks address whose permission bits v4-core's Hooks.isValidHookAddress accepts with that fee
+ * (a dynamic fee needs a hook). Which hooked pools are modelled and which only executed:
+ * uniswap-v4-hooks.ts.
  */
 function parseV4Venue(e: Record<string, unknown>, at: string, name: string | undefined, problems: string[], before: number): V4Venue | undefined {
   const poolManager = typeof e.poolManager === 'string' && ADDRESS.test(e.poolManager) ? (e.poolManager.toLowerCase() as Address) : undefined
@@ -251,12 +254,14 @@ function parseV4PoolKey(raw: unknown, at: string, problems: string[]): V4PoolKey
   const currency1 = address('currency1', k.currency1)
   const hooks = address('hooks', k.hooks ?? ZERO_ADDRESS)
   if (currency0 !== undefined && currency1 !== undefined && BigInt(currency0) >= BigInt(currency1)) problems.push(`${at}: currency0 must be below currency1`)
-  if (currency0 === ZERO_ADDRESS) problems.push(`${at}.currency0: native ETH pools are not routed (routes run over WETH)`)
-  if (hooks !== undefined && hooks !== ZERO_ADDRESS) problems.push(`${at}.hooks: pools with hooks are not modelled by the search`)
+  if (currency1 === ZERO_ADDRESS) problems.push(`${at}.currency1: native ETH (address(0)) can only be currency0`)
   const fee = k.fee
-  if (!Number.isInteger(fee) || (fee as number) < 0 || (fee as number) >= 1_000_000) {
-    problems.push(`${at}.fee: expected a static LP fee in pips, an integer 0..999999${fee === V4_DYNAMIC_FEE_FLAG ? ' (dynamic fees need a hook)' : ''}`)
+  const dynamicFee = fee === V4_DYNAMIC_FEE_FLAG
+  if (!dynamicFee && (!Number.isInteger(fee) || (fee as number) < 0 || (fee as number) >= 1_000_000)) {
+    problems.push(`${at}.fee: expected a static LP fee in pips (an integer 0..999999) or ${V4_DYNAMIC_FEE_FLAG} (0x800000, a dynamic fee)`)
   }
+  const hookProblem = hooks === undefined ? undefined : v4HookAddressProblem(hooks, dynamicFee)
+  if (hookProblem !== undefined) problems.push(`${at}.hooks: ${hookProblem}`)
   const tickSpacing = k.tickSpacing
   if (!Number.isInteger(tickSpacing) || (tickSpacing as number) < 1 || (tickSpacing as number) > V4_MAX_TICK_SPACING) problems.push(`${at}.tickSpacing: expected an integer 1..${V4_MAX_TICK_SPACING}`)
   if (problems.length > before) return undefined

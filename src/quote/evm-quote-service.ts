@@ -1,7 +1,9 @@
 /**
  * The quote engine: native-math route search, then the chosen plan's calldata executed in the EVM
  * on the current state. `amountOut` and `gas` in the answer are what that execution produced; where
- * the math and the EVM disagree, the EVM wins and the disagreement is logged and counted.
+ * the math and the EVM disagree, the EVM wins and the disagreement is logged and counted. A plan
+ * through a pool the math only estimates (a V4 hook that may change the swap) is executed beside
+ * the best plan without such pools, and the better execution is answered (estimated-hops.ts).
  */
 import { decodeAbiParameters, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
@@ -14,6 +16,8 @@ import { BlockScopedCache } from '../pools/block-scoped-cache.ts'
 import { blockKey } from '../pools/view-calls.ts'
 import type { PlanRequest, RouteOutcome } from '../routing/routing-engine.ts'
 import type { SwapPlan } from '../routing/swap-plan.ts'
+import type { RoutedPlan } from '../routing/route-search.ts'
+import { exactExecutionIsBetter, planHasEstimatedHops } from './estimated-hops.ts'
 import { encodeSwapPlanCall } from './router-calldata.ts'
 import { QuoteFailedError, type QuoteRequest, type QuoteResult, type QuoteService, type QuoteServiceStats } from './types.ts'
 
@@ -134,7 +138,7 @@ export class EvmQuoteService implements QuoteService {
     if (outcome.kind === 'insufficient-liquidity') {
       throw new QuoteFailedError('INSUFFICIENT_LIQUIDITY', 'the pools on every route are too shallow for this amount', { amountIn: request.amountIn.toString() })
     }
-    const plan = outcome.plan
+    let plan = outcome.plan
 
     // The account the calldata is executed from: the named sender with its real balances (topped
     // up only where short), or a fresh synthetic account funded through overrides. The calldata
@@ -143,19 +147,30 @@ export class EvmQuoteService implements QuoteService {
     const slippageBps = BigInt(request.slippageBps ?? this.options.defaultSlippageBps)
     const deadline = base.block.timestamp + BigInt(this.options.deadlineSeconds ?? 300)
     const funded = request.sender === undefined ? await this.fundSynthetic(base, request.tokenIn, request.amountIn) : await this.fund(base, request.tokenIn, taker, request.amountIn)
+    const run = (p: RoutedPlan) => this.executeAtEvmOutput(funded, taker, request, p, slippageBps, deadline)
 
-    let minAmountOut = (plan.expectedAmountOut * (10_000n - slippageBps)) / 10_000n
-    let execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
-    if (execution.amountOut !== plan.expectedAmountOut) {
-      this.counters.mathDisagreements++
-      this.options.log.warn(
-        { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn.toString(), math: plan.expectedAmountOut.toString(), evm: execution.amountOut.toString() },
-        'route math and EVM disagree; the EVM result is quoted',
-      )
-      // the calldata's minimum must follow the EVM's figure; re-run so gas is that of the final bytes
-      minAmountOut = (execution.amountOut * (10_000n - slippageBps)) / 10_000n
-      execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
+    let executed: Awaited<ReturnType<typeof run>>
+    if (!planHasEstimatedHops(plan)) executed = await run(plan)
+    else {
+      // the estimate ranked a hooked pool; the exact pools' best plan is executed too, and the better answer wins
+      const exact = await this.options.planner.route(reader, { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn, gasPriceWei, exactPoolsOnly: true })
+      const exactRun = exact.kind === 'plan' ? await run(exact.plan) : undefined
+      // the hooked plan without a minimum (the estimate may exceed the EVM's output by more than the
+      // slippage); a hooked route that reverts is no answer when an exact one exists
+      const probe = await this.execute(funded, taker, request.recipient, plan, 0n, deadline).catch((err: unknown) => {
+        if (exactRun !== undefined && err instanceof QuoteFailedError) return undefined
+        throw err
+      })
+      if (exact.kind === 'plan' && exactRun !== undefined && (probe === undefined || exactExecutionIsBetter(probe, exactRun.execution, plan, gasPriceWei))) {
+        plan = exact.plan
+        executed = exactRun
+      } else {
+        // the calldata's minimum follows the EVM's output; executed again so gas is that of the final bytes
+        const minAmountOut = (probe!.amountOut * (10_000n - slippageBps)) / 10_000n
+        executed = { execution: await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline), minAmountOut }
+      }
     }
+    const { execution, minAmountOut } = executed
 
     this.counters.quotesExecuted++
     const legs = plan.legs.map((leg) => ({
@@ -173,6 +188,28 @@ export class EvmQuoteService implements QuoteService {
       minAmountOut,
       routes: legs,
     }
+  }
+
+  /**
+   * the plan's calldata executed with the minimum output the slippage allows from the EVM's own
+   * output: when the math's figure differs, the calldata is re-made from the EVM's and executed
+   * again, so gas is that of the final bytes; the difference is counted and logged. Only for plans
+   * whose math claims to be exact: a plan through an estimated pool is executed in computeQuote.
+   */
+  private async executeAtEvmOutput(funded: SimulationState, taker: Address, request: QuoteRequest, plan: SwapPlan, slippageBps: bigint, deadline: bigint) {
+    let minAmountOut = (plan.expectedAmountOut * (10_000n - slippageBps)) / 10_000n
+    let execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
+    if (execution.amountOut !== plan.expectedAmountOut) {
+      this.counters.mathDisagreements++
+      this.options.log.warn(
+        { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn.toString(), math: plan.expectedAmountOut.toString(), evm: execution.amountOut.toString() },
+        'route math and EVM disagree; the EVM result is quoted',
+      )
+      // the calldata's minimum must follow the EVM's figure; re-run so gas is that of the final bytes
+      minAmountOut = (execution.amountOut * (10_000n - slippageBps)) / 10_000n
+      execution = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline)
+    }
+    return { execution, minAmountOut }
   }
 
   private async execute(state: SimulationState, taker: Address, recipient: Address | undefined, plan: SwapPlan, minAmountOut: bigint, deadline: bigint) {

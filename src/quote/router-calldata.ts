@@ -5,8 +5,9 @@
  *        address postCallTarget, bytes postCallData) payable returns (uint256 amountOut)
  *   Plan { address tokenIn; address tokenOut; uint256 amountIn; Leg[] legs }
  *   Leg  { uint256 amountIn; Hop[] hops }
- *   Hop  { uint8 protocol; address pool; address tokenOut; uint24 fee; int24 tickSpacing }
- *        protocol: 0 = V2, 1 = V3, 2 = V4 (pool: the PoolManager; tickSpacing: V4 only, else 0)
+ *   Hop  { uint8 protocol; address pool; address tokenOut; uint24 fee; int24 tickSpacing; address hooks }
+ *        protocol: 0 = V2, 1 = V3, 2 = V4, 3 = V4 with native ETH in the key where the hop has WETH
+ *        (pool: the PoolManager; tickSpacing and hooks: V4 only, else 0)
  *
  * A hop's tokenIn and zeroForOne are not encoded: the contract chains tokenIn from the previous
  * hop and derives the direction from the token addresses. The encoder checks that the plan agrees
@@ -25,6 +26,8 @@ export const SWAP_PLAN_ROUTER_ABI = artifact.abi as Abi
 
 /** Hop.protocol on chain. */
 export const ROUTER_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1, 'uniswap-v4': 2 }
+/** Hop.protocol of a V4 hop whose key holds native ETH where the hop holds WETH */
+export const ROUTER_PROTOCOL_V4_NATIVE = 3
 
 /** An optional call the router makes (from its post-call proxy) after paying the recipient. */
 export interface PostSwapCall {
@@ -58,8 +61,8 @@ const MAX_UINT24 = (1 << 24) - 1
 const SWAP_SELECTOR = toFunctionSelector(SWAP_PLAN_ROUTER_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'swap')!)
 /** the argument head: Plan (its offset), minAmountOut, recipient, deadline, postCallTarget, postCallData (its offset) */
 const HEAD_WORDS = 6
-/** a Hop is a static tuple of five words */
-const HOP_WORDS = 5
+/** a Hop is a static tuple of six words */
+const HOP_WORDS = 6
 const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/
 const HEX_BYTES_PATTERN = /^0x(?:[0-9a-fA-F]{2})*$/
 
@@ -101,7 +104,7 @@ export function encodeSwapPlanCall(params: SwapPlanCallParams): Hex {
 /**
  * Leg[]: its length, each leg's offset (from the first offset word), then the legs. A leg is
  * (amountIn, the offset of hops: 2 words on, hops: their count, then HOP_WORDS words each). A V4
- * hop names the PoolManager; the router builds the key from the tokens, fee and spacing.
+ * hop names the PoolManager; the router builds the key from the tokens, fee, spacing and hooks.
  */
 function encodeLegs(plan: SwapPlan): string {
   const offsets: string[] = []
@@ -112,11 +115,12 @@ function encodeLegs(plan: SwapPlan): string {
     const words = [uintWord(leg.amountIn), uintWord(64n), uintWord(BigInt(leg.hops.length))]
     for (const hop of leg.hops) {
       words.push(
-        uintWord(BigInt(ROUTER_PROTOCOL[hop.protocol])),
+        uintWord(BigInt(hop.v4?.nativeEth === true ? ROUTER_PROTOCOL_V4_NATIVE : ROUTER_PROTOCOL[hop.protocol])),
         addressWord('hop.pool', hop.v4?.poolManager ?? hop.pool),
         addressWord('hop.tokenOut', hop.tokenOut),
         uintWord(BigInt(hop.fee)),
         intWord(BigInt(hop.v4?.tickSpacing ?? 0)),
+        addressWord('hop.hooks', hop.v4?.hooks ?? zeroAddress),
       )
     }
     bodies.push(words.join(''))

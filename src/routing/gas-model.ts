@@ -42,6 +42,13 @@ export interface GasModel {
   perHop: Readonly<Record<PoolProtocol, bigint>>
   /** per initialized tick a V3 swap crosses (Tick.cross: fee growth and oracle accumulators) */
   perV3TickCrossed: bigint
+  /**
+   * per hook call a V4 hop makes during its swap (its hook's beforeSwap and afterSwap: a cold
+   * account, the key and params encoded); what the hook does inside is its own and not modelled
+   */
+  perV4HookCall: bigint
+  /** per V4 hop through a native ETH pool: SwapPlanRouter unwraps WETH and settles value, or takes ETH and wraps it */
+  perV4NativeHop: bigint
 }
 
 export const DEFAULT_GAS_MODEL: GasModel = Object.freeze({
@@ -49,11 +56,29 @@ export const DEFAULT_GAS_MODEL: GasModel = Object.freeze({
   perLeg: 0n,
   perHop: Object.freeze({ 'uniswap-v2': 89_000n, 'uniswap-v3': 84_000n, 'uniswap-v4': 86_000n }),
   perV3TickCrossed: 44_000n,
+  // measured on the devnet's hooked and native V4 pools (README "Venues"): an afterSwap hook that
+  // writes one counter and a view beforeSwap hook, 6k to 30k beside the same hop without its hook;
+  // a native hop ~14k beside an ERC-20 one
+  perV4HookCall: 20_000n,
+  perV4NativeHop: 14_000n,
 })
 
-/** gas of one leg without the plan's base */
-export function legGas(model: GasModel, protocols: readonly PoolProtocol[], ticksCrossed: number): bigint {
-  let gas = model.perLeg + model.perV3TickCrossed * BigInt(ticksCrossed)
+/** What a V4 hop costs beyond the V4 per-hop gas: its hook calls, its native ETH wrapping. */
+export interface V4HopExtras {
+  hookCalls: number
+  nativeEth: boolean
+}
+
+/** the extra gas of V4 hops (0 for none) */
+export function v4ExtrasGas(model: GasModel, hops: readonly V4HopExtras[]): bigint {
+  let gas = 0n
+  for (const h of hops) gas += model.perV4HookCall * BigInt(h.hookCalls) + (h.nativeEth ? model.perV4NativeHop : 0n)
+  return gas
+}
+
+/** gas of one leg without the plan's base; `extraGas`: its V4 hops' (v4ExtrasGas) */
+export function legGas(model: GasModel, protocols: readonly PoolProtocol[], ticksCrossed: number, extraGas = 0n): bigint {
+  let gas = model.perLeg + model.perV3TickCrossed * BigInt(ticksCrossed) + extraGas
   for (const p of protocols) gas += model.perHop[p]
   return gas
 }
@@ -61,10 +86,12 @@ export function legGas(model: GasModel, protocols: readonly PoolProtocol[], tick
 export interface LegGasInput {
   protocols: readonly PoolProtocol[]
   ticksCrossed: number
+  /** its V4 hops' hook calls and native wrapping (v4ExtrasGas); 0 when absent */
+  extraGas?: bigint
 }
 
 export function planGas(model: GasModel, legs: readonly LegGasInput[]): bigint {
   let gas = model.base
-  for (const leg of legs) gas += legGas(model, leg.protocols, leg.ticksCrossed)
+  for (const leg of legs) gas += legGas(model, leg.protocols, leg.ticksCrossed, leg.extraGas)
   return gas
 }

@@ -14,7 +14,8 @@ import { deriveTokenOutPerEth, gasCostInToken, type Rational } from '../pools/ga
 import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
 import { quotePath, rememberingHopQuoter, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
 import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
-import { DEFAULT_GAS_MODEL, legGas, planGas, type GasModel } from './gas-model.ts'
+import { v4HopGasExtras, v4PlanKey } from '../pools/uniswap-v4.ts'
+import { DEFAULT_GAS_MODEL, legGas, planGas, v4ExtrasGas, type GasModel } from './gas-model.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
 import { MAX_HOPS, type PlanHop, type PlanLeg, type SwapPlan } from './swap-plan.ts'
 import { BaseError } from '../primitives/base-error.ts'
@@ -70,12 +71,14 @@ export class RouteSearchError extends BaseError {
 interface Candidate extends SplitCandidate {
   path: PathHop[]
   protocols: PoolProtocol[]
+  /** its V4 hops' hook calls and native wrapping */
+  extraGas: bigint
   /** the exact path quote, memoised per amount */
   quote(amountIn: bigint): PathQuote | undefined
 }
 
 interface Evaluated {
-  legs: Array<{ path: PathHop[]; protocols: PoolProtocol[]; amountIn: bigint; amountOut: bigint; ticksCrossed: number }>
+  legs: Array<{ path: PathHop[]; protocols: PoolProtocol[]; extraGas: bigint; amountIn: bigint; amountOut: bigint; ticksCrossed: number }>
   amountOut: bigint
   gas: bigint
   gasCost: bigint
@@ -114,7 +117,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
     for (const { candidate, amountIn: legIn } of legs) {
       const q = candidate.quote(legIn)
       if (q === undefined) return undefined
-      out.push({ path: candidate.path, protocols: candidate.protocols, amountIn: legIn, amountOut: q.amountOut, ticksCrossed: q.ticksCrossed })
+      out.push({ path: candidate.path, protocols: candidate.protocols, extraGas: candidate.extraGas, amountIn: legIn, amountOut: q.amountOut, ticksCrossed: q.ticksCrossed })
       amountOut += q.amountOut
     }
     const gas = planGas(model, out)
@@ -126,6 +129,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   const hopQuoter = rememberingHopQuoter()
   const candidates: Candidate[] = paths.map((path) => {
     const protocols = path.map((h) => h.pool.protocol)
+    const extraGas = v4ExtrasGas(model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
     // the single-path pass, the candidate ranking and the allocator ask for the same amounts
     const memo = new Map<bigint, PathQuote | null>()
     const quote = (amount: bigint): PathQuote | undefined => {
@@ -139,8 +143,9 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
     return {
       path,
       protocols,
+      extraGas,
       pools: path.map((h) => h.pool.address),
-      fixedCost: value(legGas(model, protocols, 0)),
+      fixedCost: value(legGas(model, protocols, 0, extraGas)),
       quote,
       evaluate: (amount: bigint) => {
         const q = quote(amount)
@@ -219,7 +224,7 @@ function toPlan(tokenIn: Address, tokenOut: Address, amountIn: bigint, best: Eva
         tokenOut: h.tokenOut,
         fee: h.pool.fee,
         zeroForOne: h.zeroForOne,
-        ...(h.pool.protocol === 'uniswap-v4' ? { v4: { poolManager: h.pool.poolManager, tickSpacing: h.pool.key.tickSpacing } } : {}),
+        ...(h.pool.protocol === 'uniswap-v4' ? { v4: v4PlanKey(h.pool) } : {}),
       }),
     ),
     expectedAmountOut: leg.amountOut,

@@ -10,6 +10,7 @@ import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
 import { PoolDiscovery, type DexDeployment, type PoolDiscoveryOptions } from '../pools/pool-discovery.ts'
 import { pathFailure } from '../pools/pool-quote.ts'
 import { PoolStateLoader, type PoolLoadResult, type PoolStateLoaderOptions } from '../pools/pool-state.ts'
+import type { PoolSnapshot } from '../pools/pools.ts'
 import { findBestPlan, type RoutedPlan, type RouteSearchParams } from './route-search.ts'
 import { MAX_HOPS } from './swap-plan.ts'
 
@@ -28,6 +29,11 @@ export interface PlanRequest {
   amountIn: bigint
   /** default: the next block's base fee (0 before London) */
   gasPriceWei?: bigint
+  /**
+   * leave out the pools whose math is only an estimate (V4 pools whose hook may change a swap:
+   * pools/uniswap-v4-hooks.ts), so that every hop of the plan is quoted exactly
+   */
+  exactPoolsOnly?: boolean
 }
 
 /**
@@ -62,7 +68,8 @@ export class RoutingEngine {
   }
 
   async route(reader: StateReader, request: PlanRequest): Promise<RouteOutcome> {
-    const { pools } = await this.loadPools(reader, request.tokenIn, request.tokenOut)
+    const loaded = await this.loadPools(reader, request.tokenIn, request.tokenOut)
+    const pools = request.exactPoolsOnly === true ? loaded.pools.filter(isExactlyQuoted) : loaded.pools
     const plan = findBestPlan({
       ...this.options.search,
       tokenIn: request.tokenIn,
@@ -86,4 +93,9 @@ export class RoutingEngine {
     // never give zero for a small amount; they refuse a large one)
     return paths.some((path) => pathFailure(path, request.amountIn) === 'zero-output') ? { kind: 'amount-too-small' } : { kind: 'insufficient-liquidity' }
   }
+}
+
+/** the pool's math gives exactly what executing it gives (all but V4 pools whose hook may change a swap) */
+function isExactlyQuoted(pool: PoolSnapshot): boolean {
+  return pool.protocol !== 'uniswap-v4' || !pool.hookAltersSwap
 }

@@ -14,8 +14,20 @@ export interface PlanHop {
   fee: number
   /** tokenIn is the pool's token0 */
   zeroForOne: boolean
-  /** V4 hops (pool is the PoolId): the PoolManager that holds the pool and the key's tick spacing */
-  v4?: { poolManager: Address; tickSpacing: number }
+  /** V4 hops (pool is the PoolId): the PoolManager that holds the pool and the rest of its key */
+  v4?: PlanV4Key
+}
+
+/** What a V4 hop's PoolKey needs beside the hop's tokens and fee (the router builds the key from them). */
+export interface PlanV4Key {
+  poolManager: Address
+  tickSpacing: number
+  /** the key's hooks contract; absent: none */
+  hooks?: Address
+  /** the key holds native ETH (address(0)) where the hop holds WETH: the router unwraps or wraps around the swap */
+  nativeEth?: boolean
+  /** the hook may change the swap's amounts or fee: the hop's expected output is an estimate (src/pools/uniswap-v4-hooks.ts) */
+  hookAltersSwap?: boolean
 }
 
 export interface PlanLeg {

@@ -95,6 +95,8 @@ interface OnchainHop {
   fee: number
   /** V4 hops only; 0 (the default) for V2 and V3 */
   tickSpacing?: number
+  /** V4 hops only; address(0) (the default) for none */
+  hooks?: Hex
 }
 
 /** Calldata without the TS encoder's checks: what a hostile caller can send. */
@@ -103,7 +105,7 @@ function rawSwapCall(p: { tokenIn: Hex; tokenOut: Hex; amountIn: bigint; legs: {
     abi: SWAP_PLAN_ROUTER_ABI,
     functionName: 'swap',
     args: [
-      { ...p, legs: p.legs.map((l) => ({ ...l, hops: l.hops.map((h) => ({ ...h, tickSpacing: h.tickSpacing ?? 0 })) })) },
+      { ...p, legs: p.legs.map((l) => ({ ...l, hops: l.hops.map((h) => ({ ...h, tickSpacing: h.tickSpacing ?? 0, hooks: h.hooks ?? zeroAddress })) })) },
       minAmountOut,
       recipient,
       deadline,
@@ -229,7 +231,7 @@ describe('SwapPlanRouter on the devnet', () => {
     expect(registry.devAccounts.approvedSpenders).toContainEqual({ name: 'SwapPlanRouter', address: ROUTER })
   })
 
-  it('single V2 hop: pays the recipient exactly what Router02.getAmountsOut says, for at most 5,800 gas more than Router02 (5,500 before hops carried V4\'s tick-spacing word)', async () => {
+  it('single V2 hop: pays the recipient exactly what Router02.getAmountsOut says, for at most 6,100 gas more than Router02 (5,500 before hops carried V4\'s tick-spacing word, 5,800 before its hooks word)', async () => {
     const amountIn = parseEther('1')
     const expected = await v2Quote(amountIn, 'WETH', 'USDC')
     const recipient = account(7).address
@@ -252,10 +254,10 @@ describe('SwapPlanRouter on the devnet', () => {
     // the difference is the Swapped event (~2,500), the struct calldata (~2,200 more than a path)
     // and the venue check (the pair proven against the trusted venues' slots, the fee read from its
     // venue: ~300); transfers, pair calls and checks cost what Router02's do
-    expect(result.receipt.gasUsed).toBeLessThan(router02.gasUsed + 5_800n)
+    expect(result.receipt.gasUsed).toBeLessThan(router02.gasUsed + 6_100n)
   })
 
-  it('single V3 hop: pays exactly what QuoterV2 says, for at most 6,300 gas more than SwapRouter (6,000 before hops carried V4\'s tick-spacing word)', async () => {
+  it('single V3 hop: pays exactly what QuoterV2 says, for at most 6,600 gas more than SwapRouter (6,000 before hops carried V4\'s tick-spacing word, 6,300 before its hooks word)', async () => {
     const amountIn = parseUnits('3000', 6)
     const expected = await v3Quote(amountIn, 'USDC', 'WETH', 500)
     const result = await swap(1, plan(leg(amountIn, v3('USDC', 'WETH', 500))), { minAmountOut: expected })
@@ -274,7 +276,7 @@ describe('SwapPlanRouter on the devnet', () => {
     const swapRouter = await send(1, registry.v3.swapRouter, data)
     gas['SwapRouter v3 1 hop (reference)'] = swapRouter.gasUsed
     // event and calldata as for V2, plus the transient lock and armed-pool slots
-    expect(result.receipt.gasUsed).toBeLessThan(swapRouter.gasUsed + 6_300n)
+    expect(result.receipt.gasUsed).toBeLessThan(swapRouter.gasUsed + 6_600n)
   })
 
   it('three hops V3 -> V2 -> V3 (DAI -> USDC -> USDT -> WETH): output is the hop-by-hop quote', async () => {
@@ -385,6 +387,23 @@ describe('SwapPlanRouter on the devnet', () => {
     expect((await revertOf(account(0).address, ghost)).errorName).toBe('InvalidPool')
   })
 
+  it('names hooks only in V4 hops, a native ETH V4 hop only beside WETH, and takes ETH only from WETH and the PoolManager', async () => {
+    const from = account(0).address
+    const one = 10n ** 18n
+    const poolManager = getAddress(registry.v4.poolManager)
+    const hooks = getAddress(registry.v4.hooks[0]!.address)
+    // a V2 or V3 hop that names a hook contract
+    for (const h of [onchainHop(v2('WETH', 'USDC')), onchainHop(v3('WETH', 'USDC', 500))]) {
+      const data = rawSwapCall({ tokenIn: registry.weth, tokenOut: token('USDC'), amountIn: one, legs: [{ amountIn: one, hops: [{ ...h, hooks }] }] })
+      expect(await revertOf(from, data)).toEqual({ errorName: 'InvalidPool', args: [getAddress(h.pool)] })
+    }
+    // protocol 3 (native ETH in the key) on a pair without WETH
+    const usdcUsdt = rawSwapCall({ tokenIn: token('USDC'), tokenOut: token('USDT'), amountIn: 10n ** 9n, legs: [{ amountIn: 10n ** 9n, hops: [{ protocol: 3, pool: poolManager, tokenOut: token('USDT'), fee: 800, tickSpacing: 1 }] }] })
+    expect(await revertOf(from, usdcUsdt)).toEqual({ errorName: 'InvalidPool', args: [poolManager] })
+    // plain ETH from anyone else
+    expect(await revertOf(from, '0x', { value: 1n })).toEqual({ errorName: 'UnexpectedEth', args: [] })
+  })
+
   it('answers unlockCallback only for the PoolManager during its own unlock (a direct call, or the PoolManager outside a swap, is refused)', async () => {
     const data = encodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, functionName: 'unlockCallback', args: ['0x'] })
     expect(await revertOf(account(0).address, data)).toEqual({ errorName: 'UnexpectedCallback', args: [] })
@@ -411,9 +430,9 @@ describe('SwapPlanRouter on the devnet', () => {
       args: [4n],
     })
     expect(await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: token('DAI'), amountIn: one, legs: [{ amountIn: one, hops: [hop] }] }))).toEqual({ errorName: 'PathMismatch', args: [usdc] })
-    expect(await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: one, legs: [{ amountIn: one, hops: [{ ...hop, protocol: 3 }] }] }))).toEqual({
+    expect(await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: one, legs: [{ amountIn: one, hops: [{ ...hop, protocol: 4 }] }] }))).toEqual({
       errorName: 'InvalidProtocol',
-      args: [3],
+      args: [4],
     })
     // recipient = the router itself would strand the output
     expect((await revertOf(from, rawSwapCall({ tokenIn: weth, tokenOut: usdc, amountIn: one, legs: [{ amountIn: one, hops: [hop] }] }, 0n, ROUTER))).errorName).toBe('InvalidRecipient')

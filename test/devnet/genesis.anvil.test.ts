@@ -11,6 +11,7 @@ import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { bestCycle, readPoolPrices } from '../../scripts/devnet/arbitrage.ts'
 import { ERC20_ABI, foundryArtifact, npmArtifact, projectArtifact } from '../../scripts/devnet/artifacts.ts'
 import { decodeV4Slot0, v4LiquiditySlot, v4PoolId, v4Slot0Slot } from '../../src/pools/uniswap-v4-slots.ts'
+import { v4HookPermissions } from '../../src/pools/uniswap-v4-hooks.ts'
 import { GENESIS_PATH, REGISTRY_PATH } from '../../scripts/devnet/paths.ts'
 import { readRegistry, tokenBySymbol } from '../../scripts/devnet/registry.ts'
 
@@ -103,16 +104,21 @@ describe('devnet genesis on anvil', () => {
       expect((await client.getCode({ address }))?.length ?? 0, address).toBeGreaterThan(2)
     }
     expect(registry.v4.pools.length).toBeGreaterThanOrEqual(5)
-    // one pool of native ETH, one at a fee and spacing no V3 factory has, none with hooks
+    // one pool of native ETH, one at a fee and spacing no V3 factory has, two with hooks and dynamic fees
     expect(registry.v4.pools.some((p) => p.currency0 === zeroAddress)).toBe(true)
     expect(registry.v4.pools.some((p) => p.fee === 1200 && p.tickSpacing === 24)).toBe(true)
+    expect(registry.v4.pools.filter((p) => p.hooks !== zeroAddress).map((p) => p.fee)).toEqual([0x800000, 0x800000])
     const extsload = (slot: Hex) => read<Hex>(registry.v4.poolManager, V4_POOL_MANAGER, 'extsload', [slot]).then(BigInt)
     for (const pool of registry.v4.pools) {
-      expect(pool.hooks).toBe(zeroAddress)
+      // a hook is one of the registry's, deployed, at an address whose low 14 bits are its permissions
+      const hook = registry.v4.hooks.find((h) => h.address === pool.hooks)
+      expect(pool.hooks === zeroAddress || (hook !== undefined && v4HookPermissions(hook.address).join() === hook.permissions.join()), pool.name).toBe(true)
+      if (hook !== undefined) expect((await client.getCode({ address: hook.address }))?.length ?? 0, hook.name).toBeGreaterThan(2)
+      expect(pool.fee === 0x800000 ? pool.hooks !== zeroAddress : pool.lpFee === pool.fee, pool.name).toBe(true)
       expect(BigInt(pool.currency0)).toBeLessThan(BigInt(pool.currency1))
       expect(v4PoolId(pool)).toBe(pool.poolId)
       const slot0 = decodeV4Slot0(await extsload(v4Slot0Slot(pool.poolId)))
-      expect(slot0, pool.name).toEqual({ sqrtPriceX96: BigInt(pool.sqrtPriceX96), tick: pool.tick, protocolFee: 0, lpFee: pool.fee })
+      expect(slot0, pool.name).toEqual({ sqrtPriceX96: BigInt(pool.sqrtPriceX96), tick: pool.tick, protocolFee: 0, lpFee: pool.lpFee })
       expect((await extsload(v4LiquiditySlot(pool.poolId))).toString(), pool.name).toBe(pool.liquidity)
       // in-range liquidity is the sum of the positions around the price
       const inRange = pool.positions.filter((p) => p.tickLower <= pool.tick && pool.tick < p.tickUpper).reduce((sum, p) => sum + BigInt(p.liquidity), 0n)
@@ -187,7 +193,8 @@ describe('devnet genesis on anvil', () => {
     const prices = await readPoolPrices(anvil.url, registry, '0x0')
     const weth = registry.weth
     const link = tokenBySymbol(registry, 'LINK').address
-    const ofPair = prices.filter((p) => [p.token0, p.token1].includes(weth) && [p.token0, p.token1].includes(link))
+    // V2 and V3 (the V4 hooked pool of the pair sits at the reference price between them)
+    const ofPair = prices.filter((p) => [p.token0, p.token1].includes(weth) && [p.token0, p.token1].includes(link) && !p.name.startsWith('V4 '))
     expect(ofPair).toHaveLength(2)
     const [a, b] = ofPair.map((p) => p.price!)
     // |a/b - 1| in ppm

@@ -32,15 +32,18 @@ function registryPools(tokens: readonly Address[]): string[] {
   return [
     ...all.v2.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v2', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.feeBps * 100, venue: p.venue })),
     ...all.v3.filter((p) => inSet(p.token0, p.token1)).map((p) => key({ protocol: 'uniswap-v3', address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: p.venue })),
-    // V4: the PoolId is the pool's address in discovery
-    ...all.v4.filter((p) => inSet(p.currency0, p.currency1)).map((p) => key({ protocol: 'uniswap-v4', address: lower(p.poolId), token0: lower(p.currency0), token1: lower(p.currency1), fee: p.fee, venue: all.v4Venue })),
+    // V4: the PoolId is the pool's address in discovery; a native ETH pool is found as WETH's
+    ...all.v4
+      .map((p) => ({ p, tokens: [p.currency0 === zeroAddress ? lower(all.weth) : lower(p.currency0), lower(p.currency1)].sort() as [Address, Address] }))
+      .filter(({ tokens: [a, b] }) => inSet(a, b))
+      .map(({ p, tokens: [token0, token1] }) => key({ protocol: 'uniswap-v4', address: lower(p.poolId), token0, token1, fee: p.fee, venue: all.v4Venue })),
   ].sort()
 }
 
-/** every venue's pools in the registry: Uniswap's, then the devnet's added venues', then V4's (native ETH pools are not routed) */
+/** every venue's pools in the registry: Uniswap's, then the devnet's added venues', then V4's (native ETH and hooked pools included) */
 function allRegistryPools() {
   const full = readRegistry(join(FIXTURES, 'devnet/registry.json'))
-  return { v2: allV2Pairs(full), v3: allV3Pools(full), v4: full.v4.pools.filter((p) => p.currency0 !== zeroAddress), v4Venue: full.v4.name }
+  return { v2: allV2Pairs(full), v3: allV3Pools(full), v4: full.v4.pools, v4Venue: full.v4.name, weth: full.weth }
 }
 
 /** view calls discovery makes per token pair: one getPair per V2 venue, one getPool per V3 fee tier */
@@ -72,7 +75,7 @@ describe('PoolDiscovery', () => {
     }
   })
 
-  it('finds all 13 pairs, 14 V3 pools and 4 V4 pools of the devnet\'s five venues over the token pairs, and nothing else', async () => {
+  it('finds all 13 pairs, 14 V3 pools and 7 V4 pools (native ETH and hooked ones too) of the devnet\'s five venues over the token pairs, and nothing else', async () => {
     const discovery = new PoolDiscovery(counting(), DEX)
     const all = new Map<string, PoolRef>()
     const tokens = registry.tokens.map((t) => lower(t.address))
@@ -80,7 +83,7 @@ describe('PoolDiscovery', () => {
     expect([...all.values()].map(key).sort()).toEqual(registryPools(tokens))
     expect([...all.values()].filter((p) => p.protocol === 'uniswap-v2')).toHaveLength(13)
     expect([...all.values()].filter((p) => p.protocol === 'uniswap-v3')).toHaveLength(14)
-    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v4')).toHaveLength(4)
+    expect([...all.values()].filter((p) => p.protocol === 'uniswap-v4')).toHaveLength(7)
     expect(new Set([...all.values()].map((p) => p.venue))).toEqual(new Set(['uniswap-v2', 'uniswap-v3', 'devnet-fork-v2', 'devnet-fork-v3', 'uniswap-v4']))
     // a V2 pair carries its venue's fee: 30 bps at Uniswap, 25 at the fork
     for (const p of all.values()) if (p.protocol === 'uniswap-v2') expect(p.fee).toBe(p.venue === 'devnet-fork-v2' ? 2500 : 3000)

@@ -20,6 +20,8 @@ import {
 } from '../../src/pools/index.ts'
 
 const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' as Address
+/** a hook contract address whose low 14 bits are `flags` (v4-core Hooks: the permissions) */
+const hookAt = (flags: number) => `0x${'ab'.repeat(18)}${(0xc000 | flags).toString(16)}` as Address
 const WETH = '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2' as Address
 
 function named(name: string): V2Venue | V3Venue {
@@ -101,32 +103,60 @@ describe('venues', () => {
     expect(problemsOf(JSON.stringify([{ kind: 'v5', name: 'z', factory: factoryAt(1), initCodeHash: `0x${'22'.repeat(32)}` }]))).toEqual(['[0].kind: expected "v2", "v3" or "v4"'])
   })
 
-  it('parses a V4 venue (PoolManager and pool keys) and refuses what the search does not model: hooks, native ETH, dynamic fees, more than one PoolManager', () => {
+  it('parses a V4 venue (PoolManager and pool keys): static and dynamic fees, hooks, native ETH as currency0', () => {
     const key = { currency0: factoryAt(1), currency1: factoryAt(2), fee: 1200, tickSpacing: 24 }
     const venue = { kind: 'v4', name: 'uniswap-v4', poolManager: factoryAt(9), poolKeys: [key] }
     const [parsed] = parseVenues(JSON.stringify([venue]))
     expect(parsed).toEqual({ protocol: 'uniswap-v4', name: 'uniswap-v4', poolManager: factoryAt(9), pools: [{ ...key, hooks: zeroAddress }] })
     expect(parseVenues(JSON.stringify([venueJson(parsed!)]))).toEqual([parsed])
+    const keys = [
+      // an afterSwap-only hook with a dynamic fee, a beforeSwap + beforeSwapReturnDelta hook with a static fee, native ETH
+      { ...key, fee: 0x800000, hooks: hookAt(0x0040) },
+      { ...key, hooks: hookAt(0x0088) },
+      { ...key, currency0: zeroAddress },
+      // a hook with no permission bits is valid with a dynamic fee (it only sets the fee)
+      { ...key, fee: 0x800000, hooks: hookAt(0) },
+    ]
+    const [withHooks] = parseVenues(JSON.stringify([{ ...venue, poolKeys: keys }]))
+    expect(withHooks).toEqual({ protocol: 'uniswap-v4', name: 'uniswap-v4', poolManager: factoryAt(9), pools: keys.map((k) => ({ hooks: zeroAddress, ...k })) })
+  })
+
+  it('refuses V4 pool keys the PoolManager would refuse: dynamic fee without hooks, invalid hook permission bits, native ETH as currency1, bad fee or spacing, more than one PoolManager', () => {
+    const key = { currency0: factoryAt(1), currency1: factoryAt(2), fee: 1200, tickSpacing: 24 }
+    const venue = { kind: 'v4', name: 'uniswap-v4', poolManager: factoryAt(9), poolKeys: [key] }
     const bad = problemsOf(
       JSON.stringify([
         {
           ...venue,
           poolKeys: [
-            { ...key, hooks: factoryAt(5) },
-            { ...key, currency0: zeroAddress },
             { ...key, fee: 0x800000 },
+            { ...key, hooks: hookAt(0x0008) },
+            { ...key, hooks: hookAt(0x0004) },
+            { ...key, hooks: hookAt(0x0002) },
+            { ...key, hooks: hookAt(0x0001) },
+            { ...key, hooks: hookAt(0) },
             { ...key, currency0: factoryAt(3) },
+            { ...key, currency0: zeroAddress, currency1: zeroAddress },
+            { ...key, fee: 1_000_000 },
+            { ...key, fee: 0x400000 },
             { ...key, tickSpacing: 0 },
           ],
         },
       ]),
     )
     expect(bad).toEqual([
-      '[0].poolKeys[0].hooks: pools with hooks are not modelled by the search',
-      '[0].poolKeys[1].currency0: native ETH pools are not routed (routes run over WETH)',
-      '[0].poolKeys[2].fee: expected a static LP fee in pips, an integer 0..999999 (dynamic fees need a hook)',
-      '[0].poolKeys[3]: currency0 must be below currency1',
-      '[0].poolKeys[4].tickSpacing: expected an integer 1..32767',
+      '[0].poolKeys[0].hooks: a dynamic fee needs a hook contract',
+      '[0].poolKeys[1].hooks: the beforeSwapReturnDelta permission needs beforeSwap (the address\'s low bits)',
+      '[0].poolKeys[2].hooks: the afterSwapReturnDelta permission needs afterSwap (the address\'s low bits)',
+      '[0].poolKeys[3].hooks: the afterAddLiquidityReturnDelta permission needs afterAddLiquidity (the address\'s low bits)',
+      '[0].poolKeys[4].hooks: the afterRemoveLiquidityReturnDelta permission needs afterRemoveLiquidity (the address\'s low bits)',
+      '[0].poolKeys[5].hooks: a hook contract with no permission bits needs a dynamic fee',
+      '[0].poolKeys[6]: currency0 must be below currency1',
+      '[0].poolKeys[7]: currency0 must be below currency1',
+      '[0].poolKeys[7].currency1: native ETH (address(0)) can only be currency0',
+      '[0].poolKeys[8].fee: expected a static LP fee in pips (an integer 0..999999) or 8388608 (0x800000, a dynamic fee)',
+      '[0].poolKeys[9].fee: expected a static LP fee in pips (an integer 0..999999) or 8388608 (0x800000, a dynamic fee)',
+      '[0].poolKeys[10].tickSpacing: expected an integer 1..32767',
     ])
     expect(problemsOf(JSON.stringify([venue, { ...venue, name: 'second', poolManager: factoryAt(8) }]))).toEqual(['2 v4 venues: SwapPlanRouter holds one PoolManager'])
     const tooMany = Array.from({ length: MAX_V4_POOLS_PER_VENUE + 1 }, (_, i) => ({ ...key, fee: i }))

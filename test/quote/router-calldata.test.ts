@@ -50,7 +50,7 @@ describe('encodeSwapPlanCall', () => {
     expect(SWAP_PLAN_ROUTER_ABI).toEqual(artifact.abi)
     const swap = SWAP_PLAN_ROUTER_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'swap')!
     expect(toFunctionSignature(swap)).toBe(
-      'swap((address,address,uint256,(uint256,(uint8,address,address,uint24,int24)[])[]),uint256,address,uint256,address,bytes)',
+      'swap((address,address,uint256,(uint256,(uint8,address,address,uint24,int24,address)[])[]),uint256,address,uint256,address,bytes)',
     )
     expect(swap.stateMutability).toBe('payable')
     expect(encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 1n, deadline: 2n }).slice(0, 10)).toBe(toFunctionSelector(swap))
@@ -72,13 +72,13 @@ describe('encodeSwapPlanCall', () => {
         tokenOut: D,
         amountIn: 1000n,
         legs: [
-          { amountIn: 600n, hops: [{ protocol: 1, pool: POOL_1, tokenOut: D, fee: 10000, tickSpacing: 0 }] },
+          { amountIn: 600n, hops: [{ protocol: 1, pool: POOL_1, tokenOut: D, fee: 10000, tickSpacing: 0, hooks: zeroAddress }] },
           {
             amountIn: 400n,
             hops: [
-              { protocol: 0, pool: POOL_2, tokenOut: C, fee: 3000, tickSpacing: 0 },
-              { protocol: 1, pool: POOL_3, tokenOut: B, fee: 500, tickSpacing: 0 },
-              { protocol: 0, pool: POOL_1, tokenOut: D, fee: 3000, tickSpacing: 0 },
+              { protocol: 0, pool: POOL_2, tokenOut: C, fee: 3000, tickSpacing: 0, hooks: zeroAddress },
+              { protocol: 1, pool: POOL_3, tokenOut: B, fee: 500, tickSpacing: 0, hooks: zeroAddress },
+              { protocol: 0, pool: POOL_1, tokenOut: D, fee: 3000, tickSpacing: 0, hooks: zeroAddress },
             ],
           },
         ],
@@ -92,12 +92,17 @@ describe('encodeSwapPlanCall', () => {
     expect(ROUTER_PROTOCOL).toEqual({ 'uniswap-v2': 0, 'uniswap-v3': 1, 'uniswap-v4': 2 })
   })
 
-  it('encodes a V4 hop as protocol 2 naming the PoolManager, with the key\'s fee and tick spacing; refuses a V4 hop without them', () => {
+  it('encodes a V4 hop as protocol 2 naming the PoolManager, with the key\'s fee, tick spacing and hooks (3 for a native ETH key); refuses a V4 hop without them', () => {
     const poolId = `0x${'ab'.repeat(32)}` as Hex
     const v4 = (extra: Partial<PlanHop>): PlanHop => ({ ...hop('uniswap-v4', poolId, A, D, 1200), ...extra })
     const plan = (h: PlanHop): SwapPlan => ({ tokenIn: A, tokenOut: D, amountIn: 5n, expectedAmountOut: 0n, legs: [{ amountIn: 5n, expectedAmountOut: 0n, hops: [h] }] })
     const { args } = decode(encodeSwapPlanCall({ plan: plan(v4({ v4: { poolManager: POOL_3, tickSpacing: 24 } })), minAmountOut: 0n, deadline: 1n }))
-    expect((args![0] as { legs: Array<{ hops: unknown[] }> }).legs[0]!.hops).toEqual([{ protocol: 2, pool: POOL_3, tokenOut: D, fee: 1200, tickSpacing: 24 }])
+    expect((args![0] as { legs: Array<{ hops: unknown[] }> }).legs[0]!.hops).toEqual([{ protocol: 2, pool: POOL_3, tokenOut: D, fee: 1200, tickSpacing: 24, hooks: zeroAddress }])
+    const hooks = `0x${'12'.repeat(18)}0040` as Hex
+    const hooked = decode(encodeSwapPlanCall({ plan: plan(v4({ fee: 0x800000, v4: { poolManager: POOL_3, tickSpacing: 24, hooks, hookAltersSwap: false } })), minAmountOut: 0n, deadline: 1n }))
+    expect((hooked.args![0] as { legs: Array<{ hops: unknown[] }> }).legs[0]!.hops).toEqual([{ protocol: 2, pool: POOL_3, tokenOut: D, fee: 0x800000, tickSpacing: 24, hooks: getAddress(hooks) }])
+    const native = decode(encodeSwapPlanCall({ plan: plan(v4({ v4: { poolManager: POOL_3, tickSpacing: 24, nativeEth: true } })), minAmountOut: 0n, deadline: 1n }))
+    expect((native.args![0] as { legs: Array<{ hops: unknown[] }> }).legs[0]!.hops).toEqual([{ protocol: 3, pool: POOL_3, tokenOut: D, fee: 1200, tickSpacing: 24, hooks: zeroAddress }])
     expect(() => encodeSwapPlanCall({ plan: plan(v4({})), minAmountOut: 0n, deadline: 1n })).toThrow(InvalidSwapPlanError)
     expect(() => encodeSwapPlanCall({ plan: plan(v4({ v4: { poolManager: POOL_3, tickSpacing: 0 } })), minAmountOut: 0n, deadline: 1n })).toThrow(/tick spacing 0/)
     // a V2 or V3 hop carries no V4 fields

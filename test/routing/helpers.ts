@@ -127,7 +127,8 @@ export interface ReferenceQuote {
 
 /** exact output of one pool for the whole amount, or undefined (partial fill, zero out, revert) */
 export function referenceQuote(pool: PoolSnapshot, tokenIn: Address, amountIn: bigint): ReferenceQuote | undefined {
-  const zeroForOne = tokenIn === pool.token0
+  // a V4 key's currency1 is always an ERC-20 (its currency0 may be native ETH, which routes name WETH)
+  const zeroForOne = pool.protocol === 'uniswap-v4' ? tokenIn !== pool.key.currency1 : tokenIn === pool.token0
   try {
     if (pool.protocol === 'uniswap-v2') {
       const out = getAmountOut(amountIn, zeroForOne ? pool.reserve0 : pool.reserve1, zeroForOne ? pool.reserve1 : pool.reserve0, pool.fee / 100)

@@ -72,7 +72,7 @@ async function plans(routing: RoutingEngine = engine): Promise<RoutedPlan[]> {
 }
 
 function describePlan(plan: SwapPlan): string {
-  return plan.legs.map((l) => l.hops.map((h) => `${h.protocol === 'uniswap-v2' ? 'v2' : `v3/${h.fee}`}`).join('>')).join(' + ')
+  return plan.legs.map((l) => l.hops.map((h) => (h.protocol === 'uniswap-v2' ? 'v2' : `${h.protocol === 'uniswap-v3' ? 'v3' : 'v4'}/${h.fee}${h.v4?.hooks === undefined ? '' : '+hook'}${h.v4?.nativeEth === true ? '+eth' : ''}`)).join('>')).join(' + ')
 }
 
 const planRouter = registry.extensions?.['swap-plan-router'] === undefined ? undefined : lower(registry.extensions['swap-plan-router'])

@@ -55,7 +55,10 @@ function checkPlan(plan: RoutedPlan, pools: readonly PoolSnapshot[], maxSplits =
 /** modelled gas of one path with the whole amount, written out from the model's documented formula */
 function referencePathGas(path: ReferencePath, ticksCrossed: number): bigint {
   const m = DEFAULT_GAS_MODEL
-  return m.base + m.perLeg + path.pools.reduce((s, p) => s + m.perHop[p.protocol], 0n) + m.perV3TickCrossed * BigInt(ticksCrossed)
+  // a V4 hop's hook calls (beforeSwap is bit 7 of the hook's address, afterSwap bit 6) and native ETH wrapping
+  const v4Extra = (p: PoolSnapshot) =>
+    p.protocol !== 'uniswap-v4' ? 0n : m.perV4HookCall * (((BigInt(p.key.hooks) >> 7n) & 1n) + ((BigInt(p.key.hooks) >> 6n) & 1n)) + (BigInt(p.key.currency0) === 0n ? m.perV4NativeHop : 0n)
+  return m.base + m.perLeg + path.pools.reduce((s, p) => s + m.perHop[p.protocol] + v4Extra(p), 0n) + m.perV3TickCrossed * BigInt(ticksCrossed)
 }
 
 interface BruteForce {
@@ -89,8 +92,8 @@ describe('findBestPlan on the devnet', () => {
     expect(plan.legs).toHaveLength(1)
     expect(plan.legs[0].hops).toHaveLength(1)
     const direct = pools.filter((p) => [p.token0, p.token1].includes(tok('WETH')) && [p.token0, p.token1].includes(tok('USDC')))
-    // Uniswap V2 and the 25-bps fork pair, Uniswap's 0.05% and 0.3% pools, the second factory's 0.3%, and V4's 0.3%
-    expect(direct).toHaveLength(6)
+    // Uniswap V2 and the 25-bps fork pair, Uniswap's 0.05% and 0.3% pools, the second factory's 0.3%, and V4's 0.3% (WETH and native ETH)
+    expect(direct).toHaveLength(7)
     const bestDirect = direct.map((p) => referenceQuote(p, tok('WETH'), E18)?.amountOut ?? 0n).reduce((a, b) => (a > b ? a : b))
     expect(plan.expectedAmountOut).toBe(bestDirect)
     expect(plan.tokenOutPerEth).toBeDefined()

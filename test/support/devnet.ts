@@ -30,12 +30,17 @@ export interface Registry {
     name: string
     poolManager: string
     poolSwapTest: string
+    /** the hook contracts, at addresses whose low 14 bits are their permissions (scripts/devnet/v4-hooks.ts) */
+    hooks: Array<{ name: string; address: string; permissions: string[]; salt: string }>
     pools: Array<{
       name: string
       poolId: string
       currency0: string
       currency1: string
+      /** the key's fee: 8388608 (0x800000) for a dynamic fee */
       fee: number
+      /** the LP fee slot0 holds at genesis */
+      lpFee: number
       tickSpacing: number
       hooks: string
       sqrtPriceX96: string

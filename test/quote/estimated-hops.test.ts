@@ -1,0 +1,40 @@
+/**
+ * Plans through V4 pools whose hook may change the swap: which plans carry an estimate, and how the
+ * quote picks between such a plan's execution and the exact pools' best plan's.
+ */
+import { describe, expect, it } from 'vitest'
+import type { Address } from '../../src/chain/types.ts'
+import { exactExecutionIsBetter, planHasEstimatedHops } from '../../src/quote/estimated-hops.ts'
+import type { RoutedPlan } from '../../src/routing/route-search.ts'
+import type { PlanHop } from '../../src/routing/swap-plan.ts'
+
+const A = '0x1000000000000000000000000000000000000001' as Address
+const B = '0x2000000000000000000000000000000000000002' as Address
+const PM = '0x3000000000000000000000000000000000000003' as Address
+
+function plan(hops: PlanHop[], tokenOutPerEth?: { num: bigint; den: bigint }): RoutedPlan {
+  const leg = { amountIn: 10n, expectedAmountOut: 9n, hops }
+  return { tokenIn: A, tokenOut: B, amountIn: 10n, legs: [leg], expectedAmountOut: 9n, estimatedGas: 0n, gasCostInTokenOut: 0n, netAmountOut: 9n, ...(tokenOutPerEth ? { tokenOutPerEth } : {}) }
+}
+const v4Hop = (v4: PlanHop['v4']): PlanHop => ({ protocol: 'uniswap-v4', pool: `0x${'ab'.repeat(32)}` as Address, tokenIn: A, tokenOut: B, fee: 0x800000, zeroForOne: true, v4 })
+
+describe('estimated hops', () => {
+  it('marks a plan through a V4 hop whose hook alters the swap, and no other', () => {
+    expect(planHasEstimatedHops(plan([v4Hop({ poolManager: PM, tickSpacing: 10, hooks: A, hookAltersSwap: true })]))).toBe(true)
+    // a modelled hook, native ETH, a plain V4 or V3 hop: exact
+    expect(planHasEstimatedHops(plan([v4Hop({ poolManager: PM, tickSpacing: 10, hooks: A })]))).toBe(false)
+    expect(planHasEstimatedHops(plan([v4Hop({ poolManager: PM, tickSpacing: 10, nativeEth: true })]))).toBe(false)
+    expect(planHasEstimatedHops(plan([{ protocol: 'uniswap-v3', pool: A, tokenIn: A, tokenOut: B, fee: 500, zeroForOne: true }]))).toBe(false)
+  })
+
+  it('prefers the exact execution when it is worth as much or more net of gas at the plan rate, output alone without a rate', () => {
+    const rate = { num: 2n, den: 1n }
+    // 1,000 out for 200 gas against 1,100 out for 100 gas at 1 wei/gas and 2 tokenOut/wei: 600 vs 900 net
+    expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 200n }, { amountOut: 1_100n, gasUsed: 100n }, plan([], rate), 1n)).toBe(true)
+    expect(exactExecutionIsBetter({ amountOut: 1_100n, gasUsed: 100n }, { amountOut: 1_000n, gasUsed: 100n }, plan([], rate), 1n)).toBe(false)
+    expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 100n }, { amountOut: 1_000n, gasUsed: 100n }, plan([], rate), 1n)).toBe(true)
+    // the exact plan pays more gas than its extra output is worth
+    expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 100n }, { amountOut: 1_050n, gasUsed: 200n }, plan([], rate), 1n)).toBe(false)
+    expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 100n }, { amountOut: 1_050n, gasUsed: 200n }, plan([]), 1n)).toBe(true)
+  })
+})
