@@ -131,7 +131,7 @@ export class BackrunEngine implements BackrunService {
     for (const venue of options.routing.discovery.venues) {
       if (venue.protocol !== 'uniswap-v4') continue
       for (const key of venue.pools) {
-        const ref = v4PoolRef(venue.poolManager, key, venue.name)
+        const ref = v4PoolRef(venue.poolManager, key, venue.name, options.weth)
         v4Pools.set(ref.address.toLowerCase() as Address, ref)
       }
     }
@@ -391,7 +391,7 @@ function portion(gasUsed: bigint): bigint {
  * lists it as a WETH pool, src/pools/pools.ts) and a pool with a hook (which a dynamic fee needs)
  * stay out of the cycles, as does any pool whose token is the zero address.
  */
-function executorCanSwap(pool: PoolSnapshot): boolean {
+export function executorCanSwap(pool: PoolSnapshot): boolean {
   if (pool.token0 === ZERO_ADDRESS || pool.token1 === ZERO_ADDRESS) return false
   if (pool.protocol !== 'uniswap-v4') return true
   return pool.key.currency0 !== ZERO_ADDRESS && pool.key.hooks === ZERO_ADDRESS

@@ -5,7 +5,7 @@
  */
 import { decodeFunctionData, encodeFunctionData, getAddress, toFunctionSelector, toFunctionSignature, zeroAddress, type AbiFunction, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { InvalidSwapPlanError, ROUTER_PROTOCOL, SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
+import { InvalidSwapPlanError, ROUTER_PROTOCOL, ROUTER_PROTOCOL_V4_NATIVE, SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
 import type { PlanHop, SwapPlan } from '../../src/routing/swap-plan.ts'
 import artifact from '../../src/contracts/artifacts/SwapPlanRouter.json' with { type: 'json' }
 
@@ -130,7 +130,9 @@ describe('encodeSwapPlanCall', () => {
       expectedAmountOut: 0n,
       legs: [
         { amountIn: 2n ** 254n, expectedAmountOut: 0n, hops: [{ ...hop('uniswap-v4', POOL_1, A, C, 0), v4: { poolManager: POOL_3, tickSpacing: 32_767 } }, hop('uniswap-v3', POOL_2, C, D, 2 ** 24 - 1)] },
-        { amountIn: 2n ** 254n, expectedAmountOut: 0n, hops: [hop('uniswap-v2', POOL_3, A, D)] },
+        // a hooked dynamic-fee hop, then a native-ETH one (protocol 3)
+        { amountIn: 2n ** 253n, expectedAmountOut: 0n, hops: [{ ...hop('uniswap-v4', POOL_1, A, C, 0x800000), v4: { poolManager: POOL_3, tickSpacing: 1, hooks: POOL_2 } }, { ...hop('uniswap-v4', POOL_2, C, D, 3000), v4: { poolManager: POOL_3, tickSpacing: 60, nativeEth: true } }] },
+        { amountIn: 2n ** 253n, expectedAmountOut: 0n, hops: [hop('uniswap-v2', POOL_3, A, D)] },
       ],
     }
     const calls: Array<Parameters<typeof encodeSwapPlanCall>[0]> = [
@@ -149,7 +151,14 @@ describe('encodeSwapPlanCall', () => {
             amountIn: call.plan.amountIn,
             legs: call.plan.legs.map((l) => ({
               amountIn: l.amountIn,
-              hops: l.hops.map((h) => ({ protocol: ROUTER_PROTOCOL[h.protocol], pool: h.v4?.poolManager ?? h.pool, tokenOut: h.tokenOut, fee: h.fee, tickSpacing: h.v4?.tickSpacing ?? 0 })),
+              hops: l.hops.map((h) => ({
+                protocol: h.v4?.nativeEth === true ? ROUTER_PROTOCOL_V4_NATIVE : ROUTER_PROTOCOL[h.protocol],
+                pool: h.v4?.poolManager ?? h.pool,
+                tokenOut: h.tokenOut,
+                fee: h.fee,
+                tickSpacing: h.v4?.tickSpacing ?? 0,
+                hooks: h.v4?.hooks ?? zeroAddress,
+              })),
             })),
           },
           call.minAmountOut,
