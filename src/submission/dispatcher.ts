@@ -46,6 +46,7 @@
  * and dispatched again (dispatcher/reorg.ts).
  */
 import type { DispatchContext } from './dispatcher/context.ts'
+import { EventLoopTurns } from './dispatcher/event-loop-turns.ts'
 import { HeadStep } from './dispatcher/head-step.ts'
 import { InclusionWatch } from './dispatcher/inclusion.ts'
 import { PerBlockBudget } from './dispatcher/per-block-budget.ts'
@@ -122,6 +123,8 @@ export class Dispatcher {
   private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent[]>()
   /** with a shared store: the leases this process holds (undefined: it owns every submission) */
   private readonly leases: LeaseKeeper | undefined
+  /** the per-head work of the open submissions, one step or send per turn of the event loop */
+  private readonly turns = new EventLoopTurns()
 
   private head: HeadInfo | undefined
   private readonly active = new Map<SubmissionId, Task>()
@@ -158,6 +161,7 @@ export class Dispatcher {
       finish: (task, terminal, before) => this.finish(task, terminal, before),
       reschedule: (task) => this.schedule(task),
       track: (promise) => this.track(promise),
+      turn: () => this.turns.next(),
     }
     const limits = this.limits
     // inclusion checks and the relays' bundle-stats questions share one bound
@@ -377,6 +381,9 @@ export class Dispatcher {
     }
     const run = (async () => {
       do {
+        // its turn: a head schedules every open submission at once (see event-loop-turns.ts)
+        await this.turns.next()
+        if (task.finished || this.stopping) return
         task.rerun = false
         const reorgs = this.pendingReorgs.get(task.record.id)
         if (reorgs !== undefined) {
