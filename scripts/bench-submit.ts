@@ -40,7 +40,7 @@ import { signDevTransfer } from '../test/support/devnet.ts'
 import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { startCluster } from '../test/support/cluster.ts'
+import { startCluster, stopProcess } from '../test/support/cluster.ts'
 import { scrapeSums, startCpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
@@ -51,6 +51,13 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const POSTGRES = process.env.BENCH_POSTGRES !== '0'
 const GENESIS = 'fixtures/devnet/genesis.json'
+/**
+ * A service gets this long to close on SIGTERM (then SIGKILL), and the next run starts only once it
+ * has exited. Until then it got 1.5 s, and the LevelDB service was still closing (its open
+ * submissions' sends aborted and recorded) while the PostgreSQL runs were measured; under load a
+ * --cpu-prof was lost to the SIGKILL.
+ */
+const SERVICE_STOP_GRACE_MS = 30_000
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number
@@ -219,7 +226,8 @@ async function main() {
     console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
     const sustained = await closedLoop(url, closedTxs)
     console.log(`closed loop (${CONNECTIONS} at once): ${sustained.perSecond.toFixed(0)} acks/s over ${sustained.count}; relay received ${relay.received()} bundles so far, ${relay.withBackrun()} with a backrun`)
-    service.kill('SIGTERM')
+    // stopped before the PostgreSQL runs begin: a service still closing would share their cores
+    await stopProcess(service, SERVICE_STOP_GRACE_MS)
     const postgres = POSTGRES ? await postgresRuns(relay.url, { warmTxs, openTxs, closedTxs }) : undefined
     console.log(
       JSON.stringify({
@@ -255,9 +263,7 @@ async function main() {
     )
   } finally {
     // SIGTERM: the service shuts down cleanly (and writes its CPU profile when asked to)
-    service.kill('SIGTERM')
-    await new Promise((r) => setTimeout(r, 1500))
-    service.kill('SIGKILL')
+    await stopProcess(service, SERVICE_STOP_GRACE_MS)
     await anvil.stop()
     relay.server.close()
     rmSync(dataDir, { recursive: true, force: true })
@@ -297,9 +303,7 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
     try {
       one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs)
     } finally {
-      service.kill('SIGTERM')
-      await new Promise((r) => setTimeout(r, 1500))
-      service.kill('SIGKILL')
+      await stopProcess(service, SERVICE_STOP_GRACE_MS)
       rmSync(dataDir, { recursive: true, force: true })
     }
   } finally {
