@@ -132,10 +132,12 @@ export class Replanning {
     const simulation = task.simulation
     const tipFloor = this.tipFloor(task)
     const stale = (): boolean => headMoved(this.ctx, head)
+    // its turn on this thread first: a head's other submissions' steps are no place to run, and
+    // must not spend the plan's wait bound (under load that line is seconds long)
+    await this.ctx.turn()
     const clock = new PrepareClock('the backrun planning', this.bounds, cancel)
     // its wait counts from here: the dispatcher's plan slots, then the port's own queue
     clock.queued()
-    await this.ctx.turn()
     try {
       const plan = await clock.run(() =>
         this.planLimit.run(async () => {
