@@ -33,7 +33,9 @@
  *
  * Memory per open submission is its record (the raw bytes), a small lifecycle summary and the
  * hashes of the bundles sent for the last block: no decoded transaction, simulation state or VM
- * is kept between heads (each head decodes and simulates again).
+ * is kept between heads (each head simulates again; the txs cross to the worker pool as their raw
+ * bytes, and are decoded on this thread only once per submission, for their tip cap, or when an
+ * in-process port reads them).
  *
  * The dispatcher/ folder holds its parts: re-planning on a head (replanning.ts), the bundles
  * (bundles.ts) and their sends to relays, recorded before they go out (relay-sends.ts), inclusion
