@@ -27,7 +27,8 @@
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS
- * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4).
+ * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4), BENCH_REPLICA_WORKERS (WORKERS of each
+ * replica in 4; default the cluster's own, 1).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
@@ -40,8 +41,8 @@ import { signDevTransfer } from '../test/support/devnet.ts'
 import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { startCluster } from '../test/support/cluster.ts'
-import { scrapeSums, startCpuWindow } from './lib/process-cpu.ts'
+import { startCluster, stopProcess } from '../test/support/cluster.ts'
+import { scrapeSums, startCpuWindow, sumCpuWindows } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
@@ -50,7 +51,16 @@ const RATE = Number(process.env.BENCH_RATE ?? 200)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const POSTGRES = process.env.BENCH_POSTGRES !== '0'
+/** WORKERS of each of the two replicas (4); default the cluster's own (test/support/cluster.ts: 1) */
+const REPLICA_WORKERS = process.env.BENCH_REPLICA_WORKERS
 const GENESIS = 'fixtures/devnet/genesis.json'
+/**
+ * A service gets this long to close on SIGTERM (then SIGKILL), and the next run starts only once it
+ * has exited. Until then it got 1.5 s, and the LevelDB service was still closing (its open
+ * submissions' sends aborted and recorded) while the PostgreSQL runs were measured; under load a
+ * --cpu-prof was lost to the SIGKILL.
+ */
+const SERVICE_STOP_GRACE_MS = 30_000
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number
@@ -217,9 +227,15 @@ async function main() {
     console.log(`open loop ${RATE}/s: ours p50 ${ours.p50.toFixed(2)} ms p99 ${ours.p99.toFixed(2)} ms (${ours.count} acks, ${ours.failed} failed${ours.firstFailure ? `: ${ours.firstFailure}` : ''})`)
     const peer = await openLoop(anvil.url, 'eth_sendRawTransaction', peerTxs)
     console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
+    const closedCpu = startCpuWindow(service.pid!)
     const sustained = await closedLoop(url, closedTxs)
-    console.log(`closed loop (${CONNECTIONS} at once): ${sustained.perSecond.toFixed(0)} acks/s over ${sustained.count}; relay received ${relay.received()} bundles so far, ${relay.withBackrun()} with a backrun`)
-    service.kill('SIGTERM')
+    const closedWindow = closedCpu.stop()
+    console.log(
+      `closed loop (${CONNECTIONS} at once): ${sustained.perSecond.toFixed(0)} acks/s over ${sustained.count} (${sustained.failed} failed); service CPU ${closedWindow.cpuPercent.toFixed(0)}% (main thread ${closedWindow.mainThreadCpuPercent.toFixed(0)}%), ` +
+        `${((closedWindow.cpuSeconds * 1000) / Math.max(1, sustained.count + sustained.failed)).toFixed(2)} CPU ms per answer; relay received ${relay.received()} bundles so far, ${relay.withBackrun()} with a backrun`,
+    )
+    // stopped before the PostgreSQL runs begin: a service still closing would share their cores
+    await stopProcess(service, SERVICE_STOP_GRACE_MS)
     const postgres = POSTGRES ? await postgresRuns(relay.url, { warmTxs, openTxs, closedTxs }) : undefined
     console.log(
       JSON.stringify({
@@ -255,9 +271,7 @@ async function main() {
     )
   } finally {
     // SIGTERM: the service shuts down cleanly (and writes its CPU profile when asked to)
-    service.kill('SIGTERM')
-    await new Promise((r) => setTimeout(r, 1500))
-    service.kill('SIGKILL')
+    await stopProcess(service, SERVICE_STOP_GRACE_MS)
     await anvil.stop()
     relay.server.close()
     rmSync(dataDir, { recursive: true, force: true })
@@ -271,14 +285,25 @@ interface StoreRun {
   closed: Awaited<ReturnType<typeof closedLoop>>
 }
 
-/** warm-up, open loop at BENCH_RATE, closed loop: against one service or spread over replicas */
-async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }): Promise<StoreRun> {
+/**
+ * warm-up, open loop at BENCH_RATE, closed loop: against one service or spread over replicas.
+ * `pids`: the service processes, whose CPU per answer in the closed loop is printed (what bounds
+ * acks/s when the cores are the limit; not on the last line).
+ */
+async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }, pids: readonly number[]): Promise<StoreRun> {
   const urls = Array.isArray(url) ? url : [url]
   for (const [i, tx] of txs.warmTxs.entries()) await send(urls[i % urls.length], 'eth_sendPrivateRawTransaction', tx)
   const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
+  const windows = pids.map((pid) => startCpuWindow(pid))
   const closed = await closedLoop(url, txs.closedTxs)
-  console.log(`${label}: closed loop (${CONNECTIONS} at once): ${closed.perSecond.toFixed(0)} acks/s over ${closed.count} (${closed.failed} failed)`)
+  const cpu = sumCpuWindows(windows.map((w) => w.stop()))
+  const answers = closed.count + closed.failed
+  const perAnswer = answers === 0 ? 0 : (cpu.cpuSeconds * 1000) / answers
+  console.log(
+    `${label}: closed loop (${CONNECTIONS} at once): ${closed.perSecond.toFixed(0)} acks/s over ${closed.count} (${closed.failed} failed); ` +
+      `the service processes used ${cpu.cpuPercent.toFixed(0)}% CPU (main threads ${cpu.mainThreadCpuPercent.toFixed(0)}%), ${perAnswer.toFixed(2)} CPU ms per answer`,
+  )
   return { open, closed }
 }
 
@@ -295,20 +320,23 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
     const port = await freePort()
     const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0' })
     try {
-      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs)
+      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, [service.pid!])
     } finally {
-      service.kill('SIGTERM')
-      await new Promise((r) => setTimeout(r, 1500))
-      service.kill('SIGKILL')
+      await stopProcess(service, SERVICE_STOP_GRACE_MS)
       rmSync(dataDir, { recursive: true, force: true })
     }
   } finally {
     await pg.close()
   }
   // two replicas: the cluster's own database and chain; the relay records, nothing lands
-  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', WORKERS: '0' } })
+  // WORKERS: the cluster's own (1 per replica) unless BENCH_REPLICA_WORKERS says otherwise. Until
+  // 2026-11-26 this run forced WORKERS=0, from before the dispatcher's simulations and plans moved
+  // to the pool: it then measured every simulation and backrun search on the replicas' main
+  // threads, a setup neither `npm run cluster` nor the one-replica run (3) has.
+  const workers: Record<string, string> = REPLICA_WORKERS === undefined ? {} : { WORKERS: REPLICA_WORKERS }
+  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', ...workers } })
   try {
-    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs)
+    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, cluster.replicas.map((r) => r.pid))
     return { one, two }
   } finally {
     await cluster.stop()

@@ -60,7 +60,13 @@ export interface SimulationInput {
   id: SubmissionId
   kind: SubmissionKind
   /** the user's txs in bundle order (one for private-tx and notify) */
-  userTxs: readonly DecodedTransaction[]
+  readonly userTxs: readonly DecodedTransaction[]
+  /**
+   * the stored bytes of userTxs, in the same order, when the caller has them (the dispatcher
+   * does). A port that runs the work elsewhere (the worker pool) sends these and never reads
+   * userTxs, which the dispatcher then decodes only when read: no decode on its thread per head.
+   */
+  rawTxs?: readonly Hex[]
   /** aborted when the work is given up: its wait (queueWaitMs) or its run (prepareTimeoutMs) took too long, or the submission ended */
   signal: AbortSignal
   /** for a port that queues the work: tells when it waits and when it starts (see TaskClock) */
@@ -91,7 +97,13 @@ export interface BackrunPlanInput {
   id: SubmissionId
   kind: SubmissionKind
   /** the user's txs in bundle order; the backrun goes behind the last one */
-  userTxs: readonly DecodedTransaction[]
+  readonly userTxs: readonly DecodedTransaction[]
+  /**
+   * the stored bytes of userTxs, in the same order, when the caller has them (the dispatcher
+   * does). A port that runs the work elsewhere (the worker pool) sends these and never reads
+   * userTxs, which the dispatcher then decodes only when read: no decode on its thread per head.
+   */
+  rawTxs?: readonly Hex[]
   /** undefined when the simulation could not be run */
   simulation: SimulationReport | undefined
   /** aborted when the work is given up: its wait (queueWaitMs) or its run (prepareTimeoutMs) took too long, or the submission ended */

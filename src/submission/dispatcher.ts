@@ -33,7 +33,9 @@
  *
  * Memory per open submission is its record (the raw bytes), a small lifecycle summary and the
  * hashes of the bundles sent for the last block: no decoded transaction, simulation state or VM
- * is kept between heads (each head decodes and simulates again).
+ * is kept between heads (each head simulates again; the txs cross to the worker pool as their raw
+ * bytes, and are decoded on this thread only once per submission, for their tip cap, or when an
+ * in-process port reads them).
  *
  * The dispatcher/ folder holds its parts: re-planning on a head (replanning.ts), the bundles
  * (bundles.ts) and their sends to relays, recorded before they go out (relay-sends.ts), inclusion
@@ -46,6 +48,7 @@
  * and dispatched again (dispatcher/reorg.ts).
  */
 import type { DispatchContext } from './dispatcher/context.ts'
+import { EventLoopTurns } from './dispatcher/event-loop-turns.ts'
 import { HeadStep } from './dispatcher/head-step.ts'
 import { InclusionWatch } from './dispatcher/inclusion.ts'
 import { PerBlockBudget } from './dispatcher/per-block-budget.ts'
@@ -122,6 +125,8 @@ export class Dispatcher {
   private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent[]>()
   /** with a shared store: the leases this process holds (undefined: it owns every submission) */
   private readonly leases: LeaseKeeper | undefined
+  /** the per-head work of the open submissions, one step or send per turn of the event loop */
+  private readonly turns = new EventLoopTurns()
 
   private head: HeadInfo | undefined
   private readonly active = new Map<SubmissionId, Task>()
@@ -158,6 +163,7 @@ export class Dispatcher {
       finish: (task, terminal, before) => this.finish(task, terminal, before),
       reschedule: (task) => this.schedule(task),
       track: (promise) => this.track(promise),
+      turn: () => this.turns.next(),
     }
     const limits = this.limits
     // inclusion checks and the relays' bundle-stats questions share one bound
@@ -377,6 +383,9 @@ export class Dispatcher {
     }
     const run = (async () => {
       do {
+        // its turn: a head schedules every open submission at once (see event-loop-turns.ts)
+        await this.turns.next()
+        if (task.finished || this.stopping) return
         task.rerun = false
         const reorgs = this.pendingReorgs.get(task.record.id)
         if (reorgs !== undefined) {

@@ -72,13 +72,13 @@ export class PooledBackrunPlanner implements BackrunPlanner {
     throwIfAborted(input.signal)
     // what the in-process planner answers before any work: no task for it
     if (input.simulation !== undefined && !input.simulation.success) return null
-    if (input.userTxs.length === 0) return null
+    if ((input.rawTxs ?? input.userTxs).length === 0) return null
     // before the first await: the dispatcher's wait bound counts from here
     input.clock?.queued()
     const request: PlanTaskRequest = {
       id: input.id,
       kind: input.kind,
-      rawTxs: input.userTxs.map((tx) => tx.rawHex),
+      rawTxs: input.rawTxs !== undefined ? [...input.rawTxs] : input.userTxs.map((tx) => tx.rawHex),
       simulation: input.simulation,
       tipFloor: input.tipFloor,
       settings: this.settings,

@@ -33,7 +33,7 @@ export function pooledSubmissionSimulator(pool: WorkerPool, share: Limiter): Sub
     throwIfAborted(input.signal)
     // before the first await: the dispatcher's wait bound counts from here
     input.clock?.queued()
-    const request = { id: input.id, kind: input.kind, rawTxs: input.userTxs.map((tx) => tx.rawHex) }
+    const request = { id: input.id, kind: input.kind, rawTxs: input.rawTxs !== undefined ? [...input.rawTxs] : input.userTxs.map((tx) => tx.rawHex) }
     try {
       return await share.run(() => {
         throwIfAborted(input.signal)

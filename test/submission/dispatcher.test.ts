@@ -337,6 +337,26 @@ describe('Dispatcher: private transactions', () => {
     expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'included', block: 101n })
   })
 
+  it('simulations and plans get the stored bytes (rawTxs) at every head; userTxs decodes them only when read, to the same txs', async () => {
+    const simulated: Array<{ raw: readonly Hex[] | undefined; read: () => readonly Hex[] }> = []
+    const simulate: SubmissionSimulator = async (input) => {
+      simulated.push({ raw: input.rawTxs, read: () => input.userTxs.map((tx) => tx.rawHex) })
+      return { success: true }
+    }
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { simulate } })
+    const rawTx = await userTx(75)
+    await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })
+    await h.dispatcher.whenIdle()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    expect(simulated).toHaveLength(2)
+    expect(h.planner.calls).toHaveLength(2)
+    for (const input of [...simulated.map((s) => s.raw), ...h.planner.calls.map((c) => c.rawTxs)]) expect(input).toEqual([rawTx.toLowerCase()])
+    // read after the fact: the decode is made on demand, and is the stored tx
+    expect(simulated[1].read()).toEqual([rawTx.toLowerCase()])
+    expect(h.planner.calls[1].userTxs.map((tx) => tx.hash)).toEqual([keccak256(rawTx)])
+  })
+
   it('plans at most maxPlansPerBlock backruns per block; the others go out with their own bundle and say why', async () => {
     const h = await harness({ relays: [{ name: 'a' }], dispatcher: { maxPlansPerBlock: 1 } })
     const raws = await Promise.all([68, 69].map((n) => userTx(n)))

@@ -332,4 +332,25 @@ describe('OutboxStore group commit', () => {
     // the duplicate wrote nothing: its lifecycle is still the one received event
     expect((await store.get(stored.record.id))?.events.map((e) => e.type)).toEqual(['received'])
   })
+
+  it('a new submission goes into the next batch ahead of queued lifecycle writes, and batches hold at most maxGroupOps', async () => {
+    const store = newStore({ maxGroupOps: 50 })
+    await store.open()
+    const open = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(400) })
+    const batches: number[] = []
+    const db = (store as unknown as { db: { batch: (ops: unknown[], ...rest: unknown[]) => unknown } }).db
+    const { batch } = db
+    db.batch = (ops, ...rest) => (batches.push(ops.length), batch.apply(db, [ops, ...rest]))
+    const order: string[] = []
+    // 10 appends of 40 events each: one per batch (two do not fit in 50 operations)
+    const appends = Array.from({ length: 10 }, (_, i) =>
+      store.append(open.record.id, Array.from({ length: 40 }, (_, k): LifecycleEvent => ({ type: 'no-backrun', at: i * 100 + k, reason: 'test', block: 1n }))).then(() => void order.push(`append ${i}`)),
+    )
+    const late = store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(401) }).then((r) => void order.push(`persist ${r.created}`))
+    await Promise.all([...appends, late])
+    // queued behind the first append's batch only, not behind the nine others
+    expect(order.indexOf('persist true')).toBeLessThanOrEqual(2)
+    expect(Math.max(...batches)).toBeLessThanOrEqual(50)
+    expect((await store.get(open.record.id))?.events).toHaveLength(401)
+  })
 })

@@ -25,6 +25,11 @@ export interface DispatchContext {
   reschedule(task: Task): void
   /** Counts `promise` as running work until it settles (see Dispatcher.whenIdle). */
   track<T>(promise: Promise<T>): Promise<T>
+  /**
+   * Resolves in a later turn of the event loop (see event-loop-turns.ts): awaited before each
+   * submission's share of the per-head work, so acknowledgements are not held behind all of it.
+   */
+  turn(): Promise<void>
 }
 
 /** A newer head than `head` (the one the work started on) has arrived: the work is stale. */

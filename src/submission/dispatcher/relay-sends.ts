@@ -50,6 +50,9 @@ export class RelaySends {
     }
     // Durable before the first byte leaves (see the module comment).
     await this.ctx.record(task, events)
+    // one group commit resolves the writes of many submissions' sends at once: each builds and
+    // signs its requests in its own turn of the event loop
+    await this.ctx.turn()
     // the write was refused because another process holds the submission's lease (or it finished
     // meanwhile): that process sends from now on
     if (task.finished) return

@@ -6,9 +6,7 @@
  * (see SearcherKeyPool: one backrun per key per block, so backruns never share a nonce), as
  * backrunExact: it realizes exactly the profit reported for that block or reverts.
  */
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-
-import type { Address } from '../../chain/types.ts'
+import type { Address, Hex } from '../../chain/types.ts'
 import { errorText } from '../../primitives/error-text.ts'
 import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTransaction } from '../../tx/decode-transaction.ts'
 import type { BackrunPlanner, HeadInfo, SimulationReport, SubmissionSimulator } from '../dispatcher-ports.ts'
@@ -63,18 +61,31 @@ export class Replanning {
   async simulateFor(task: Task, head: HeadInfo, target: bigint, events: LifecycleEvent[]): Promise<TerminalEvent | undefined> {
     const { record } = task
     task.simulation = undefined
-    const userTxs = this.decodeUserTxs(task)
-    if (userTxs === undefined) {
+    if (!this.decodable(task)) {
       events.push({ type: 'simulated', at: this.ctx.now(), success: false, error: 'the stored transactions no longer decode' })
       return undefined
     }
     // CPU work on this thread: let the acknowledgements and sends waiting on the event loop go
     // first (an execution's awaits are microtasks and never let them).
-    await yieldToEventLoop()
+    await this.ctx.turn()
     let simulation: SimulationReport
     const clock = new PrepareClock('the simulation', this.bounds)
+    const txs = this.userTxs(task)
     try {
-      simulation = await clock.run(() => clock.call((progress) => this.simulate({ id: record.id, kind: record.kind, userTxs, signal: clock.signal, clock: progress })))
+      simulation = await clock.run(() =>
+        clock.call((progress) =>
+          this.simulate({
+            id: record.id,
+            kind: record.kind,
+            rawTxs: txs.raw,
+            get userTxs() {
+              return txs.decoded()
+            },
+            signal: clock.signal,
+            clock: progress,
+          }),
+        ),
+      )
     } catch (err) {
       // busy or too long: recorded as this head's simulation error; the user's own bundle goes out all the same
       events.push({ type: 'simulated', at: this.ctx.now(), success: false, error: errorText(err) })
@@ -106,11 +117,11 @@ export class Replanning {
    */
   async planFor(task: Task, head: bigint, target: bigint, events: LifecycleEvent[], cancel: AbortSignal): Promise<boolean> {
     const { record } = task
-    const userTxs = this.decodeUserTxs(task)
-    if (userTxs === undefined) {
+    if (!this.decodable(task)) {
       events.push({ type: 'no-backrun', at: this.ctx.now(), reason: 'the stored transactions no longer decode', block: target })
       return true
     }
+    const txs = this.userTxs(task)
     // a bounded amount of backrun search per block: at most as many backruns can go out as there
     // are searcher keys, and every plan is CPU (here or in a worker)
     if (!this.planBudget.spend(target)) {
@@ -121,16 +132,32 @@ export class Replanning {
     const simulation = task.simulation
     const tipFloor = this.tipFloor(task)
     const stale = (): boolean => headMoved(this.ctx, head)
+    // its turn on this thread first: a head's other submissions' steps are no place to run, and
+    // must not spend the plan's wait bound (under load that line is seconds long)
+    await this.ctx.turn()
     const clock = new PrepareClock('the backrun planning', this.bounds, cancel)
     // its wait counts from here: the dispatcher's plan slots, then the port's own queue
     clock.queued()
-    await yieldToEventLoop()
     try {
       const plan = await clock.run(() =>
         this.planLimit.run(async () => {
           // its block was built while it waited: no work for a plan nobody can send
           if (stale()) return undefined
-          return clock.call((progress) => this.planner.plan({ id: record.id, kind: record.kind, userTxs, simulation, signal: clock.signal, clock: progress, targetBlock: target, tipFloor }))
+          return clock.call((progress) =>
+            this.planner.plan({
+              id: record.id,
+              kind: record.kind,
+              rawTxs: txs.raw,
+              get userTxs() {
+                return txs.decoded()
+              },
+              simulation,
+              signal: clock.signal,
+              clock: progress,
+              targetBlock: target,
+              tipFloor,
+            }),
+          )
         }, clock.signal),
       )
       if (plan === undefined || stale()) {
@@ -200,17 +227,37 @@ export class Replanning {
     return undefined
   }
 
-  /** The stored raw txs decoded, or undefined (logged) when they no longer decode. */
-  private decodeUserTxs(task: Task): DecodedTransaction[] | undefined {
+  /**
+   * Whether the stored raw txs decode (logged when not), decoded once per submission: its tip cap
+   * is kept (tipFloor), and a decode is a pure function of the bytes and the chain's rules, so
+   * what decoded once decodes at every later head.
+   */
+  private decodable(task: Task): boolean {
+    if (task.userTipCap !== undefined) return true
     try {
       const txs = task.record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
       task.userTipCap = txs.reduce((max, tx) => (tx.gasTipCap > max ? tx.gasTipCap : max), 0n)
-      return txs
+      return true
     } catch (err) {
       // Accepted earlier with the same rules, so the chain configuration changed. Forward anyway:
       // the bytes are what the partner signed, and delivery is committed.
       this.ctx.log.warn({ err, id: task.record.id }, 'a stored transaction no longer decodes; forwarding it without simulation or backrun')
-      return undefined
+      return false
+    }
+  }
+
+  /**
+   * The user's txs for a simulation or a plan: the stored bytes, and their decode made only when
+   * a port reads it (the in-process ports). The worker pool's ports send the bytes and decode in
+   * the worker: decoding every open submission again on this thread at each head (sender
+   * recovery, ethereumjs objects; the decode memo holds 512) was the main thread's largest share
+   * of a head's work under bench:submit.
+   */
+  private userTxs(task: Task): { raw: readonly Hex[]; decoded: () => readonly DecodedTransaction[] } {
+    let decoded: DecodedTransaction[] | undefined
+    return {
+      raw: task.record.rawTxs,
+      decoded: () => (decoded ??= task.record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))),
     }
   }
 

@@ -1,7 +1,7 @@
 /**
  * What the dispatcher keeps in memory per open submission between heads: its record, a lifecycle
  * summary and the sends of the last block. No decoded transaction, simulation state or VM is kept
- * (each head decodes and simulates again).
+ * (each head simulates again; only the tip cap of its txs is kept from their one decode here).
  */
 import type { Hex } from '../../chain/types.ts'
 import type { SimulationReport } from '../dispatcher-ports.ts'

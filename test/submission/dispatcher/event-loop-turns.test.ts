@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest'
+
+import { EventLoopTurns } from '../../../src/submission/dispatcher/event-loop-turns.ts'
+
+/** keeps this thread busy for `ms`, as a submission's step does */
+function busy(ms: number): void {
+  const end = performance.now() + ms
+  while (performance.now() < end) {
+    // spin
+  }
+}
+
+describe('EventLoopTurns', () => {
+  it('lets waiters through in order, one per turn of the event loop', async () => {
+    const turns = new EventLoopTurns()
+    const order: number[] = []
+    const all = Array.from({ length: 5 }, (_, i) => turns.next().then(() => void order.push(i)))
+    expect(turns.pending).toBe(5)
+    await Promise.all(all)
+    expect(order).toEqual([0, 1, 2, 3, 4])
+    expect(turns.pending).toBe(0)
+  })
+
+  it('a timer (or I/O) that comes due while many wait runs between them, not after all of them', async () => {
+    const turns = new EventLoopTurns()
+    let released = 0
+    let releasedWhenTimerRan: number | undefined
+    const timer = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        releasedWhenTimerRan = released
+        resolve()
+      }, 5),
+    )
+    // 200 steps of 1 ms each: without turns their continuations run back to back for 200 ms
+    const steps = Array.from({ length: 200 }, () =>
+      turns.next().then(() => {
+        released++
+        busy(1)
+      }),
+    )
+    await Promise.all([timer, ...steps])
+    expect(released).toBe(200)
+    expect(releasedWhenTimerRan).toBeLessThan(100)
+  })
+
+  it('the same microtask flood without turns holds the timer until all of it is done (what the turns fix)', async () => {
+    let released = 0
+    let releasedWhenTimerRan: number | undefined
+    const timer = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        releasedWhenTimerRan = released
+        resolve()
+      }, 5),
+    )
+    const steps = Array.from({ length: 200 }, () =>
+      Promise.resolve().then(() => {
+        released++
+        busy(1)
+      }),
+    )
+    await Promise.all([timer, ...steps])
+    expect(releasedWhenTimerRan).toBe(200)
+  })
+
+  it('perTurn lets that many through per turn; it must be a positive integer', async () => {
+    expect(() => new EventLoopTurns(0)).toThrow(RangeError)
+    expect(() => new EventLoopTurns(1.5)).toThrow(RangeError)
+    const turns = new EventLoopTurns(3)
+    const seen: number[] = []
+    const all = Array.from({ length: 7 }, () => turns.next())
+    // after one turn (an immediate queued after the turns' own runs behind it): three through
+    const counted = all.map((p, i) => p.then(() => void seen.push(i)))
+    await new Promise((r) => setImmediate(r))
+    expect(seen).toEqual([0, 1, 2])
+    await Promise.all(counted)
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6])
+  })
+})
