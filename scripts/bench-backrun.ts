@@ -60,6 +60,7 @@ import { decodeSignedTransaction } from '../src/tx/index.ts'
 import { bruteForceBackruns, directedCycleKey } from './lib/backrun-reference.ts'
 import type { PoolRef } from '../src/pools/index.ts'
 import { v4PoolRef } from '../src/pools/uniswap-v4.ts'
+import { executorCanSwap } from '../src/backrun/backrun-engine.ts'
 import { SWAP_PLAN_ROUTER_ABI } from '../src/quote/router-calldata.ts'
 
 const BALANCE_OF = parseAbi(['function balanceOf(address) view returns (uint256)'])
@@ -93,8 +94,6 @@ const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8'
 const fixtures = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions.filter(
   (f) => f.expected.status === 1 && f.name !== 'eth-transfer',
 )
-/** V4 pools of a native-ETH currency: backrun cycles leave them out (the executor settles ERC-20 transfers) */
-const isNativePool = (p: { token0: string }) => /^0x0{40}$/.test(p.token0)
 const lower = (a: string) => a.toLowerCase() as Address
 const token = (symbol: string) => lower(registry.tokens.find((t) => t.symbol === symbol)!.address)
 const EXECUTOR = lower(registry.backrun.executor)
@@ -251,8 +250,8 @@ async function main() {
       if (a.address >= b.address) continue
       for (const p of (await local.routing.loadPools(local.chain.latest(), lower(a.address), lower(b.address))).pools) poolMap.set(p.address, p)
     }
-    // the pools the engine searches: V4 pools of native ETH left out, as it leaves them
-    const pools = [...poolMap.values()].filter((p) => !isNativePool(p))
+    // the pools the engine searches: V4 pools of native ETH or with a hook left out, as it leaves them
+    const pools = [...poolMap.values()].filter(executorCanSwap)
 
     const oursSamples: number[] = []
     const baseSamples: number[] = []
@@ -359,8 +358,8 @@ async function holdOutShares(url: string, local: Awaited<ReturnType<typeof openD
     ...registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: 'uniswap-v3' })),
     ...added.flatMap((v) => (v.pairs ?? []).map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: (v.feeBps ?? 30) * 100, venue: v.name }))),
     ...added.flatMap((v) => (v.pools ?? []).map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: v.name }))),
-    // the V4 venue's pools by PoolId (its keys: ERC-20 pools)
-    ...local.routing.discovery.venues.flatMap((v) => (v.protocol === 'uniswap-v4' ? v.pools.map((k) => v4PoolRef(v.poolManager, k, v.name)) : [])).filter((r) => !isNativePool(r)),
+    // the V4 venue's pools by PoolId: the keys BackrunExecutor can swap in (ERC-20 currencies, no hook)
+    ...local.routing.discovery.venues.flatMap((v) => (v.protocol === 'uniswap-v4' ? v.pools.map((k) => v4PoolRef(v.poolManager, k, v.name, local.contracts.weth)) : [])).filter(executorCanSwap),
   ]
   const priorityFeeWei = loadConfig({ LOG_LEVEL: 'silent' }).backrun.priorityFeeWei
   const samples: number[] = []

@@ -391,8 +391,8 @@ function portion(gasUsed: bigint): bigint {
  * lists it as a WETH pool, src/pools/pools.ts) and a pool with a hook (which a dynamic fee needs)
  * stay out of the cycles, as does any pool whose token is the zero address.
  */
-export function executorCanSwap(pool: PoolSnapshot): boolean {
+export function executorCanSwap(pool: PoolRef | V4PoolRef): boolean {
   if (pool.token0 === ZERO_ADDRESS || pool.token1 === ZERO_ADDRESS) return false
-  if (pool.protocol !== 'uniswap-v4') return true
+  if (!('key' in pool)) return true
   return pool.key.currency0 !== ZERO_ADDRESS && pool.key.hooks === ZERO_ADDRESS
 }
