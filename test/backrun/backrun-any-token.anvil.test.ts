@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { anvilRpc, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import type { BackrunFound } from '../../src/backrun/types.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { loadConfig } from '../../src/node/config.ts'
@@ -129,7 +129,6 @@ describe('the WBTC backruns executed on anvil', () => {
 
   const GWEI = 10n ** 9n
   const fees = (tipGwei: bigint) => ({ maxFeePerGas: `0x${(100n * GWEI).toString(16)}`, maxPriorityFeePerGas: `0x${(tipGwei * GWEI).toString(16)}` })
-  interface Receipt { status: string; blockNumber: string; transactionIndex: string; gasUsed: string }
 
   async function balanceOn(token: Address, holder: Address): Promise<bigint> {
     return BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) }, 'latest']))
@@ -148,9 +147,7 @@ describe('the WBTC backruns executed on anvil', () => {
       await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
       const userHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: USER, to: c.quote.router, data: c.quote.calldata, gas: '0x2dc6c0', ...fees(2n) }])
       const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: BACKRUNNER, to: r.contract, data: r.calldata, gas: '0x1e8480', ...fees(1n) }])
-      await anvilRpc(anvil.url, 'evm_mine')
-      const u = await anvilReceipt<Receipt>(anvil.url, userHash)
-      const b = await anvilReceipt<Receipt>(anvil.url, backrunHash)
+      const [u, b] = await mineTogether(anvil.url, [userHash, backrunHash])
       expect(`user ${u.status} backrun ${b.status}`).toBe('user 0x1 backrun 0x1')
       expect([u.blockNumber, u.transactionIndex, b.blockNumber, b.transactionIndex].map(Number)).toEqual([1, 0, 1, 1])
       expect((await balanceOn(r.profitToken, BENEFICIARY)) - before).toBe(r.grossProfit)

@@ -11,7 +11,7 @@
  */
 import { decodeFunctionData, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { anvilRpc, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { BACKRUN_EXECUTOR_ABI, decodeBackrunEvents, encodeBackrunCall, splitBackrunProfit } from '../../src/backrun/backrun-calldata.ts'
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
@@ -170,7 +170,6 @@ describe('backruns executed on anvil', () => {
     return BigInt(out)
   }
 
-  interface Receipt { status: string; blockNumber: string; transactionIndex: string; gasUsed: string }
 
   it('every backrun, mined in one block right behind the user\'s own transaction, pays exactly grossProfit for exactly its gas', async () => {
     expect(found.size).toBeGreaterThan(0)
@@ -193,9 +192,7 @@ describe('backruns executed on anvil', () => {
         const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [
           { from: backrunner, to: EXECUTOR, data: result.calldata, gas: '0x1e8480', maxFeePerGas: quantity(BACKRUN_MAX_FEE), maxPriorityFeePerGas: quantity(tip) },
         ])
-        await anvilRpc(anvil.url, 'evm_mine')
-        const u = await anvilReceipt<Receipt>(anvil.url, userHash)
-        const b = await anvilReceipt<Receipt>(anvil.url, backrunHash)
+        const [u, b] = await mineTogether(anvil.url, [userHash, backrunHash])
         expect(`${fx.name} user ${u.status} backrun ${b.status}`).toBe(`${fx.name} user 0x1 backrun 0x1`)
         expect([u.blockNumber, u.transactionIndex, b.blockNumber, b.transactionIndex].map(Number), fx.name).toEqual([1, 0, 1, 1])
         expect((await balanceOn(result.profitToken, BENEFICIARY)) - before, fx.name).toBe(result.grossProfit)
@@ -228,8 +225,7 @@ describe('backruns executed on anvil', () => {
         const [outBefore, profitBefore] = [await balanceOn(usdc, user), await balanceOn(backrun!.profitToken, BENEFICIARY)]
         await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
         const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: user, to: quote.router, data, gas: '0x2dc6c0' }])
-        await anvilRpc(anvil.url, 'evm_mine')
-        const r = await anvilReceipt(anvil.url, hash)
+        const [r] = await mineTogether(anvil.url, [hash])
         return { status: r.status, received: (await balanceOn(usdc, user)) - outBefore, profit: (await balanceOn(backrun!.profitToken, BENEFICIARY)) - profitBefore }
       } finally {
         await anvilRpc(anvil.url, 'evm_revert', [snapshot])

@@ -19,7 +19,7 @@
 import { encodeFunctionData, parseAbi, toFunctionSelector, type Hex } from 'viem'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { anvilRpc, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { BLOCK_TIME_SECONDS } from '../../scripts/devnet/execute-at-genesis.ts'
 import type { RecordedTx, TxFixtureFile } from '../../scripts/devnet/fixture-file.ts'
 import { backrunEntry } from '../../scripts/devnet/fixed-deployments.ts'
@@ -240,7 +240,6 @@ describe('BackrunExecutor V4 hops in-process', () => {
     const onAnvil = async (tokenAddress: Address, holder: Address) =>
       BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ from: VIEWER, to: tokenAddress, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) }, 'latest']))
 
-    interface Receipt { status: string; blockNumber: string; transactionIndex: string; gasUsed: string }
 
     it.each(CYCLES.map((c) => [c.title, c] as const))('%s: the same profit and gas as in-process', async (title, c) => {
       const b = best.get(title)!
@@ -254,9 +253,7 @@ describe('BackrunExecutor V4 hops in-process', () => {
         const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [
           { from: BACKRUNNER, to: EXECUTOR, data: b.calldata, gas: `0x${GAS_LIMIT.toString(16)}`, maxFeePerGas: `0x${GWEI.toString(16)}`, maxPriorityFeePerGas: `0x${(GWEI / 20n).toString(16)}` },
         ])
-        await anvilRpc(anvil.url, 'evm_mine')
-        const u = await anvilReceipt<Receipt>(anvil.url, userHash)
-        const r = await anvilReceipt<Receipt>(anvil.url, backrunHash)
+        const [u, r] = await mineTogether(anvil.url, [userHash, backrunHash])
         expect(`user ${u.status} backrun ${r.status}`).toBe('user 0x1 backrun 0x1')
         expect([u.blockNumber, u.transactionIndex, r.blockNumber, r.transactionIndex].map(Number)).toEqual([1, 0, 1, 1])
         expect((await onAnvil(c.startToken, BENEFICIARY)) - before).toBe(b.grossProfit)

@@ -114,3 +114,24 @@ export async function anvilReceipt<T extends object = { status: string; blockNum
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+/** What a test reads of a receipt mined together with others. */
+export interface MinedReceipt {
+  status: string
+  blockNumber: string
+  transactionIndex: string
+  gasUsed: string
+}
+
+/**
+ * Mines the pending transactions `hashes` into one block (anvil started with `--no-mining`) and
+ * returns their receipts, in the order given. A user's swap and its backrun go in one block this
+ * way, as a bundle lands them: in a later block a V3 pool the backrun crosses would write an oracle
+ * observation for the new timestamp, which the engine, simulating the user's block, leaves out.
+ */
+export async function mineTogether(url: string, hashes: readonly string[]): Promise<MinedReceipt[]> {
+  await anvilRpc(url, 'evm_mine')
+  const receipts: MinedReceipt[] = []
+  for (const hash of hashes) receipts.push(await anvilReceipt<MinedReceipt>(url, hash))
+  return receipts
+}
