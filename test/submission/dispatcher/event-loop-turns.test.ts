@@ -10,6 +10,29 @@ function busy(ms: number): void {
   }
 }
 
+/**
+ * 200 steps of 1 ms each, each let through by `gate`, beside a timer due in 5 ms: how many steps
+ * had run when the timer did (without turns, their continuations run back to back for 200 ms).
+ */
+async function floodBesideTimer(gate: () => Promise<void>): Promise<{ released: number; releasedWhenTimerRan: number | undefined }> {
+  let released = 0
+  let releasedWhenTimerRan: number | undefined
+  const timer = new Promise<void>((resolve) =>
+    setTimeout(() => {
+      releasedWhenTimerRan = released
+      resolve()
+    }, 5),
+  )
+  const steps = Array.from({ length: 200 }, () =>
+    gate().then(() => {
+      released++
+      busy(1)
+    }),
+  )
+  await Promise.all([timer, ...steps])
+  return { released, releasedWhenTimerRan }
+}
+
 describe('EventLoopTurns', () => {
   it('lets waiters through in order, one per turn of the event loop', async () => {
     const turns = new EventLoopTurns()
@@ -23,42 +46,13 @@ describe('EventLoopTurns', () => {
 
   it('a timer (or I/O) that comes due while many wait runs between them, not after all of them', async () => {
     const turns = new EventLoopTurns()
-    let released = 0
-    let releasedWhenTimerRan: number | undefined
-    const timer = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        releasedWhenTimerRan = released
-        resolve()
-      }, 5),
-    )
-    // 200 steps of 1 ms each: without turns their continuations run back to back for 200 ms
-    const steps = Array.from({ length: 200 }, () =>
-      turns.next().then(() => {
-        released++
-        busy(1)
-      }),
-    )
-    await Promise.all([timer, ...steps])
+    const { released, releasedWhenTimerRan } = await floodBesideTimer(() => turns.next())
     expect(released).toBe(200)
     expect(releasedWhenTimerRan).toBeLessThan(100)
   })
 
   it('the same microtask flood without turns holds the timer until all of it is done (what the turns fix)', async () => {
-    let released = 0
-    let releasedWhenTimerRan: number | undefined
-    const timer = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        releasedWhenTimerRan = released
-        resolve()
-      }, 5),
-    )
-    const steps = Array.from({ length: 200 }, () =>
-      Promise.resolve().then(() => {
-        released++
-        busy(1)
-      }),
-    )
-    await Promise.all([timer, ...steps])
+    const { releasedWhenTimerRan } = await floodBesideTimer(() => Promise.resolve())
     expect(releasedWhenTimerRan).toBe(200)
   })
 
