@@ -17,14 +17,13 @@
  * PoolManager refuses it).
  */
 import { encodeFunctionData, parseAbi, toFunctionSelector, type Hex } from 'viem'
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { BENEFICIARY, EXECUTOR, fixtures, registry } from './backrun-executor-devnet.ts'
 import { BLOCK_TIME_SECONDS } from '../../scripts/devnet/execute-at-genesis.ts'
-import type { RecordedTx, TxFixtureFile } from '../../scripts/devnet/fixture-file.ts'
-import { backrunEntry } from '../../scripts/devnet/fixed-deployments.ts'
-import { GENESIS_PATH, REGISTRY_PATH, TX_FIXTURE_PATH } from '../../scripts/devnet/paths.ts'
-import { readRegistry, tokenBySymbol } from '../../scripts/devnet/registry.ts'
+import type { RecordedTx } from '../../scripts/devnet/fixture-file.ts'
+import { GENESIS_PATH } from '../../scripts/devnet/paths.ts'
+import { tokenBySymbol } from '../../scripts/devnet/registry.ts'
 import type { TokenSymbol } from '../../scripts/devnet/layout.ts'
 import { BACKRUN_EXECUTOR_ABI, decodeBackrunEvents, decodeBackrunResult, decodeBackrunRevert, encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
 import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
@@ -37,12 +36,6 @@ import { applyAccountOverrides } from '../../src/evm/state-overrides.ts'
 import type { PlanHop } from '../../src/routing/swap-plan.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 
-const registry = readRegistry(REGISTRY_PATH)
-const fixtures = (JSON.parse(readFileSync(TX_FIXTURE_PATH, 'utf8')) as TxFixtureFile).transactions
-const entry = backrunEntry(registry)
-if (!entry) throw new Error('the devnet registry has no backrun entry: run npm run build:devnet')
-const EXECUTOR = entry.executor.toLowerCase() as Address
-const BENEFICIARY = entry.beneficiary.toLowerCase() as Address
 const POOL_MANAGER = registry.v4.poolManager.toLowerCase() as Address
 const BACKRUNNER = registry.devAccounts.accounts[9]!.address.toLowerCase() as Address
 const VIEWER: Address = '0x0000000000000000000000000000000000000b0b'

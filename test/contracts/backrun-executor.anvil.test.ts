@@ -36,16 +36,16 @@ import {
   type Hex,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilRpc, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { BENEFICIARY, EXECUTOR, fixtures, registry } from './backrun-executor-devnet.ts'
 import { compileSolidity } from '../support/solidity.ts'
 import { BLOCK_TIME_SECONDS, nextBaseFee } from '../../scripts/devnet/execute-at-genesis.ts'
-import type { TxFixtureFile, RecordedTx } from '../../scripts/devnet/fixture-file.ts'
-import { BACKRUN_EXECUTOR_LABEL, backrunEntry, venueArgs } from '../../scripts/devnet/fixed-deployments.ts'
+import type { RecordedTx } from '../../scripts/devnet/fixture-file.ts'
+import { BACKRUN_EXECUTOR_LABEL, venueArgs } from '../../scripts/devnet/fixed-deployments.ts'
 import type { TokenSymbol } from '../../scripts/devnet/layout.ts'
-import { GENESIS_PATH, REGISTRY_PATH, TX_FIXTURE_PATH } from '../../scripts/devnet/paths.ts'
-import { readRegistry, tokenBySymbol, type DevnetRegistry, type RegistryKeyedAccount } from '../../scripts/devnet/registry.ts'
+import { GENESIS_PATH } from '../../scripts/devnet/paths.ts'
+import { tokenBySymbol, type DevnetRegistry, type RegistryKeyedAccount } from '../../scripts/devnet/registry.ts'
 import {
   BACKRUN_EXECUTOR_ABI,
   decodeBackrunEvents,
@@ -68,12 +68,6 @@ import { encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
 import type { PlanHop } from '../../src/routing/swap-plan.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 
-const registry = readRegistry(REGISTRY_PATH)
-const fixtures = (JSON.parse(readFileSync(TX_FIXTURE_PATH, 'utf8')) as TxFixtureFile).transactions
-const entry = backrunEntry(registry)
-if (!entry) throw new Error('the devnet registry has no backrun entry: run npm run build:devnet')
-const EXECUTOR = entry.executor.toLowerCase() as Address
-const BENEFICIARY = entry.beneficiary.toLowerCase() as Address
 const ROUTER = registry.extensions['swap-plan-router']!.toLowerCase() as Address
 const CHAIN_ID = BigInt(registry.chainId)
 const TOKENS = registry.tokens.map((t) => t.address.toLowerCase() as Address)
