@@ -181,43 +181,53 @@ async function planWith(
 
   const nonce = (await users.state.overlay.readAccount(searcher))?.nonce ?? 0n
   const baseFee = base.block.baseFeePerGas ?? 0n
-  const tip = backrunTip(settings.maxPriorityFeePerGas, input.userTxs, baseFee, {
-    userGas: users.results.map((r) => r.gasUsed),
-    backrunGas: found.gas + TX_BASE_GAS,
-    floor: input.tipFloor ?? 0n,
-  })
-  const maxFeePerGas = 2n * baseFee + tip
+  const userGas = users.results.map((r) => r.gasUsed)
+  const floor = input.tipFloor ?? 0n
   const measured = found.gas + TX_BASE_GAS
   const gasLimit = (measured * (10_000n + BigInt(settings.gasLimitMarginBps)) + 9_999n) / 10_000n
-  const raw = await planning.keys.sign(target, input.id, {
-    chainId: planning.chain.chainId,
-    nonce,
-    to: found.contract,
-    // backrunExact: it lands only where it realizes exactly the profit reported for this block;
-    // on a state that earlier bundles moved it reverts, its bundle fails, and the backrun-free
-    // bundle lands the user instead
-    data: toExactBackrunCall(found.calldata, found.grossProfit),
-    gasLimit,
-    maxFeePerGas,
-    maxPriorityFeePerGas: tip,
-  })
-
-  const signed = decodeSignedTransaction(raw, { chainId: planning.chain.chainId, common: simulator.common })
-  if (signed.sender !== searcher) {
-    throw new BackrunPlanError('signer-mismatch', `the signed backrun recovers to ${signed.sender}, not the searcher ${searcher}`)
-  }
-  let executed: TransactionResult
-  try {
-    executed = await simulator.transaction(users.state, signed.tx)
-  } catch (err) {
-    if (err instanceof TransactionRejectedError) {
-      throw new BackrunPlanError('backrun-not-includable', `the signed backrun cannot be included: ${err.message}`, { cause: err })
+  /** signs the backrun with `tip` and executes it right after the user's txs */
+  const signAndRun = async (tip: bigint): Promise<{ signed: DecodedTransaction; executed: TransactionResult }> => {
+    const raw = await planning.keys.sign(target, input.id, {
+      chainId: planning.chain.chainId,
+      nonce,
+      to: found.contract,
+      // backrunExact: it lands only where it realizes exactly the profit reported for this block;
+      // on a state that earlier bundles moved it reverts, its bundle fails, and the backrun-free
+      // bundle lands the user instead
+      data: toExactBackrunCall(found.calldata, found.grossProfit),
+      gasLimit,
+      maxFeePerGas: 2n * baseFee + tip,
+      maxPriorityFeePerGas: tip,
+    })
+    const signed = decodeSignedTransaction(raw, { chainId: planning.chain.chainId, common: simulator.common })
+    if (signed.sender !== searcher) {
+      throw new BackrunPlanError('signer-mismatch', `the signed backrun recovers to ${signed.sender}, not the searcher ${searcher}`)
     }
-    throw err
+    let executed: TransactionResult
+    try {
+      executed = await simulator.transaction(users.state, signed.tx)
+    } catch (err) {
+      if (err instanceof TransactionRejectedError) {
+        throw new BackrunPlanError('backrun-not-includable', `the signed backrun cannot be included: ${err.message}`, { cause: err })
+      }
+      throw err
+    }
+    if (executed.status !== 'success') {
+      const why = executed.status === 'halted' ? `halted (${executed.error ?? 'EVM error'})` : `reverted (${executed.revertReason ?? 'no reason'})`
+      throw new BackrunPlanError('backrun-failed', `the signed backrun ${why} right after the user transactions`)
+    }
+    return { signed, executed }
   }
-  if (executed.status !== 'success') {
-    const why = executed.status === 'halted' ? `halted (${executed.error ?? 'EVM error'})` : `reverted (${executed.revertReason ?? 'no reason'})`
-    throw new BackrunPlanError('backrun-failed', `the signed backrun ${why} right after the user transactions`)
+
+  let tip = backrunTip(settings.maxPriorityFeePerGas, input.userTxs, baseFee, { userGas, backrunGas: measured, floor })
+  let { signed, executed } = await signAndRun(tip)
+  // The tip was set on the search's gas figure; the receipt's may be lower (refunds), and then the
+  // bundle pays a hair under the floor per gas and a swap that tips exactly the floor merges
+  // first. Its gas does not depend on its tip: set again on the measured gas, signed once more.
+  const exact = backrunTip(settings.maxPriorityFeePerGas, input.userTxs, baseFee, { userGas, backrunGas: executed.gasUsed, floor })
+  if (exact > tip) {
+    tip = exact
+    ;({ signed, executed } = await signAndRun(tip))
   }
   const grossProfit = returnedProfit(executed) ?? found.grossProfit
   // the engine's net counts the backrun's execution gas only (as inside a user transaction);

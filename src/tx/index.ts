@@ -15,3 +15,4 @@ export {
   type TransactionSignature,
 } from './decode-transaction.ts'
 export { TxDecodeError, isTxDecodeError, type TxDecodeErrorReason } from './errors.ts'
+export { transactionTipCap } from './tip-cap.ts'

@@ -131,6 +131,31 @@ describe('EngineBackrunPlanner on the devnet', () => {
     expect(await balanceOf(executed.state, plan!.profitToken, lower(SEARCHER.address))).toBe(searcherBefore)
   })
 
+  it('a tip floor: the bundle [user, backrun] pays the builder more per gas than the floor, on the gas the receipts show', async () => {
+    // a builder ordering by payment per gas must merge it before a swap that tips the floor; the
+    // tip set on the search's gas figure alone paid a hair under it (the receipt's gas is lower)
+    const user = fx('v2-swapExactETHForTokens-large')
+    const { simulator, chain } = services
+    const base = simulator.openState(chain.latest())
+    const baseFee = base.block.baseFeePerGas ?? 0n
+    const userTx = decodeSignedTransaction(user.raw, { chainId: CHAIN_ID, common: simulator.common })
+    if (userTx.type !== 2) throw new Error('the fixture is not EIP-1559')
+    const userTip = userTx.maxPriorityFeePerGas < userTx.maxFeePerGas - baseFee ? userTx.maxPriorityFeePerGas : userTx.maxFeePerGas - baseFee
+    const tipFloor = userTip + 2_000_000_000n
+    const plan = await newPlanner().plan({ ...input('private-tx', [user]), tipFloor })
+    expect(plan).not.toBeNull()
+    const users = await simulator.bundle(base, [userTx.tx])
+    const backrun = decodeSignedTransaction(plan!.rawBackrunTx, { chainId: CHAIN_ID, common: simulator.common })
+    if (backrun.type !== 2) throw new Error('the backrun is not EIP-1559')
+    const executed = await simulator.transaction(users.state, backrun.tx)
+    expect(executed.status).toBe('success')
+    const userGas = users.results[0].gasUsed
+    const paid = userTip * userGas + backrun.maxPriorityFeePerGas * executed.gasUsed
+    expect(paid).toBeGreaterThan(tipFloor * (userGas + executed.gasUsed))
+    // and not by more than the rounding of one wei per gas
+    expect(paid).toBeLessThanOrEqual((tipFloor + 1n) * (userGas + executed.gasUsed) + executed.gasUsed)
+  })
+
   it('the signed backrun realizes exactly the gross profit reported or reverts (a state moved by an earlier bundle, down or up, fails its bundle instead)', async () => {
     const user = fx('v2-swapExactETHForTokens-large')
     const plan = await newPlanner().plan(input('private-tx', [user]))

@@ -199,8 +199,11 @@ export class Replanning {
   }
 
   /**
-   * The highest tip cap among the other open submissions' txs (as far as decoded): O(open
-   * submissions), run for at most maxPlansPerBlock plans per block.
+   * The highest tip cap among the other open submissions' txs: O(open submissions), run for at
+   * most maxPlansPerBlock plans per block. Every task carries its tip cap from the moment it is
+   * taken on, before its first simulation: the block's submissions arrive together and are
+   * simulated one per event-loop turn, so a floor over the simulated ones only missed those
+   * still queued, and their swaps then out-paid and moved the backrun's pools first.
    */
   private tipFloor(task: Task): bigint {
     let floor = 0n
@@ -228,15 +231,15 @@ export class Replanning {
   }
 
   /**
-   * Whether the stored raw txs decode (logged when not), decoded once per submission: its tip cap
-   * is kept (tipFloor), and a decode is a pure function of the bytes and the chain's rules, so
-   * what decoded once decodes at every later head.
+   * Whether the stored raw txs decode (logged when not), decoded once per submission: a decode is
+   * a pure function of the bytes and the chain's rules, so what decoded once decodes at every
+   * later head.
    */
   private decodable(task: Task): boolean {
-    if (task.userTipCap !== undefined) return true
+    if (task.decodeChecked) return true
     try {
-      const txs = task.record.rawTxs.map((raw) => decodeSignedTransaction(raw, this.decode))
-      task.userTipCap = txs.reduce((max, tx) => (tx.gasTipCap > max ? tx.gasTipCap : max), 0n)
+      for (const raw of task.record.rawTxs) decodeSignedTransaction(raw, this.decode)
+      task.decodeChecked = true
       return true
     } catch (err) {
       // Accepted earlier with the same rules, so the chain configuration changed. Forward anyway:

@@ -1,9 +1,10 @@
 /**
  * What the dispatcher keeps in memory per open submission between heads: its record, a lifecycle
  * summary and the sends of the last block. No decoded transaction, simulation state or VM is kept
- * (each head simulates again; only the tip cap of its txs is kept from their one decode here).
+ * (each head simulates again; only the tip cap of its txs is kept, read from their RLP fields).
  */
 import type { Hex } from '../../chain/types.ts'
+import { transactionTipCap } from '../../tx/tip-cap.ts'
 import type { SimulationReport } from '../dispatcher-ports.ts'
 import { summarizeLifecycle, type LifecycleSummary } from '../lifecycle.ts'
 import type { BundleRelay } from '../relay-client.ts'
@@ -50,8 +51,10 @@ export interface Task {
   planning: RunningPlan | undefined
   /** a backrun was planned at least once (a notify without one ever is dropped) */
   everPlanned: boolean
-  /** the highest tip cap of the user's txs, once decoded */
-  userTipCap?: bigint
+  /** the highest tip cap of the user's txs, read from their RLP fields as the task is taken on */
+  userTipCap: bigint | undefined
+  /** its stored txs were decoded once (a decode is a pure function of the bytes and the chain's rules) */
+  decodeChecked: boolean
   /** the bundles relays accepted, kept until their outcomes are asked at the next head (undefined: none) */
   accepted: AcceptedBundle[] | undefined
   /** the send in flight per `<relay>@<role>` */
@@ -75,10 +78,22 @@ export function newTask(stored: StoredSubmission): Task {
     plannedFor: undefined,
     planning: undefined,
     everPlanned: stored.events.some((e) => e.type === 'backrun'),
+    userTipCap: tipCapOf(stored.record.rawTxs),
+    decodeChecked: false,
     accepted: undefined,
     inflight: undefined,
     unsettled: undefined,
   }
+}
+
+/** The highest tip cap among `rawTxs`, undefined when none parses. */
+function tipCapOf(rawTxs: readonly Hex[]): bigint | undefined {
+  let highest: bigint | undefined
+  for (const raw of rawTxs) {
+    const cap = transactionTipCap(raw)
+    if (cap !== undefined && (highest === undefined || cap > highest)) highest = cap
+  }
+  return highest
 }
 
 /** Order of planning at a new head: last block's backruns by net profit, then never planned, then the rest. */
