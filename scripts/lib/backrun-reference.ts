@@ -21,7 +21,7 @@ import { encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
 import { SYNTHETIC_USER } from '../../src/backrun/backrun-engine.ts'
 import { cycleHasEstimatedHops, toPlanHop } from '../../src/backrun/cycle-search.ts'
 import { maximizeProfit, optimalConstantProductInput } from '../../src/backrun/optimal-input.ts'
-import { ProfitValuer } from '../../src/backrun/profit-valuation.ts'
+import { ProfitValuer, valuationGraph } from '../../src/backrun/profit-valuation.ts'
 import type { BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
@@ -29,7 +29,7 @@ import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
 import type { ExecutionResult, SimulationState } from '../../src/evm/simulator.ts'
 import { applyAccountOverrides } from '../../src/evm/state-overrides.ts'
 import type { DomainServices } from '../../src/node/domain.ts'
-import { buildPoolGraph, quotePath, V2_FEE_BPS, type PathHop, type PoolRef, type PoolSnapshot } from '../../src/pools/index.ts'
+import { quotePath, V2_FEE_BPS, type PathHop, type PoolRef, type PoolSnapshot } from '../../src/pools/index.ts'
 import { v4KeyZeroForOne } from '../../src/pools/uniswap-v4.ts'
 import { ternaryMaximum } from './ternary-search.ts'
 
@@ -147,7 +147,7 @@ export async function bruteForceBackruns(local: DomainServices, request: Backrun
   if (states === undefined) return { cycles: 0, positive: [] }
   const { base, after } = states
   const pools = await Promise.all(poolRefs.map((ref) => local.routing.poolStates.loadAt(after, ref)))
-  const valuer = new ProfitValuer(buildPoolGraph(pools), local.contracts.weth)
+  const valuer = new ProfitValuer(valuationGraph(pools), local.contracts.weth)
   const gasPrice = (base.block.baseFeePerGas ?? 0n) + priorityFeeWei
   // the best rotation (by the value of its native-math profit) of every directed cycle
   const best = new Map<string, { hops: PathHop[]; amountIn: bigint; valueWei: bigint }>()

@@ -22,14 +22,13 @@ import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
 import type { SimulationLog, SimulationState, Simulator } from '../evm/simulator.ts'
 import { BaseError } from '../primitives/base-error.ts'
 import { applyAccountOverrides } from '../evm/state-overrides.ts'
-import { buildPoolGraph } from '../pools/paths.ts'
 import type { PoolRef, PoolSnapshot, V4PoolRef } from '../pools/pools.ts'
 import { v4PoolRef } from '../pools/uniswap-v4.ts'
 import { blockKey, ViewCaller, ViewCallError } from '../pools/view-calls.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
 import { encodeBackrunCall } from './backrun-calldata.ts'
 import { cycleHasEstimatedHops, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, type BackrunCandidate } from './cycle-search.ts'
-import { ProfitValuer } from './profit-valuation.ts'
+import { ProfitValuer, valuationGraph } from './profit-valuation.ts'
 import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
 import { USD_DECIMALS, type BackrunFound, type BackrunRequest, type BackrunService } from './types.ts'
 
@@ -194,7 +193,7 @@ export class BackrunEngine implements BackrunService {
     const gasPriceWei = (base.block.baseFeePerGas ?? 0n) + this.options.priorityFeeWei
     // a profit is worth what selling it for WETH gives, outside its own cycle's pools when it can
     // be (as the search valued it): the net-of-gas decision and netProfitUsd rest on that
-    const valuer = new ProfitValuer(buildPoolGraph(pools), weth)
+    const valuer = new ProfitValuer(valuationGraph(pools), weth)
     const toWei = (candidate: BackrunCandidate, amount: bigint) => valuer.toWei(candidate.startToken, amount, poolsOfCycle(candidate))
     // 1. the best few by native math, executed in the EVM with a minimum profit of 1. A cycle
     // through a pool whose hook may change the swap (beforeSwap, return deltas) has only an

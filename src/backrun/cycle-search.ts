@@ -39,7 +39,6 @@
 import type { Address } from '../chain/types.ts'
 import { MAX_INT256, Q96, v4SwapFee } from '../dex/math/index.ts'
 import type { Rational } from '../pools/gas-price.ts'
-import { buildPoolGraph } from '../pools/paths.ts'
 import { hasLiquidity } from '../pools/pool-kinds.ts'
 import { quotePath, type PathHop } from '../pools/pool-quote.ts'
 import { v2FeeBps, type PoolSnapshot } from '../pools/pools.ts'
@@ -58,7 +57,7 @@ import {
   v2FeeFraction,
   type HyperbolicCurve,
 } from './optimal-input.ts'
-import { ProfitValuer } from './profit-valuation.ts'
+import { ProfitValuer, valuationGraph } from './profit-valuation.ts'
 import { BackrunSearchError, enumerateBackrunCycles, rotateTo, type BackrunCycle, type CycleBounds } from './cycle-enumeration.ts'
 
 export { BackrunSearchError, enumerateBackrunCycles, rotateTo, poolDepth0, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS } from './cycle-enumeration.ts'
@@ -345,7 +344,7 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
   }
   if (live.length === 0 || maxCandidates === 0) return result
 
-  const valuer = new ProfitValuer(buildPoolGraph(pools), weth)
+  const valuer = new ProfitValuer(valuationGraph(pools), weth)
   /**
    * false (and flagged) once the time budget is spent; the first maxCandidates optimizations are
    * always made, so a slow machine gets fewer cycles, never none

@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest'
 import { BACKRUN_EXECUTOR_ABI, encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
 import { executorCanSwap } from '../../src/backrun/backrun-engine.ts'
 import { cycleHasEstimatedHops, searchBackrun, spotRate } from '../../src/backrun/cycle-search.ts'
+import { ProfitValuer, valuationGraph } from '../../src/backrun/profit-valuation.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { quotePath, type PathHop, type PoolSnapshot, type V4PoolSnapshot } from '../../src/pools/index.ts'
 import { quoteV4, v4PoolRef } from '../../src/pools/uniswap-v4.ts'
@@ -133,5 +134,12 @@ describe('hooked V4 pools in the backrun search', () => {
     const i = best!.hops.indexOf(hop)
     expect(hops[i]!.protocol).toBe(2)
     expect(hops[i]!.hooks.toLowerCase()).toBe(BEFORE_SWAP_HOOK)
+  })
+
+  it('values a profit only through pools whose math is exact: not through a hook that may change the swap', () => {
+    const sell = (hooks: Address) => new ProfitValuer(valuationGraph([v4Pool(WETH, HIGH, 0, hooks)]), WETH).toWei(HIGH, E18)
+    // ~1 WETH less the 0.3% fee through the afterSwap hook's pool; no exact path through the other
+    expect(sell(AFTER_SWAP_HOOK)).toBeGreaterThan((E18 * 996n) / 1000n)
+    expect(sell(BEFORE_SWAP_HOOK)).toBeUndefined()
   })
 })
