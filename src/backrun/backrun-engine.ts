@@ -107,7 +107,7 @@ export interface BackrunEngineStats {
   requests: number
   userCallReverted: number
   found: number
-  /** candidates the math found profitable whose backrun reverted in the EVM */
+  /** candidates the exact math found profitable whose backrun reverted in the EVM (not those through a hook it only estimates) */
   verificationMisses: number
 }
 
@@ -218,7 +218,8 @@ export class BackrunEngine implements BackrunService {
       if (best !== undefined && !estimated && grossWei <= best.netProfitWei) continue
       const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how))
       if (probe === undefined) {
-        this.counters.verificationMisses++
+        // an estimate the EVM does not confirm is no math/EVM disagreement (as for quotes)
+        if (!estimated) this.counters.verificationMisses++
         continue
       }
       const gasCostWei = portion(probe.gasUsed) * gasPriceWei
