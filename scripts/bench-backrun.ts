@@ -58,10 +58,11 @@ import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.t
 import { openDomainServices } from '../src/node/domain.ts'
 import { decodeSignedTransaction } from '../src/tx/index.ts'
 import { bruteForceBackruns, directedCycleKey } from './lib/backrun-reference.ts'
+import { ternaryMaximum } from './lib/ternary-search.ts'
 import type { PoolRef } from '../src/pools/index.ts'
-import { v4PoolRef } from '../src/pools/uniswap-v4.ts'
+import { v4PlanKey, v4PoolRef } from '../src/pools/uniswap-v4.ts'
 import { executorCanSwap } from '../src/backrun/backrun-engine.ts'
-import { SWAP_PLAN_ROUTER_ABI } from '../src/quote/router-calldata.ts'
+import { encodeSwapPlanCall, SWAP_PLAN_ROUTER_ABI } from '../src/quote/router-calldata.ts'
 
 const BALANCE_OF = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
@@ -89,6 +90,7 @@ const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8'
   devAccounts: { accounts: Array<{ address: string }> }
   v2: { pairs: Array<{ address: string; token0: string; token1: string }> }
   v3: { pools: Array<{ address: string; token0: string; token1: string; fee: number }> }
+  v4: { pools: Array<{ name: string; currency0: string; currency1: string; fee: number; hooks: string }> }
 }
 // every successful swap, those in Uniswap V4's PoolManager included
 const fixtures = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions.filter(
@@ -136,6 +138,19 @@ const GENERATED_SWAPS: Array<[string, string, bigint]> = [
   ['LINK', 'USDC', 20_000n],
   ['WETH', 'DAI', 100n],
   ['USDT', 'WETH', 300_000n],
+]
+/**
+ * Hold-out swaps through one V4 pool each that backruns used to leave out (issue 15): the native
+ * ETH/USDC pool and the pools of the two devnet hooks (afterSwap only; beforeSwap fee override),
+ * [registry pool name, tokenIn, tokenOut, whole units in], through our router with a one-hop plan
+ */
+const DIRECT_V4_SWAPS: Array<[string, string, string, bigint]> = [
+  ['ETH/USDC 0.3% ts60', 'WETH', 'USDC', 60n],
+  ['ETH/USDC 0.3% ts60', 'USDC', 'WETH', 200_000n],
+  ['WETH/UNI dynamic 0.05% ts10 swap-counter', 'WETH', 'UNI', 30n],
+  ['WETH/LINK dynamic 0.05% ts10 directional-fee', 'WETH', 'LINK', 30n],
+  ['WETH/LINK dynamic 0.05% ts10 directional-fee', 'WETH', 'LINK', 90n],
+  ['WETH/LINK dynamic 0.05% ts10 directional-fee', 'LINK', 'WETH', 20_000n],
 ]
 const decimalsOf = (symbol: string) => BigInt((registry.tokens as Array<{ symbol: string; decimals?: number }>).find((t) => t.symbol === symbol)?.decimals ?? 18)
 const weiOfEth = (eth: string) => {
@@ -203,15 +218,8 @@ async function baseline(anvilUrl: string, fx: FixtureTx, pools: PoolSnapshot[], 
         px = pn
       }
       if (px <= 0n) continue
-      let hi = x * 2n
       // ternary search on the concave profit
-      while (hi - lo > 2n && hi - lo > hi / 100_000n) {
-        const m1 = lo + (hi - lo) / 3n
-        const m2 = hi - (hi - lo) / 3n
-        if ((await profit(m1)) < (await profit(m2))) lo = m1
-        else hi = m2
-      }
-      const amount = (lo + hi) / 2n
+      const amount = await ternaryMaximum(profit, lo, x * 2n, 100_000n)
       const p = await profit(amount)
       if (p <= 0n) continue
       const perEth = deriveTokenOutPerEth(graph, weth, cycle.startToken)
@@ -250,7 +258,7 @@ async function main() {
       if (a.address >= b.address) continue
       for (const p of (await local.routing.loadPools(local.chain.latest(), lower(a.address), lower(b.address))).pools) poolMap.set(p.address, p)
     }
-    // the pools the engine searches: V4 pools of native ETH or with a hook left out, as it leaves them
+    // the pools the engine searches (every pool whose tokens are ERC-20s: native-ETH V4 keys as WETH pools, hooked ones too)
     const pools = [...poolMap.values()].filter(executorCanSwap)
 
     const oursSamples: number[] = []
@@ -350,6 +358,18 @@ async function holdOutShares(url: string, local: Awaited<ReturnType<typeof openD
     const calldata = encodeFunctionData({ abi: SWAP_PLAN_ROUTER_ABI, functionName: 'swap', args: args as never })
     generated.push({ name: `quote ${whole} ${a} -> ${b}`, params: { to: q.router, calldata, value: '0', tokenIn: token(a), amountIn: amountIn.toString() } })
   }
+  const v4Venue = local.routing.discovery.venues.find((v) => v.protocol === 'uniswap-v4')
+  for (const [name, a, b, whole] of DIRECT_V4_SWAPS) {
+    const entry = registry.v4.pools.find((p) => p.name === name)
+    const key = v4Venue?.protocol === 'uniswap-v4' ? v4Venue.pools.find((k) => entry !== undefined && lower(k.currency0) === lower(entry.currency0) && lower(k.currency1) === lower(entry.currency1) && k.fee === entry.fee && lower(k.hooks) === lower(entry.hooks)) : undefined
+    if (v4Venue?.protocol !== 'uniswap-v4' || key === undefined) throw new Error(`the V4 venue lists no pool ${name}`)
+    const ref = v4PoolRef(v4Venue.poolManager, key, v4Venue.name, local.contracts.weth)
+    const amountIn = whole * 10n ** decimalsOf(a)
+    const hop = { protocol: 'uniswap-v4' as const, pool: ref.address, tokenIn: token(a), tokenOut: token(b), fee: ref.fee, zeroForOne: token(a) === ref.token0, v4: v4PlanKey(ref) }
+    const plan = { tokenIn: token(a), tokenOut: token(b), amountIn, legs: [{ amountIn, hops: [hop], expectedAmountOut: 0n }], expectedAmountOut: 0n }
+    const calldata = encodeSwapPlanCall({ plan, minAmountOut: 1n, recipient: user, deadline: 2n ** 32n - 1n })
+    generated.push({ name: `V4 ${whole} ${a} -> ${b} in ${name}`, params: { to: local.contracts.router, calldata, value: '0', tokenIn: token(a), amountIn: amountIn.toString() } })
+  }
   const all = [...fixtures.map((fx, i) => ({ name: fx.name, params: fixtureRequests[i] as Record<string, string> })), ...generated]
   // every pool of every devnet venue (Uniswap's in registry.v2/v3, the added ones in registry.venues, V4's keys)
   const added = (registry as unknown as { venues: Array<{ name: string; kind: 'v2' | 'v3'; feeBps?: number; pairs?: Array<{ address: string; token0: string; token1: string }>; pools?: Array<{ address: string; token0: string; token1: string; fee: number }> }> }).venues
@@ -358,7 +378,7 @@ async function holdOutShares(url: string, local: Awaited<ReturnType<typeof openD
     ...registry.v3.pools.map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: 'uniswap-v3' })),
     ...added.flatMap((v) => (v.pairs ?? []).map((p) => ({ protocol: 'uniswap-v2' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: (v.feeBps ?? 30) * 100, venue: v.name }))),
     ...added.flatMap((v) => (v.pools ?? []).map((p) => ({ protocol: 'uniswap-v3' as const, address: lower(p.address), token0: lower(p.token0), token1: lower(p.token1), fee: p.fee, venue: v.name }))),
-    // the V4 venue's pools by PoolId: the keys BackrunExecutor can swap in (ERC-20 currencies, no hook)
+    // the V4 venue's pools by PoolId: every key BackrunExecutor can swap in (native ETH as WETH, hooked ones too)
     ...local.routing.discovery.venues.flatMap((v) => (v.protocol === 'uniswap-v4' ? v.pools.map((k) => v4PoolRef(v.poolManager, k, v.name, local.contracts.weth)) : [])).filter(executorCanSwap),
   ]
   const priorityFeeWei = loadConfig({ LOG_LEVEL: 'silent' }).backrun.priorityFeeWei

@@ -116,8 +116,8 @@ export const EXTENSIONS: readonly FixedDeployment[] = [
   {
     label: BACKRUN_EXECUTOR_LABEL,
     artifact: 'BackrunExecutor',
-    // every V2/V3 venue, the beneficiary, and Uniswap V4's PoolManager (its V4 hops, as the router's)
-    constructorArgs: ({ registry }) => [...venueArgs(registry), BACKRUN_BENEFICIARY, registry.v4.poolManager],
+    // WETH (native-ETH V4 hops), every V2/V3 venue, the beneficiary, and Uniswap V4's PoolManager (its V4 hops, as the router's)
+    constructorArgs: ({ registry }) => [registry.weth, ...venueArgs(registry), BACKRUN_BENEFICIARY, registry.v4.poolManager],
     async setup({ registry }, address) {
       const entry: BackrunRegistryEntry = { executor: address, beneficiary: BACKRUN_BENEFICIARY }
       Object.assign(registry, { backrun: entry })

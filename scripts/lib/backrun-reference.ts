@@ -9,22 +9,29 @@
  * valuation eth_backrun uses) - (gas - 21,000) x (next base fee + priority fee).
  *
  * Its enumeration is its own (a plain recursion over the pool list), not cycle-enumeration.ts, so a
- * cycle the service's bounds leave out still counts here.
+ * cycle the service's bounds leave out still counts here. Every pool the executor can swap in takes
+ * part: V4 pools of native ETH (as WETH pools) and with hooks included. Through a pool whose hook
+ * may change the swap (beforeSwap, return deltas: hookAltersSwap) the native math is only an
+ * estimate, so a cycle through one that the estimate shows profitable is optimized again in the EVM
+ * (a ternary search on BackrunExecutor.backrun's gross profit over [0, 4x the estimate's input]):
+ * the reference's profit there is the EVM's best, not the estimate's.
  */
 import { decodeAbiParameters } from 'viem'
 import { encodeBackrunCall } from '../../src/backrun/backrun-calldata.ts'
 import { SYNTHETIC_USER } from '../../src/backrun/backrun-engine.ts'
-import { toPlanHop } from '../../src/backrun/cycle-search.ts'
+import { cycleHasEstimatedHops, toPlanHop } from '../../src/backrun/cycle-search.ts'
 import { maximizeProfit, optimalConstantProductInput } from '../../src/backrun/optimal-input.ts'
-import { ProfitValuer } from '../../src/backrun/profit-valuation.ts'
+import { ProfitValuer, valuationGraph } from '../../src/backrun/profit-valuation.ts'
 import type { BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
-import type { SimulationState } from '../../src/evm/simulator.ts'
+import type { ExecutionResult, SimulationState } from '../../src/evm/simulator.ts'
 import { applyAccountOverrides } from '../../src/evm/state-overrides.ts'
 import type { DomainServices } from '../../src/node/domain.ts'
-import { buildPoolGraph, quotePath, V2_FEE_BPS, type PathHop, type PoolRef, type PoolSnapshot } from '../../src/pools/index.ts'
+import { quotePath, V2_FEE_BPS, type PathHop, type PoolRef, type PoolSnapshot } from '../../src/pools/index.ts'
+import { v4KeyZeroForOne } from '../../src/pools/uniswap-v4.ts'
+import { ternaryMaximum } from './ternary-search.ts'
 
 const NATIVE = new Set(['0x0000000000000000000000000000000000000000', '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'])
 const TX_BASE_GAS = 21_000n
@@ -78,10 +85,12 @@ function allCycles(pools: readonly PoolSnapshot[]): PathHop[][] {
 /** ~1e-6 of the first hop's (virtual) reserve in: a first input that does not round to nothing */
 function startAmount(hop: PathHop): bigint {
   const pool = hop.pool
+  // a native-ETH V4 key may hold the ref's tokens in the other order (its state is the key's)
+  const zeroForOne = pool.protocol === 'uniswap-v4' ? v4KeyZeroForOne(pool, hop.zeroForOne) : hop.zeroForOne
   const reserveIn =
     pool.protocol === 'uniswap-v2'
-      ? hop.zeroForOne ? pool.reserve0 : pool.reserve1
-      : hop.zeroForOne ? (pool.state.liquidity << 96n) / pool.state.sqrtPriceX96 : (pool.state.liquidity * pool.state.sqrtPriceX96) >> 96n
+      ? zeroForOne ? pool.reserve0 : pool.reserve1
+      : zeroForOne ? (pool.state.liquidity << 96n) / pool.state.sqrtPriceX96 : (pool.state.liquidity * pool.state.sqrtPriceX96) >> 96n
   return reserveIn >> 20n > 0n ? reserveIn >> 20n : 1n
 }
 
@@ -100,6 +109,21 @@ function optimize(hops: readonly PathHop[]): { amountIn: bigint; profit: bigint 
     return q === undefined ? undefined : q.amountOut - x
   }, { start: startAmount(hops[0]), maxEvaluations: 400 })
   return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit }
+}
+
+/**
+ * The input in [0, 4 x estimateIn] where the executed cycle's gross profit is highest, by a ternary
+ * search on the EVM's answers (a revert counts as a loss); estimateIn when no input shows a profit.
+ */
+async function evmBestInput(call: (amountIn: bigint) => Promise<ExecutionResult>, estimateIn: bigint): Promise<bigint> {
+  const profit = async (x: bigint): Promise<bigint> => {
+    if (x <= 0n) return -1n
+    const r = await call(x)
+    if (r.status !== 'success' || r.returnData.length < 32) return -1n
+    return decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(r.returnData))[0]
+  }
+  const x = await ternaryMaximum(profit, 0n, estimateIn * 4n, 1_000_000n)
+  return (await profit(x)) > 0n ? x : estimateIn
 }
 
 /** the state after the request's call from the synthetic user, funded as eth_backrun funds it */
@@ -123,7 +147,7 @@ export async function bruteForceBackruns(local: DomainServices, request: Backrun
   if (states === undefined) return { cycles: 0, positive: [] }
   const { base, after } = states
   const pools = await Promise.all(poolRefs.map((ref) => local.routing.poolStates.loadAt(after, ref)))
-  const valuer = new ProfitValuer(buildPoolGraph(pools), local.contracts.weth)
+  const valuer = new ProfitValuer(valuationGraph(pools), local.contracts.weth)
   const gasPrice = (base.block.baseFeePerGas ?? 0n) + priorityFeeWei
   // the best rotation (by the value of its native-math profit) of every directed cycle
   const best = new Map<string, { hops: PathHop[]; amountIn: bigint; valueWei: bigint }>()
@@ -139,16 +163,12 @@ export async function bruteForceBackruns(local: DomainServices, request: Backrun
   }
   const cycles = new Set(allCycles(pools).map((hops) => directedCycleKey(hops.map((h) => ({ pool: h.pool.address, tokenIn: h.tokenIn }))))).size
   const positive: ReferenceCycle[] = []
-  for (const [key, { hops, amountIn }] of best) {
+  for (const [key, { hops, amountIn: estimateIn }] of best) {
     const startToken = hops[0].tokenIn
-    const data = encodeBackrunCall({
-      startToken,
-      amountIn,
-      hops: hops.map(toPlanHop),
-      minProfit: 1n,
-      refundBps: 0,
-    })
-    const r = await local.simulator.call(after, { from: SYNTHETIC_USER, to: executor, data })
+    const planHops = hops.map(toPlanHop)
+    const call = (amountIn: bigint) => local.simulator.call(after, { from: SYNTHETIC_USER, to: executor, data: encodeBackrunCall({ startToken, amountIn, hops: planHops, minProfit: 1n, refundBps: 0 }) })
+    const amountIn = cycleHasEstimatedHops(planHops) ? await evmBestInput(call, estimateIn) : estimateIn
+    const r = await call(amountIn)
     if (r.status !== 'success' || r.returnData.length < 32) continue
     const [grossProfit] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(r.returnData))
     const gas = r.gasUsed > TX_BASE_GAS ? r.gasUsed - TX_BASE_GAS : 0n

@@ -50,6 +50,8 @@ export const BACKRUN_EXECUTOR_ABI = artifact.abi as Abi
 
 /** Hop.protocol on chain (as SwapPlanRouter's). */
 export const BACKRUN_PROTOCOL: Readonly<Record<PoolProtocol, number>> = { 'uniswap-v2': 0, 'uniswap-v3': 1, 'uniswap-v4': 2 }
+/** Hop.protocol of a V4 hop whose key holds native ETH where the hop holds WETH (the contract unwraps and wraps around it) */
+export const BACKRUN_PROTOCOL_V4_NATIVE = 3
 
 /** Hops of a backrun cycle. */
 export const MIN_BACKRUN_HOPS = 2
@@ -147,16 +149,19 @@ interface OnchainHop {
   tokenOut: Address
   fee: number
   tickSpacing: number
+  hooks: Address
 }
 
 function encodeCall(functionName: 'backrun' | 'backrunExact', params: Omit<BackrunCallParams, 'minProfit'>, profit: bigint): Hex {
-  // a V4 hop names the PoolManager; the contract builds the key from the tokens, fee and spacing
+  // a V4 hop names the PoolManager; the contract builds the key from the tokens, fee, spacing and
+  // hooks (native ETH in place of the hop's WETH for protocol 3)
   const hops: OnchainHop[] = params.hops.map((hop) => ({
-    protocol: BACKRUN_PROTOCOL[hop.protocol],
+    protocol: hop.v4?.nativeEth === true ? BACKRUN_PROTOCOL_V4_NATIVE : BACKRUN_PROTOCOL[hop.protocol],
     pool: hop.v4?.poolManager ?? hop.pool,
     tokenOut: hop.tokenOut,
     fee: hop.fee,
     tickSpacing: hop.v4?.tickSpacing ?? 0,
+    hooks: hop.v4?.hooks ?? ZERO_ADDRESS,
   }))
   return encodeFunctionData({
     abi: BACKRUN_EXECUTOR_ABI,
@@ -216,7 +221,11 @@ function checkCycle(params: Omit<BackrunCallParams, 'minProfit'>, profitName: 'm
   }
 }
 
-/** A V4 hop: its pool is the 32-byte PoolId, it names its PoolManager and tick spacing, and swaps ERC-20 tokens. */
+/**
+ * A V4 hop: its pool is the 32-byte PoolId, it names its PoolManager, tick spacing and hooks (if
+ * any), and swaps ERC-20 tokens: a native-ETH key's hop holds WETH (the contract checks that one
+ * side is its WETH).
+ */
 function checkV4Hop(i: number, hop: PlanHop): void {
   const where = { hop: i }
   if (typeof hop.pool !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(hop.pool)) throw new InvalidBackrunError(`hop ${i}: V4 pool ${String(hop.pool)} is not a PoolId`, where)
@@ -226,8 +235,9 @@ function checkV4Hop(i: number, hop: PlanHop): void {
   if (!Number.isInteger(tickSpacing) || tickSpacing < 1 || tickSpacing > MAX_V4_TICK_SPACING) {
     throw new InvalidBackrunError(`hop ${i}: tick spacing ${tickSpacing} is not a V4 spacing (1..${MAX_V4_TICK_SPACING})`, where)
   }
-  // the contract settles ERC-20 transfers only: a native-ETH pool cannot be in a backrun cycle
-  if (hop.tokenIn === ZERO_ADDRESS || hop.tokenOut === ZERO_ADDRESS) throw new InvalidBackrunError(`hop ${i}: native ETH (currency address(0)) is not a backrun token`, where)
+  if (hop.v4.hooks !== undefined) checkAddress(`hop ${i} hooks`, hop.v4.hooks, where)
+  // the cycle holds ERC-20s only: a native-ETH key's hop names WETH (nativeEth), never address(0)
+  if (hop.tokenIn === ZERO_ADDRESS || hop.tokenOut === ZERO_ADDRESS) throw new InvalidBackrunError(`hop ${i}: native ETH (currency address(0)) is not a backrun token: name WETH with v4.nativeEth`, where)
 }
 
 /** How the contract splits `grossProfit`: the refund (rounded down, to refundRecipient or tx.origin) and the beneficiary's rest. */

@@ -22,14 +22,13 @@ import type { Erc20StateWriter } from '../evm/erc20-slots.ts'
 import type { SimulationLog, SimulationState, Simulator } from '../evm/simulator.ts'
 import { BaseError } from '../primitives/base-error.ts'
 import { applyAccountOverrides } from '../evm/state-overrides.ts'
-import { buildPoolGraph } from '../pools/paths.ts'
 import type { PoolRef, PoolSnapshot, V4PoolRef } from '../pools/pools.ts'
 import { v4PoolRef } from '../pools/uniswap-v4.ts'
 import { blockKey, ViewCaller, ViewCallError } from '../pools/view-calls.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
 import { encodeBackrunCall } from './backrun-calldata.ts'
-import { DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, type BackrunCandidate } from './cycle-search.ts'
-import { ProfitValuer } from './profit-valuation.ts'
+import { cycleHasEstimatedHops, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, type BackrunCandidate } from './cycle-search.ts'
+import { ProfitValuer, valuationGraph } from './profit-valuation.ts'
 import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
 import { USD_DECIMALS, type BackrunFound, type BackrunRequest, type BackrunService } from './types.ts'
 
@@ -74,7 +73,10 @@ export interface BackrunEngineOptions {
   priorityFeeWei: bigint
   /** share of the gross profit paid back to the user (tx.origin), basis points */
   refundBps: number
-  /** candidates executed in the EVM per request, best by native math first; default 3 */
+  /**
+   * candidates executed in the EVM per request, best by native math first; default 3. As many
+   * more may be executed among the cycles through a pool whose hook makes the math an estimate
+   */
   maxVerified?: number
   /**
    * tokens a triangle may pass through besides the base tokens and the moved pools' own tokens
@@ -105,12 +107,14 @@ export interface BackrunEngineStats {
   requests: number
   userCallReverted: number
   found: number
-  /** candidates the math found profitable whose backrun reverted in the EVM */
+  /** candidates the exact math found profitable whose backrun reverted in the EVM (not those through a hook it only estimates) */
   verificationMisses: number
 }
 
 interface Probed {
   candidate: BackrunCandidate
+  /** the EVM's gross profit of the probe */
+  grossProfit: bigint
   gasCostWei: bigint
   netProfitWei: bigint
 }
@@ -189,31 +193,46 @@ export class BackrunEngine implements BackrunService {
     const gasPriceWei = (base.block.baseFeePerGas ?? 0n) + this.options.priorityFeeWei
     // a profit is worth what selling it for WETH gives, outside its own cycle's pools when it can
     // be (as the search valued it): the net-of-gas decision and netProfitUsd rest on that
-    const valuer = new ProfitValuer(buildPoolGraph(pools), weth)
+    const valuer = new ProfitValuer(valuationGraph(pools), weth)
     const toWei = (candidate: BackrunCandidate, amount: bigint) => valuer.toWei(candidate.startToken, amount, poolsOfCycle(candidate))
-    // 1. the best few by native math, executed in the EVM with a minimum profit of 1
+    // 1. the best few by native math, executed in the EVM with a minimum profit of 1. A cycle
+    // through a pool whose hook may change the swap (beforeSwap, return deltas) has only an
+    // estimated profit: the best few of those are executed too, beside (not instead of) the best
+    // few exact ones, and only the EVM's profit counts for them, as for every candidate
+    const maxVerified = this.options.maxVerified ?? 3
+    const verified = { exact: 0, estimated: 0 }
     let best: Probed | undefined
-    for (const candidate of candidates.slice(0, this.options.maxVerified ?? 3)) {
+    for (const candidate of candidates) {
+      const estimated = cycleHasEstimatedHops(candidate.hops)
+      const kind = estimated ? 'estimated' : 'exact'
+      if (verified[kind] >= maxVerified) {
+        if (verified.exact >= maxVerified && verified.estimated >= maxVerified) break
+        continue
+      }
+      verified[kind]++
       // a profit that cannot be valued in ETH cannot be weighed against its gas
       const grossWei = toWei(candidate, candidate.expectedProfit)
       if (grossWei === undefined) continue
-      // its net cannot exceed its gross (the exact math's), so it cannot beat a net already found
-      if (best !== undefined && grossWei <= best.netProfitWei) continue
+      // its net cannot exceed its gross (the exact math's), so it cannot beat a net already found;
+      // an estimate bounds nothing
+      if (best !== undefined && !estimated && grossWei <= best.netProfitWei) continue
       const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how))
       if (probe === undefined) {
-        this.counters.verificationMisses++
+        // an estimate the EVM does not confirm is no math/EVM disagreement (as for quotes)
+        if (!estimated) this.counters.verificationMisses++
         continue
       }
       const gasCostWei = portion(probe.gasUsed) * gasPriceWei
       const netProfitWei = (toWei(candidate, probe.grossProfit) ?? 0n) - gasCostWei
-      if (best === undefined || netProfitWei > best.netProfitWei) best = { candidate, gasCostWei, netProfitWei }
+      if (best === undefined || netProfitWei > best.netProfitWei) best = { candidate, grossProfit: probe.grossProfit, gasCostWei, netProfitWei }
     }
     if (best === undefined || best.netProfitWei <= this.options.minNetProfitWei) return null
     // 2. the winner's final calldata: its minimum profit is its gas cost in the profit token (it
-    // reverts rather than run at a loss once the state has moved), at the rate its expected profit
-    // sells at; executed again so that the answer's gas and profit are those of the exact bytes returned
-    const expectedWei = toWei(best.candidate, best.candidate.expectedProfit) ?? 0n
-    const minProfit = expectedWei > 0n ? ceilDiv(best.gasCostWei * best.candidate.expectedProfit, expectedWei) : 1n
+    // reverts rather than run at a loss once the state has moved), at the rate its executed profit
+    // sells at (for an exact cycle that is its expected profit); executed again so that the
+    // answer's gas and profit are those of the exact bytes returned
+    const executedWei = toWei(best.candidate, best.grossProfit) ?? 0n
+    const minProfit = executedWei > 0n ? ceilDiv(best.gasCostWei * best.grossProfit, executedWei) : 1n
     const calldata = this.encode(best.candidate, minProfit < 1n ? 1n : minProfit, how)
     const final = await this.execute(after, how.origin, calldata)
     if (final === undefined) {
@@ -271,8 +290,7 @@ export class BackrunEngine implements BackrunService {
         // the PoolId names the key, which names the tokens; the event's emitter must be its PoolManager
         const ref = this.v4Pools.get(address)
         if (ref === undefined || ref.poolManager !== move.poolManager) continue
-        // native ETH cannot be in a cycle (the executor settles ERC-20 transfers): WETH stands for it
-        if (ref.token0 === ZERO_ADDRESS) continue
+        // a native-ETH key's ref holds WETH in ETH's place: the executor wraps and unwraps around it
         tokens = [ref.token0, ref.token1]
       } else if (tokens === undefined) {
         try {
@@ -386,13 +404,14 @@ function portion(gasUsed: bigint): bigint {
 }
 
 /**
- * Whether BackrunExecutor can swap in `pool`. It settles ERC-20 transfers only, and builds a V4 key
- * from the hop's tokens, fee and tick spacing without hooks: so a V4 pool of native ETH (discovery
- * lists it as a WETH pool, src/pools/pools.ts) and a pool with a hook (which a dynamic fee needs)
- * stay out of the cycles, as does any pool whose token is the zero address.
+ * Whether BackrunExecutor can swap in `pool`: every pool whose tokens are ERC-20s. That is every
+ * pool discovery finds: a V4 key of native ETH is listed as a WETH pool (src/pools/pools.ts), and the
+ * executor unwraps and wraps WETH around it; a V4 key with hooks is swapped on with its hooks
+ * (hookData empty). Hooks whose swap effects the search models exactly (afterSwap without its
+ * return delta, initialize, liquidity and donate hooks) are searched like plain pools; those it
+ * cannot model (beforeSwap, e.g. a fee override, and return deltas: hookAltersSwap) are searched
+ * with the estimate and only the EVM's execution gives their profit (BackrunEngine.searchAfter).
  */
 export function executorCanSwap(pool: PoolRef | V4PoolRef): boolean {
-  if (pool.token0 === ZERO_ADDRESS || pool.token1 === ZERO_ADDRESS) return false
-  if (!('key' in pool)) return true
-  return pool.key.currency0 !== ZERO_ADDRESS && pool.key.hooks === ZERO_ADDRESS
+  return pool.token0 !== ZERO_ADDRESS && pool.token1 !== ZERO_ADDRESS
 }

@@ -39,10 +39,10 @@
 import type { Address } from '../chain/types.ts'
 import { MAX_INT256, Q96, v4SwapFee } from '../dex/math/index.ts'
 import type { Rational } from '../pools/gas-price.ts'
-import { buildPoolGraph } from '../pools/paths.ts'
 import { hasLiquidity } from '../pools/pool-kinds.ts'
 import { quotePath, type PathHop } from '../pools/pool-quote.ts'
 import { v2FeeBps, type PoolSnapshot } from '../pools/pools.ts'
+import { v4KeyZeroForOne, v4PlanKey } from '../pools/uniswap-v4.ts'
 import { MAX_HOPS, type PlanHop } from '../routing/swap-plan.ts'
 import {
   composeCurves,
@@ -57,7 +57,7 @@ import {
   v2FeeFraction,
   type HyperbolicCurve,
 } from './optimal-input.ts'
-import { ProfitValuer } from './profit-valuation.ts'
+import { ProfitValuer, valuationGraph } from './profit-valuation.ts'
 import { BackrunSearchError, enumerateBackrunCycles, rotateTo, type BackrunCycle, type CycleBounds } from './cycle-enumeration.ts'
 
 export { BackrunSearchError, enumerateBackrunCycles, rotateTo, poolDepth0, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS } from './cycle-enumeration.ts'
@@ -149,7 +149,16 @@ export function spotRate(hop: PathHop): Rational {
   }
   const keep = FEE_PIPS - BigInt(swapFeePips(hop))
   const p = pool.state.sqrtPriceX96 * pool.state.sqrtPriceX96
-  return hop.zeroForOne ? { num: p * keep, den: Q192 * FEE_PIPS } : { num: Q192 * keep, den: p * FEE_PIPS }
+  return stateZeroForOne(hop) ? { num: p * keep, den: Q192 * FEE_PIPS } : { num: Q192 * keep, den: p * FEE_PIPS }
+}
+
+/**
+ * The hop's direction in the pool's state (price, virtual reserves): the hop's own, but for a V4
+ * key of native ETH whose WETH sorts above its other currency, where the key's currency0 (ETH) is
+ * the hop's token1 (v4KeyZeroForOne)
+ */
+function stateZeroForOne(hop: PathHop): boolean {
+  return hop.pool.protocol === 'uniswap-v4' ? v4KeyZeroForOne(hop.pool, hop.zeroForOne) : hop.zeroForOne
 }
 
 /**
@@ -158,7 +167,7 @@ export function spotRate(hop: PathHop): Rational {
  */
 function swapFeePips(hop: PathHop): number {
   const pool = hop.pool
-  if (pool.protocol === 'uniswap-v4') return v4SwapFee(pool.slot0.protocolFee, pool.slot0.lpFee, hop.zeroForOne)
+  if (pool.protocol === 'uniswap-v4') return v4SwapFee(pool.slot0.protocolFee, pool.slot0.lpFee, stateZeroForOne(hop))
   return pool.fee
 }
 
@@ -188,7 +197,7 @@ function hopCurve(hop: PathHop): HyperbolicCurve | undefined {
   const r0 = (liquidity * Q96) / sqrtPriceX96
   const r1 = (liquidity * sqrtPriceX96) / Q96
   if (r0 <= 0n || r1 <= 0n) return undefined
-  const [rin, rout] = hop.zeroForOne ? [r0, r1] : [r1, r0]
+  const [rin, rout] = stateZeroForOne(hop) ? [r0, r1] : [r1, r0]
   return constantProductCurve(rin, rout, FEE_PIPS - BigInt(swapFeePips(hop)), FEE_PIPS)
 }
 
@@ -219,7 +228,7 @@ function startAmount(hop: PathHop): bigint {
   if (pool.protocol === 'uniswap-v2') reserveIn = hop.zeroForOne ? pool.reserve0 : pool.reserve1
   else {
     const { liquidity, sqrtPriceX96 } = pool.state
-    reserveIn = hop.zeroForOne ? (liquidity * Q96) / sqrtPriceX96 : (liquidity * sqrtPriceX96) / Q96
+    reserveIn = stateZeroForOne(hop) ? (liquidity * Q96) / sqrtPriceX96 : (liquidity * sqrtPriceX96) / Q96
   }
   const s = reserveIn >> 20n
   return s > 0n ? s : 1n
@@ -232,13 +241,25 @@ export function poolsOfCycle(cycle: { hops: ReadonlyArray<{ pool: PoolSnapshot |
   return new Set(cycle.hops.map((h) => (typeof h.pool === 'string' ? h.pool : h.pool.address)))
 }
 
-/** a path hop as a plan hop (what the backrun encoder takes): a V4 hop names its PoolManager and tick spacing */
+/**
+ * a path hop as a plan hop (what the backrun encoder takes): a V4 hop names its PoolManager, tick
+ * spacing, hooks, whether its key holds native ETH where the hop holds WETH, and whether its hook
+ * makes the hop's amounts an estimate (hookAltersSwap)
+ */
 export function toPlanHop(hop: PathHop): PlanHop {
   const pool = hop.pool
   const plan: PlanHop = { protocol: pool.protocol, pool: pool.address, tokenIn: hop.tokenIn, tokenOut: hop.tokenOut, fee: pool.fee, zeroForOne: hop.zeroForOne }
-  // a V4 hop swaps in its PoolManager on the key built from the tokens, fee and tick spacing
-  if (pool.protocol === 'uniswap-v4') plan.v4 = { poolManager: pool.poolManager, tickSpacing: pool.key.tickSpacing }
+  // a V4 hop swaps in its PoolManager on the key built from the tokens, fee, tick spacing and hooks
+  if (pool.protocol === 'uniswap-v4') plan.v4 = v4PlanKey(pool)
   return plan
+}
+
+/**
+ * the cycle crosses a V4 pool whose hook may change a swap's amounts or fee (beforeSwap, return
+ * deltas): its expected profit is an estimate, only its execution in the EVM gives the profit
+ */
+export function cycleHasEstimatedHops(hops: readonly PlanHop[]): boolean {
+  return hops.some((hop) => hop.v4?.hookAltersSwap === true)
 }
 
 interface Optimized {
@@ -323,7 +344,7 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
   }
   if (live.length === 0 || maxCandidates === 0) return result
 
-  const valuer = new ProfitValuer(buildPoolGraph(pools), weth)
+  const valuer = new ProfitValuer(valuationGraph(pools), weth)
   /**
    * false (and flagged) once the time budget is spent; the first maxCandidates optimizations are
    * always made, so a slow machine gets fewer cycles, never none

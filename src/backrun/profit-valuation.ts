@@ -16,14 +16,24 @@
  * WETH). Only when every path passes through them are they used.
  *
  * Undefined when no path of at most two hops joins the token to WETH, or the amount cannot be sold
- * (it rounds to nothing, or the pools cannot take it).
+ * (it rounds to nothing, or the pools cannot take it). Pools whose math is only an estimate (a V4
+ * hook that may change the swap) are not sold through (valuationGraph).
  */
 import type { Address } from '../chain/types.ts'
-import { enumeratePaths, type PoolGraph } from '../pools/paths.ts'
+import { buildPoolGraph, enumeratePaths, type PoolGraph } from '../pools/paths.ts'
 import { quotePath, type PathHop } from '../pools/pool-quote.ts'
+import type { PoolSnapshot } from '../pools/pools.ts'
 
 /** hops from any token to WETH that valuation considers */
 export const VALUATION_MAX_HOPS = 2
+
+/**
+ * The graph a sale is valued on: every pool but the V4 pools whose hook may change a swap
+ * (hookAltersSwap), whose math is only an estimate (a fee the hook overrides would flatter the sale)
+ */
+export function valuationGraph(pools: readonly PoolSnapshot[]): PoolGraph {
+  return buildPoolGraph(pools.filter((p) => !(p.protocol === 'uniswap-v4' && p.hookAltersSwap)))
+}
 
 export class ProfitValuer {
   private readonly paths = new Map<Address, PathHop[][]>()

@@ -5,8 +5,9 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 
 /// @title BackrunExecutor
 /// @notice Captures the arbitrage a user's swap leaves behind, in the same transaction, without
-/// capital: a cycle of two or three Uniswap V2/V3 pools and Uniswap V4 pools (hookless, ERC-20, in
-/// the PoolManager given at deployment) from startToken back to startToken is run on credit from
+/// capital: a cycle of two or three Uniswap V2/V3 pools and Uniswap V4 pools (in the PoolManager
+/// given at deployment, with or without hooks, ERC-20 or native ETH crossed as WETH) from
+/// startToken back to startToken is run on credit from
 /// the cycle's first pool, the pool is repaid from the proceeds, and what is left
 /// (the gross profit, in startToken) is split between the user (a refund) and the operator's
 /// beneficiary.
@@ -53,13 +54,19 @@ import {UniswapPoolAccess} from "./UniswapPoolAccess.sol";
 ///   backrun is in progress, cleared by the callback it expects). A V2 callback must also report
 ///   this contract as the initiator of the swap. Any other call to a callback reverts.
 /// - A V4 hop names the PoolManager given at deployment; the key it swaps on is built here (the
-///   hop's tokens, fee and tick spacing, no hooks). unlockCallback answers only that PoolManager,
+///   hop's tokens, fee, tick spacing and hooks; hookData is always empty). A native-ETH V4 hop
+///   (protocol 3) holds WETH in the cycle where its key holds address(0): its ETH input is WETH
+///   unwrapped here and settled as value, its ETH output is taken here and wrapped at once, so the
+///   cycle only ever holds WETH. ETH is accepted only from WETH (unwrapping) and the PoolManager
+///   (a native take), mid-backrun. unlockCallback answers only that PoolManager,
 ///   and only while this contract's own unlock is in flight (one-shot, like the armed pool). When
 ///   the cycle starts with a V4 hop, the whole cycle runs inside one unlock: the first swap's input
 ///   is owed to the PoolManager (flash accounting) and settled from the proceeds at the end; a
 ///   later V4 hop of a cycle that starts elsewhere runs in an unlock of its own. Either way every
-///   V4 hop settles exactly its input (sync, transfer, settle) and takes exactly its output, so the
-///   PoolManager's unlock ends with every delta zero or reverts.
+///   V4 hop settles exactly its input (sync, transfer, settle; settle{value} for ETH) and takes
+///   exactly its output, so the PoolManager's unlock ends with every delta zero or reverts. A hook's
+///   return deltas are in the swap's BalanceDelta: the hop pays and takes what it says, and a hook
+///   that makes the hop take other than its whole input reverts it (PartialFill).
 /// - backrun() and backrunExact() share one reentrancy lock: neither can be entered while either runs.
 ///
 /// Tokens are assumed plain (no fee on transfer, no rebasing), as for Uniswap's own exact-input
@@ -69,7 +76,8 @@ contract BackrunExecutor is UniswapPoolAccess {
     /// the previous hop's tokenOut (startToken for the first hop); the direction follows from the
     /// token addresses (token0 is the lower one).
     struct Hop {
-        /// 0 = V2-style pair, 1 = V3-style pool, 2 = Uniswap V4 pool
+        /// 0 = V2-style pair, 1 = V3-style pool, 2 = Uniswap V4 pool, 3 = Uniswap V4 pool whose key
+        /// holds native ETH (address(0)) where the hop's tokens hold WETH
         uint8 protocol;
         /// must equal the CREATE2 address of (tokenIn, tokenOut[, fee]) under a trusted venue; for
         /// a V4 hop, the PoolManager
@@ -80,9 +88,11 @@ contract BackrunExecutor is UniswapPoolAccess {
         uint24 fee;
         /// V4 only: the pool key's tick spacing (ignored for V2 and V3 hops)
         int24 tickSpacing;
+        /// V4 only: the pool key's hooks contract (address(0): none; must be 0 for V2 and V3 hops)
+        address hooks;
     }
 
-    /// @notice Uniswap V4's PoolKey (currency0 < currency1; hooks always none here).
+    /// @notice Uniswap V4's PoolKey (currency0 < currency1; address(0) is native ETH).
     struct PoolKey {
         address currency0;
         address currency1;
@@ -102,6 +112,7 @@ contract BackrunExecutor is UniswapPoolAccess {
     uint256 internal constant MAX_HOPS = 3;
     uint256 internal constant BPS = 10_000;
     uint8 internal constant PROTOCOL_V4 = 2;
+    uint8 internal constant PROTOCOL_V4_NATIVE = 3;
     /// v4Unlock: no unlock of ours in flight, one V4 hop's, or a whole cycle's (it starts with a V4 hop)
     uint8 private constant V4_IDLE = 0;
     uint8 private constant V4_ONE_HOP = 1;
@@ -115,11 +126,15 @@ contract BackrunExecutor is UniswapPoolAccess {
     bytes4 internal constant V4_SYNC = bytes4(keccak256("sync(address)"));
     bytes4 internal constant V4_SETTLE = bytes4(keccak256("settle()"));
     bytes4 internal constant V4_TAKE = bytes4(keccak256("take(address,address,uint256)"));
+    bytes4 internal constant WETH_DEPOSIT = bytes4(keccak256("deposit()"));
+    bytes4 internal constant WETH_WITHDRAW = bytes4(keccak256("withdraw(uint256)"));
 
     /// @notice Receives the gross profit minus the refund (the operator's configured beneficiary).
     address public immutable beneficiary;
     /// @notice Uniswap V4's PoolManager (address(0): no V4 hops).
     address public immutable poolManager;
+    /// @notice WETH, which stands for native ETH in a native-ETH V4 hop (address(0): no such hops).
+    address public immutable weth;
 
     // Transient state, in this order so that each variable has a slot of its own (a write is one
     // TSTORE, not a read-modify-write of a packed slot).
@@ -163,15 +178,31 @@ contract BackrunExecutor is UniswapPoolAccess {
     error Reentrancy();
     error UnexpectedCallback();
     error TransferFailed(address token);
+    /// ETH sent by anyone but WETH (unwrapping) or the PoolManager (a native take)
+    error UnexpectedEth();
 
+    /// @param weth_ WETH: a native-ETH V4 hop's ETH is wrapped and unwrapped through it; address(0)
+    /// for none (then native-ETH V4 hops revert)
     /// @param poolManager_ Uniswap V4's PoolManager; address(0) for none (then V4 hops revert)
-    constructor(V2Venue[] memory v2Venues_, V3Venue[] memory v3Venues_, address beneficiary_, address poolManager_)
-        UniswapPoolAccess(v2Venues_, v3Venues_)
-    {
+    constructor(
+        address weth_,
+        V2Venue[] memory v2Venues_,
+        V3Venue[] memory v3Venues_,
+        address beneficiary_,
+        address poolManager_
+    ) UniswapPoolAccess(v2Venues_, v3Venues_) {
         // profit paid to address(0) fails with most tokens; paid to this contract, it would be stuck
         if (beneficiary_ == address(0) || beneficiary_ == address(this)) revert InvalidBeneficiary();
         beneficiary = beneficiary_;
         poolManager = poolManager_;
+        weth = weth_;
+    }
+
+    /// @notice ETH arrives only mid-backrun: from WETH when a native V4 hop unwraps its input, from
+    /// the PoolManager when it takes a native output (wrapped at once). WETH9 sends it with a 2300
+    /// gas stipend: this reads immutables only.
+    receive() external payable {
+        if (msg.sender != weth && msg.sender != poolManager) revert UnexpectedEth();
     }
 
     /// @notice Runs the cycle `hops` from startToken back to startToken on credit from its first
@@ -267,8 +298,12 @@ contract BackrunExecutor is UniswapPoolAccess {
         uint256 fees;
         for (uint256 i; i < n; ++i) {
             Hop calldata hop = hops[i];
-            if (hop.protocol == PROTOCOL_V4) _verifyV4Hop(hop, tokenIn);
-            else fees |= _verifiedPool(hop.protocol, hop.pool, tokenIn, hop.tokenOut, hop.fee) << (16 * i);
+            if (hop.protocol >= PROTOCOL_V4) {
+                _verifyV4Hop(hop, tokenIn);
+            } else {
+                if (hop.hooks != address(0)) revert InvalidPool(hop.pool);
+                fees |= _verifiedPool(hop.protocol, hop.pool, tokenIn, hop.tokenOut, hop.fee) << (16 * i);
+            }
             tokenIn = hop.tokenOut;
         }
         if (tokenIn != startToken) revert CycleNotClosed(tokenIn);
@@ -276,13 +311,32 @@ contract BackrunExecutor is UniswapPoolAccess {
     }
 
     /// A V4 hop names the configured PoolManager and two ERC-20 tokens (the key is built from them,
-    /// the fee and the tick spacing when it swaps): a wrong fee or spacing names a pool the
-    /// PoolManager does not have, and its swap reverts.
+    /// the fee, the tick spacing and the hooks when it swaps): a wrong fee, spacing or hooks names a
+    /// pool the PoolManager does not have, and its swap reverts. A native-ETH hop has WETH on one
+    /// side (its address(0) in the key).
     function _verifyV4Hop(Hop calldata hop, address tokenIn) private view {
+        if (hop.protocol > PROTOCOL_V4_NATIVE) revert InvalidProtocol(hop.protocol);
         if (
             hop.pool != poolManager || poolManager == address(0) || tokenIn == hop.tokenOut || tokenIn == address(0)
                 || hop.tokenOut == address(0)
         ) revert InvalidPool(hop.pool);
+        if (hop.protocol == PROTOCOL_V4_NATIVE && (weth == address(0) || (tokenIn != weth && hop.tokenOut != weth))) {
+            revert InvalidPool(hop.pool);
+        }
+    }
+
+    /// The hop's PoolKey and direction from tokenIn. In a native hop WETH stands for address(0),
+    /// which is always currency0.
+    function _v4Key(Hop calldata hop, address tokenIn) private view returns (PoolKey memory key, bool zeroForOne) {
+        address currencyIn = tokenIn;
+        address currencyOut = hop.tokenOut;
+        if (hop.protocol == PROTOCOL_V4_NATIVE) {
+            if (currencyIn == weth) currencyIn = address(0);
+            else currencyOut = address(0);
+        }
+        zeroForOne = currencyIn < currencyOut;
+        (address currency0, address currency1) = zeroForOne ? (currencyIn, currencyOut) : (currencyOut, currencyIn);
+        key = PoolKey(currency0, currency1, hop.fee, hop.tickSpacing, hop.hooks);
     }
 
     /// Swaps amountIn on the first pool, output first: the rest of the cycle and the repayment run
@@ -295,7 +349,7 @@ contract BackrunExecutor is UniswapPoolAccess {
         Hop calldata first = hops[0];
         pool = first.pool;
         bool zeroForOne = startToken < first.tokenOut;
-        if (first.protocol == PROTOCOL_V4) {
+        if (first.protocol >= PROTOCOL_V4) {
             // the whole cycle runs in the unlock; nothing is armed (unlockCallback checks v4Unlock)
             v4Unlock = V4_CYCLE;
             _call(pool, abi.encodeWithSelector(V4_UNLOCK, data));
@@ -376,12 +430,12 @@ contract BackrunExecutor is UniswapPoolAccess {
         return "";
     }
 
-    /// V4_ONE_HOP: data = abi.encode(tokenIn, tokenOut, fee, tickSpacing, amountIn, to), made by
-    /// _swapV4InUnlock; returns the hop's output.
+    /// V4_ONE_HOP: data = abi.encode(key, zeroForOne, amountIn, to), made by _swapV4InUnlock;
+    /// returns the hop's output.
     function _v4OneHop(bytes calldata data) private returns (uint256) {
-        (address tokenIn, address tokenOut, uint24 fee, int24 tickSpacing, uint256 amountIn, address to) =
-            abi.decode(data, (address, address, uint24, int24, uint256, address));
-        return _v4SwapSettled(tokenIn, tokenOut, fee, tickSpacing, amountIn, to);
+        (PoolKey memory key, bool zeroForOne, uint256 amountIn, address to) =
+            abi.decode(data, (PoolKey, bool, uint256, address));
+        return _v4SwapSettled(key, zeroForOne, amountIn, to);
     }
 
     /// V4_CYCLE: data = abi.encode(amountIn, profit, exact, hops), made by _backrun(); hops[0] is
@@ -392,8 +446,8 @@ contract BackrunExecutor is UniswapPoolAccess {
         Hop calldata first = hops[0];
         // the output goes straight into the next pair when that is V2, else here
         address to = hops[1].protocol == PROTOCOL_V2 ? hops[1].pool : address(this);
-        uint256 received =
-            _v4Swap(hops[hops.length - 1].tokenOut, first.tokenOut, first.fee, first.tickSpacing, amountIn, to);
+        (PoolKey memory key, bool zeroForOne) = _v4Key(first, hops[hops.length - 1].tokenOut);
+        uint256 received = _v4Swap(key, zeroForOne, amountIn, to);
         _completeCycle(data, amountIn, received, PROTOCOL_V4);
     }
 
@@ -439,8 +493,12 @@ contract BackrunExecutor is UniswapPoolAccess {
             // backrun(): bound is minProfit
             revert InsufficientProfit(profit, bound);
         }
-        if (unlocked) _v4Settle(tokenIn, owed);
-        else _transfer(tokenIn, msg.sender, owed);
+        if (unlocked) {
+            // the first swap's input currency: address(0) when it is a native hop's WETH side
+            _v4Settle(hops[0].protocol == PROTOCOL_V4_NATIVE && tokenIn == weth ? address(0) : tokenIn, owed);
+        } else {
+            _transfer(tokenIn, msg.sender, owed);
+        }
         cycleProfit = uint256(profit);
     }
 
@@ -458,10 +516,9 @@ contract BackrunExecutor is UniswapPoolAccess {
                 amount = _swapV2(hop.pool, tokenIn < hop.tokenOut, amount, to, (fees >> (16 * i)) & 0xffff);
             } else if (hop.protocol == PROTOCOL_V3) {
                 amount = _swapV3(hop.pool, tokenIn, tokenIn < hop.tokenOut, amount, to);
-            } else if (unlocked) {
-                amount = _v4SwapSettled(tokenIn, hop.tokenOut, hop.fee, hop.tickSpacing, amount, to);
             } else {
-                amount = _swapV4InUnlock(tokenIn, hop, amount, to);
+                (PoolKey memory key, bool zeroForOne) = _v4Key(hop, tokenIn);
+                amount = unlocked ? _v4SwapSettled(key, zeroForOne, amount, to) : _swapV4InUnlock(key, zeroForOne, amount, to);
             }
             tokenIn = hop.tokenOut;
         }
@@ -470,46 +527,49 @@ contract BackrunExecutor is UniswapPoolAccess {
 
     /// A V4 hop after the first of a cycle that did not start in V4: one unlock of its own, whose
     /// callback swaps, settles the input from this contract and takes the output to `to`.
-    function _swapV4InUnlock(address tokenIn, Hop calldata hop, uint256 amountIn, address to)
+    function _swapV4InUnlock(PoolKey memory key, bool zeroForOne, uint256 amountIn, address to)
         private
         returns (uint256 amountOut)
     {
         v4Unlock = V4_ONE_HOP;
-        bytes memory ret = _callReturning(
-            poolManager,
-            abi.encodeWithSelector(V4_UNLOCK, abi.encode(tokenIn, hop.tokenOut, hop.fee, hop.tickSpacing, amountIn, to))
-        );
+        bytes memory ret =
+            _callReturning(poolManager, abi.encodeWithSelector(V4_UNLOCK, abi.encode(key, zeroForOne, amountIn, to)));
         if (v4Unlock != V4_IDLE) revert UnexpectedCallback();
         // unlock returns the callback's bytes, ABI-encoded
         amountOut = abi.decode(abi.decode(ret, (bytes)), (uint256));
     }
 
-    /// A V4 swap inside an unlock, its input paid now from this contract's balance: swap, then
-    /// sync, transfer, settle the input, and take the output to `to`.
-    function _v4SwapSettled(address tokenIn, address tokenOut, uint24 fee, int24 tickSpacing, uint256 amountIn, address to)
+    /// A V4 swap inside an unlock, its input paid now from this contract's balance: swap, take the
+    /// output to `to`, then settle the input.
+    function _v4SwapSettled(PoolKey memory key, bool zeroForOne, uint256 amountIn, address to)
         private
         returns (uint256 amountOut)
     {
-        amountOut = _v4Swap(tokenIn, tokenOut, fee, tickSpacing, amountIn, to);
-        _v4Settle(tokenIn, amountIn);
+        amountOut = _v4Swap(key, zeroForOne, amountIn, to);
+        _v4Settle(zeroForOne ? key.currency0 : key.currency1, amountIn);
     }
 
-    /// A V4 exact-input swap inside an unlock: takes the output to `to` and leaves the input owed
-    /// to the PoolManager (settled by the caller). Reverts unless the pool takes all of amountIn.
-    function _v4Swap(address tokenIn, address tokenOut, uint24 fee, int24 tickSpacing, uint256 amountIn, address to)
+    /// A V4 exact-input swap inside an unlock: takes the output to `to` (native ETH wrapped first)
+    /// and leaves the input owed to the PoolManager (settled by the caller). Reverts unless the pool
+    /// takes all of amountIn.
+    function _v4Swap(PoolKey memory key, bool zeroForOne, uint256 amountIn, address to)
         private
         returns (uint256 amountOut)
     {
         if (amountIn > uint256(int256(type(int128).max))) revert AmountTooLarge(amountIn);
-        bool zeroForOne = tokenIn < tokenOut;
-        PoolKey memory key = zeroForOne
-            ? PoolKey(tokenIn, tokenOut, fee, tickSpacing, address(0))
-            : PoolKey(tokenOut, tokenIn, fee, tickSpacing, address(0));
         amountOut = _v4SwapOutput(key, zeroForOne, amountIn);
-        _call(poolManager, abi.encodeWithSelector(V4_TAKE, tokenOut, to, amountOut));
+        address currencyOut = zeroForOne ? key.currency1 : key.currency0;
+        if (currencyOut == address(0)) {
+            _call(poolManager, abi.encodeWithSelector(V4_TAKE, address(0), address(this), amountOut));
+            _callWithValue(weth, abi.encodeWithSelector(WETH_DEPOSIT), amountOut);
+            if (to != address(this)) _transfer(weth, to, amountOut);
+        } else {
+            _call(poolManager, abi.encodeWithSelector(V4_TAKE, currencyOut, to, amountOut));
+        }
     }
 
-    /// PoolManager.swap of exactly amountIn on `key`; returns the output it credits.
+    /// PoolManager.swap of exactly amountIn on `key` (hookData empty); returns the output it
+    /// credits. The BalanceDelta already holds the hook's return deltas, if any.
     function _v4SwapOutput(PoolKey memory key, bool zeroForOne, uint256 amountIn) private returns (uint256 amountOut) {
         SwapParams memory params =
             SwapParams(zeroForOne, -int256(amountIn), zeroForOne ? MIN_SQRT_PRICE_LIMIT : MAX_SQRT_PRICE_LIMIT);
@@ -524,11 +584,17 @@ contract BackrunExecutor is UniswapPoolAccess {
         amountOut = uint256(int256(givenSide));
     }
 
-    /// Pays the PoolManager `amount` of `token` owed in the current unlock: sync, transfer, settle.
-    function _v4Settle(address token, uint256 amount) private {
-        _call(poolManager, abi.encodeWithSelector(V4_SYNC, token));
-        _transfer(token, poolManager, amount);
-        _call(poolManager, abi.encodeWithSelector(V4_SETTLE));
+    /// Pays the PoolManager `amount` of `currency` owed in the current unlock: sync, transfer,
+    /// settle; native ETH (address(0)): WETH unwrapped here, settled as value.
+    function _v4Settle(address currency, uint256 amount) private {
+        if (currency == address(0)) {
+            _call(weth, abi.encodeWithSelector(WETH_WITHDRAW, amount));
+            _callWithValue(poolManager, abi.encodeWithSelector(V4_SETTLE), amount);
+        } else {
+            _call(poolManager, abi.encodeWithSelector(V4_SYNC, currency));
+            _transfer(currency, poolManager, amount);
+            _call(poolManager, abi.encodeWithSelector(V4_SETTLE));
+        }
     }
 
     /// V3 hop after the first, exact input; the pool is paid from this contract in its callback.
@@ -602,8 +668,13 @@ contract BackrunExecutor is UniswapPoolAccess {
 
     /// Calls target with data; a revert is bubbled up with its data unchanged. Return data unused.
     function _call(address target, bytes memory data) private {
+        _callWithValue(target, data, 0);
+    }
+
+    /// _call sending `value` wei.
+    function _callWithValue(address target, bytes memory data, uint256 value) private {
         assembly ("memory-safe") {
-            if iszero(call(gas(), target, 0, add(data, 0x20), mload(data), 0, 0)) {
+            if iszero(call(gas(), target, value, add(data, 0x20), mload(data), 0, 0)) {
                 let m := mload(0x40)
                 returndatacopy(m, 0, returndatasize())
                 revert(m, returndatasize())

@@ -21,6 +21,7 @@ import artifact from '../../src/contracts/artifacts/BackrunExecutor.json' with {
 import {
   BACKRUN_EVENT_TOPIC,
   BACKRUN_EXECUTOR_ABI,
+  BACKRUN_PROTOCOL_V4_NATIVE,
   BACKRUN_PROTOCOL,
   InvalidBackrunError,
   REFUND_TO_TX_ORIGIN,
@@ -108,12 +109,12 @@ describe('encodeBackrunCall', () => {
   it('uses the ABI of the committed artifact, with the documented signature, event and errors', () => {
     expect(BACKRUN_EXECUTOR_ABI).toEqual(artifact.abi)
     const fn = BACKRUN_EXECUTOR_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'backrun')!
-    expect(toFunctionSignature(fn)).toBe('backrun(address,uint256,(uint8,address,address,uint24,int24)[],uint256,uint16,address)')
+    expect(toFunctionSignature(fn)).toBe('backrun(address,uint256,(uint8,address,address,uint24,int24,address)[],uint256,uint16,address)')
     expect(fn.stateMutability).toBe('nonpayable')
     expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])
     expect(encodeBackrunCall(twoHops()).slice(0, 10)).toBe(toFunctionSelector(fn))
     const names = (type: string) => BACKRUN_EXECUTOR_ABI.filter((x) => x.type === type).map((x) => ('name' in x ? x.name : '')).sort()
-    expect(names('function')).toEqual(['MAX_VENUES_PER_KIND', 'backrun', 'backrunExact', 'beneficiary', 'pancakeCall', 'pancakeV3SwapCallback', 'poolManager', 'uniswapV2Call', 'uniswapV3SwapCallback', 'unlockCallback', 'v2Venues', 'v3Venues'])
+    expect(names('function')).toEqual(['MAX_VENUES_PER_KIND', 'backrun', 'backrunExact', 'beneficiary', 'pancakeCall', 'pancakeV3SwapCallback', 'poolManager', 'uniswapV2Call', 'uniswapV3SwapCallback', 'unlockCallback', 'v2Venues', 'v3Venues', 'weth'])
     expect(names('event')).toEqual(['Backrun'])
     expect(names('error')).toEqual([
       'AmountTooLarge',
@@ -132,6 +133,7 @@ describe('encodeBackrunCall', () => {
       'Reentrancy',
       'TransferFailed',
       'UnexpectedCallback',
+      'UnexpectedEth',
     ])
   })
 
@@ -142,8 +144,8 @@ describe('encodeBackrunCall', () => {
       getAddress(B),
       10n ** 18n,
       [
-        { protocol: 1, pool: getAddress(POOL_1), tokenOut: getAddress(A), fee: 500, tickSpacing: 0 },
-        { protocol: 0, pool: getAddress(POOL_2), tokenOut: getAddress(B), fee: 3000, tickSpacing: 0 },
+        { protocol: 1, pool: getAddress(POOL_1), tokenOut: getAddress(A), fee: 500, tickSpacing: 0, hooks: ZERO },
+        { protocol: 0, pool: getAddress(POOL_2), tokenOut: getAddress(B), fee: 3000, tickSpacing: 0, hooks: ZERO },
       ],
       12_345n,
       2500,
@@ -154,9 +156,9 @@ describe('encodeBackrunCall', () => {
       getAddress(A),
       5_000_000n,
       [
-        { protocol: 0, pool: getAddress(POOL_1), tokenOut: getAddress(B), fee: 3000, tickSpacing: 0 },
-        { protocol: 1, pool: getAddress(POOL_2), tokenOut: getAddress(C), fee: 10000, tickSpacing: 0 },
-        { protocol: 1, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000, tickSpacing: 0 },
+        { protocol: 0, pool: getAddress(POOL_1), tokenOut: getAddress(B), fee: 3000, tickSpacing: 0, hooks: ZERO },
+        { protocol: 1, pool: getAddress(POOL_2), tokenOut: getAddress(C), fee: 10000, tickSpacing: 0, hooks: ZERO },
+        { protocol: 1, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000, tickSpacing: 0, hooks: ZERO },
       ],
       0n,
       0,
@@ -171,9 +173,9 @@ describe('encodeBackrunCall', () => {
       getAddress(A),
       5_000_000n,
       [
-        { protocol: 2, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(B), fee: 1200, tickSpacing: 24 },
-        { protocol: 2, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(C), fee: 500, tickSpacing: 10 },
-        { protocol: 0, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000, tickSpacing: 0 },
+        { protocol: 2, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(B), fee: 1200, tickSpacing: 24, hooks: ZERO },
+        { protocol: 2, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(C), fee: 500, tickSpacing: 10, hooks: ZERO },
+        { protocol: 0, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000, tickSpacing: 0, hooks: ZERO },
       ],
       0n,
       0,
@@ -193,6 +195,20 @@ describe('encodeBackrunCall', () => {
     expect(rejection({ ...p, hops: [h0, { ...h1, pool: POOL_ID_1 }, h2] }).message).toMatch(/hop 1 uses pool .* a second time/)
     const native = { ...p, startToken: ZERO, hops: [{ ...h0, tokenIn: ZERO, zeroForOne: true }, h1, { ...h2, tokenOut: ZERO, zeroForOne: false }] }
     expect(rejection(native).message).toMatch(/hop 0: native ETH/)
+    expect(rejection({ ...p, hops: [{ ...h0, v4: { poolManager: POOL_MANAGER, tickSpacing: 24, hooks: '0x1234' } }, h1, h2] }).message).toMatch(/hop 0 hooks 0x1234 is not an address/)
+  })
+
+  it('encodes a native-ETH V4 hop as protocol 3 (WETH in the cycle, ETH in the key) and a hooked one with its hooks address', () => {
+    const p = v4Triangle()
+    const [h0, h1, h2] = p.hops as [PlanHop, PlanHop, PlanHop]
+    const HOOKS = '0x0000000000000000000000000000000000004080' as Hex
+    const t = decode(encodeBackrunCall({ ...p, hops: [{ ...h0, v4: { ...h0.v4!, nativeEth: true } }, { ...h1, v4: { ...h1.v4!, hooks: HOOKS, hookAltersSwap: true } }, h2] }))
+    expect(t.args![2]).toEqual([
+      { protocol: 3, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(B), fee: 1200, tickSpacing: 24, hooks: ZERO },
+      { protocol: 2, pool: getAddress(POOL_MANAGER), tokenOut: getAddress(C), fee: 500, tickSpacing: 10, hooks: getAddress(HOOKS) },
+      { protocol: 0, pool: getAddress(POOL_3), tokenOut: getAddress(A), fee: 3000, tickSpacing: 0, hooks: ZERO },
+    ])
+    expect(BACKRUN_PROTOCOL_V4_NATIVE).toBe(3)
   })
 
   it('encodes refundRecipient as the sixth argument: omitted or undefined = the zero address (tx.origin), else the address given', () => {
@@ -287,7 +303,7 @@ describe('encodeBackrunExactCall and toExactBackrunCall', () => {
 
   it('backrunExact has backrun\'s arguments with expectedProfit in minProfit\'s place, the same return value, and its own selector', () => {
     const fn = BACKRUN_EXECUTOR_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'backrunExact')!
-    expect(toFunctionSignature(fn)).toBe('backrunExact(address,uint256,(uint8,address,address,uint24,int24)[],uint256,uint16,address)')
+    expect(toFunctionSignature(fn)).toBe('backrunExact(address,uint256,(uint8,address,address,uint24,int24,address)[],uint256,uint16,address)')
     expect(fn.inputs.map((i) => i.name)).toEqual(['startToken', 'amountIn', 'hops', 'expectedProfit', 'refundBps', 'refundRecipient'])
     expect(fn.stateMutability).toBe('nonpayable')
     expect(fn.outputs).toEqual([{ name: 'grossProfit', type: 'uint256', internalType: 'uint256' }])

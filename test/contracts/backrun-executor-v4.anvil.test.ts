@@ -7,7 +7,12 @@
  * - a cycle that starts in a V4 pool and crosses a V3 pool: the whole cycle runs in one
  *   PoolManager.unlock, the first swap's input owed (flash accounting) until the proceeds settle it;
  * - three V4 pools in one unlock: the later V4 hops swap and settle inside the first one's unlock;
- * - a V2 pair first (its flash swap), then a V4 hop in an unlock of its own.
+ * - a V2 flash swap first, then a V4 hop in an unlock of its own;
+ * - the native ETH/USDC pool (currency0 = address(0)) first: its ETH input owed until the end,
+ *   then paid with WETH unwrapped and settled as value;
+ * - a V3 flash swap first, then two V4 hops in unlocks of their own, the native pool's ETH input
+ *   unwrapped from WETH;
+ * - the native pool inside a V4 cycle: its ETH output taken and wrapped, the cycle's WETH.
  * For each, the best of a scan of inputs (in the EVM) is mined on anvil in one block right behind
  * the user's swap: the beneficiary gets exactly the simulated gross profit, the transaction uses
  * exactly the simulated gas, and the executor keeps nothing.
@@ -63,7 +68,9 @@ function v4Pool(name: string) {
 
 function v4Hop(name: string, tokenIn: Address, tokenOut: Address): PlanHop {
   const p = v4Pool(name)
-  return { protocol: 'uniswap-v4', pool: lower(p.poolId), tokenIn, tokenOut, fee: p.fee, zeroForOne: tokenIn < tokenOut, v4: { poolManager: POOL_MANAGER, tickSpacing: p.tickSpacing } }
+  // a native key holds ETH where the cycle holds WETH
+  const nativeEth = /^0x0{40}$/.test(p.currency0)
+  return { protocol: 'uniswap-v4', pool: lower(p.poolId), tokenIn, tokenOut, fee: p.fee, zeroForOne: tokenIn < tokenOut, v4: { poolManager: POOL_MANAGER, tickSpacing: p.tickSpacing, ...(nativeEth ? { nativeEth } : {}) } }
 }
 
 function v3Hop(name: string, tokenIn: Address, tokenOut: Address): PlanHop {
@@ -79,6 +86,7 @@ function v2Hop(name: string, tokenIn: Address, tokenOut: Address): PlanHop {
 }
 
 const [WETH, USDT, USDC] = [token('WETH'), token('USDT'), token('USDC')]
+const ZERO: Address = '0x0000000000000000000000000000000000000000'
 
 interface Cycle {
   title: string
@@ -106,6 +114,24 @@ const CYCLES: Cycle[] = [
     startToken: WETH,
     unit: 10n ** 18n,
     hops: [v2Hop('WETH/USDT', WETH, USDT), v4Hop('WETH/USDT 0.05% ts10', USDT, WETH)],
+  },
+  {
+    title: 'starts in the native ETH pool: its ETH owed until the proceeds, unwrapped, settle it',
+    startToken: WETH,
+    unit: 10n ** 18n,
+    hops: [v4Hop('ETH/USDC 0.3% ts60', WETH, USDC), v4Hop('USDC/USDT 0.08% ts1', USDC, USDT), v4Hop('WETH/USDT 0.05% ts10', USDT, WETH)],
+  },
+  {
+    title: 'a V3 flash swap first, then the native ETH pool in an unlock of its own, paid with unwrapped WETH',
+    startToken: USDC,
+    unit: 10n ** 6n,
+    hops: [v3Hop('USDC/USDT 0.05%', USDC, USDT), v4Hop('WETH/USDT 0.05% ts10', USDT, WETH), v4Hop('ETH/USDC 0.3% ts60', WETH, USDC)],
+  },
+  {
+    title: 'the native ETH pool inside a V4 cycle: its ETH output taken and wrapped',
+    startToken: USDT,
+    unit: 10n ** 6n,
+    hops: [v4Hop('WETH/USDT 0.05% ts10', USDT, WETH), v4Hop('ETH/USDC 0.3% ts60', WETH, USDC), v3Hop('USDC/USDT 0.05%', USDC, USDT)],
   },
 ]
 
@@ -185,6 +211,7 @@ describe('BackrunExecutor V4 hops in-process', () => {
     expect(decodeBackrunEvents(r.logs, EXECUTOR)).toEqual([{ executor: EXECUTOR, startToken: c.startToken, grossProfit: b!.grossProfit, refund: 0n }])
     expect((await balanceOf(r.state, c.startToken, BENEFICIARY)) - (await balanceOf(after, c.startToken, BENEFICIARY))).toBe(b!.grossProfit)
     for (const t of new Set(c.hops.flatMap((h) => [h.tokenIn, h.tokenOut]))) expect(await balanceOf(r.state, t, EXECUTOR), t).toBe(0n)
+    expect((await r.state.overlay.readAccount(EXECUTOR))?.balance ?? 0n).toBe(0n)
     // the PoolManager's flash accounting closed: it swapped, and the call did not revert
     expect(r.logs.some((l) => lower(l.address) === POOL_MANAGER)).toBe(true)
   })
@@ -207,18 +234,32 @@ describe('BackrunExecutor V4 hops in-process', () => {
   it('refuses a V4 hop that does not name the configured PoolManager, and one whose key the PoolManager does not hold', async () => {
     const c = CYCLES[0]!
     const b = best.get(c.title)!
-    const raw = (hops: Array<{ protocol: number; pool: Address; tokenOut: Address; fee: number; tickSpacing: number }>) =>
-      encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: [c.startToken, b.amountIn, hops, 1n, 0, '0x0000000000000000000000000000000000000000'] })
-    const v4 = { protocol: 2, pool: POOL_MANAGER, tokenOut: WETH, fee: 500, tickSpacing: 10 }
-    const v3 = { protocol: 1, pool: c.hops[1]!.pool, tokenOut: USDT, fee: 500, tickSpacing: 0 }
+    const raw = (hops: Array<{ protocol: number; pool: Address; tokenOut: Address; fee: number; tickSpacing: number; hooks: Address }>) =>
+      encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrun', args: [c.startToken, b.amountIn, hops, 1n, 0, ZERO] })
+    const v4 = { protocol: 2, pool: POOL_MANAGER, tokenOut: WETH, fee: 500, tickSpacing: 10, hooks: ZERO }
+    const v3 = { protocol: 1, pool: c.hops[1]!.pool, tokenOut: USDT, fee: 500, tickSpacing: 0, hooks: ZERO }
     // the executor checks the PoolManager before anything moves
     expect(revertOf(await callExecutor(after, BACKRUNNER, raw([{ ...v4, pool: v3.pool }, v3])))).toEqual({ errorName: 'InvalidPool', args: [expect.stringMatching(new RegExp(v3.pool.slice(2), 'i'))] })
     // a wrong spacing or fee is another key: the PoolManager has no such pool
     const notInitialized = toFunctionSelector('PoolNotInitialized()')
     expect(revertOf(await callExecutor(after, BACKRUNNER, raw([{ ...v4, tickSpacing: 60 }, v3]))).errorName).toBe(notInitialized)
     expect(revertOf(await callExecutor(after, BACKRUNNER, raw([{ ...v4, fee: 3000 }, v3]))).errorName).toBe(notInitialized)
+    // a hooks address is part of the key: another one names a pool the PoolManager does not have
+    expect(revertOf(await callExecutor(after, BACKRUNNER, raw([{ ...v4, hooks: lower(registry.v4.hooks[0]!.address) }, v3]))).errorName).toBe(notInitialized)
+    // a V2 or V3 hop names no hooks
+    expect(revertOf(await callExecutor(after, BACKRUNNER, raw([v4, { ...v3, hooks: POOL_MANAGER }]))).errorName).toBe('InvalidPool')
+    // a native hop must have WETH on one side; protocols stop at 3
+    expect(revertOf(await callExecutor(after, BACKRUNNER, raw([{ ...v4, protocol: 3, tokenOut: USDC }, v3]))).errorName).toBe('InvalidPool')
+    expect(revertOf(await callExecutor(after, BACKRUNNER, raw([{ ...v4, protocol: 4 }, v3]))).errorName).toBe('InvalidProtocol')
     // the right key succeeds
     expect((await callExecutor(after, BACKRUNNER, raw([v4, v3]))).status).toBe('success')
+  })
+
+  it('accepts ETH only from WETH and the PoolManager, mid-backrun', async () => {
+    const funded = after.fork()
+    await applyAccountOverrides(funded, new Map([[VIEWER, { balance: 10n ** 18n }]]))
+    const r = await sim.call(funded, { from: VIEWER, to: EXECUTOR, data: '0x', value: 1n, gasLimit: GAS_LIMIT })
+    expect(revertOf(r).errorName).toBe('UnexpectedEth')
   })
 
   // ============================================================== anvil

@@ -499,7 +499,7 @@ interface Helpers {
 }
 
 async function compileHelpers(): Promise<Helpers> {
-  const selector = toFunctionSelector('backrun(address,uint256,(uint8,address,address,uint24,int24)[],uint256,uint16,address)')
+  const selector = toFunctionSelector('backrun(address,uint256,(uint8,address,address,uint24,int24,address)[],uint256,uint16,address)')
   const c = await compileSolidity('Helpers.sol', HELPERS_SOURCE.replace('BACKRUN_SELECTOR', selector))
   return { relay: c.Relay!, reentrantToken: { code: c.ReentrantToken!.code } }
 }
@@ -526,16 +526,17 @@ function rawBackrunExact(
 ): Hex {
   return encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'backrunExact', args: [startToken, amountIn, hops.map(withSpacing), expectedProfit, refundBps, refundRecipient] })
 }
-/** a hop as the contract takes it; tickSpacing (V4 only) defaults to 0 */
+/** a hop as the contract takes it; tickSpacing and hooks (V4 only) default to 0 */
 interface RawHop {
   protocol: number
   pool: Address
   tokenOut: Address
   fee: number
   tickSpacing?: number
+  hooks?: Address
 }
-const withSpacing = (h: RawHop) => ({ ...h, tickSpacing: h.tickSpacing ?? 0 })
-const onchain = (h: PlanHop) => ({ protocol: h.protocol === 'uniswap-v2' ? 0 : 1, pool: h.pool, tokenOut: h.tokenOut, fee: h.fee, tickSpacing: 0 })
+const withSpacing = (h: RawHop) => ({ ...h, tickSpacing: h.tickSpacing ?? 0, hooks: h.hooks ?? ZERO_ADDRESS })
+const onchain = (h: PlanHop) => ({ protocol: h.protocol === 'uniswap-v2' ? 0 : 1, pool: h.pool, tokenOut: h.tokenOut, fee: h.fee, tickSpacing: 0, hooks: ZERO_ADDRESS })
 
 const v3Callback = (amount0: bigint, amount1: bigint, data: Hex) =>
   encodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, functionName: 'uniswapV3SwapCallback', args: [amount0, amount1, data] })
@@ -752,9 +753,10 @@ describe('BackrunExecutor in-process (Simulator on the embedded devnet)', () => 
     await expectRevert(rawBackrun(weth, one, [{ ...v3, fee: 3000 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
     await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 0 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
     await expectRevert(rawBackrun(weth, one, [v3, { ...v2, pool: pool('V2 WETH/DAI').address }]), 'InvalidPool', [getAddress(pool('V2 WETH/DAI').address)])
-    // protocol 2 is a V4 hop, which must name the PoolManager; 3 is no protocol
+    // protocols 2 and 3 are V4 hops (3: native ETH), which must name the PoolManager; 4 is no protocol
     await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 2 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
-    await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 3 }, v2]), 'InvalidProtocol', [3])
+    await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 3 }, v2]), 'InvalidPool', [getAddress(v3.pool)])
+    await expectRevert(rawBackrun(weth, one, [{ ...v3, protocol: 4 }, v2]), 'InvalidProtocol', [4])
     // amounts and refund
     await expectRevert(rawBackrun(weth, 0n, [v3, v2]), 'InvalidAmountIn', [0n])
     await expectRevert(rawBackrun(weth, 1n << 255n, [v3, v2]), 'InvalidAmountIn', [1n << 255n])
