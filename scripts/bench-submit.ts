@@ -61,6 +61,20 @@ const GENESIS = 'fixtures/devnet/genesis.json'
  * --cpu-prof was lost to the SIGKILL.
  */
 const SERVICE_STOP_GRACE_MS = 30_000
+/** the warm-up's submissions, and the closed loop's at most (it stops at BENCH_SECONDS) */
+const WARM_COUNT = 20
+const CLOSED_COUNT = 20_000
+/**
+ * MAX_PENDING_SUBMISSIONS of every service measured: room for every submission the run sends. The
+ * recording relay never lands anything, so nothing ever leaves the outbox; with the default 5,000
+ * the closed loops stopped being measured once 5,000 were open and every later request was refused
+ * (-32603, nothing stored) in microseconds: until 2026-11-26 `sustained_acks_per_s` and
+ * `postgres_acks_per_s` were (5,000 - 2,020) / 10 s = 298 at every commit, and
+ * `replicas_acks_per_s` the two replicas' approximate counts of the same bound, whatever the
+ * acknowledgement path cost. In a deployment submissions land or expire within
+ * SUBMISSION_EXPIRY_BLOCKS, so the bound is sized to rate x lifetime; here it is the run's total.
+ */
+const MAX_PENDING = String(WARM_COUNT + RATE * SECONDS + CLOSED_COUNT)
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number
@@ -202,15 +216,15 @@ async function closedLoop(url: string | string[], txs: Hex[]): Promise<{ perSeco
 
 async function main() {
   const openCount = RATE * SECONDS
-  console.log(`signing ${openCount * 2 + 20_020} transactions...`)
-  const warmTxs = await signSwaps(20, 0)
-  const openTxs = await signSwaps(openCount, 20)
-  const closedTxs = await signSwaps(20_000, 20 + openCount)
+  console.log(`signing ${openCount * 2 + WARM_COUNT + CLOSED_COUNT} transactions...`)
+  const warmTxs = await signSwaps(WARM_COUNT, 0)
+  const openTxs = await signSwaps(openCount, WARM_COUNT)
+  const closedTxs = await signSwaps(CLOSED_COUNT, WARM_COUNT + openCount)
   const peerTxs = await signTransfers(openCount, 7)
   const relay = await recordingRelay()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-'))
   const port = await freePort()
-  const service = await startServiceProcess(port, { DATA_DIR: dataDir, RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]), LOCAL_BUILDER_PORT: '0' })
+  const service = await startServiceProcess(port, { DATA_DIR: dataDir, RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]), LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
   const anvil = await startAnvil({ genesisPath: GENESIS, extraArgs: ['--no-mining'] })
   try {
     const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`
@@ -318,7 +332,7 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
   try {
     const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-pg-'))
     const port = await freePort()
-    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0' })
+    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
     try {
       one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, [service.pid!])
     } finally {
@@ -334,7 +348,7 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
   // to the pool: it then measured every simulation and backrun search on the replicas' main
   // threads, a setup neither `npm run cluster` nor the one-replica run (3) has.
   const workers: Record<string, string> = REPLICA_WORKERS === undefined ? {} : { WORKERS: REPLICA_WORKERS }
-  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', ...workers } })
+  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', MAX_PENDING_SUBMISSIONS: MAX_PENDING, ...workers } })
   try {
     const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, cluster.replicas.map((r) => r.pid))
     return { one, two }
