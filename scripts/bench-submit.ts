@@ -30,9 +30,9 @@
  * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4), BENCH_REPLICA_WORKERS (WORKERS of each
  * replica in 4; default the cluster's own, 1).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseTransaction, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -42,7 +42,7 @@ import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
 import { startCluster, stopProcess } from '../test/support/cluster.ts'
-import { scrapeSums, startCpuWindow, sumCpuWindows } from './lib/process-cpu.ts'
+import { processCpuSeconds, scrapeSums, startCpuWindow, sumCpuWindows } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
@@ -300,6 +300,39 @@ interface StoreRun {
 }
 
 /**
+ * CPU seconds used so far by this process and every process it started, their children included
+ * (the services, PostgreSQL and its backends, the cluster's chain): what the whole run costs the
+ * machine's cores, apart from the other sessions sharing them. A process that exited meanwhile
+ * is not counted.
+ */
+function treeCpuSeconds(): number {
+  const parents = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // exited while listed
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true
+    return false
+  }
+  let seconds = 0
+  for (const pid of parents.keys()) {
+    if (!inTree(pid)) continue
+    try {
+      seconds += processCpuSeconds(pid)
+    } catch {
+      // exited since
+    }
+  }
+  return seconds
+}
+
+/**
  * warm-up, open loop at BENCH_RATE, closed loop: against one service or spread over replicas.
  * `pids`: the service processes, whose CPU per answer in the closed loop is printed (what bounds
  * acks/s when the cores are the limit; not on the last line).
@@ -310,13 +343,18 @@ async function measure(label: string, url: string | string[], txs: { warmTxs: He
   const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
   const windows = pids.map((pid) => startCpuWindow(pid))
+  const tree0 = treeCpuSeconds()
   const closed = await closedLoop(url, txs.closedTxs)
+  const tree = treeCpuSeconds() - tree0
   const cpu = sumCpuWindows(windows.map((w) => w.stop()))
   const answers = closed.count + closed.failed
   const perAnswer = answers === 0 ? 0 : (cpu.cpuSeconds * 1000) / answers
+  const treePerAnswer = answers === 0 ? 0 : (tree * 1000) / answers
   console.log(
     `${label}: closed loop (${CONNECTIONS} at once): ${closed.perSecond.toFixed(0)} acks/s over ${closed.count} (${closed.failed} failed); ` +
-      `the service processes used ${cpu.cpuPercent.toFixed(0)}% CPU (main threads ${cpu.mainThreadCpuPercent.toFixed(0)}%), ${perAnswer.toFixed(2)} CPU ms per answer`,
+      `the service processes used ${cpu.cpuPercent.toFixed(0)}% CPU (main threads ${cpu.mainThreadCpuPercent.toFixed(0)}%), ${perAnswer.toFixed(2)} CPU ms per answer; ` +
+      `with PostgreSQL, the chain and this load generator ${treePerAnswer.toFixed(2)} CPU ms per answer (${((tree / cpu.wallSeconds) * 100).toFixed(0)}% CPU): ` +
+      `at most ${treePerAnswer === 0 ? '-' : Math.round((availableParallelism() * 1000) / treePerAnswer)} answers/s on this machine's ${availableParallelism()} cores were they theirs alone`,
   )
   return { open, closed }
 }
