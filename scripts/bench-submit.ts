@@ -30,9 +30,9 @@
  * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4), BENCH_REPLICA_WORKERS (WORKERS of each
  * replica in 4; default the cluster's own, 1).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseTransaction, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -42,7 +42,7 @@ import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
 import { startCluster, stopProcess } from '../test/support/cluster.ts'
-import { scrapeSums, startCpuWindow, sumCpuWindows } from './lib/process-cpu.ts'
+import { processCpuSeconds, scrapeSums, startCpuWindow, sumCpuWindows } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
@@ -61,6 +61,20 @@ const GENESIS = 'fixtures/devnet/genesis.json'
  * --cpu-prof was lost to the SIGKILL.
  */
 const SERVICE_STOP_GRACE_MS = 30_000
+/** the warm-up's submissions, and the closed loop's at most (it stops at BENCH_SECONDS) */
+const WARM_COUNT = 20
+const CLOSED_COUNT = 20_000
+/**
+ * MAX_PENDING_SUBMISSIONS of every service measured: room for every submission the run sends. The
+ * recording relay never lands anything, so nothing ever leaves the outbox; with the default 5,000
+ * the closed loops stopped being measured once 5,000 were open and every later request was refused
+ * (-32603, nothing stored) in microseconds: until 2026-11-26 `sustained_acks_per_s` and
+ * `postgres_acks_per_s` were (5,000 - 2,020) / 10 s = 298 at every commit, and
+ * `replicas_acks_per_s` the two replicas' approximate counts of the same bound, whatever the
+ * acknowledgement path cost. In a deployment submissions land or expire within
+ * SUBMISSION_EXPIRY_BLOCKS, so the bound is sized to rate x lifetime; here it is the run's total.
+ */
+const MAX_PENDING = String(WARM_COUNT + RATE * SECONDS + CLOSED_COUNT)
 
 const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
   chainId: number
@@ -202,15 +216,15 @@ async function closedLoop(url: string | string[], txs: Hex[]): Promise<{ perSeco
 
 async function main() {
   const openCount = RATE * SECONDS
-  console.log(`signing ${openCount * 2 + 20_020} transactions...`)
-  const warmTxs = await signSwaps(20, 0)
-  const openTxs = await signSwaps(openCount, 20)
-  const closedTxs = await signSwaps(20_000, 20 + openCount)
+  console.log(`signing ${openCount * 2 + WARM_COUNT + CLOSED_COUNT} transactions...`)
+  const warmTxs = await signSwaps(WARM_COUNT, 0)
+  const openTxs = await signSwaps(openCount, WARM_COUNT)
+  const closedTxs = await signSwaps(CLOSED_COUNT, WARM_COUNT + openCount)
   const peerTxs = await signTransfers(openCount, 7)
   const relay = await recordingRelay()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-'))
   const port = await freePort()
-  const service = await startServiceProcess(port, { DATA_DIR: dataDir, RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]), LOCAL_BUILDER_PORT: '0' })
+  const service = await startServiceProcess(port, { DATA_DIR: dataDir, RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]), LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
   const anvil = await startAnvil({ genesisPath: GENESIS, extraArgs: ['--no-mining'] })
   try {
     const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`
@@ -286,6 +300,39 @@ interface StoreRun {
 }
 
 /**
+ * CPU seconds used so far by this process and every process it started, their children included
+ * (the services, PostgreSQL and its backends, the cluster's chain): what the whole run costs the
+ * machine's cores, apart from the other sessions sharing them. A process that exited meanwhile
+ * is not counted.
+ */
+function treeCpuSeconds(): number {
+  const parents = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // exited while listed
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true
+    return false
+  }
+  let seconds = 0
+  for (const pid of parents.keys()) {
+    if (!inTree(pid)) continue
+    try {
+      seconds += processCpuSeconds(pid)
+    } catch {
+      // exited since
+    }
+  }
+  return seconds
+}
+
+/**
  * warm-up, open loop at BENCH_RATE, closed loop: against one service or spread over replicas.
  * `pids`: the service processes, whose CPU per answer in the closed loop is printed (what bounds
  * acks/s when the cores are the limit; not on the last line).
@@ -296,13 +343,18 @@ async function measure(label: string, url: string | string[], txs: { warmTxs: He
   const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
   const windows = pids.map((pid) => startCpuWindow(pid))
+  const tree0 = treeCpuSeconds()
   const closed = await closedLoop(url, txs.closedTxs)
+  const tree = treeCpuSeconds() - tree0
   const cpu = sumCpuWindows(windows.map((w) => w.stop()))
   const answers = closed.count + closed.failed
   const perAnswer = answers === 0 ? 0 : (cpu.cpuSeconds * 1000) / answers
+  const treePerAnswer = answers === 0 ? 0 : (tree * 1000) / answers
   console.log(
     `${label}: closed loop (${CONNECTIONS} at once): ${closed.perSecond.toFixed(0)} acks/s over ${closed.count} (${closed.failed} failed); ` +
-      `the service processes used ${cpu.cpuPercent.toFixed(0)}% CPU (main threads ${cpu.mainThreadCpuPercent.toFixed(0)}%), ${perAnswer.toFixed(2)} CPU ms per answer`,
+      `the service processes used ${cpu.cpuPercent.toFixed(0)}% CPU (main threads ${cpu.mainThreadCpuPercent.toFixed(0)}%), ${perAnswer.toFixed(2)} CPU ms per answer; ` +
+      `with PostgreSQL, the chain and this load generator ${treePerAnswer.toFixed(2)} CPU ms per answer (${((tree / cpu.wallSeconds) * 100).toFixed(0)}% CPU): ` +
+      `at most ${treePerAnswer === 0 ? '-' : Math.round((availableParallelism() * 1000) / treePerAnswer)} answers/s on this machine's ${availableParallelism()} cores were they theirs alone`,
   )
   return { open, closed }
 }
@@ -318,7 +370,7 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
   try {
     const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-pg-'))
     const port = await freePort()
-    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0' })
+    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
     try {
       one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, [service.pid!])
     } finally {
@@ -334,7 +386,7 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
   // to the pool: it then measured every simulation and backrun search on the replicas' main
   // threads, a setup neither `npm run cluster` nor the one-replica run (3) has.
   const workers: Record<string, string> = REPLICA_WORKERS === undefined ? {} : { WORKERS: REPLICA_WORKERS }
-  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', ...workers } })
+  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', MAX_PENDING_SUBMISSIONS: MAX_PENDING, ...workers } })
   try {
     const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, cluster.replicas.map((r) => r.pid))
     return { one, two }

@@ -140,6 +140,18 @@ async function verifySignature(body: string, header: string | string[] | undefin
 }
 
 describe('Dispatcher: private transactions', () => {
+  it('does not decode again what it accepted (its caller decoded it with the same rules); a submission resumed from the store is checked once', async () => {
+    const store = await openStore()
+    const resumed = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(1, '0x38ed1739') })
+    // rules under which these chain-1 transactions do not decode: only a check would see it
+    const h = await harness({ relays: [{ name: 'a' }], store, dispatcher: { decode: { chainId: 5n } } })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(0, '0x38ed1739') })
+    await h.dispatcher.whenIdle()
+    const checked = (events: readonly LifecycleEvent[]): boolean => events.some((e) => e.type === 'simulated' && e.error === 'the stored transactions no longer decode')
+    expect(checked(await h.events(resumed.record.id))).toBe(true)
+    expect(checked(await h.events(record.id))).toBe(false)
+  })
+
   it('sends [user tx, backrun] and the backrun-free [user tx] to every relay for the next block, signed, bytes unchanged, and records each relay', async () => {
     const h = await harness({ relays: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] })
     const raw = await userTx(0, '0x38ed1739')

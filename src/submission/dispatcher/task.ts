@@ -63,8 +63,11 @@ export interface Task {
   unsettled: Set<Promise<void>> | undefined
 }
 
-/** A task for a stored submission, not prepared yet. */
-export function newTask(stored: StoredSubmission): Task {
+/**
+ * A task for a stored submission, not prepared yet. `decoded`: its txs were decoded with the
+ * dispatcher's rules as it was accepted in this process (see Dispatcher.accept).
+ */
+export function newTask(stored: StoredSubmission, decoded = false): Task {
   return {
     record: stored.record,
     summary: summarizeLifecycle(stored.events),
@@ -79,7 +82,7 @@ export function newTask(stored: StoredSubmission): Task {
     planning: undefined,
     everPlanned: stored.events.some((e) => e.type === 'backrun'),
     userTipCap: tipCapOf(stored.record.rawTxs),
-    decodeChecked: false,
+    decodeChecked: decoded,
     accepted: undefined,
     inflight: undefined,
     unsettled: undefined,
