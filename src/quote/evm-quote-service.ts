@@ -3,7 +3,8 @@
  * on the current state. `amountOut` and `gas` in the answer are what that execution produced; where
  * the math and the EVM disagree, the EVM wins and the disagreement is logged and counted. A plan
  * through a pool the math only estimates (a V4 hook that may change the swap) is executed beside
- * the best plan without such pools, and the better execution is answered (estimated-hops.ts).
+ * the best plan without such pools (unless it beats that plan's expected output outright), and the
+ * better execution is answered (estimated-hops.ts).
  */
 import { decodeAbiParameters, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
@@ -17,7 +18,7 @@ import { blockKey } from '../pools/view-calls.ts'
 import type { PlanRequest, RouteOutcome } from '../routing/routing-engine.ts'
 import type { SwapPlan } from '../routing/swap-plan.ts'
 import type { RoutedPlan } from '../routing/route-search.ts'
-import { exactExecutionIsBetter, planHasEstimatedHops } from './estimated-hops.ts'
+import { estimatedExecutionBeatsExactPlan, exactExecutionIsBetter, planHasEstimatedHops } from './estimated-hops.ts'
 import { encodeSwapPlanCall } from './router-calldata.ts'
 import { QuoteFailedError, type QuoteRequest, type QuoteResult, type QuoteService, type QuoteServiceStats } from './types.ts'
 
@@ -152,15 +153,18 @@ export class EvmQuoteService implements QuoteService {
     let executed: Awaited<ReturnType<typeof run>>
     if (!planHasEstimatedHops(plan)) executed = await run(plan)
     else {
-      // the estimate ranked a hooked pool; the exact pools' best plan is executed too, and the better answer wins
-      const exact = await this.options.planner.route(reader, { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn, gasPriceWei, exactPoolsOnly: true })
-      const exactRun = exact.kind === 'plan' ? await run(exact.plan) : undefined
+      // the estimate ranked a hooked pool; the exact pools' best plan (from the same search when the
+      // planner gives it) competes, and the better execution wins
+      const exact = outcome.exactPools ?? (await this.options.planner.route(reader, { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn, gasPriceWei, exactPoolsOnly: true }))
       // the hooked plan without a minimum (the estimate may exceed the EVM's output by more than the
       // slippage); a hooked route that reverts is no answer when an exact one exists
       const probe = await this.execute(funded, taker, request.recipient, plan, 0n, deadline).catch((err: unknown) => {
-        if (exactRun !== undefined && err instanceof QuoteFailedError) return undefined
+        if (exact.kind === 'plan' && err instanceof QuoteFailedError) return undefined
         throw err
       })
+      // the exact plan is executed only when it might win: not when the hooked execution nets more
+      // than the exact plan's whole expected output (estimated-hops.ts)
+      const exactRun = exact.kind === 'plan' && (probe === undefined || !estimatedExecutionBeatsExactPlan(probe, exact.plan, plan, gasPriceWei)) ? await run(exact.plan) : undefined
       if (exact.kind === 'plan' && exactRun !== undefined && (probe === undefined || exactExecutionIsBetter(probe, exactRun.execution, plan, gasPriceWei))) {
         plan = exact.plan
         executed = exactRun

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
-import { exactExecutionIsBetter, planHasEstimatedHops } from '../../src/quote/estimated-hops.ts'
+import { estimatedExecutionBeatsExactPlan, exactExecutionIsBetter, planHasEstimatedHops } from '../../src/quote/estimated-hops.ts'
 import type { RoutedPlan } from '../../src/routing/route-search.ts'
 import type { PlanHop } from '../../src/routing/swap-plan.ts'
 
@@ -36,5 +36,18 @@ describe('estimated hops', () => {
     // the exact plan pays more gas than its extra output is worth
     expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 100n }, { amountOut: 1_050n, gasUsed: 200n }, plan([], rate), 1n)).toBe(false)
     expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 100n }, { amountOut: 1_050n, gasUsed: 200n }, plan([]), 1n)).toBe(true)
+  })
+
+  it("skips the exact plan's execution only when the hooked execution nets strictly more than the exact plan's whole expected output", () => {
+    const rate = { num: 2n, den: 1n }
+    const exact = (expectedAmountOut: bigint) => ({ ...plan([]), expectedAmountOut })
+    // 1,000 out for 100 gas at 1 wei/gas and 2 tokenOut/wei: 800 net
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(799n), plan([], rate), 1n)).toBe(true)
+    // a tie, or an exact plan that might net more once its own gas is known: it is executed
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(800n), plan([], rate), 1n)).toBe(false)
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(950n), plan([], rate), 1n)).toBe(false)
+    // without a rate, output alone
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(999n), plan([]), 1n)).toBe(true)
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(1_000n), plan([]), 1n)).toBe(false)
   })
 })
