@@ -43,3 +43,41 @@ function net(executed: ExecutedPlan, plan: RoutedPlan, gasPriceWei: bigint): big
 export function exactExecutionIsBetter(estimated: ExecutedPlan, exact: ExecutedPlan, plan: RoutedPlan, gasPriceWei: bigint): boolean {
   return net(exact, plan, gasPriceWei) >= net(estimated, plan, gasPriceWei)
 }
+
+/** hooked hops (pool, direction) whose last outcome EstimateRecord keeps; past it the record starts over */
+export const MAX_RECORDED_HOOKED_HOPS = 4_096
+
+/**
+ * Whether the estimate of a hooked hop gave the EVM's output the last time a plan through it was
+ * executed (a hook that only overrides the fee with what slot0 shows, one direction of the devnet's
+ * directional-fee hook, does so every time). Only a guess at which execution to start with: a plan
+ * whose hooked hops all held is executed at once with the minimum its estimate sets (one execution
+ * when the estimate holds again), any other first without a minimum (and once more with the
+ * minimum its output sets). The answer is the same either way; only the executions it costs differ.
+ * Bounded: MAX_RECORDED_HOOKED_HOPS entries, then cleared.
+ */
+export class EstimateRecord {
+  private readonly held = new Map<string, boolean>()
+
+  get size(): number {
+    return this.held.size
+  }
+
+  /** every hooked hop of the plan held its estimate the last time (false when one was never executed) */
+  likelyExact(plan: SwapPlan): boolean {
+    const keys = hookedHopKeys(plan)
+    return keys.length > 0 && keys.every((k) => this.held.get(k) === true)
+  }
+
+  /** the plan's execution gave its expected output (`exact`) or not */
+  record(plan: SwapPlan, exact: boolean): void {
+    for (const key of hookedHopKeys(plan)) {
+      if (!this.held.has(key) && this.held.size >= MAX_RECORDED_HOOKED_HOPS) this.held.clear()
+      this.held.set(key, exact)
+    }
+  }
+}
+
+function hookedHopKeys(plan: SwapPlan): string[] {
+  return plan.legs.flatMap((leg) => leg.hops.filter((hop) => hop.v4?.hookAltersSwap === true).map((hop) => `${hop.pool}:${hop.zeroForOne ? 1 : 0}`))
+}

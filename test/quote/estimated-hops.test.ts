@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
-import { estimatedExecutionBeatsExactPlan, exactExecutionIsBetter, planHasEstimatedHops } from '../../src/quote/estimated-hops.ts'
+import { EstimateRecord, estimatedExecutionBeatsExactPlan, exactExecutionIsBetter, MAX_RECORDED_HOOKED_HOPS, planHasEstimatedHops } from '../../src/quote/estimated-hops.ts'
 import type { RoutedPlan } from '../../src/routing/route-search.ts'
 import type { PlanHop } from '../../src/routing/swap-plan.ts'
 
@@ -49,5 +49,36 @@ describe('estimated hops', () => {
     // without a rate, output alone
     expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(999n), plan([]), 1n)).toBe(true)
     expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(1_000n), plan([]), 1n)).toBe(false)
+  })
+})
+
+describe('EstimateRecord', () => {
+  const hooked = (pool: string, zeroForOne: boolean): PlanHop => ({ ...v4Hop({ poolManager: PM, tickSpacing: 10, hooks: A, hookAltersSwap: true }), pool: pool as Address, zeroForOne })
+
+  it('calls a plan likely exact only when each of its hooked hops held its estimate last time, per pool and direction', () => {
+    const record = new EstimateRecord()
+    const p1 = plan([hooked('0x01', true)])
+    const p2 = plan([hooked('0x01', true), hooked('0x02', false)])
+    expect(record.likelyExact(p1)).toBe(false)
+    record.record(p1, true)
+    expect(record.likelyExact(p1)).toBe(true)
+    // one hop never executed
+    expect(record.likelyExact(p2)).toBe(false)
+    expect(record.likelyExact(plan([hooked('0x01', false)]))).toBe(false)
+    record.record(p2, false)
+    expect(record.likelyExact(p1)).toBe(false)
+    // a plan without hooked hops is never executed this way
+    expect(record.likelyExact(plan([]))).toBe(false)
+  })
+
+  it(`keeps at most ${MAX_RECORDED_HOOKED_HOPS} hops, then starts over`, () => {
+    const record = new EstimateRecord()
+    for (let i = 0; i < MAX_RECORDED_HOOKED_HOPS; i++) record.record(plan([hooked(`0x${i.toString(16)}`, true)]), true)
+    expect(record.size).toBe(MAX_RECORDED_HOOKED_HOPS)
+    record.record(plan([hooked('0x0', true)]), true)
+    expect(record.size).toBe(MAX_RECORDED_HOOKED_HOPS)
+    record.record(plan([hooked('0xnew', true)]), true)
+    expect(record.size).toBe(1)
+    expect(record.likelyExact(plan([hooked('0xnew', true)]))).toBe(true)
   })
 })

@@ -3,7 +3,9 @@
  * one route search, whose outcome carries the exact pools' best plan (the same as a search with
  * `exactPoolsOnly`), and the EVM executions the choice needs: the hooked plan without a minimum,
  * then either its final calldata (when it nets more than the exact plan could: the exact plan is
- * not executed) or the exact plan (which wins). A plan of exactly quoted pools is executed once.
+ * not executed) or the exact plan (which wins). Once a hooked hop's estimate held, the next plan
+ * through it is executed at once with its final minimum: one execution when it holds again, the
+ * same answer. A plan of exactly quoted pools is executed once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/node/config.ts'
@@ -101,5 +103,26 @@ describe('quotes through a hooked pool the math only estimates', () => {
     const { service, counts } = counted()
     await service.quote(mix('WETH', 'USDC'))
     expect(counts).toEqual({ routes: 1, exactOnlyRoutes: 0, executions: 1 })
+  })
+
+  it("once the hooked hops' estimates held, the next plan through them is executed once, with the answer a fresh service gives", async () => {
+    const base = mix('UNI', 'LINK')
+    const { service, counts } = counted()
+    await service.quote({ ...base, amountIn: base.amountIn + 1n })
+    expect(counts.executions).toBe(2)
+    const request = { ...base, amountIn: base.amountIn + 2n }
+    const quote = await service.quote(request)
+    expect(counts).toEqual({ routes: 2, exactOnlyRoutes: 0, executions: 3 })
+    expect(crosses(quote.routes, DIRECTIONAL_POOL)).toBe(true)
+    const { service: fresh, counts: freshCounts } = counted()
+    expect(quote).toEqual(await fresh.quote(request))
+    expect(freshCounts.executions).toBe(2)
+  })
+
+  it("a hooked hop whose estimate did not hold is executed without a minimum first again (LINK -> WETH pays the hook 1%, slot0 says 0.05%)", async () => {
+    const base = mix('LINK', 'DAI')
+    const { service, counts } = counted()
+    for (let i = 1n; i <= 3n; i++) await service.quote({ ...base, amountIn: base.amountIn + i })
+    expect(counts).toEqual({ routes: 3, exactOnlyRoutes: 0, executions: 6 })
   })
 })
