@@ -1,15 +1,16 @@
 /**
  * npx tsx scripts/profile-quote.ts
  *
- * Where the service's main thread spends its time while workers compute quotes (issue 13): the
+ * Where the service's threads spend their time while computing quotes (issues 12 and 13): the
  * service started as `npm start` starts it with WORKERS=PROFILE_WORKERS (default 2) and V8's
- * `--cpu-prof` (main thread only: the workers are started without inherited flags), saturated with
- * distinct quote requests (autocannon, PROFILE_CONNECTIONS connections, default 8, for
- * PROFILE_SECONDS, default 10), then stopped with SIGTERM so the profile is written. Prints:
+ * `--cpu-prof` (which the worker pool passes on to its workers: one profile per thread), saturated
+ * with distinct quote requests (autocannon, PROFILE_CONNECTIONS connections, default 8, for
+ * PROFILE_SECONDS, default 10), then stopped with SIGTERM so the profiles are written. Prints:
  * requests/s; CPU ms per quote of the process and of its main thread alone (/proc/<pid>/task/<pid>);
- * state reads, state messages and L1 hits per quote (GET /metrics, over the window); and the main
- * thread's self time grouped by where the code lives (node internals, fastify, the workers' layer,
- * ...) and by function, from the profile's samples in the window. Last line: one JSON object.
+ * state reads, state messages and L1 hits per quote (GET /metrics, over the window); and the self
+ * time of the main thread and of the workers (their profiles summed), each grouped by where the
+ * code lives (node internals, fastify, src/evm, src/routing, ...) and by function, from the
+ * samples in the window. Last line: one JSON object.
  */
 import autocannon from 'autocannon'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
@@ -49,31 +50,40 @@ function area(url: string, functionName: string): string {
   return url
 }
 
-/** Self time (ms) of the samples taken between `fromUs` and `toUs` (the profile's clock), per area and per function. */
-function selfTimes(profile: CpuProfile, fromUs: number, toUs: number) {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+/** Self time (ms) per area and per function of the samples taken between `fromUs` and `toUs` (the profiles' clock), summed over `profiles`. */
+function selfTimes(profiles: readonly CpuProfile[], fromUs: number, toUs: number) {
   const areas = new Map<string, number>()
   const functions = new Map<string, number>()
-  let t = profile.startTime
   let totalMs = 0
-  profile.samples.forEach((id, i) => {
-    t += profile.timeDeltas[i]
-    if (t < fromUs || t > toUs) return
-    const node = byId.get(id)!
-    const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000
-    const { functionName, url, lineNumber } = node.callFrame
-    const a = area(url, functionName)
-    areas.set(a, (areas.get(a) ?? 0) + ms)
-    const f = `${functionName || '(anonymous)'} ${a}:${lineNumber + 1}`
-    functions.set(f, (functions.get(f) ?? 0) + ms)
-    totalMs += ms
-  })
+  for (const profile of profiles) {
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+    let t = profile.startTime
+    profile.samples.forEach((id, i) => {
+      t += profile.timeDeltas[i]
+      if (t < fromUs || t > toUs) return
+      const node = byId.get(id)!
+      const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000
+      const { functionName, url, lineNumber } = node.callFrame
+      // a worker waiting for its next task is not work
+      if (functionName === '(idle)') return
+      const a = area(url, functionName)
+      areas.set(a, (areas.get(a) ?? 0) + ms)
+      const f = `${functionName || '(anonymous)'} ${a}:${lineNumber + 1}`
+      functions.set(f, (functions.get(f) ?? 0) + ms)
+      totalMs += ms
+    })
+  }
   const top = (m: Map<string, number>, n: number) =>
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, n)
       .map(([name, ms]) => ({ name, ms: Math.round(ms), share: Math.round((1000 * ms) / totalMs) / 10 }))
   return { totalMs: Math.round(totalMs), areas: top(areas, 25), functions: top(functions, 40) }
+}
+
+/** V8 names a profile CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile; thread 0 is the main thread */
+function profileThread(file: string): number {
+  return Number(file.split('.').at(-3))
 }
 
 /** CPU seconds of every thread of `pid`, with its name (the main thread's tid is the pid). */
@@ -121,17 +131,24 @@ async function main() {
     const per = (name: (typeof COUNTERS)[number]) => Math.round((100 * (after[name] - before[name])) / quotes) / 100
     service.kill('SIGTERM')
     await exited
-    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
-    if (file === undefined) throw new Error(`no CPU profile written in ${dir}`)
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))
+    const file = files.find((f) => profileThread(f) === 0)
+    if (file === undefined) throw new Error(`no CPU profile of the main thread written in ${dir}`)
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile
-    // the load's window on the profile's clock: its end is SECONDS after its start, which lies
-    // (Date.now() - startedAt) ms before the profile ended, less the shutdown
+    const workerProfiles = files.filter((f) => profileThread(f) !== 0).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile)
+    // the load's window on the profiles' clock (one monotonic clock for every thread): its end is
+    // SECONDS after its start, which lies (Date.now() - startedAt) ms before the main profile ended, less the shutdown
     const endUs = profile.startTime + profile.timeDeltas.reduce((a, b) => a + b, 0)
     const shutdownUs = (Date.now() - startedAt) * 1000 - SECONDS * 1_000_000
     const toUs = endUs - Math.max(0, shutdownUs)
-    const times = selfTimes(profile, toUs - SECONDS * 1_000_000, toUs)
+    const times = selfTimes([profile], toUs - SECONDS * 1_000_000, toUs)
+    const workerTimes = selfTimes(workerProfiles, toUs - SECONDS * 1_000_000, toUs)
+    console.log('main thread')
     console.table(times.areas)
     console.table(times.functions)
+    console.log(`workers (${workerProfiles.length} profiles)`)
+    console.table(workerTimes.areas)
+    console.table(workerTimes.functions)
     console.table(threads)
     console.log(
       JSON.stringify({
@@ -150,10 +167,15 @@ async function main() {
         state_messages_per_quote: per('worker_remote_state_batches_total'),
         l1_hits_per_quote: per('worker_state_l1_hits_total'),
         l1_carried: after.worker_state_l1_carried_total - before.worker_state_l1_carried_total,
-        profile: file === undefined ? undefined : join(dir, file),
+        profile: join(dir, file),
         threads,
         main_thread_profiled_ms: times.totalMs,
         main_thread_areas: times.areas.slice(0, 12),
+        worker_profiles: workerProfiles.length,
+        // sampled time on the workers' JavaScript threads (like main_thread_profiled_ms): on a loaded
+        // machine it counts time a thread waited for a core, so read the shares, not the total
+        worker_profiled_ms: workerTimes.totalMs,
+        worker_areas: workerTimes.areas.slice(0, 12),
       }),
     )
   } finally {

@@ -3,7 +3,8 @@
  * on the current state. `amountOut` and `gas` in the answer are what that execution produced; where
  * the math and the EVM disagree, the EVM wins and the disagreement is logged and counted. A plan
  * through a pool the math only estimates (a V4 hook that may change the swap) is executed beside
- * the best plan without such pools, and the better execution is answered (estimated-hops.ts).
+ * the best plan without such pools (unless it beats that plan's expected output outright), and the
+ * better execution is answered (estimated-hops.ts).
  */
 import { decodeAbiParameters, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
@@ -17,7 +18,7 @@ import { blockKey } from '../pools/view-calls.ts'
 import type { PlanRequest, RouteOutcome } from '../routing/routing-engine.ts'
 import type { SwapPlan } from '../routing/swap-plan.ts'
 import type { RoutedPlan } from '../routing/route-search.ts'
-import { exactExecutionIsBetter, planHasEstimatedHops } from './estimated-hops.ts'
+import { EstimateRecord, estimatedExecutionBeatsExactPlan, exactExecutionIsBetter, planHasEstimatedHops } from './estimated-hops.ts'
 import { encodeSwapPlanCall } from './router-calldata.ts'
 import { QuoteFailedError, type QuoteRequest, type QuoteResult, type QuoteService, type QuoteServiceStats } from './types.ts'
 
@@ -68,6 +69,8 @@ export class EvmQuoteService implements QuoteService {
   private readonly answers: BlockScopedCache<Promise<QuoteResult>> | undefined
   /** (block, token) -> whether it answers balanceOf like an ERC-20 */
   private readonly tokenChecks = new BlockScopedCache<Promise<boolean>>({ blocks: 4, maxPerBlock: 10_000 })
+  /** which hooked hops' estimates held last time: the execution a hooked plan starts with (estimated-hops.ts) */
+  private readonly estimates = new EstimateRecord()
 
   constructor(private readonly options: EvmQuoteServiceOptions) {
     const max = options.maxCachedQuotes ?? 10_000
@@ -152,19 +155,37 @@ export class EvmQuoteService implements QuoteService {
     let executed: Awaited<ReturnType<typeof run>>
     if (!planHasEstimatedHops(plan)) executed = await run(plan)
     else {
-      // the estimate ranked a hooked pool; the exact pools' best plan is executed too, and the better answer wins
-      const exact = await this.options.planner.route(reader, { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn, gasPriceWei, exactPoolsOnly: true })
-      const exactRun = exact.kind === 'plan' ? await run(exact.plan) : undefined
-      // the hooked plan without a minimum (the estimate may exceed the EVM's output by more than the
-      // slippage); a hooked route that reverts is no answer when an exact one exists
-      const probe = await this.execute(funded, taker, request.recipient, plan, 0n, deadline).catch((err: unknown) => {
-        if (exactRun !== undefined && err instanceof QuoteFailedError) return undefined
+      // the estimate ranked a hooked pool; the exact pools' best plan (from the same search when the
+      // planner gives it) competes, and the better execution wins
+      const exact = outcome.exactPools ?? (await this.options.planner.route(reader, { tokenIn: request.tokenIn, tokenOut: request.tokenOut, amountIn: request.amountIn, gasPriceWei, exactPoolsOnly: true }))
+      // the hooked plan: at once with the minimum its estimate sets when its hooked hops' estimates
+      // held last time (final when it holds again), otherwise (or when that reverts) without a
+      // minimum, since the estimate may exceed the EVM's output by more than the slippage; a hooked
+      // route that reverts is no answer when an exact one exists
+      const noAnswerIfExact = (err: unknown) => {
+        if (exact.kind === 'plan' && err instanceof QuoteFailedError) return undefined
         throw err
-      })
+      }
+      let hookedFinal: Awaited<ReturnType<typeof run>> | undefined
+      let probe: Awaited<ReturnType<typeof this.execute>> | undefined
+      if (this.estimates.likelyExact(plan)) {
+        const minAmountOut = (plan.expectedAmountOut * (10_000n - slippageBps)) / 10_000n
+        probe = await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline).catch((err: unknown) => {
+          if (err instanceof QuoteFailedError) return undefined
+          throw err
+        })
+        if (probe !== undefined && probe.amountOut === plan.expectedAmountOut) hookedFinal = { execution: probe, minAmountOut }
+      }
+      probe ??= await this.execute(funded, taker, request.recipient, plan, 0n, deadline).catch(noAnswerIfExact)
+      this.estimates.record(plan, probe?.amountOut === plan.expectedAmountOut)
+      // the exact plan is executed only when it might win: not when the hooked execution nets more
+      // than the exact plan's whole expected output (estimated-hops.ts)
+      const exactRun = exact.kind === 'plan' && (probe === undefined || !estimatedExecutionBeatsExactPlan(probe, exact.plan, plan, gasPriceWei)) ? await run(exact.plan) : undefined
       if (exact.kind === 'plan' && exactRun !== undefined && (probe === undefined || exactExecutionIsBetter(probe, exactRun.execution, plan, gasPriceWei))) {
         plan = exact.plan
         executed = exactRun
-      } else {
+      } else if (hookedFinal !== undefined) executed = hookedFinal
+      else {
         // the calldata's minimum follows the EVM's output; executed again so gas is that of the final bytes
         const minAmountOut = (probe!.amountOut * (10_000n - slippageBps)) / 10_000n
         executed = { execution: await this.execute(funded, taker, request.recipient, plan, minAmountOut, deadline), minAmountOut }

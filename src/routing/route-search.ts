@@ -12,7 +12,7 @@
 import type { Address } from '../chain/types.ts'
 import { deriveTokenOutPerEth, gasCostInToken, type Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
-import { quotePath, rememberingHopQuoter, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
+import { quotePath, rememberingHopQuoter, type HopQuoter, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
 import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { v4HopGasExtras, v4PlanKey } from '../pools/uniswap-v4.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, v4ExtrasGas, type GasModel } from './gas-model.ts'
@@ -47,6 +47,12 @@ export interface RouteSearchParams {
   maxPaths?: number
   /** paths the split allocator considers, default 16: the best by full-amount net and by marginal price */
   maxSplitCandidates?: number
+  /**
+   * the hop quotes of this search: default a fresh rememberingHopQuoter; a second search over a
+   * subset of the same block's snapshots (the exact pools' plan beside a hooked one) passes the
+   * first's, so the hops both ask are quoted once
+   */
+  hopQuoter?: HopQuoter
 }
 
 /** A plan with the search's estimates beside it. */
@@ -126,7 +132,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   }
 
   // 1-2: every path alone with the whole amount; paths sharing a first hop (or two) ask it the same amounts
-  const hopQuoter = rememberingHopQuoter()
+  const hopQuoter = params.hopQuoter ?? rememberingHopQuoter()
   const candidates: Candidate[] = paths.map((path) => {
     const protocols = path.map((h) => h.pool.protocol)
     const extraGas = v4ExtrasGas(model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))

@@ -8,11 +8,11 @@ import { nextBaseFee } from '../evm/block-context.ts'
 import type { Simulator } from '../evm/simulator.ts'
 import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
 import { PoolDiscovery, type DexDeployment, type PoolDiscoveryOptions } from '../pools/pool-discovery.ts'
-import { pathFailure } from '../pools/pool-quote.ts'
+import { pathFailure, rememberingHopQuoter, type HopQuoter } from '../pools/pool-quote.ts'
 import { PoolStateLoader, type PoolLoadResult, type PoolStateLoaderOptions } from '../pools/pool-state.ts'
 import type { PoolSnapshot } from '../pools/pools.ts'
 import { findBestPlan, type RoutedPlan, type RouteSearchParams } from './route-search.ts'
-import { MAX_HOPS } from './swap-plan.ts'
+import { MAX_HOPS, planHasEstimatedHops } from './swap-plan.ts'
 
 type SearchSettings = Pick<RouteSearchParams, 'maxHops' | 'maxSplits' | 'splitParts' | 'gasModel' | 'maxPaths' | 'maxSplitCandidates'>
 
@@ -42,7 +42,20 @@ export interface PlanRequest {
  * path that takes it whole (`amount-too-small`: a larger amount would be quoted); or paths exist
  * but none can take the amount (`insufficient-liquidity`: the pools are too shallow).
  */
-export type RouteOutcome = { kind: 'plan'; plan: RoutedPlan } | { kind: 'no-route' } | { kind: 'amount-too-small' } | { kind: 'insufficient-liquidity' }
+export type RouteOutcome =
+  | {
+      kind: 'plan'
+      plan: RoutedPlan
+      /**
+       * when the plan crosses a pool the math only estimates (and the request did not already leave
+       * such pools out): the outcome of the same request over the exactly quoted pools alone, searched
+       * with the same snapshots and hop quotes (what `exactPoolsOnly` would answer, for less)
+       */
+      exactPools?: RouteOutcome
+    }
+  | { kind: 'no-route' }
+  | { kind: 'amount-too-small' }
+  | { kind: 'insufficient-liquidity' }
 
 export class RoutingEngine {
   readonly discovery: PoolDiscovery
@@ -69,15 +82,27 @@ export class RoutingEngine {
 
   async route(reader: StateReader, request: PlanRequest): Promise<RouteOutcome> {
     const loaded = await this.loadPools(reader, request.tokenIn, request.tokenOut)
-    const pools = request.exactPoolsOnly === true ? loaded.pools.filter(isExactlyQuoted) : loaded.pools
+    const gasPriceWei = request.gasPriceWei ?? nextBaseFee(reader.block) ?? 0n
+    const exactPools = loaded.pools.filter(isExactlyQuoted)
+    if (request.exactPoolsOnly === true) return this.search(request, exactPools, gasPriceWei, rememberingHopQuoter())
+    const hopQuoter = rememberingHopQuoter()
+    const outcome = this.search(request, loaded.pools, gasPriceWei, hopQuoter)
+    // the quote executes the exact pools' best plan beside a plan through an estimated pool: the
+    // same snapshots and hop quotes serve it (its paths are a subset of the first search's)
+    if (outcome.kind !== 'plan' || !planHasEstimatedHops(outcome.plan)) return outcome
+    return { ...outcome, exactPools: this.search(request, exactPools, gasPriceWei, hopQuoter) }
+  }
+
+  private search(request: PlanRequest, pools: readonly PoolSnapshot[], gasPriceWei: bigint, hopQuoter: HopQuoter): RouteOutcome {
     const plan = findBestPlan({
       ...this.options.search,
       tokenIn: request.tokenIn,
       tokenOut: request.tokenOut,
       amountIn: request.amountIn,
       pools,
-      gasPriceWei: request.gasPriceWei ?? nextBaseFee(reader.block) ?? 0n,
+      gasPriceWei,
       weth: this.options.dex.weth,
+      hopQuoter,
     })
     if (plan !== undefined) return { kind: 'plan', plan }
     const maxHops = this.options.search?.maxHops ?? MAX_HOPS

@@ -47,3 +47,8 @@ export interface SwapPlan {
 }
 
 export const MAX_HOPS = 3
+
+/** the plan crosses a pool whose expected output is only an estimate (a V4 hook that may change the swap) */
+export function planHasEstimatedHops(plan: SwapPlan): boolean {
+  return plan.legs.some((leg) => leg.hops.some((hop) => hop.v4?.hookAltersSwap === true))
+}

@@ -5,23 +5,29 @@
  * Which block: every task names the block the main thread chose for it when it was dispatched (its
  * state source's latest head at that moment, as an in-process engine's `chain.latest()` would have
  * given), and runs inside `runAt(block, ...)`: `latest()` answers that block's reader for the whole
- * task, through AsyncLocalStorage, whatever heads arrive meanwhile. Outside a task `latest()` is the
- * newest head the main thread announced.
+ * task, whatever heads arrive meanwhile. Outside a task `latest()` is the newest head the main
+ * thread announced.
+ *
+ * The pin is a field, not an AsyncLocalStorage: a worker runs one task at a time (the pool's
+ * concurrentTasksPerWorker: 1, and tasks wait for the warm-up's runAt to end), so the running
+ * task's block is the worker's; and an AsyncLocalStorage turns on Node's promise hooks for the
+ * whole thread (Node 20), a cost on every promise the EVM's steps create: 2-4% of a worker's
+ * samples under bench:quote (scripts/profile-quote.ts). Work a task left running (nothing awaits
+ * it) sees the newest head once the task has ended, or the block of the task running then.
  *
  * Memory: the readers (each with its L1) of the last L1_BLOCKS blocks are kept; an older block's
  * reader lives on only while a task still holds it. Code is interned across blocks by hash, within
  * a byte bound. A new head's L1 may start with entries of its parent's (adoptHead): the same
  * promises, within the same per-block bound.
  *
- * The AsyncLocalStorage store is a TaskPin that is emptied when its task ends, never the reader
- * itself: Node stamps the current store on every promise created under it, and promises outlive
- * their task in caches (the backrun engine's ETH/USD answers keep 16 blocks of them, an L1 keeps
- * those of the task that first read a key). A store that was the reader kept each old block's reader,
- * its L1 and through that L1's promises the reader before it, alive: a worker's live heap grew by
- * ~12 MB over the first five minutes of bench:soak (heap snapshots: readers chained through
- * promises' async-context stores).
+ * The pin is a TaskPin that is emptied when its task ends, never the reader itself: an
+ * AsyncLocalStorage store (as this pin was) is stamped on every promise created under it, and
+ * promises outlive their task in caches (the backrun engine's ETH/USD answers keep 16 blocks of
+ * them, an L1 keeps those of the task that first read a key); a store that was the reader kept each
+ * old block's reader, its L1 and through that L1's promises the reader before it, alive (a worker's
+ * live heap grew by ~12 MB over the first five minutes of bench:soak). Nothing holds a pin now but
+ * its runAt.
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { LRUCache } from 'lru-cache'
 import type { BlockInfo, BlockStateDiff, ChainStateSource, StateReader } from '../chain/types.ts'
 import { createCodeInterner, type CodeInterner, RemoteStateReader } from './remote-state-reader.ts'
@@ -48,7 +54,8 @@ export class RemoteChainSource implements ChainStateSource {
   readonly kind: 'devnet' | 'fork'
   readonly chainId: bigint
   private head: BlockInfo
-  private readonly pinned = new AsyncLocalStorage<TaskPin>()
+  /** the running task's pin (see above: one task at a time) */
+  private pinned: TaskPin | undefined
   private readonly readers = new LRUCache<string, RemoteStateReader>({
     max: L1_BLOCKS,
     dispose: (reader) => {
@@ -75,7 +82,7 @@ export class RemoteChainSource implements ChainStateSource {
   }
 
   latest(): StateReader {
-    return this.pinned.getStore()?.reader ?? this.readerFor(this.head)
+    return this.pinned?.reader ?? this.readerFor(this.head)
   }
 
   /**
@@ -84,10 +91,13 @@ export class RemoteChainSource implements ChainStateSource {
    */
   async runAt<T>(block: BlockInfo, task: () => Promise<T>): Promise<T> {
     const pin: TaskPin = { reader: this.readerFor(block) }
+    const outer = this.pinned
+    this.pinned = pin
     try {
-      return await this.pinned.run(pin, task)
+      return await task()
     } finally {
       pin.reader = undefined
+      if (this.pinned === pin) this.pinned = outer
     }
   }
 

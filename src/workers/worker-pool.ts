@@ -126,6 +126,11 @@ const ZERO_COUNTERS: WorkerCounters = {
   heapUsedBytes: 0,
 }
 
+/** --cpu-prof and its directory and interval among `execArgv` (the name is per process: each thread gets its own file) */
+export function cpuProfilerFlags(execArgv: readonly string[]): string[] {
+  return execArgv.includes('--cpu-prof') ? execArgv.filter((f) => f === '--cpu-prof' || f.startsWith('--cpu-prof-dir=') || f.startsWith('--cpu-prof-interval=')) : []
+}
+
 export class WorkerPool {
   private readonly piscina: Piscina<WorkerTask, WorkerAnswer>
   private readonly host: StateHost
@@ -161,8 +166,9 @@ export class WorkerPool {
       // workers also listen on their state channel: their event loop must turn while idle
       atomics: 'disabled',
       // nothing inherited from this process's flags (npm start's --import tsx, a test runner's):
-      // the bootstrap loads TypeScript itself
-      execArgv: [],
+      // the bootstrap loads TypeScript itself; except V8's CPU profiler, so that a process started
+      // with --cpu-prof (scripts/profile-quote.ts) profiles its workers too, one file per thread
+      execArgv: cpuProfilerFlags(process.execArgv),
       resourceLimits: { maxOldGenerationSizeMb: WORKER_MAX_OLD_GENERATION_MB },
       workerData: settings,
     })

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
-import { exactExecutionIsBetter, planHasEstimatedHops } from '../../src/quote/estimated-hops.ts'
+import { EstimateRecord, estimatedExecutionBeatsExactPlan, exactExecutionIsBetter, MAX_RECORDED_HOOKED_HOPS, planHasEstimatedHops } from '../../src/quote/estimated-hops.ts'
 import type { RoutedPlan } from '../../src/routing/route-search.ts'
 import type { PlanHop } from '../../src/routing/swap-plan.ts'
 
@@ -36,5 +36,49 @@ describe('estimated hops', () => {
     // the exact plan pays more gas than its extra output is worth
     expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 100n }, { amountOut: 1_050n, gasUsed: 200n }, plan([], rate), 1n)).toBe(false)
     expect(exactExecutionIsBetter({ amountOut: 1_000n, gasUsed: 100n }, { amountOut: 1_050n, gasUsed: 200n }, plan([]), 1n)).toBe(true)
+  })
+
+  it("skips the exact plan's execution only when the hooked execution nets strictly more than the exact plan's whole expected output", () => {
+    const rate = { num: 2n, den: 1n }
+    const exact = (expectedAmountOut: bigint) => ({ ...plan([]), expectedAmountOut })
+    // 1,000 out for 100 gas at 1 wei/gas and 2 tokenOut/wei: 800 net
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(799n), plan([], rate), 1n)).toBe(true)
+    // a tie, or an exact plan that might net more once its own gas is known: it is executed
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(800n), plan([], rate), 1n)).toBe(false)
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(950n), plan([], rate), 1n)).toBe(false)
+    // without a rate, output alone
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(999n), plan([]), 1n)).toBe(true)
+    expect(estimatedExecutionBeatsExactPlan({ amountOut: 1_000n, gasUsed: 100n }, exact(1_000n), plan([]), 1n)).toBe(false)
+  })
+})
+
+describe('EstimateRecord', () => {
+  const hooked = (pool: string, zeroForOne: boolean): PlanHop => ({ ...v4Hop({ poolManager: PM, tickSpacing: 10, hooks: A, hookAltersSwap: true }), pool: pool as Address, zeroForOne })
+
+  it('calls a plan likely exact only when each of its hooked hops held its estimate last time, per pool and direction', () => {
+    const record = new EstimateRecord()
+    const p1 = plan([hooked('0x01', true)])
+    const p2 = plan([hooked('0x01', true), hooked('0x02', false)])
+    expect(record.likelyExact(p1)).toBe(false)
+    record.record(p1, true)
+    expect(record.likelyExact(p1)).toBe(true)
+    // one hop never executed
+    expect(record.likelyExact(p2)).toBe(false)
+    expect(record.likelyExact(plan([hooked('0x01', false)]))).toBe(false)
+    record.record(p2, false)
+    expect(record.likelyExact(p1)).toBe(false)
+    // a plan without hooked hops is never executed this way
+    expect(record.likelyExact(plan([]))).toBe(false)
+  })
+
+  it(`keeps at most ${MAX_RECORDED_HOOKED_HOPS} hops, then starts over`, () => {
+    const record = new EstimateRecord()
+    for (let i = 0; i < MAX_RECORDED_HOOKED_HOPS; i++) record.record(plan([hooked(`0x${i.toString(16)}`, true)]), true)
+    expect(record.size).toBe(MAX_RECORDED_HOOKED_HOPS)
+    record.record(plan([hooked('0x0', true)]), true)
+    expect(record.size).toBe(MAX_RECORDED_HOOKED_HOPS)
+    record.record(plan([hooked('0xnew', true)]), true)
+    expect(record.size).toBe(1)
+    expect(record.likelyExact(plan([hooked('0xnew', true)]))).toBe(true)
   })
 })
