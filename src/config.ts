@@ -235,14 +235,9 @@ export interface EvmConfig {
 /**
  * Worker threads for the CPU-bound work (src/workers): quotes and eth_backrun run there while the
  * main thread keeps HTTP, validation, authentication, rate limits, the outbox and the relay calls.
- * WORKERS, WORKER_OLD_SPACE_FLOOR_MB.
+ * WORKERS.
  */
 export interface WorkersConfig {
   /** threads in the pool; 0: everything runs on the main thread, as without a pool */
   threads: number
-  /**
-   * MB each worker isolate's old generation may reach before its first full collection
-   * (WORKER_OLD_SPACE_FLOOR_MB; src/node/worker-heap-floor.ts); 0: V8's own sizing
-   */
-  oldSpaceFloorMb: number
 }

@@ -32,7 +32,6 @@ import { parseRelayEndpoints, type RelayEndpoint } from '../submission/relay-cli
 import { SearcherKey } from '../submission/searcher-key.ts'
 import { databaseUrlProblem } from '../submission/store/database-url.ts'
 import { EXECUTION_BUDGET_RANGES } from '../evm/execution-budget.ts'
-import { MAX_WORKER_OLD_SPACE_FLOOR_MB } from './worker-heap-floor.ts'
 import type { Venue } from '../pools/pools.ts'
 import { parseVenues, uniswapV2Venue, uniswapV3Venue, VenueListError } from '../pools/venues.ts'
 
@@ -90,8 +89,6 @@ export const DEFAULTS = {
   EVM_MAX_MS: 1_000,
   /** one worker thread per core the process may use (at most MAX_WORKERS) */
   WORKERS: Math.min(availableParallelism(), MAX_WORKERS),
-  /** a worker's old generation at its steady state under bench:soak: ~50-65 MB before each full collection (BENCHMARKS.md) */
-  WORKER_OLD_SPACE_FLOOR_MB: 64,
 } as const
 
 export interface LoadConfigOptions {
@@ -168,10 +165,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxGas: BigInt(read.int('EVM_MAX_GAS', Number(EXECUTION_BUDGET_RANGES.maxGas.min), Number(EXECUTION_BUDGET_RANGES.maxGas.max))),
     maxMs: read.int('EVM_MAX_MS', EXECUTION_BUDGET_RANGES.maxMs.min, EXECUTION_BUDGET_RANGES.maxMs.max),
   }
-  const workers: WorkersConfig = {
-    threads: read.int('WORKERS', 0, MAX_WORKERS),
-    oldSpaceFloorMb: read.int('WORKER_OLD_SPACE_FLOOR_MB', 0, MAX_WORKER_OLD_SPACE_FLOOR_MB),
-  }
+  const workers: WorkersConfig = { threads: read.int('WORKERS', 0, MAX_WORKERS) }
 
   // across variables
   if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')

@@ -22,7 +22,6 @@ import { PooledQuoteService } from '../workers/pooled-quote-service.ts'
 import { WorkerPool } from '../workers/worker-pool.ts'
 import { resolveChainContracts, type ChainContracts } from './chain-contracts.ts'
 import { openChainSource } from './open-chain-source.ts'
-import { setWorkerOldSpaceFloor } from './worker-heap-floor.ts'
 
 export interface DomainServices {
   chain: ChainStateSource
@@ -55,8 +54,6 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     const backrun = new BackrunEngine(engines.backrunOptions)
     return { chain, contracts, simulator, routing, quote, backrun, close: () => chain.close() }
   }
-  // before the pool creates its isolates: V8 reads the floor as each one starts
-  setWorkerOldSpaceFloor(config.workers.oldSpaceFloorMb)
   const workers = new WorkerPool({ threads: config.workers.threads, chain, engines: settings, log: options.log })
   try {
     // the service is ready when its workers are: the first requests do not wait for them to load
