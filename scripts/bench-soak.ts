@@ -30,7 +30,8 @@
  * SOAK_PENDING (2000), SOAK_MAX_INFLIGHT (500), SOAK_TIMEOUT_MS (30000). For finding where the
  * service's memory goes: SOAK_SERVICE_NODE_ARGS (node arguments put before npm start's, e.g.
  * `--trace-gc` or `--heapsnapshot-signal=SIGUSR2`), SOAK_SERVICE_STDOUT (a file that receives the
- * service's whole stdout, where --trace-gc writes).
+ * service's whole stdout, where --trace-gc writes; `npx tsx scripts/lib/soak-gc-trace.ts <file>`
+ * prints it per isolate and minute: each full collection's live heap and the committed heap).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

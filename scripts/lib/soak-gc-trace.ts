@@ -1,0 +1,77 @@
+/**
+ * Which isolate's heap grows under bench:soak, from the service's `--trace-gc` output: per isolate
+ * (the main thread, each pool worker, the module-loader threads tsx starts beside each of them) and
+ * per minute of the isolate's own clock, its full collections' live heap after them and the heap
+ * V8 held committed. Live data that grows is a cache filling or a leak; a committed heap that grows
+ * over a flat live heap is V8 sizing its heap (the next collection's limit follows the live size).
+ *
+ * Run: SOAK_SERVICE_NODE_ARGS=--trace-gc SOAK_SERVICE_STDOUT=gc.txt npm run bench:soak, then
+ * `npx tsx scripts/lib/soak-gc-trace.ts gc.txt` (--trace-gc-verbose lines, if any, are skipped).
+ * Times are from each isolate's start: a worker replaced during the run is a new isolate.
+ */
+import { readFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+
+export interface IsolateMinute {
+  minute: number
+  collections: number
+  /** heap in use after each full collection (mark-compact), MB, in order */
+  liveAfterFull: number[]
+  /** the most V8 held committed at any collection of the minute, MB */
+  committedMax: number
+}
+
+export interface IsolateTrace {
+  /** V8's isolate address, as --trace-gc prints it */
+  isolate: string
+  collections: number
+  minutes: IsolateMinute[]
+}
+
+// [pid:0xisolate]   1234 ms: Mark-Compact 88.7 (123.9) -> 64.1 (124.6) MB, ...
+const EVENT = /^\[\d+:(0x[0-9a-f]+)\]\s+(\d+) ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Sweep)\s+([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/
+
+/** The trace's collections grouped by isolate (in order of their first line) and minute. */
+export function summarizeGcTrace(text: string): IsolateTrace[] {
+  const isolates = new Map<string, IsolateTrace>()
+  for (const line of text.split('\n')) {
+    const m = EVENT.exec(line)
+    if (m === null) continue
+    const [, isolate, ms, kind, , committedBefore, liveAfter, committedAfter] = m
+    let trace = isolates.get(isolate)
+    if (trace === undefined) {
+      trace = { isolate, collections: 0, minutes: [] }
+      isolates.set(isolate, trace)
+    }
+    const minute = Math.floor(Number(ms) / 60_000)
+    let entry = trace.minutes.find((e) => e.minute === minute)
+    if (entry === undefined) {
+      entry = { minute, collections: 0, liveAfterFull: [], committedMax: 0 }
+      trace.minutes.push(entry)
+    }
+    trace.collections++
+    entry.collections++
+    if (kind.startsWith('Mark-Compact')) entry.liveAfterFull.push(Number(liveAfter))
+    entry.committedMax = Math.max(entry.committedMax, Number(committedBefore), Number(committedAfter))
+  }
+  return [...isolates.values()]
+}
+
+function print(traces: readonly IsolateTrace[]): void {
+  for (const t of traces) {
+    console.log(`isolate ${t.isolate}: ${t.collections} collections`)
+    for (const m of t.minutes) {
+      const live = m.liveAfterFull.length === 0 ? '-' : m.liveAfterFull.map((x) => x.toFixed(1)).join(', ')
+      console.log(`  minute ${m.minute}: ${m.collections} collections; live after full ones ${live} MB; committed at most ${m.committedMax.toFixed(1)} MB`)
+    }
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const file = process.argv[2]
+  if (file === undefined) {
+    console.error('usage: npx tsx scripts/lib/soak-gc-trace.ts <the service stdout with --trace-gc>')
+    process.exit(2)
+  }
+  print(summarizeGcTrace(readFileSync(file, 'utf8')))
+}
