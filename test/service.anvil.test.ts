@@ -8,9 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilReceipt, anvilRpc, startAnvil, type AnvilInstance } from './support/anvil.ts'
+import { anvilReceipt, anvilRpc, anvilTokenBalance, startAnvil, type AnvilInstance } from './support/anvil.ts'
 import type { ServiceConfig } from '../src/config.ts'
 import { loadConfig } from '../src/node/config.ts'
 import { resolveAccess } from '../src/node/access.ts'
@@ -23,7 +22,6 @@ import { withWorkersFromEnv } from './support/env.ts'
 const registry = loadRegistry()
 const ROUTER = lower(registry.extensions['swap-plan-router'])
 const SENDER = lower(registry.devAccounts.accounts[1].address)
-const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const E18 = 10n ** 18n
 
 interface Running {
@@ -67,11 +65,6 @@ interface WireQuote {
   routes: Array<{ amountIn: string; amountOut: string; hops: Array<{ protocol: string; pool: string; tokenIn: string; tokenOut: string; fee: number }> }>
 }
 
-async function balanceOnAnvil(url: string, token: string, holder: string): Promise<bigint> {
-  const data = encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder as `0x${string}`] })
-  const out = await anvilRpc<`0x${string}`>(url, 'eth_call', [{ to: token, data }, 'latest'])
-  return decodeFunctionResult({ abi: ERC20, functionName: 'balanceOf', data: out })
-}
 
 async function revertReasonOf(anvilUrl: string, hash: string): Promise<string> {
   const trace = await anvilRpc<{ error?: string; revertReason?: string; output?: string }>(anvilUrl, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }])
@@ -82,7 +75,7 @@ async function revertReasonOf(anvilUrl: string, hash: string): Promise<string> {
 async function executeOnAnvil(anvilUrl: string, tokenOut: string, quote: WireQuote): Promise<{ received: bigint; gasUsed: bigint; status: string }> {
   const snapshot = await anvilRpc<string>(anvilUrl, 'evm_snapshot')
   try {
-    const before = await balanceOnAnvil(anvilUrl, tokenOut, SENDER)
+    const before = await anvilTokenBalance(anvilUrl, tokenOut, SENDER)
     await anvilRpc(anvilUrl, 'evm_setNextBlockTimestamp', [Number(registry.genesisTimestamp) + 12])
     const hash = await anvilRpc<string>(anvilUrl, 'eth_sendTransaction', [{ from: SENDER, to: quote.router, data: quote.calldata, gas: '0x1e8480' }])
     const receipt = await anvilReceipt(anvilUrl, hash)
@@ -91,7 +84,7 @@ async function executeOnAnvil(anvilUrl: string, tokenOut: string, quote: WireQuo
       const block = await anvilRpc<{ timestamp: string }>(anvilUrl, 'eth_getBlockByNumber', [receipt.blockNumber, false])
       throw new Error(`reverted on anvil in a block of timestamp ${BigInt(block.timestamp)}: ${await revertReasonOf(anvilUrl, hash)}`)
     }
-    const after = await balanceOnAnvil(anvilUrl, tokenOut, SENDER)
+    const after = await anvilTokenBalance(anvilUrl, tokenOut, SENDER)
     return { received: after - before, gasUsed: BigInt(receipt.gasUsed), status: receipt.status }
   } finally {
     await anvilRpc(anvilUrl, 'evm_revert', [snapshot])
@@ -200,7 +193,7 @@ describe('POST /v1/quote on the embedded devnet, checked on anvil', () => {
       const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: SENDER, to: q.router, data: q.calldata, gas: '0x1e8480' }])
       const receipt = await anvilReceipt(anvil.url, hash)
       expect(receipt.status).toBe('0x1')
-      expect(await balanceOnAnvil(anvil.url, tokenOut, recipient)).toBe(BigInt(q.amountOut))
+      expect(await anvilTokenBalance(anvil.url, tokenOut, recipient)).toBe(BigInt(q.amountOut))
       expect(BigInt(receipt.gasUsed)).toBe(BigInt(q.gas))
     } finally {
       await anvilRpc(anvil.url, 'evm_revert', [snapshot])

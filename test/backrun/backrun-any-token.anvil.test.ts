@@ -17,9 +17,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { anvilFees, anvilRpc, anvilTokenBalance, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import type { BackrunFound } from '../../src/backrun/types.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { loadConfig } from '../../src/node/config.ts'
@@ -29,8 +28,6 @@ import { GENESIS_PATH, loadRegistry, lower, REGISTRY_PATH, tokenAddress } from '
 
 const registry = loadRegistry()
 const BENEFICIARY = lower(registry.backrun.beneficiary)
-const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
-const VIEWER = '0x0000000000000000000000000000000000000b0b' as Address
 const BLOCK_1_TIMESTAMP = Number(registry.genesisTimestamp) + 12
 const USER = lower(registry.devAccounts.accounts[3].address)
 const BACKRUNNER = lower(registry.devAccounts.accounts[9].address)
@@ -127,30 +124,25 @@ describe('the WBTC backruns executed on anvil', () => {
   })
   afterAll(() => anvil?.stop())
 
-  const GWEI = 10n ** 9n
-  const fees = (tipGwei: bigint) => ({ maxFeePerGas: `0x${(100n * GWEI).toString(16)}`, maxPriorityFeePerGas: `0x${(tipGwei * GWEI).toString(16)}` })
 
-  async function balanceOn(token: Address, holder: Address): Promise<bigint> {
-    return BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) }, 'latest']))
-  }
 
   it.each(cases.map((c) => [c.name, c] as const))('%s: sent right after the user\'s own swap, the backrun pays exactly grossProfit', async (_name, c) => {
     const r = c.found
     if (!r || !c.quote) throw new Error('no backrun')
     const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
     try {
-      const before = await balanceOn(r.profitToken, BENEFICIARY)
+      const before = await anvilTokenBalance(anvil.url, r.profitToken, BENEFICIARY)
       // the user's swap and the backrun right behind it, together in block 1 (the block the engine
       // simulated). In separate blocks a V3 pool the backrun crosses would write a new oracle
       // observation (a later timestamp), which the engine, simulating the same block, rightly leaves out.
       // The user pays the higher tip, so anvil orders the user's swap first.
       await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
-      const userHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: USER, to: c.quote.router, data: c.quote.calldata, gas: '0x2dc6c0', ...fees(2n) }])
-      const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: BACKRUNNER, to: r.contract, data: r.calldata, gas: '0x1e8480', ...fees(1n) }])
+      const userHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: USER, to: c.quote.router, data: c.quote.calldata, gas: '0x2dc6c0', ...anvilFees(2n) }])
+      const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: BACKRUNNER, to: r.contract, data: r.calldata, gas: '0x1e8480', ...anvilFees(1n) }])
       const [u, b] = await mineTogether(anvil.url, [userHash, backrunHash])
       expect(`user ${u.status} backrun ${b.status}`).toBe('user 0x1 backrun 0x1')
       expect([u.blockNumber, u.transactionIndex, b.blockNumber, b.transactionIndex].map(Number)).toEqual([1, 0, 1, 1])
-      expect((await balanceOn(r.profitToken, BENEFICIARY)) - before).toBe(r.grossProfit)
+      expect((await anvilTokenBalance(anvil.url, r.profitToken, BENEFICIARY)) - before).toBe(r.grossProfit)
       // the backrun's gas on anvil, less the 21,000 of its own transaction, is the reported gas
       expect(BigInt(b.gasUsed) - 21_000n).toBe(r.gas)
     } finally {

@@ -11,7 +11,7 @@
  */
 import { decodeFunctionData, encodeFunctionData, parseAbi, type Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { anvilRpc, anvilTokenBalance, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { BACKRUN_EXECUTOR_ABI, decodeBackrunEvents, encodeBackrunCall, splitBackrunProfit } from '../../src/backrun/backrun-calldata.ts'
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
@@ -165,10 +165,6 @@ describe('backruns executed on anvil', () => {
   })
   afterAll(() => anvil?.stop())
 
-  async function balanceOn(token: Address, holder: Address): Promise<bigint> {
-    const out = await anvilRpc<Hex>(anvil.url, 'eth_call', [{ from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) }, 'latest'])
-    return BigInt(out)
-  }
 
 
   it('every backrun, mined in one block right behind the user\'s own transaction, pays exactly grossProfit for exactly its gas', async () => {
@@ -177,7 +173,7 @@ describe('backruns executed on anvil', () => {
     for (const { fx, result } of found.values()) {
       const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
       try {
-        const before = await balanceOn(result.profitToken, BENEFICIARY)
+        const before = await anvilTokenBalance(anvil.url, result.profitToken, BENEFICIARY)
         // the user's transaction and the backrun together in block 1 (the block the engine
         // simulated): in separate blocks a V3 pool the backrun crosses would write a new oracle
         // observation (a later timestamp) and the gas would differ. The backrun tips less than
@@ -195,7 +191,7 @@ describe('backruns executed on anvil', () => {
         const [u, b] = await mineTogether(anvil.url, [userHash, backrunHash])
         expect(`${fx.name} user ${u.status} backrun ${b.status}`).toBe(`${fx.name} user 0x1 backrun 0x1`)
         expect([u.blockNumber, u.transactionIndex, b.blockNumber, b.transactionIndex].map(Number), fx.name).toEqual([1, 0, 1, 1])
-        expect((await balanceOn(result.profitToken, BENEFICIARY)) - before, fx.name).toBe(result.grossProfit)
+        expect((await anvilTokenBalance(anvil.url, result.profitToken, BENEFICIARY)) - before, fx.name).toBe(result.grossProfit)
         // the backrun's gas on anvil, less the 21,000 of its own transaction, is the reported gas
         expect(BigInt(b.gasUsed) - 21_000n, fx.name).toBe(result.gas)
       } finally {
@@ -222,11 +218,11 @@ describe('backruns executed on anvil', () => {
     const send = async (data: Hex) => {
       const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
       try {
-        const [outBefore, profitBefore] = [await balanceOn(usdc, user), await balanceOn(backrun!.profitToken, BENEFICIARY)]
+        const [outBefore, profitBefore] = [await anvilTokenBalance(anvil.url, usdc, user), await anvilTokenBalance(anvil.url, backrun!.profitToken, BENEFICIARY)]
         await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
         const hash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: user, to: quote.router, data, gas: '0x2dc6c0' }])
         const [r] = await mineTogether(anvil.url, [hash])
-        return { status: r.status, received: (await balanceOn(usdc, user)) - outBefore, profit: (await balanceOn(backrun!.profitToken, BENEFICIARY)) - profitBefore }
+        return { status: r.status, received: (await anvilTokenBalance(anvil.url, usdc, user)) - outBefore, profit: (await anvilTokenBalance(anvil.url, backrun!.profitToken, BENEFICIARY)) - profitBefore }
       } finally {
         await anvilRpc(anvil.url, 'evm_revert', [snapshot])
       }

@@ -16,9 +16,9 @@
  * behind the user's swap, pays the beneficiary exactly the reported gross profit and uses exactly
  * the reported gas.
  */
-import { encodeFunctionData, parseAbi, type Hex } from 'viem'
+import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { anvilRpc, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
+import { anvilFees, anvilRpc, anvilTokenBalance, mineTogether, startAnvil, type AnvilInstance } from '../support/anvil.ts'
 import { toExactBackrunCall } from '../../src/backrun/backrun-calldata.ts'
 import type { BackrunFound } from '../../src/backrun/types.ts'
 import type { Address } from '../../src/chain/types.ts'
@@ -32,8 +32,6 @@ import { GENESIS_PATH, loadRegistry, lower, tokenAddress } from '../support/devn
 
 const registry = loadRegistry()
 const BENEFICIARY = lower(registry.backrun.beneficiary)
-const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)'])
-const VIEWER = '0x0000000000000000000000000000000000000b0b' as Address
 const BLOCK_1_TIMESTAMP = Number(registry.genesisTimestamp) + 12
 const USER = lower(registry.devAccounts.accounts[4].address)
 const BACKRUNNER = lower(registry.devAccounts.accounts[9].address)
@@ -136,30 +134,25 @@ describe('the backruns executed on anvil, in the user\'s block', () => {
   })
   afterAll(() => anvil?.stop())
 
-  const GWEI = 10n ** 9n
-  const fees = (tipGwei: bigint) => ({ maxFeePerGas: `0x${(100n * GWEI).toString(16)}`, maxPriorityFeePerGas: `0x${(tipGwei * GWEI).toString(16)}` })
 
-  async function balanceOn(token: Address, holder: Address): Promise<bigint> {
-    return BigInt(await anvilRpc<Hex>(anvil.url, 'eth_call', [{ from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [holder] }) }, 'latest']))
-  }
 
   /** the user's swap and `data` on the executor mined in block 1, the user's first (it tips more) */
   async function mineBehindUser(c: Case, data: Hex): Promise<{ profit: bigint; gas: bigint; executorEth: bigint; executorWeth: bigint }> {
     const r = c.found!
     const snapshot = await anvilRpc<string>(anvil.url, 'evm_snapshot')
     try {
-      const before = await balanceOn(r.profitToken, BENEFICIARY)
+      const before = await anvilTokenBalance(anvil.url, r.profitToken, BENEFICIARY)
       await anvilRpc(anvil.url, 'evm_setNextBlockTimestamp', [BLOCK_1_TIMESTAMP])
-      const userHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: USER, to: services.contracts.router, data: c.calldata, gas: '0x2dc6c0', ...fees(2n) }])
-      const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: BACKRUNNER, to: r.contract, data, gas: '0x1e8480', ...fees(1n) }])
+      const userHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: USER, to: services.contracts.router, data: c.calldata, gas: '0x2dc6c0', ...anvilFees(2n) }])
+      const backrunHash = await anvilRpc<string>(anvil.url, 'eth_sendTransaction', [{ from: BACKRUNNER, to: r.contract, data, gas: '0x1e8480', ...anvilFees(1n) }])
       const [u, b] = await mineTogether(anvil.url, [userHash, backrunHash])
       expect(`user ${u.status} backrun ${b.status}`).toBe('user 0x1 backrun 0x1')
       expect([u.blockNumber, u.transactionIndex, b.blockNumber, b.transactionIndex].map(Number)).toEqual([1, 0, 1, 1])
       return {
-        profit: (await balanceOn(r.profitToken, BENEFICIARY)) - before,
+        profit: (await anvilTokenBalance(anvil.url, r.profitToken, BENEFICIARY)) - before,
         gas: BigInt(b.gasUsed) - 21_000n,
         executorEth: BigInt(await anvilRpc<Hex>(anvil.url, 'eth_getBalance', [r.contract, 'latest'])),
-        executorWeth: await balanceOn(WETH, r.contract),
+        executorWeth: await anvilTokenBalance(anvil.url, WETH, r.contract),
       }
     } finally {
       await anvilRpc(anvil.url, 'evm_revert', [snapshot])

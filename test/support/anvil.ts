@@ -6,6 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 
+import { encodeFunctionData, parseAbi } from 'viem'
+
 export interface AnvilOptions {
   /** go-ethereum genesis file loaded with --init */
   genesisPath?: string
@@ -134,4 +136,18 @@ export async function mineTogether(url: string, hashes: readonly string[]): Prom
   const receipts: MinedReceipt[] = []
   for (const hash of hashes) receipts.push(await anvilReceipt<MinedReceipt>(url, hash))
   return receipts
+}
+
+const ERC20_BALANCE = parseAbi(['function balanceOf(address) view returns (uint256)'])
+
+/** `holder`'s balance of the ERC-20 `token` on anvil's latest block (eth_call). */
+export async function anvilTokenBalance(url: string, token: string, holder: string): Promise<bigint> {
+  const data = encodeFunctionData({ abi: ERC20_BALANCE, functionName: 'balanceOf', args: [holder as `0x${string}`] })
+  return BigInt(await anvilRpc<string>(url, 'eth_call', [{ to: token, data }, 'latest']))
+}
+
+/** EIP-1559 fees as anvil's JSON-RPC takes them: a 100 gwei cap and `tipGwei` gwei of tip (anvil orders a block by tip). */
+export function anvilFees(tipGwei: bigint): { maxFeePerGas: string; maxPriorityFeePerGas: string } {
+  const gwei = 10n ** 9n
+  return { maxFeePerGas: `0x${(100n * gwei).toString(16)}`, maxPriorityFeePerGas: `0x${(tipGwei * gwei).toString(16)}` }
 }
