@@ -8,6 +8,7 @@
 import { RLP } from '@ethereumjs/rlp'
 
 import { bytesToBigInt } from './decode/bytes.ts'
+import { inputBytes } from './decode/envelope.ts'
 
 /** The field index of the tip cap per EIP-2718 type (legacy: gasPrice at 1). */
 const TIP_FIELD: Record<number, number> = { 1: 2, 2: 2, 3: 2, 4: 2 }
@@ -17,14 +18,13 @@ const TIP_FIELD: Record<number, number> = { 1: 2, 2: 2, 3: 2, 4: 2 }
  * that field does not parse (the full decode says why, where it matters).
  */
 export function transactionTipCap(raw: string): bigint | undefined {
-  if (raw.length < 4 || !/^0x/i.test(raw) || raw.length % 2 !== 0) return undefined
   let bytes: Uint8Array
   try {
-    bytes = new Uint8Array(Buffer.from(raw.slice(2), 'hex'))
+    // its size was bounded where it was accepted (MAX_RAW_TX_BYTES): no second bound here
+    bytes = inputBytes(raw, Number.POSITIVE_INFINITY)
   } catch {
     return undefined
   }
-  if (bytes.length * 2 !== raw.length - 2) return undefined // a non-hex digit ended the parse
   const first = bytes[0]
   const typed = first < 0x80
   const index = first >= 0xc0 ? 1 : typed ? TIP_FIELD[first] : undefined
