@@ -6,7 +6,7 @@
  * open() refuses a server with `fsync` off, so `persist` resolves only after the transaction that
  * stores the submission has committed to disk. Each write is one statement, hence one transaction;
  * the server's own group commit shares WAL flushes between concurrent writers, and new submissions
- * issued together share one insert statement (insertGrouped).
+ * issued together share one insert statement (`inserts`, token-groups.ts).
  *
  * De-duplication: the submission's id (`<kind>:<hash>`) is the primary key and the insert is
  * `ON CONFLICT (id) DO NOTHING`: of two processes inserting the same submission at the same moment
@@ -42,6 +42,7 @@ import { createPostgresPool } from './postgres-connection.ts'
 import { applyMigrations } from './postgres-migrations.ts'
 import { resolveStoreSettings, withRetry, type StoreSettings } from './store-settings.ts'
 import { buildRecord } from './submission-record.ts'
+import { TokenGroups } from './token-groups.ts'
 import {
   STORE_DEFAULTS,
   requireLeaseOwner,
@@ -94,7 +95,7 @@ const SELECT_SUBMISSION = `
 
 const SQL = {
   /**
-   * Many persists in one statement, one transaction, one commit (see insertGrouped): one element
+   * Many persists in one statement, one transaction, one commit (see `inserts`): one element
    * per persist in each of $1 ids, $2 kinds, $3 hashes, $4 partner ids, $5 receivedAt, $6 records
    * (JSON text), $7 persist tokens, $8 lease owners (NULL: none), $9 'received' events (JSON
    * text); $10 the lease period, ms. Each row is inserted unless its id exists (ON CONFLICT DO
@@ -144,7 +145,7 @@ const SQL = {
       RETURNING id
     ), ${appendEventsFrom('target')}`,
   /**
-   * Many non-terminal appends in one statement (see appendGrouped): $1 ids, $2 event arrays (JSON
+   * Many non-terminal appends in one statement (see `appends`): $1 ids, $2 event arrays (JSON
    * text), $3 append tokens, $4 lease owners (NULL: unchecked), one element per append. As
    * `append` for each; answers the tokens whose events are stored (now or by an earlier attempt).
    */
@@ -251,13 +252,50 @@ export class PostgresSubmissionStore implements SubmissionStore {
   private pruning: Promise<number> | undefined
   /** statements in progress: close() waits for them */
   private readonly inFlight = new Set<Promise<unknown>>()
-  /** non-terminal appends waiting for the statement in progress to end (see appendGrouped) */
-  private appendQueue: QueuedAppend[] = []
-  private appending: Promise<void> | undefined
-  /** new submissions waiting for a place among the insert statements in progress (see insertGrouped) */
-  private insertQueue: QueuedInsert[] = []
-  /** insert statements in progress, with the resolution of their callers */
-  private readonly inserting = new Set<Promise<void>>()
+  /**
+   * Group commit of non-terminal appends: the first runs at once; those issued while a statement
+   * runs share the next one (at most APPEND_GROUP_MAX). A false answer (not open, or the lease is
+   * another's): append() then runs the single statement with the same token, which stores nothing
+   * twice and names the reason.
+   */
+  private readonly appends = new TokenGroups<QueuedAppend>(
+    async (group) => {
+      const { rows } = await this.run('append', (pool) =>
+        pool.query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner)]),
+      )
+      return rows.map((r) => r.token)
+    },
+    { maxGroup: APPEND_GROUP_MAX, maxInFlight: 1 },
+  )
+  /**
+   * Group commit of new submissions: up to INSERTS_IN_FLIGHT statements run at once, each taking
+   * the persists queued when it starts (at most INSERT_GROUP_MAX), so a persist never waits for
+   * more than the statements already running, and under load many share one transaction and one
+   * WAL flush. At 200 submissions/s most statements carry one row; in the closed loops of
+   * bench:submit (16 at once) they carry several. A false answer: the id was there already (a
+   * duplicate, or an earlier attempt of this persist whose answer was lost): persist() then reads
+   * the stored row. A failed statement fails every persist of its group; nothing of it is stored.
+   */
+  private readonly inserts = new TokenGroups<QueuedInsert>(
+    async (group) => {
+      const { rows } = await this.run('persist', (pool) =>
+        pool.query<{ token: string }>(SQL.insertMany, [
+          group.map((i) => i.record.id),
+          group.map((i) => i.record.kind),
+          group.map((i) => i.record.hash),
+          group.map((i) => i.record.partnerId),
+          group.map((i) => i.record.receivedAt),
+          group.map((i) => encodeJson(i.record)),
+          group.map((i) => i.token),
+          group.map((i) => i.owner),
+          group.map((i) => encodeJson({ type: 'received', at: i.record.receivedAt })),
+          this.settings.leaseMs,
+        ]),
+      )
+      return rows.map((r) => r.token)
+    },
+    { maxGroup: INSERT_GROUP_MAX, maxInFlight: INSERTS_IN_FLIGHT },
+  )
 
   /** @param url a postgres:// URL (DATABASE_URL); nothing is connected before open() */
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -319,7 +357,11 @@ export class PostgresSubmissionStore implements SubmissionStore {
     const pool = this.pool
     if (pool === undefined) return
     // grouped appends still queued start their statement as the one before them ends
-    while (this.inFlight.size > 0 || this.appending !== undefined || this.inserting.size > 0) await Promise.allSettled([...this.inFlight, this.appending, ...this.inserting])
+    for (;;) {
+      const running = [...this.inFlight, ...this.appends.inProgress, ...this.inserts.inProgress]
+      if (running.length === 0) break
+      await Promise.allSettled(running)
+    }
     this.pool = undefined
     await pool.end()
   }
@@ -355,7 +397,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     try {
       // a second round only when the stored duplicate was pruned between the insert and the read
       for (let round = 0; round < 2; round++) {
-        if (await this.insertGrouped(record, token, options.leaseOwner ?? null)) return this.created(record)
+        if (await this.inserts.submit({ record, token, owner: options.leaseOwner ?? null })) return this.created(record)
         const existing = await this.readExisting(record.id)
         if (existing === undefined) continue
         // our own earlier attempt committed, though its answer was lost
@@ -381,7 +423,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     const body = encodeJson(events)
     const terminal = terminalAt === -1 ? undefined : events[terminalAt]
     // the common case, events of one head for each open submission: many share one statement
-    if (terminal === undefined && (await this.appendGrouped({ id, body, token, owner }))) return
+    if (terminal === undefined && (await this.appends.submit({ id, body, token, owner }))) return
     const { rows } = await this.run('append', (pool) =>
       terminal === undefined
         ? pool.query<{ inserted: number; landed: boolean }>(SQL.append, [id, body, token, owner])
@@ -399,88 +441,6 @@ export class PostgresSubmissionStore implements SubmissionStore {
     }
     if (!stored) throw new Error(`PostgresSubmissionStore.append: submission ${id} is not open (unknown, finished or finishing)`)
     if (terminal !== undefined) this.adjustCounts(-1, +1)
-  }
-
-  /**
-   * Group commit of new submissions: up to INSERTS_IN_FLIGHT statements run at once, each taking
-   * the persists queued when it starts (at most INSERT_GROUP_MAX), so a persist never waits for
-   * more than the statements already running, and under load many share one transaction and one
-   * WAL flush. At 200 submissions/s most statements carry one row; in the closed loops of
-   * bench:submit (16 at once) they carry several. True when this statement inserted the row
-   * (its token came back); false when the id was there already (a duplicate, or an earlier
-   * attempt of this persist whose answer was lost): persist() then reads the stored row.
-   * @throws PersistenceError when the statement failed after its retries: every persist of its
-   *   group fails, nothing of it is stored (one transaction)
-   */
-  private insertGrouped(record: SubmissionRecord, token: string, owner: string | null): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.insertQueue.push({ record, token, owner, resolve, reject })
-      this.startInserts()
-    })
-  }
-
-  private startInserts(): void {
-    while (this.insertQueue.length > 0 && this.inserting.size < INSERTS_IN_FLIGHT) {
-      const group = this.insertQueue.splice(0, INSERT_GROUP_MAX)
-      const statement: Promise<void> = this.run('persist', (pool) =>
-        pool.query<{ token: string }>(SQL.insertMany, [
-          group.map((i) => i.record.id),
-          group.map((i) => i.record.kind),
-          group.map((i) => i.record.hash),
-          group.map((i) => i.record.partnerId),
-          group.map((i) => i.record.receivedAt),
-          group.map((i) => encodeJson(i.record)),
-          group.map((i) => i.token),
-          group.map((i) => i.owner),
-          group.map((i) => encodeJson({ type: 'received', at: i.record.receivedAt })),
-          this.settings.leaseMs,
-        ]),
-      ).then(
-        ({ rows }) => {
-          const inserted = new Set(rows.map((r) => r.token))
-          for (const i of group) i.resolve(inserted.has(i.token))
-        },
-        (error: unknown) => {
-          for (const i of group) i.reject(error)
-        },
-      )
-      this.inserting.add(statement)
-      void statement.finally(() => {
-        this.inserting.delete(statement)
-        this.startInserts()
-      })
-    }
-  }
-
-  /**
-   * Group commit of non-terminal appends: the first runs at once; those issued while a statement
-   * runs share the next one (at most APPEND_GROUP_MAX). True when the events are stored; false
-   * when they were not (not open, or the lease is another's): append() then runs the single
-   * statement with the same token, which stores nothing twice and names the reason.
-   * @throws PersistenceError when the statement failed after its retries
-   */
-  private appendGrouped(item: Omit<QueuedAppend, 'resolve' | 'reject'>): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.appendQueue.push({ ...item, resolve, reject })
-      this.appending ??= this.flushAppends().finally(() => {
-        this.appending = undefined
-      })
-    })
-  }
-
-  private async flushAppends(): Promise<void> {
-    while (this.appendQueue.length > 0) {
-      const group = this.appendQueue.splice(0, APPEND_GROUP_MAX)
-      try {
-        const { rows } = await this.run('append', (pool) =>
-          pool.query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner)]),
-        )
-        const stored = new Set(rows.map((r) => r.token))
-        for (const a of group) a.resolve(stored.has(a.token))
-      } catch (error) {
-        for (const a of group) a.reject(error)
-      }
-    }
   }
 
   async reopen(id: SubmissionId, event: ReorgEvent): Promise<void> {
@@ -619,7 +579,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
 
 /** Most appends in one grouped statement. */
 const APPEND_GROUP_MAX = 500
-/** Most new submissions in one insert statement, and insert statements at once (see insertGrouped). */
+/** Most new submissions in one insert statement, and insert statements at once (see `inserts`). */
 const INSERT_GROUP_MAX = 256
 const INSERTS_IN_FLIGHT = 2
 
@@ -627,8 +587,6 @@ interface QueuedInsert {
   record: SubmissionRecord
   token: string
   owner: string | null
-  resolve: (inserted: boolean) => void
-  reject: (error: unknown) => void
 }
 
 interface QueuedAppend {
@@ -637,8 +595,6 @@ interface QueuedAppend {
   body: string
   token: string
   owner: string | null
-  resolve: (stored: boolean) => void
-  reject: (error: unknown) => void
 }
 
 function toStored(row: SubmissionRow): StoredSubmission {
