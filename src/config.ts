@@ -240,4 +240,10 @@ export interface EvmConfig {
 export interface WorkersConfig {
   /** threads in the pool; 0: everything runs on the main thread, as without a pool */
   threads: number
+  /**
+   * how much lower the workers are scheduled than the main thread: niceness added to the process's
+   * own (0 to 19; Linux applies it per thread): above 0 the main
+   * thread, which acknowledges submissions and answers HTTP, gets a core before the EVM work does
+   */
+  nice: number
 }

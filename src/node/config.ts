@@ -89,6 +89,8 @@ export const DEFAULTS = {
   EVM_MAX_MS: 1_000,
   /** one worker thread per core the process may use (at most MAX_WORKERS) */
   WORKERS: Math.min(availableParallelism(), MAX_WORKERS),
+  /** the workers yield a core to the main thread (acknowledgements, HTTP) whenever both want it */
+  WORKER_NICE: 10,
 } as const
 
 export interface LoadConfigOptions {
@@ -165,7 +167,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxGas: BigInt(read.int('EVM_MAX_GAS', Number(EXECUTION_BUDGET_RANGES.maxGas.min), Number(EXECUTION_BUDGET_RANGES.maxGas.max))),
     maxMs: read.int('EVM_MAX_MS', EXECUTION_BUDGET_RANGES.maxMs.min, EXECUTION_BUDGET_RANGES.maxMs.max),
   }
-  const workers: WorkersConfig = { threads: read.int('WORKERS', 0, MAX_WORKERS) }
+  const workers: WorkersConfig = { threads: read.int('WORKERS', 0, MAX_WORKERS), nice: read.int('WORKER_NICE', 0, 19) }
 
   // across variables
   if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')

@@ -15,6 +15,11 @@ import type { SerializedError } from './error-registry.ts'
 /** What each worker is started with (its workerData). */
 export interface WorkerSettings {
   engines: EngineSettings
+  /**
+   * the niceness the worker adds to its own thread's as it starts (WORKER_NICE): Linux schedules
+   * threads one by one, so the main thread keeps answering while the workers compute
+   */
+  nice: number
   chainKind: 'devnet' | 'fork'
   chainId: bigint
   /** the main thread's head when the pool was opened */

@@ -16,6 +16,7 @@
  * While it holds a task the worker posts a tick every TICK_MS: the main thread's watchdog takes a
  * worker whose ticks stop for longer than the execution budget (and a grace) as hung.
  */
+import { getPriority, setPriority } from 'node:os'
 import { getHeapStatistics } from 'node:v8'
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads'
 import { BackrunEngine } from '../backrun/backrun-engine.ts'
@@ -61,6 +62,7 @@ const log = {
     }
   },
 }
+lowerThreadPriority(settings.nice)
 const engines = buildEngines(source, settings.engines, log)
 const quoteService = new EvmQuoteService({ ...engines.quoteOptions, maxCachedQuotes: 0 })
 const backrunEngine = new BackrunEngine(engines.backrunOptions)
@@ -179,4 +181,24 @@ function loggable(obj: object): Record<string, unknown> {
     out[key] = value instanceof Error ? { type: value.name, message: value.message, stack: value.stack } : value
   }
   return out
+}
+
+/**
+ * WORKER_NICE, added to the niceness the thread started with: on Linux setpriority(PRIO_PROCESS, 0) names the calling thread, not the process
+ * (threads are scheduled one by one), so this worker yields a core to the main thread, which
+ * acknowledges submissions and answers HTTP, whenever both want one. Elsewhere the same call would
+ * lower the whole process, so it is left alone there.
+ */
+function lowerThreadPriority(nice: number): void {
+  if (nice === 0) return
+  if (process.platform !== 'linux') {
+    log.warn({ nice, platform: process.platform }, 'WORKER_NICE applies on Linux only (per thread); the workers keep the process priority')
+    return
+  }
+  try {
+    // relative to the thread that started it (a service run under `nice` keeps its workers below it)
+    setPriority(Math.min(19, getPriority() + nice))
+  } catch (err) {
+    log.warn({ nice, err: String(err) }, 'WORKER_NICE could not be applied; the workers keep the process priority')
+  }
 }

@@ -61,6 +61,8 @@ const WORKER_BOOTSTRAP = fileURLToPath(new URL('./worker-bootstrap.mjs', import.
 
 export interface WorkerPoolOptions {
   threads: number
+  /** niceness each worker thread adds to its own (0 to 19, default 0: the process's); see WorkerSettings.nice */
+  nice?: number
   chain: ChainStateSource
   engines: EngineSettings
   /** where workers' warnings and the pool's own events go */
@@ -154,7 +156,7 @@ export class WorkerPool {
     const { chain } = options
     this.host = new StateHost(chain)
     this.gate = new TaskGate(options.threads, options.maxQueued ?? MAX_QUEUED_TASKS)
-    const settings: WorkerSettings = { engines: options.engines, chainKind: chain.kind, chainId: chain.chainId, head: headerOnly(chain.latest().block) }
+    const settings: WorkerSettings = { engines: options.engines, nice: options.nice ?? 0, chainKind: chain.kind, chainId: chain.chainId, head: headerOnly(chain.latest().block) }
     this.piscina = new Piscina<WorkerTask, WorkerAnswer>({
       filename: WORKER_BOOTSTRAP,
       minThreads: options.threads,

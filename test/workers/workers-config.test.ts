@@ -35,3 +35,18 @@ describe('WORKERS', () => {
     expect(problems.some((p) => p.startsWith('EVM_MAX_MS'))).toBe(true)
   })
 })
+
+describe('WORKER_NICE', () => {
+  it('defaults to 10: the workers yield a core to the main thread', () => {
+    expect(loadConfig({}).workers.nice).toBe(10)
+  })
+
+  it('takes whole numbers from 0 (the process priority) to 19', () => {
+    expect(loadConfig({ WORKER_NICE: '0' }).workers.nice).toBe(0)
+    expect(loadConfig({ WORKER_NICE: '19' }).workers.nice).toBe(19)
+  })
+
+  it.each(['-1', '20', '2.5', 'low'])('refuses WORKER_NICE=%j, naming it', (value) => {
+    expect(problemsOf({ WORKER_NICE: value })).toContain(`WORKER_NICE=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: expected a whole number from 0 to 19`)
+  })
+})

@@ -1,0 +1,56 @@
+/**
+ * WORKER_NICE: each worker thread lowers its own scheduling priority as it starts (Linux schedules
+ * threads one by one), so the main thread, which acknowledges submissions and answers HTTP, gets a
+ * core before the EVM work when both want one. Read back from /proc: the pool's threads run at the
+ * main thread's niceness plus the configured amount, and the main thread keeps its own.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { getPriority } from 'node:os'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/node/config.ts'
+import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
+import { engineSettings } from '../../src/workers/engines.ts'
+import { WorkerPool } from '../../src/workers/worker-pool.ts'
+
+const ADDED = 7
+
+/** every thread of this process with its niceness (field 19 of /proc/<pid>/task/<tid>/stat) */
+function threadNiceness(): Map<number, number> {
+  const out = new Map<number, number>()
+  for (const tid of readdirSync(`/proc/${process.pid}/task`)) {
+    const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+    // the command name is in parentheses and may hold spaces: count fields after its closing one
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    out.set(Number(tid), Number(fields[16]))
+  }
+  return out
+}
+
+describe.runIf(process.platform === 'linux')('WORKER_NICE', () => {
+  let domain: DomainServices
+  let pool: WorkerPool
+  const base = getPriority()
+  let before: Map<number, number>
+
+  beforeAll(async () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' })
+    domain = await openDomainServices(config, { log: { warn: () => {} } })
+    before = threadNiceness()
+    pool = new WorkerPool({ threads: 2, nice: ADDED, chain: domain.chain, engines: engineSettings(config, domain.contracts), log: { warn: () => {} } })
+    await pool.ready()
+  }, 120_000)
+
+  afterAll(async () => {
+    await pool?.close()
+    await domain?.close()
+  })
+
+  it('runs each worker thread below the main thread by the configured niceness', () => {
+    const after = threadNiceness()
+    const lowered = [...after].filter(([tid, nice]) => !before.has(tid) && nice === Math.min(19, base + ADDED))
+    // the two workers (their module-loader threads, started by the workers, inherit the same)
+    expect(lowered.length).toBeGreaterThanOrEqual(2)
+    expect(after.get(process.pid)).toBe(base)
+    expect(getPriority()).toBe(base)
+  })
+})
