@@ -33,7 +33,8 @@
  *    sent when due whatever the answers, each one's latency from its scheduled send time, at most
  *    FIXED_RATE_MAX_INFLIGHT outstanding (one more due is a failure), each with FIXED_RATE_TIMEOUT_MS:
  *    `fixed_rate_p99_ms`, and in `scaling.fixed_rate` its p50, failures, the generator's own send
- *    lag, and the latency by time since the last new head (the answers' block numbers mark it).
+ *    lag, the latency by time since the last new head (the answers' block numbers mark it) and by
+ *    request of the mix (`by_request`: which requests make the tail).
  *    Each run's CPU is in `scaling`: the process's, its main thread's, and this process's own (the
  *    load generator shares the cores).
  *    Until 2026-11-26 (eighth session) this run was autocannon's `overallRate` over 16 connections:
@@ -178,6 +179,11 @@ async function fixedRateRun(url: string, rate: number, pid: number) {
   const cpu = window.stop()
   const generatorCpu = generator.stop()
   const byHead = latencyByHead(run.samples.map((s) => ({ scheduledMs: s.scheduledMs, latencyMs: s.latencyMs, blockNumber: s.value })))
+  // the mix's requests differ in cost (a direct pair against a 4-leg split): which ones make the tail
+  const byRequest = MIX.map((_, k) => {
+    const latencies = summarize(run.samples.filter((s) => s.index % MIX.length === k).map((s) => s.latencyMs))
+    return { request: k, p50_ms: round(latencies.p50), p99_ms: round(latencies.p99) }
+  })
   return {
     generator: 'open loop',
     workers: 2,
@@ -195,6 +201,7 @@ async function fixedRateRun(url: string, rate: number, pid: number) {
     load_generator_cpu_percent: round(generatorCpu.cpuPercent),
     heads: byHead.heads,
     by_time_since_head: byHead.phases,
+    by_request: byRequest,
   }
 }
 
