@@ -95,8 +95,9 @@ export default async function runTask(task: WorkerTask): Promise<WorkerAnswer> {
     return { threadId, counters: counters(), computeMs: performance.now() - started, ok: false, error: domainErrors.serialize(err) }
   } finally {
     cancellers.delete(task.taskId)
+    // no 'task-end' message: piscina's answer tells the main thread the task is over (one message
+    // fewer per task for both threads; the pool forgets the task when it has the answer)
     if (--running === 0) clearInterval(ticker)
-    requester.post({ t: 'task-end', taskId: task.taskId })
   }
 }
 

@@ -295,6 +295,8 @@ export class WorkerPool {
       .catch(() => {})
       .finally(() => {
         this.tasks.delete(taskId)
+        // the answer ends the task for its worker's link too (the worker sends no 'task-end')
+        for (const link of this.links.values()) link.tasks.delete(taskId)
         signal?.removeEventListener('abort', giveUp)
         this.gate.leave()
       })
@@ -420,7 +422,15 @@ export class WorkerPool {
 
   /** A worker said it took task `taskId`: one whose caller gave up before is told to stop now. */
   private taskStarted(link: WorkerLink, taskId: number): void {
-    const reason = this.tasks.get(taskId)?.abandoned
+    const running = this.tasks.get(taskId)
+    // its 'task-start' came on the worker's own channel after piscina's answer (two ports, no order
+    // between them): the task is over, and a link must not hold it (the watchdog would take the
+    // idle worker for hung)
+    if (running === undefined) {
+      link.tasks.delete(taskId)
+      return
+    }
+    const reason = running.abandoned
     if (reason !== undefined) link.cancel(taskId, reason.message)
   }
 
