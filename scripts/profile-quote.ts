@@ -14,9 +14,11 @@
  *
  * The CPU per quote split by thread (`cpu_ms_per_quote_by_thread`), for the bound on
  * workers_scaling: the main thread (tid = pid), the workers (the WORKERS busiest other threads:
- * /proc names every thread of the process `node`, and under load the workers' JavaScript threads
- * are the busiest), and the rest (V8's GC helpers and compiler threads, libuv's pool); beside it the
- * load generator's (autocannon, in this process), which shares the cores.
+ * /proc names every thread of the process `node`, and on an idle machine the workers' JavaScript
+ * threads are the busiest; on a loaded one, where they wait for a core, the split is unreliable),
+ * the rest (V8's GC helpers and compiler threads, libuv's pool), V8's profiler threads (this
+ * script's own cost); beside it the load generator's (autocannon, in this process), which shares
+ * the cores.
  */
 import autocannon from 'autocannon'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
@@ -136,13 +138,15 @@ async function main() {
     const quotes = result['2xx']
     const per = (name: (typeof COUNTERS)[number]) => Math.round((100 * (after[name] - before[name])) / quotes) / 100
     const msPerQuote = (seconds: number) => Math.round((100_000 * seconds) / quotes) / 100
-    const others = threadSeconds.filter((t) => t.tid !== service.pid)
-    const workerSeconds = others.slice(0, WORKERS).reduce((sum, t) => sum + t.seconds, 0)
-    const restSeconds = others.slice(WORKERS).reduce((sum, t) => sum + t.seconds, 0)
+    // V8's profiler threads (--cpu-prof, one per isolate) are this script's cost, not the service's
+    const profiler = threadSeconds.filter((t) => t.name === 'v8:ProfEvntProc')
+    const others = threadSeconds.filter((t) => t.tid !== service.pid && t.name !== 'v8:ProfEvntProc')
+    const sumSeconds = (ts: ReadonlyArray<{ seconds: number }>) => ts.reduce((sum, t) => sum + t.seconds, 0)
     const byThread = {
       main: msPerQuote(threadSeconds.find((t) => t.tid === service.pid)?.seconds ?? Number.NaN),
-      workers: msPerQuote(workerSeconds),
-      other_threads: msPerQuote(restSeconds),
+      workers: msPerQuote(sumSeconds(others.slice(0, WORKERS))),
+      other_threads: msPerQuote(sumSeconds(others.slice(WORKERS))),
+      profiler: msPerQuote(sumSeconds(profiler)),
       load_generator: msPerQuote(generatorCpu.cpuSeconds),
     }
     service.kill('SIGTERM')
