@@ -28,9 +28,23 @@
  * 5. Scaling over the cores (issue 13): two more service processes, one with WORKERS=1 and one with
  *    WORKERS=2, each saturated with distinct requests (autocannon, BENCH_CONNECTIONS connections
  *    for SCALING_SECONDS): `workers_scaling` is the second's requests/s over the first's. Then the
- *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS (autocannon's
- *    overallRate, distinct requests): `fixed_rate_p99_ms`. Each run's CPU is in `scaling`: the
- *    process's, its main thread's, and this process's own (the load generator shares the cores).
+ *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS, distinct requests,
+ *    from an open loop (scripts/lib/open-loop.ts): one request every 1/FIXED_RATE s, evenly spaced,
+ *    sent when due whatever the answers, each one's latency from its scheduled send time, at most
+ *    FIXED_RATE_MAX_INFLIGHT outstanding (one more due is a failure), each with FIXED_RATE_TIMEOUT_MS:
+ *    `fixed_rate_p99_ms`, and in `scaling.fixed_rate` its p50, failures, the generator's own send
+ *    lag, the latency by time since the last new head (the answers' block numbers mark it) and by
+ *    request of the mix (`by_request`: which requests make the tail).
+ *    Each run's CPU is in `scaling`: the process's, its main thread's, and this process's own (the
+ *    load generator shares the cores).
+ *    Until 2026-11-26 (eighth session) this run was autocannon's `overallRate` over 16 connections:
+ *    each connection sent its per-second budget back to back when each second began (a burst of
+ *    ~FIXED_RATE requests at once, then silence), and its histogram added synthetic samples for
+ *    coordinated omission; those `fixed_rate_p99_ms` figures measured a burst's queue, not a fixed
+ *    rate, and are not comparable with the open loop's. FIXED_RATE_AUTOCANNON=1 runs the old
+ *    generator right after the open loop on the same service (`scaling.fixed_rate_autocannon`), to
+ *    put the difference on record. The run covers two 12 s blocks by default (FIXED_RATE_SECONDS
+ *    24): the 8 s it had saw one head or none, and the heads are where the tail comes from.
  * 6. Venues (issue 15): two more service processes at once, on the same devnet: one with every
  *    venue of the registry (Uniswap V2 and V3 and the devnet's two forks) and one with only
  *    Uniswap's own V2 and V3 (VENUES, picked from the registry), measured alike and in turns (so a
@@ -44,8 +58,9 @@
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
  * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
  * (seconds, default 2), FORK_SECONDS (default 30), BENCH_SCALING (default 1; 0 skips step 5),
- * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 8),
- * BENCH_VENUES (default 1; 0 skips step 6).
+ * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 24),
+ * FIXED_RATE_MAX_INFLIGHT (default 500), FIXED_RATE_TIMEOUT_MS (default 10000), FIXED_RATE_AUTOCANNON
+ * (default 0; 1 adds the old autocannon run), BENCH_VENUES (default 1; 0 skips step 6).
  * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
  */
 import autocannon from 'autocannon'
@@ -58,6 +73,8 @@ import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
 import { startCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
+import { runOpenLoop } from './lib/open-loop.ts'
+import { latencyByHead } from './lib/latency-by-head.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300)
@@ -69,7 +86,10 @@ const FORK_SECONDS = Number(process.env.FORK_SECONDS ?? 30)
 const SCALING = process.env.BENCH_SCALING !== '0'
 const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
-const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 8)
+const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 24)
+const FIXED_RATE_MAX_INFLIGHT = Number(process.env.FIXED_RATE_MAX_INFLIGHT ?? 500)
+const FIXED_RATE_TIMEOUT_MS = Number(process.env.FIXED_RATE_TIMEOUT_MS ?? 10_000)
+const FIXED_RATE_AUTOCANNON = process.env.FIXED_RATE_AUTOCANNON === '1'
 const VENUES = process.env.BENCH_VENUES !== '0'
 /** every venue of the devnet registry: what the service routes over without VENUES */
 const REGISTRY_VENUES = (JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as { venues: Array<{ name: string }> }).venues
@@ -144,6 +164,48 @@ async function sustained(url: string, distinct = true, options: { seconds?: numb
 }
 
 /**
+ * The fixed-rate run of step 5 (see the header): an open loop of distinct requests at `rate`/s on
+ * `url`, with the service process's CPU and this process's (the generator) over it.
+ */
+async function fixedRateRun(url: string, rate: number, pid: number) {
+  const window = startCpuWindow(pid)
+  const generator = startCpuWindow(process.pid)
+  const run = await runOpenLoop({
+    rate,
+    count: Math.round(rate * FIXED_RATE_SECONDS),
+    maxInFlight: FIXED_RATE_MAX_INFLIGHT,
+    send: async (i) => BigInt((await post(url, body(i, true), DEV_API_KEY, FIXED_RATE_TIMEOUT_MS)).json.blockNumber as string),
+  })
+  const cpu = window.stop()
+  const generatorCpu = generator.stop()
+  const byHead = latencyByHead(run.samples.map((s) => ({ scheduledMs: s.scheduledMs, latencyMs: s.latencyMs, blockNumber: s.value })))
+  // the mix's requests differ in cost (a direct pair against a 4-leg split): which ones make the tail
+  const byRequest = MIX.map((_, k) => {
+    const latencies = summarize(run.samples.filter((s) => s.index % MIX.length === k).map((s) => s.latencyMs))
+    return { request: k, p50_ms: round(latencies.p50), p99_ms: round(latencies.p99) }
+  })
+  return {
+    generator: 'open loop',
+    workers: 2,
+    rate_per_s: rate,
+    seconds: FIXED_RATE_SECONDS,
+    requests_per_s: round(run.answeredPerSecond),
+    p50_ms: round(run.latency.p50),
+    p99_ms: round(run.latency.p99),
+    max_ms: round(run.latency.max),
+    failures: run.failures,
+    ...(run.firstFailure === undefined ? {} : { first_failure: run.firstFailure }),
+    send_lag_p99_ms: round(run.sendLag.p99),
+    cpu_percent: round(cpu.cpuPercent),
+    main_thread_cpu_percent: round(cpu.mainThreadCpuPercent),
+    load_generator_cpu_percent: round(generatorCpu.cpuPercent),
+    heads: byHead.heads,
+    by_time_since_head: byHead.phases,
+    by_request: byRequest,
+  }
+}
+
+/**
  * Step 5 (see the header): a service with WORKERS=`workers` saturated with distinct requests, and
  * with `fixedRate` also run at that rate. Its own process, stopped before the next one starts.
  */
@@ -155,8 +217,10 @@ async function scalingRun(workers: number, fixedRate?: number) {
     // warm-up: a request refused here (e.g. over EVM_MAX_MS on a busy machine) does not stop the run
     for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, true)).catch((err: unknown) => console.error(`warm-up (WORKERS=${workers}): ${String(err)}`))
     const saturated = await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid })
-    const fixed = fixedRate === undefined ? undefined : await sustained(url, true, { seconds: FIXED_RATE_SECONDS, rate: fixedRate, pid: service.pid })
-    return { saturated, fixed }
+    const fixed = fixedRate === undefined ? undefined : await fixedRateRun(url, fixedRate, service.pid!)
+    // the generator it replaced, on the same service right after (see the header)
+    const autocannonFixed = fixedRate === undefined || !FIXED_RATE_AUTOCANNON ? undefined : await sustained(url, true, { seconds: FIXED_RATE_SECONDS, rate: fixedRate, pid: service.pid })
+    return { saturated, fixed, autocannonFixed }
   } finally {
     service.kill('SIGKILL')
   }
@@ -274,7 +338,12 @@ async function main() {
               seconds: SCALING_SECONDS,
               workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated) },
               workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated) },
-              fixed_rate: { workers: 2, rate_per_s: FIXED_RATE, seconds: FIXED_RATE_SECONDS, requests_per_s: two.fixed.requests_per_s, p50_ms: two.fixed.p50_ms, p99_ms: two.fixed.p99_ms, failures: failures(two.fixed), cpu_percent: cpuFigures(two.fixed).cpu_percent },
+              fixed_rate: two.fixed,
+              ...(two.autocannonFixed === undefined
+                ? {}
+                : {
+                    fixed_rate_autocannon: { generator: 'autocannon overallRate, 16 connections', rate_per_s: FIXED_RATE, seconds: FIXED_RATE_SECONDS, requests_per_s: two.autocannonFixed.requests_per_s, p50_ms: two.autocannonFixed.p50_ms, p99_ms: two.autocannonFixed.p99_ms, failures: failures(two.autocannonFixed), cpu_percent: cpuFigures(two.autocannonFixed).cpu_percent },
+                  }),
             },
           }
     const venueRuns = VENUES ? await venuesRun() : undefined
@@ -295,7 +364,7 @@ async function main() {
             all_failures: venueRuns.all.failures,
           }
     if (venues !== undefined) console.log(`venues      single p50 ${venues.single_p50_ms} ms, ${venues.single_requests_per_s} req/s | all p50 ${venues.all_p50_ms} ms, ${venues.all_requests_per_s} req/s (p50 x${venues.p50_ratio}, req/s x${venues.rps_ratio})`)
-    if (scaling !== undefined) console.log(`scaling     WORKERS=1 ${one!.saturated.requests_per_s} req/s, WORKERS=2 ${two!.saturated.requests_per_s} req/s (x${scaling.workers_scaling}); at ${FIXED_RATE}/s p99 ${scaling.fixed_rate_p99_ms} ms`)
+    if (scaling !== undefined) console.log(`scaling     WORKERS=1 ${one!.saturated.requests_per_s} req/s, WORKERS=2 ${two!.saturated.requests_per_s} req/s (x${scaling.workers_scaling}); at ${FIXED_RATE}/s (open loop) p50 ${two!.fixed!.p50_ms} ms p99 ${scaling.fixed_rate_p99_ms} ms, ${two!.fixed!.failures} failures, by time since head ${JSON.stringify(two!.fixed!.by_time_since_head)}${two!.autocannonFixed === undefined ? '' : `; autocannon overallRate p50 ${two!.autocannonFixed.p50_ms} ms p99 ${two!.autocannonFixed.p99_ms} ms`}`)
 
     const result = {
       name: 'bench:quote',

@@ -11,6 +11,14 @@
  * time of the main thread and of the workers (their profiles summed), each grouped by where the
  * code lives (node internals, fastify, src/evm, src/routing, ...) and by function, from the
  * samples in the window. Last line: one JSON object.
+ *
+ * The CPU per quote split by thread (`cpu_ms_per_quote_by_thread`), for the bound on
+ * workers_scaling: the main thread (tid = pid), the workers (the WORKERS busiest other threads:
+ * /proc names every thread of the process `node`, and on an idle machine the workers' JavaScript
+ * threads are the busiest; on a loaded one, where they wait for a core, the split is unreliable),
+ * the rest (V8's GC helpers and compiler threads, libuv's pool), V8's profiler threads (this
+ * script's own cost); beside it the load generator's (autocannon, in this process), which shares
+ * the cores.
  */
 import autocannon from 'autocannon'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
@@ -110,6 +118,7 @@ async function main() {
     for (let i = 0; i < 3 * QUOTE_MIX.length; i++) await postQuote(`${base}/v1/quote`, quoteBody(i, true))
     const before = await scrapeSums(base, COUNTERS)
     const window = startCpuWindow(service.pid!)
+    const generator = startCpuWindow(process.pid)
     const threads0 = threadTimes(service.pid!)
     // the profile's clock is the process's monotonic clock in µs; the window is found from the samples' density instead
     const startedAt = Date.now()
@@ -121,14 +130,25 @@ async function main() {
       requests: [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }],
     })
     const cpu = window.stop()
+    const generatorCpu = generator.stop()
     const threads1 = threadTimes(service.pid!)
-    const threads = [...threads1.entries()]
-      .map(([tid, t]) => ({ tid, name: t.name, cpu_percent: Math.round((100 * (t.seconds - (threads0.get(tid)?.seconds ?? 0))) / SECONDS) }))
-      .filter((t) => t.cpu_percent > 0)
-      .sort((a, b) => b.cpu_percent - a.cpu_percent)
+    const threadSeconds = [...threads1.entries()].map(([tid, t]) => ({ tid, name: t.name, seconds: t.seconds - (threads0.get(tid)?.seconds ?? 0) })).sort((a, b) => b.seconds - a.seconds)
+    const threads = threadSeconds.map((t) => ({ tid: t.tid, name: t.name, cpu_percent: Math.round((100 * t.seconds) / SECONDS) })).filter((t) => t.cpu_percent > 0)
     const after = await scrapeSums(base, COUNTERS)
     const quotes = result['2xx']
     const per = (name: (typeof COUNTERS)[number]) => Math.round((100 * (after[name] - before[name])) / quotes) / 100
+    const msPerQuote = (seconds: number) => Math.round((100_000 * seconds) / quotes) / 100
+    // V8's profiler threads (--cpu-prof, one per isolate) are this script's cost, not the service's
+    const profiler = threadSeconds.filter((t) => t.name === 'v8:ProfEvntProc')
+    const others = threadSeconds.filter((t) => t.tid !== service.pid && t.name !== 'v8:ProfEvntProc')
+    const sumSeconds = (ts: ReadonlyArray<{ seconds: number }>) => ts.reduce((sum, t) => sum + t.seconds, 0)
+    const byThread = {
+      main: msPerQuote(threadSeconds.find((t) => t.tid === service.pid)?.seconds ?? Number.NaN),
+      workers: msPerQuote(sumSeconds(others.slice(0, WORKERS))),
+      other_threads: msPerQuote(sumSeconds(others.slice(WORKERS))),
+      profiler: msPerQuote(sumSeconds(profiler)),
+      load_generator: msPerQuote(generatorCpu.cpuSeconds),
+    }
     service.kill('SIGTERM')
     await exited
     const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))
@@ -163,6 +183,8 @@ async function main() {
         main_thread_cpu_percent: Math.round(cpu.mainThreadCpuPercent),
         cpu_ms_per_quote: Math.round((100_000 * cpu.cpuSeconds) / quotes) / 100,
         main_thread_cpu_ms_per_quote: Math.round((100_000 * cpu.mainThreadCpuSeconds) / quotes) / 100,
+        cpu_ms_per_quote_by_thread: byThread,
+        load_generator_cpu_percent: Math.round(generatorCpu.cpuPercent),
         state_reads_per_quote: per('worker_remote_state_reads_total'),
         state_messages_per_quote: per('worker_remote_state_batches_total'),
         l1_hits_per_quote: per('worker_state_l1_hits_total'),

@@ -17,10 +17,11 @@ export function quoteBody(i: number, distinct: boolean): string {
   return JSON.stringify({ tokenIn: m.tokenIn, tokenOut: m.tokenOut, amountIn: (m.amountIn + (distinct ? BigInt(++counter) : 0n)).toString() })
 }
 
-/** POST one quote; throws unless it answered 200. */
-export async function postQuote(url: string, text: string, apiKey = DEV_API_KEY): Promise<{ ms: number; json: Record<string, unknown> }> {
+/** POST one quote; throws unless it answered 200 (within `timeoutMs` when given). */
+export async function postQuote(url: string, text: string, apiKey = DEV_API_KEY, timeoutMs?: number): Promise<{ ms: number; json: Record<string, unknown> }> {
   const t = performance.now()
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: text })
+  const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: text, signal })
   const json = (await res.json()) as Record<string, unknown>
   const ms = performance.now() - t
   if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status} ${JSON.stringify(json)}`)

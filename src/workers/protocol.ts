@@ -55,7 +55,6 @@ export type WorkerMessage =
   | { t: 'reads'; id: number; blockHash: Hex; reads: StateRead[] }
   /** the worker took task `taskId` (its event loop is watched from now until the task ends) */
   | { t: 'task-start'; taskId: number }
-  | { t: 'task-end'; taskId: number }
   /** the worker's event loop turned (sent while it holds a task) */
   | { t: 'tick' }
   /** the worker warmed up (worker-entry.ts warmUp) and takes tasks without first-time costs */

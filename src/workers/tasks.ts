@@ -99,7 +99,12 @@ export interface WorkerCounters {
   heapUsedBytes: number
 }
 
-export type WorkerAnswer<K extends TaskKind = TaskKind> = { threadId: number; counters: WorkerCounters } & (
+export type WorkerAnswer<K extends TaskKind = TaskKind> = {
+  threadId: number
+  counters: WorkerCounters
+  /** how long the worker worked on the task, ms: from taking it (warm) to its answer */
+  computeMs: number
+} & (
   | { ok: true; value: TaskKinds[K]['value'] }
   /** the engine's error, rebuilt on the main thread as the same class */
   | { ok: false; error: SerializedError }

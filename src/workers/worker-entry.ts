@@ -83,19 +83,21 @@ let ticker: NodeJS.Timeout | undefined
 
 export default async function runTask(task: WorkerTask): Promise<WorkerAnswer> {
   await warm
+  const started = performance.now()
   requester.post({ t: 'task-start', taskId: task.taskId })
   if (running++ === 0) ticker = setInterval(() => requester.post({ t: 'tick' }), TICK_MS)
   const canceller = new AbortController()
   cancellers.set(task.taskId, canceller)
   try {
     const value = await source.runAt(task.block, () => run(task, canceller.signal))
-    return { threadId, counters: counters(), ok: true, value }
+    return { threadId, counters: counters(), computeMs: performance.now() - started, ok: true, value }
   } catch (err) {
-    return { threadId, counters: counters(), ok: false, error: domainErrors.serialize(err) }
+    return { threadId, counters: counters(), computeMs: performance.now() - started, ok: false, error: domainErrors.serialize(err) }
   } finally {
     cancellers.delete(task.taskId)
+    // no 'task-end' message: piscina's answer tells the main thread the task is over (one message
+    // fewer per task for both threads; the pool forgets the task when it has the answer)
     if (--running === 0) clearInterval(ticker)
-    requester.post({ t: 'task-end', taskId: task.taskId })
   }
 }
 

@@ -19,7 +19,7 @@ export interface WorkerLinkLogger {
 }
 
 export class WorkerLink {
-  /** tasks the worker said it took and has not finished */
+  /** tasks the worker said it took and whose answer the pool has not had yet (it removes them then) */
   readonly tasks = new Set<number>()
   /** performance.now() of the last message from the worker */
   lastSeen = performance.now()
@@ -67,9 +67,6 @@ export class WorkerLink {
       case 'task-start':
         this.tasks.add(message.taskId)
         this.onTaskStart(this, message.taskId)
-        return
-      case 'task-end':
-        this.tasks.delete(message.taskId)
         return
       case 'call':
         this.onCall(message.taskId, message.call).then(

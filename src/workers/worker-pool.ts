@@ -102,6 +102,19 @@ export interface RunOptions {
 }
 
 /**
+ * Where one task's time went, ms (the pool's task timings, for the metrics): `waitMs` in the pool's
+ * queue, `runMs` from being handed to piscina to its answer on this thread, of which `computeMs`
+ * the worker's own (the rest: piscina's dispatch, the messages both ways, this thread's event loop
+ * getting round to the answer).
+ */
+export interface TaskTiming {
+  kind: TaskKind
+  waitMs: number
+  runMs: number
+  computeMs: number
+}
+
+/**
  * The dispatcher's simulations go first: the user's own bundle waits for its simulation (see
  * task-gate.ts). Plans, quotes and eth_backrun keep their order of arrival.
  */
@@ -143,6 +156,7 @@ export class WorkerPool {
   private readonly gate: TaskGate
   private readonly unsubscribeHeads: () => void
   private nextTaskId = 1
+  private readonly timingListeners = new Set<(timing: TaskTiming) => void>()
   /** the latest counters each live worker reported; those of workers gone are folded into `retired` */
   private readonly counters = new Map<number, WorkerCounters>()
   private retired: WorkerCounters = structuredClone(ZERO_COUNTERS)
@@ -247,6 +261,7 @@ export class WorkerPool {
     const { signal } = options
     if (signal?.aborted === true) throw abortReason(signal)
     const maxQueued = this.options.maxQueued ?? MAX_QUEUED_TASKS
+    const arrived = performance.now()
     await this.gate.enter(PRIORITY[kind], signal, () => new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`))
     if (this.closing || (signal !== undefined && isAborted(signal))) {
       this.gate.leave()
@@ -264,9 +279,11 @@ export class WorkerPool {
     signal?.addEventListener('abort', giveUp, { once: true })
     options.onStart?.()
     const task: WorkerTask<K> = { taskId, kind, request, block: headerOnly(reader.block) }
+    const handed = performance.now()
     const work = this.piscina.run(task, { signal: running.controller.signal }).then(
       (answer) => {
         this.record(answer)
+        if (this.timingListeners.size > 0) this.emitTiming({ kind, waitMs: handed - arrived, runMs: performance.now() - handed, computeMs: answer.computeMs })
         return answer
       },
       (err: unknown) => {
@@ -278,12 +295,20 @@ export class WorkerPool {
       .catch(() => {})
       .finally(() => {
         this.tasks.delete(taskId)
+        // the answer ends the task for its worker's link too (the worker sends no 'task-end')
+        for (const link of this.links.values()) link.tasks.delete(taskId)
         signal?.removeEventListener('abort', giveUp)
         this.gate.leave()
       })
     const answer = await Promise.race([work, abandoned])
     if (!answer.ok) throw domainErrors.rebuild(answer.error)
     return answer.value as TaskKinds[K]['value']
+  }
+
+  /** Calls `listener` with the timings of every task answered from now on (see TaskTiming); returns its unsubscribe. */
+  onTaskTimed(listener: (timing: TaskTiming) => void): () => void {
+    this.timingListeners.add(listener)
+    return () => this.timingListeners.delete(listener)
   }
 
   /** The workers' quote counters, summed (answer-cache hits are the facade's). */
@@ -397,7 +422,15 @@ export class WorkerPool {
 
   /** A worker said it took task `taskId`: one whose caller gave up before is told to stop now. */
   private taskStarted(link: WorkerLink, taskId: number): void {
-    const reason = this.tasks.get(taskId)?.abandoned
+    const running = this.tasks.get(taskId)
+    // its 'task-start' came on the worker's own channel after piscina's answer (two ports, no order
+    // between them): the task is over, and a link must not hold it (the watchdog would take the
+    // idle worker for hung)
+    if (running === undefined) {
+      link.tasks.delete(taskId)
+      return
+    }
+    const reason = running.abandoned
     if (reason !== undefined) link.cancel(taskId, reason.message)
   }
 
@@ -415,6 +448,10 @@ export class WorkerPool {
     this.crashed++
     this.options.log.warn({ err }, 'a pool worker died while running a task and was replaced')
     return new WorkerTaskError('crashed', `the worker running this request failed (${message}) and was replaced`, { cause: err })
+  }
+
+  private emitTiming(timing: TaskTiming): void {
+    for (const listener of this.timingListeners) listener(timing)
   }
 
   /** A worker runs one task at a time, so its answers arrive in order: the last one has its current counters. */

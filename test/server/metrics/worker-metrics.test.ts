@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createMetricsRegistry } from '../../../src/server/metrics/registry.ts'
-import { registerWorkerPoolMetrics, type WorkerPoolReadings } from '../../../src/server/metrics/worker-metrics.ts'
+import { registerWorkerPoolMetrics, type WorkerPoolReadings, type WorkerTaskTiming } from '../../../src/server/metrics/worker-metrics.ts'
 import { expectSamples, parseExposition } from './exposition.ts'
 
 describe('worker pool families', () => {
@@ -31,5 +31,30 @@ describe('worker pool families', () => {
       worker_state_l1_carried_total: 5_000,
       worker_heap_used_bytes: 108_000_000,
     })
+  })
+
+  it("where each task's time went, by kind: queue wait, the worker's computation, the rest of its run", async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false })
+    const readings: WorkerPoolReadings = { threads: 2, running: 0, queued: 0, completed: 0, hung: 0, crashed: 0, remoteReads: 0, remoteBatches: 0, l1Hits: 0, l1Carried: 0, heapUsedBytes: 0 }
+    const listeners: Array<(t: WorkerTaskTiming) => void> = []
+    registerWorkerPoolMetrics(registry, { stats: () => readings, onTaskTimed: (l) => (listeners.push(l), () => {}) })
+    expect(listeners).toHaveLength(1)
+    listeners[0]({ kind: 'quote', waitMs: 3, runMs: 12, computeMs: 10 })
+    listeners[0]({ kind: 'quote', waitMs: 0, runMs: 7, computeMs: 6.5 })
+    // a worker clock that ran past the main thread's never makes a negative dispatch time
+    listeners[0]({ kind: 'simulate', waitMs: 1, runMs: 4, computeMs: 4.2 })
+    const exposition = parseExposition(await registry.metrics())
+    expect(exposition.types.get('worker_task_wait_seconds')).toBe('histogram')
+    expect(exposition.types.get('worker_task_compute_seconds')).toBe('histogram')
+    expect(exposition.types.get('worker_task_dispatch_seconds')).toBe('histogram')
+    const sample = (series: string) => Number(exposition.samples.get(series))
+    expect(sample('worker_task_wait_seconds_count{kind="quote"}')).toBe(2)
+    expect(sample('worker_task_wait_seconds_sum{kind="quote"}')).toBeCloseTo(0.003, 9)
+    expect(sample('worker_task_compute_seconds_sum{kind="quote"}')).toBeCloseTo(0.0165, 9)
+    expect(sample('worker_task_dispatch_seconds_sum{kind="quote"}')).toBeCloseTo(0.0025, 9)
+    expect(sample('worker_task_dispatch_seconds_sum{kind="simulate"}')).toBe(0)
+    // buckets: the 6.5 ms computation falls in le=0.01, the 10 ms one too (le is inclusive)
+    expect(sample('worker_task_compute_seconds_bucket{le="0.005",kind="quote"}')).toBe(0)
+    expect(sample('worker_task_compute_seconds_bucket{le="0.01",kind="quote"}')).toBe(2)
   })
 })
