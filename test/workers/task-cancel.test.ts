@@ -118,7 +118,7 @@ describe('a dispatcher task the caller gives up on', () => {
     // the search found the cycle (the swap leaves one), then the abort check stopped it before signing
     expect(calls.map((c) => c.op)).toEqual(['lease', 'release'])
     expect(pool.workerThreadIds()).toEqual(workers)
-    // the worker's 'task-end' comes on its own channel, just after the answer
+    // the task ends for its link with piscina's answer (or its rejection), which may come before the worker's 'task-start'
     await until(() => pool.stats().running === 0)
     expect(pool.stats()).toMatchObject({ hung, crashed, running: 0, queued: 0 })
   }, 60_000)
@@ -207,7 +207,7 @@ describe('a task given up before its worker said it took it', () => {
       // its place is free once the worker is done with the cancelled task: the next one runs there
       await expect(fresh.run('simulate', simulateRequest())).resolves.toMatchObject({ success: true })
       expect(fresh.workerThreads().map((t) => t.threadId)).toEqual(threads)
-      // the worker's 'task-end' comes on its own channel, just after the answer
+      // the task ends for its link with piscina's answer (or its rejection), which may come before the worker's 'task-start'
       await until(() => fresh.stats().running === 0)
       expect(fresh.stats()).toMatchObject({ crashed: 0, hung: 0, threads: 1, running: 0, queued: 0 })
       expect(warnings).toEqual([])
