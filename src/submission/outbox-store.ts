@@ -26,7 +26,9 @@
  * the next batch, ahead of the dispatcher's lifecycle writes, and a batch holds at most
  * `maxGroupOps` operations: an acknowledgement waits for at most one bounded batch in flight and
  * its own, never behind a head's thousands of lifecycle events (a synced batch of 2 000
- * operations took ~70 ms on the 2-core machine, 3 operations ~5 ms). A new submission's duplicate
+ * operations took ~70 ms on the 2-core machine, 1 000 ~32 ms, 100 ~10 ms, 3 operations ~5 ms: the
+ * bound of 64 keeps the two batches an acknowledgement may wait for near 6-7 ms each, where 256
+ * made each ~13 ms, beyond the 20 ms target together). A new submission's duplicate
  * check is read as it arrives, not when its group is formed: the new submissions of one turn of the
  * event loop share one `getMany` (a LevelDB get per acknowledgement was 4% of the service's main
  * thread under bench:submit), which runs while the group in flight is being fsynced, and its group
@@ -88,7 +90,12 @@ export const OUTBOX_LEVELDB_DEFAULTS = {
 } as const
 
 export interface OutboxStoreOptions extends SubmissionStoreOptions {
-  /** Most batch operations merged into one group commit. Default 256. */
+  /**
+   * Most batch operations merged into one group commit (OUTBOX_MAX_GROUP_OPS). Default 64: an
+   * acknowledgement waits for the batch in flight and then its own, each as long as its operations
+   * make it, and a group that carries acknowledgements is filled up with queued lifecycle writes.
+   * Until 2026-11-26 256 (see the module comment).
+   */
   maxGroupOps?: number
   /** LevelDB's memory bounds */
   leveldb?: OutboxLevelDbOptions
@@ -105,7 +112,7 @@ interface PendingWrite {
   reject: (error: PersistenceError) => void
 }
 
-const DEFAULT_MAX_GROUP_OPS = 256
+const DEFAULT_MAX_GROUP_OPS = 64
 
 const key = {
   record: (id: SubmissionId) => `s!${id}`,
