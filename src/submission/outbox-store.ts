@@ -26,10 +26,20 @@
  * the next batch, ahead of the dispatcher's lifecycle writes, and a batch holds at most
  * `maxGroupOps` operations: an acknowledgement waits for at most one bounded batch in flight and
  * its own, never behind a head's thousands of lifecycle events (a synced batch of 2 000
- * operations took ~70 ms on the 2-core machine, 3 operations ~5 ms). A new submission's duplicate check is part of its group:
- * one `getMany` over the group's record keys, then one batch of the writes whose record is absent
- * (a LevelDB get per acknowledgement was 4% of the service's main thread under bench:submit). A failed batch is retried (bounded, exponential backoff
- * with full jitter); when it still fails every caller in it gets a {@link PersistenceError}.
+ * operations took ~70 ms on the 2-core machine, 1 000 ~32 ms, 100 ~10 ms, 3 operations ~5 ms: the
+ * bound of 64 keeps the two batches an acknowledgement may wait for near 6-7 ms each, where 256
+ * made each ~13 ms, beyond the 20 ms target together). A new submission's duplicate
+ * check is read as it arrives, not when its group is formed: the new submissions of one turn of the
+ * event loop share one `getMany` (a LevelDB get per acknowledgement was 4% of the service's main
+ * thread under bench:submit), which runs while the group in flight is being fsynced, and its group
+ * then writes those whose record is absent. Until 2026-11-26 the check ran at the head of each
+ * group, before its batch: every acknowledgement waited for two LevelDB operations in a row (a read
+ * on the thread pool, then the fsynced batch) behind each group in flight, and under bench:submit
+ * on a loaded machine that read took as long as the fsync (15-60 ms each). The check can run early
+ * because nothing else writes a record: a second persist of the same id while the first is in
+ * flight shares its promise (`persisting`). A failed batch (or check) is retried (bounded,
+ * exponential backoff with full jitter); when it still fails every caller in its group gets a
+ * {@link PersistenceError}.
  *
  * Memory (native, outside the V8 heap): LevelDB's write buffer (the memtable; one more while the
  * full one is written to disk), its block cache, and per open table file its index and bloom
@@ -80,7 +90,12 @@ export const OUTBOX_LEVELDB_DEFAULTS = {
 } as const
 
 export interface OutboxStoreOptions extends SubmissionStoreOptions {
-  /** Most batch operations merged into one group commit. Default 256. */
+  /**
+   * Most batch operations merged into one group commit (OUTBOX_MAX_GROUP_OPS). Default 64: an
+   * acknowledgement waits for the batch in flight and then its own, each as long as its operations
+   * make it, and a group that carries acknowledgements is filled up with queued lifecycle writes.
+   * Until 2026-11-26 256 (see the module comment).
+   */
   maxGroupOps?: number
   /** LevelDB's memory bounds */
   leveldb?: OutboxLevelDbOptions
@@ -91,13 +106,13 @@ type WriteOp = { type: 'put'; key: string; value: string } | { type: 'del'; key:
 interface PendingWrite {
   ops: WriteOp[]
   operation: PersistenceError['operation']
-  /** when set, `ops` are written only if this key is absent; present, its value is resolved and nothing is written */
-  unlessKey?: string
+  /** when set, `ops` are written only if this key is absent (read as the write is queued): present, its value is resolved and nothing is written */
+  unlessKey?: { key: string; value: Promise<string | undefined> }
   resolve: (existing: string | undefined) => void
   reject: (error: PersistenceError) => void
 }
 
-const DEFAULT_MAX_GROUP_OPS = 256
+const DEFAULT_MAX_GROUP_OPS = 64
 
 const key = {
   record: (id: SubmissionId) => `s!${id}`,
@@ -132,6 +147,9 @@ export class OutboxStore implements SubmissionStore {
   private pendingPersists: PendingWrite[] = []
   private pending: PendingWrite[] = []
   private flushing: Promise<void> | undefined
+  /** duplicate checks waiting for the next getMany (one per turn of the event loop, see checkAbsent) */
+  private checks: Array<{ key: string; resolve: (value: string | undefined) => void; reject: (error: unknown) => void }> = []
+  private checkScheduled = false
   private pruning: Promise<number> | undefined
 
   /** @param dataDir directory of the database; created when missing (its parent must exist) */
@@ -440,7 +458,7 @@ export class OutboxStore implements SubmissionStore {
    */
   private commit(ops: WriteOp[], operation: PersistenceError['operation'], unlessKey?: string): Promise<string | undefined> {
     return new Promise<string | undefined>((resolve, reject) => {
-      const write: PendingWrite = { ops, operation, resolve, reject, ...(unlessKey === undefined ? {} : { unlessKey }) }
+      const write: PendingWrite = { ops, operation, resolve, reject, ...(unlessKey === undefined ? {} : { unlessKey: { key: unlessKey, value: this.checkAbsent(unlessKey) } }) }
       // persists go ahead of the other writes: none of those can depend on a persist still queued
       // (an append needs its submission open, which its persist's resolution makes it)
       if (operation === 'persist') this.pendingPersists.push(write)
@@ -477,17 +495,50 @@ export class OutboxStore implements SubmissionStore {
     }
   }
 
-  /** The writes of `group` whose `unlessKey` exists, with its value: one getMany for the group. */
+  /**
+   * The writes of `group` whose `unlessKey` exists, with its value. The reads were started as the
+   * writes were queued (checkAbsent); a failed one fails the group, like a failed batch.
+   */
   private async existingOf(group: readonly PendingWrite[]): Promise<Map<PendingWrite, string>> {
-    const checked = group.filter((w) => w.unlessKey !== undefined)
     const found = new Map<PendingWrite, string>()
-    if (checked.length === 0) return found
-    const values = await this.withRetry('persist', () => this.requireOpen('persist').getMany(checked.map((w) => w.unlessKey as string)))
-    checked.forEach((w, i) => {
-      const value = values[i]
+    for (const w of group) {
+      if (w.unlessKey === undefined) continue
+      const value = await w.unlessKey.value
       if (value !== undefined) found.set(w, value)
-    })
+    }
     return found
+  }
+
+  /**
+   * The value of `key` now (undefined: absent), read together with the other checks queued in this
+   * turn of the event loop: one getMany of at most `maxGroupOps` keys per read.
+   */
+  private checkAbsent(key: string): Promise<string | undefined> {
+    const value = new Promise<string | undefined>((resolve, reject) => {
+      this.checks.push({ key, resolve, reject })
+      if (this.checkScheduled) return
+      this.checkScheduled = true
+      // in the check phase: the requests that arrived in this turn's poll phase are all queued
+      setImmediate(() => {
+        this.checkScheduled = false
+        this.readChecks()
+      })
+    })
+    // awaited when its group is formed, possibly after it failed: not an unhandled rejection meanwhile
+    value.catch(() => undefined)
+    return value
+  }
+
+  private readChecks(): void {
+    while (this.checks.length > 0) {
+      const batch = this.checks.splice(0, this.maxGroupOps)
+      this.withRetry('persist', () => this.requireOpen('persist').getMany(batch.map((c) => c.key))).then(
+        (values) => batch.forEach((c, i) => c.resolve(values[i])),
+        (error: unknown) => {
+          for (const c of batch) c.reject(error)
+        },
+      )
+    }
   }
 
   private withRetry<T>(operation: PersistenceError['operation'], run: () => Promise<T>): Promise<T> {

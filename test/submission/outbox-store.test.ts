@@ -313,7 +313,7 @@ describe('OutboxStore group commit', () => {
     for (const r of results) expect(ids.has(r.record.id)).toBe(true)
   })
 
-  it('checks a group of new submissions for duplicates with one read, and writes only the new ones', async () => {
+  it('checks the new submissions of one turn for duplicates with one read, and writes only the new ones', async () => {
     const store = newStore()
     await store.open()
     const stored = await store.persist({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(300) })
@@ -323,14 +323,53 @@ describe('OutboxStore group commit', () => {
     const { get, getMany } = db
     db.get = (...a) => (reads.get++, get.apply(db, a))
     db.getMany = (...a) => (reads.getMany++, getMany.apply(db, a))
-    // the first group is the first call alone; the others queue behind its fsync and form the second group
+    // queued in one turn of the event loop: their duplicate checks are one read, whatever groups they are written in
     const results = await Promise.all([...raws, stored.record.rawTxs[0]].map((rawTx) => store.persist({ kind: 'private-tx', partnerId: 'beta', rawTx })))
-    expect(reads).toEqual({ get: 0, getMany: 2 })
+    expect(reads).toEqual({ get: 0, getMany: 1 })
     expect(results.slice(0, 20).every((r) => r.created && r.record.partnerId === 'beta')).toBe(true)
     expect(results[20]).toEqual({ record: stored.record, created: false })
     expect(store.stats().open).toBe(21)
     // the duplicate wrote nothing: its lifecycle is still the one received event
     expect((await store.get(stored.record.id))?.events.map((e) => e.type)).toEqual(['received'])
+  })
+
+  it('a new submission is checked for a duplicate while the batch in flight is fsynced, not after it', async () => {
+    const store = newStore()
+    await store.open()
+    const open = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(500) })
+    const db = (store as unknown as { db: { batch: (...a: unknown[]) => Promise<void>; getMany: (...a: unknown[]) => Promise<unknown> } }).db
+    const { batch, getMany } = db
+    const events: string[] = []
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    // the first batch (an append) is held in flight until the persist's check has been read
+    db.batch = async (...a) => {
+      events.push('batch')
+      if (events.filter((e) => e === 'batch').length === 1) await held
+      return batch.apply(db, a)
+    }
+    db.getMany = (...a) => (events.push('getMany'), getMany.apply(db, a))
+    const append = store.append(open.record.id, [{ type: 'no-backrun', at: 1, reason: 'test', block: 1n }])
+    const persisted = store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(501) })
+    while (!events.includes('getMany')) await new Promise((r) => setImmediate(r))
+    expect(events).toEqual(['batch', 'getMany'])
+    release()
+    await append
+    expect((await persisted).created).toBe(true)
+    expect(events).toEqual(['batch', 'getMany', 'batch'])
+  })
+
+  it('a failed duplicate check fails its group with a PersistenceError, and nothing of it is stored', async () => {
+    const store = newStore({ writeAttempts: 2, writeBackoff: { baseMs: 1, maxMs: 1 } })
+    await store.open()
+    const db = (store as unknown as { db: { getMany: (...a: unknown[]) => Promise<unknown> } }).db
+    const { getMany } = db
+    db.getMany = () => Promise.reject(new Error('disk read error'))
+    const rawTx = await userTx(502)
+    await expect(store.persist({ kind: 'private-tx', partnerId: 'p', rawTx })).rejects.toBeInstanceOf(PersistenceError)
+    expect(store.stats().open).toBe(0)
+    db.getMany = getMany
+    expect((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx })).created).toBe(true)
   })
 
   it('a new submission goes into the next batch ahead of queued lifecycle writes, and batches hold at most maxGroupOps', async () => {
