@@ -21,7 +21,7 @@ import { pathMaxRate, quotePath, rememberingHopQuoter, type HopQuoter, type Path
 import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { v4HopGasExtras, v4PlanKey } from '../pools/uniswap-v4.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, v4ExtrasGas, type GasModel } from './gas-model.ts'
-import { boundWithSlack, rankByBound } from './rank-by-bound.ts'
+import { boundWithSlack, rankByBound } from '../pools/rank-by-bound.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
 import { MAX_HOPS, type PlanHop, type PlanLeg, type SwapPlan } from './swap-plan.ts'
 import { BaseError } from '../primitives/base-error.ts'
@@ -80,17 +80,73 @@ export class RouteSearchError extends BaseError {
   override readonly name = 'RouteSearchError'
 }
 
-interface Candidate extends SplitCandidate {
-  path: PathHop[]
-  protocols: PoolProtocol[]
+/** what a search's paths share: how they are quoted, and how gas is valued */
+interface SearchContext {
+  model: GasModel
+  hopQuoter: HopQuoter
+  /** gas in tokenOut, rounded down (0 when gas cannot be valued) */
+  value(gas: bigint): bigint
+  /** tokenOut per gas, as a double (0 when gas cannot be valued) */
+  valuePerGas: number
+}
+
+/**
+ * One path as the search and the split allocator see it. A class, not an object of closures: a
+ * search makes one per path (192 for a pair on five venues), and every closure made per path costs
+ * its allocation and, under tsx, a name set on it.
+ */
+class Candidate implements SplitCandidate {
+  readonly protocols: PoolProtocol[]
   /** its V4 hops' hook calls and native wrapping */
-  extraGas: bigint
-  /** the exact path quote, memoised per amount */
-  quote(amountIn: bigint): PathQuote | undefined
+  readonly extraGas: bigint
+  readonly pools: string[]
   /** at least quote(amount).amountOut / amount, for any amount (pools/pool-quote.ts pathMaxRate) */
-  maxRate: number
-  /** the gas of the path as a plan of its own without ticks crossed, valued: its net output with the whole amount is at most amountIn × maxRate less this */
-  planGasCost: bigint
+  readonly maxRate: number
+  /** the gas of its hops and leg, without ticks crossed */
+  private readonly fixedGas: bigint
+  private fixedCostMemo: bigint | undefined
+  /** the single-path pass, the candidate ranking and the allocator ask for the same amounts */
+  private readonly memo = new Map<bigint, PathQuote | null>()
+
+  constructor(
+    readonly path: PathHop[],
+    private readonly search: SearchContext,
+  ) {
+    this.protocols = path.map((h) => h.pool.protocol)
+    this.extraGas = v4ExtrasGas(search.model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
+    this.pools = path.map((h) => h.pool.address)
+    this.maxRate = pathMaxRate(path)
+    this.fixedGas = legGas(search.model, this.protocols, 0, this.extraGas)
+  }
+
+  get fixedCost(): bigint {
+    return (this.fixedCostMemo ??= this.search.value(this.fixedGas))
+  }
+
+  /**
+   * at least the net output of the path as a plan of its own with `amountIn` (a double padded for
+   * its rounding): its output's bound less the gas of the plan without ticks crossed
+   */
+  singleNetBound(amountIn: number): number {
+    const out = amountIn * this.maxRate
+    const gas = Number(this.search.model.base + this.fixedGas) * this.search.valuePerGas
+    return boundWithSlack(out - gas, out, gas)
+  }
+
+  /** the exact path quote, memoised per amount */
+  quote(amount: bigint): PathQuote | undefined {
+    let q = this.memo.get(amount)
+    if (q === undefined) {
+      q = quotePath(this.path, amount, this.search.hopQuoter) ?? null
+      this.memo.set(amount, q)
+    }
+    return q ?? undefined
+  }
+
+  evaluate(amount: bigint) {
+    const q = this.quote(amount)
+    return q === undefined ? undefined : { amountOut: q.amountOut, variableCost: this.search.value(this.search.model.perV3TickCrossed * BigInt(q.ticksCrossed)) }
+  }
 }
 
 interface Evaluated {
@@ -141,37 +197,14 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
     return { legs: out, amountOut, gas, gasCost, net: amountOut - gasCost }
   }
 
-  // 1-2: every path alone with the whole amount; paths sharing a first hop (or two) ask it the same amounts
-  const hopQuoter = params.hopQuoter ?? rememberingHopQuoter()
-  const candidates: Candidate[] = paths.map((path) => {
-    const protocols = path.map((h) => h.pool.protocol)
-    const extraGas = v4ExtrasGas(model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
-    // the single-path pass, the candidate ranking and the allocator ask for the same amounts
-    const memo = new Map<bigint, PathQuote | null>()
-    const quote = (amount: bigint): PathQuote | undefined => {
-      let q = memo.get(amount)
-      if (q === undefined) {
-        q = quotePath(path, amount, hopQuoter) ?? null
-        memo.set(amount, q)
-      }
-      return q ?? undefined
-    }
-    const fixedGas = legGas(model, protocols, 0, extraGas)
-    return {
-      path,
-      protocols,
-      extraGas,
-      pools: path.map((h) => h.pool.address),
-      fixedCost: value(fixedGas),
-      planGasCost: value(model.base + fixedGas),
-      quote,
-      maxRate: pathMaxRate(path),
-      evaluate: (amount: bigint) => {
-        const q = quote(amount)
-        return q === undefined ? undefined : { amountOut: q.amountOut, variableCost: value(model.perV3TickCrossed * BigInt(q.ticksCrossed)) }
-      },
-    }
-  })
+  // 1-2: the paths alone with the whole amount; paths sharing a first hop (or two) ask it the same amounts
+  const search: SearchContext = {
+    model,
+    hopQuoter: params.hopQuoter ?? rememberingHopQuoter(),
+    value,
+    valuePerGas: rate === undefined ? 0 : (Number(gasPriceWei) * Number(rate.num)) / Number(rate.den),
+  }
+  const candidates = paths.map((path) => new Candidate(path, search))
   // the single-path outcomes read: the best one's alone without splits, every path's when they all
   // go to the split allocator, otherwise the deep routes among its candidates (splitCandidates)
   const maxCandidates = params.maxSplitCandidates ?? 16
@@ -182,11 +215,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   rankByBound(
     candidates.length,
     fullRanked,
-    (i) => {
-      const out = wholeAmount * candidates[i].maxRate
-      const gas = Number(candidates[i].planGasCost)
-      return boundWithSlack(out - gas, out, gas)
-    },
+    (i) => candidates[i].singleNetBound(wholeAmount),
     (i) => (singles[i] = evaluate([{ candidate: candidates[i], amountIn }]))?.net,
   )
   let bestSingle: Evaluated | undefined

@@ -4,7 +4,7 @@
  * their bounds, and once `k` values are known, an item whose bound is below the k-th best of them
  * cannot rank among the first k, nor can any item after it. With more venues a pair has more pools
  * and a route many more paths, most of them through pools too shallow or too dear to ever win: this
- * is what keeps the search from quoting them all (route-search.ts).
+ * is what keeps the search from quoting them all (routing/route-search.ts, and the gas price's reference path: gas-price.ts).
  */
 
 export interface Ranked {

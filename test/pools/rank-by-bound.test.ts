@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { boundWithSlack, rankByBound, type Ranked } from '../../src/routing/rank-by-bound.ts'
+import { boundWithSlack, rankByBound, type Ranked } from '../../src/pools/rank-by-bound.ts'
 
 /** every item valued, best first (higher value, lower index) */
 function fullRanking(values: ReadonlyArray<bigint | undefined>): Ranked[] {
