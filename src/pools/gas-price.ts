@@ -10,7 +10,8 @@
  */
 import type { Address } from '../chain/types.ts'
 import { enumeratePaths, type PoolGraph } from './paths.ts'
-import { quotePath } from './pool-quote.ts'
+import { pathMaxRate, quotePath } from './pool-quote.ts'
+import { boundWithSlack, rankByBound } from './rank-by-bound.ts'
 
 export interface Rational {
   num: bigint
@@ -33,10 +34,17 @@ export function gasCostInToken(gas: bigint, gasPriceWei: bigint, tokenOutPerEth:
  */
 export function deriveTokenOutPerEth(graph: PoolGraph, weth: Address, tokenOut: Address, referenceAmountWei = DEFAULT_REFERENCE_AMOUNT_WEI, maxHops = 2): Rational | undefined {
   if (tokenOut === weth) return ONE
-  let best: bigint | undefined
-  for (const path of enumeratePaths(graph, weth, tokenOut, maxHops)) {
-    const q = quotePath(path, referenceAmountWei)
-    if (q !== undefined && (best === undefined || q.amountOut > best)) best = q.amountOut
-  }
-  return best === undefined ? undefined : { num: best, den: referenceAmountWei }
+  const paths = enumeratePaths(graph, weth, tokenOut, maxHops)
+  const reference = Number(referenceAmountWei)
+  // the best output alone is read: a path whose rate bound cannot reach it is not quoted
+  const [best] = rankByBound(
+    paths.length,
+    1,
+    (i) => {
+      const out = reference * pathMaxRate(paths[i])
+      return boundWithSlack(out, out)
+    },
+    (i) => quotePath(paths[i], referenceAmountWei)?.amountOut,
+  )
+  return best === undefined ? undefined : { num: best.value, den: referenceAmountWei }
 }

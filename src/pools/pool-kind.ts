@@ -39,6 +39,11 @@ export interface PoolKind<S extends PoolSnapshot = PoolSnapshot, V extends Venue
   load(caller: ViewCaller, ref: PoolRef, settings: PoolLoadSettings): Promise<S>
   /** exact-input quote; undefined when the pool cannot take the whole amount (see pool-quote.ts) */
   quote(pool: S, zeroForOne: boolean, amountIn: bigint): HopQuote | undefined
+  /**
+   * at least the output per unit of input of any quote in this direction: the pool's current price
+   * less the fee, rounded up (dex/math/output-bound.ts)
+   */
+  maxRate(pool: S, zeroForOne: boolean): number
   /** the pool takes all of `amountIn` and gives nothing back: its output rounds down to zero */
   roundsToZero(pool: S, zeroForOne: boolean, amountIn: bigint): boolean
   /** the pool holds anything a swap could take */

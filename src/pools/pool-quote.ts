@@ -6,6 +6,7 @@
  * revert of the math.
  */
 import type { Address } from '../chain/types.ts'
+import { RATE_PADDING } from '../dex/math/index.ts'
 import type { HopQuote } from './pool-kind.ts'
 import { poolKind } from './pool-kinds.ts'
 import type { PoolSnapshot } from './pools.ts'
@@ -65,6 +66,16 @@ export function quotePath(hops: readonly PathHop[], amountIn: bigint, quote: Hop
     ticksCrossed += q.ticksCrossed
   }
   return { amountOut: amount, ticksCrossed }
+}
+
+/**
+ * at least quotePath's output per unit of input, for any amount: the product of the hops' maxRate
+ * (each hop gives at most its input times its rate), rounded up like them
+ */
+export function pathMaxRate(hops: readonly PathHop[]): number {
+  let rate = RATE_PADDING
+  for (const hop of hops) rate *= poolKind(hop.pool.protocol).maxRate(hop.pool, hop.zeroForOne) * RATE_PADDING
+  return rate
 }
 
 /**

@@ -5,7 +5,7 @@
  * a fork's own).
  */
 import type { Address } from '../chain/types.ts'
-import { getAmountOut, isAmmMathError } from '../dex/math/index.ts'
+import { getAmountOut, isAmmMathError, v2MaxRate } from '../dex/math/index.ts'
 import { V2_FACTORY_ABI, V2_PAIR_ABI } from './abis.ts'
 import { checkToken0, foundPool, type HopQuote, type PoolKind } from './pool-kind.ts'
 import { v2FeeBps, type PoolRef, type V2PoolSnapshot, type V2Venue } from './pools.ts'
@@ -51,6 +51,7 @@ export const UNISWAP_V2_PAIRS: PoolKind<V2PoolSnapshot, V2Venue> = Object.freeze
   ],
   load: (caller: ViewCaller, ref: PoolRef) => loadV2(caller, ref),
   quote: quoteV2,
+  maxRate: (pool: V2PoolSnapshot, zeroForOne: boolean) => (zeroForOne ? v2MaxRate(pool.reserve0, pool.reserve1, v2FeeBps(pool)) : v2MaxRate(pool.reserve1, pool.reserve0, v2FeeBps(pool))),
   roundsToZero: roundsToZeroV2,
   hasLiquidity: (pool: V2PoolSnapshot) => pool.reserve0 > 0n && pool.reserve1 > 0n,
 })

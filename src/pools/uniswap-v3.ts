@@ -14,6 +14,7 @@ import {
   MAX_TICK,
   MIN_TICK,
   simulateV3Swap,
+  v3MaxRate,
   type V3PoolState,
   type V3TickInfo,
 } from '../dex/math/index.ts'
@@ -122,6 +123,7 @@ export const UNISWAP_V3_POOLS: PoolKind<V3PoolSnapshot, V3Venue> = Object.freeze
     ),
   load: loadV3,
   quote: quoteV3,
+  maxRate: (pool: V3PoolSnapshot, zeroForOne: boolean) => v3MaxRate(pool.state.sqrtPriceX96, pool.state.fee, zeroForOne),
   roundsToZero: roundsToZeroV3,
   hasLiquidity: (pool: V3PoolSnapshot) => pool.state.liquidity > 0n || pool.state.ticks.size > 0,
 })

@@ -15,7 +15,7 @@
  * the hop.
  */
 import type { Address } from '../chain/types.ts'
-import { isAmmMathError, simulateV3Swap, v4SwapFee, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
+import { isAmmMathError, simulateV3Swap, v3MaxRate, v4SwapFee, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
 import type { HopQuote, PoolKind, PoolLoadSettings } from './pool-kind.ts'
 import { sortTokens, type PoolRef, type V4PoolRef, type V4PoolSnapshot, type V4Venue } from './pools.ts'
 import { setBits, tickCoverage } from './uniswap-v3.ts'
@@ -105,6 +105,17 @@ export function quoteV4(pool: V4PoolSnapshot, zeroForOne: boolean, amountIn: big
   return { amountOut: r.out, ticksCrossed: r.ticksCrossed }
 }
 
+/** at least quoteV4's output per unit of input: the V3 loop's rate at the direction's swap fee (0 where quoteV4 gives nothing) */
+export function v4MaxRate(pool: V4PoolSnapshot, routeZeroForOne: boolean): number {
+  const zeroForOne = v4KeyZeroForOne(pool, routeZeroForOne)
+  try {
+    return v3MaxRate(pool.state.sqrtPriceX96, v4SwapFee(pool.slot0.protocolFee, pool.slot0.lpFee, zeroForOne), zeroForOne)
+  } catch (err) {
+    if (isAmmMathError(err)) return 0
+    throw err
+  }
+}
+
 /** the pool takes all of `amountIn` and gives nothing back */
 export function roundsToZeroV4(pool: V4PoolSnapshot, zeroForOne: boolean, amountIn: bigint): boolean {
   const r = swapV4(pool, zeroForOne, amountIn)
@@ -151,6 +162,7 @@ export const UNISWAP_V4_POOLS: PoolKind<V4PoolSnapshot, V4Venue> = Object.freeze
     return loadV4Pool(caller, ref as V4PoolRef, settings)
   },
   quote: quoteV4,
+  maxRate: v4MaxRate,
   roundsToZero: roundsToZeroV4,
   hasLiquidity: (pool: V4PoolSnapshot) => pool.state.liquidity > 0n || pool.state.ticks.size > 0,
 })

@@ -3,19 +3,25 @@
  * of gas (valued in tokenOut). Pure and synchronous: no I/O, only the native AMM math.
  *
  * 1. Enumerate the simple paths of 1..maxHops hops from tokenIn to tokenOut (any pool per hop).
- * 2. Quote every path with the whole amount: the best single path by net output.
- * 3. Split: hand amountIn out over up to maxSplits pool-disjoint paths (split-allocator.ts).
+ * 2. Quote the paths with the whole amount: the best single path by net output.
+ * 3. Split: hand amountIn out over up to maxSplits pool-disjoint paths (split-allocator.ts), chosen
+ *    among the paths best with the whole amount and those best at one part's amount.
  * 4. Keep the split only if its net output beats the best single path's.
+ * Steps 2 and 3 quote a path only when an upper bound of its output (its pools' current prices less
+ * their fees: pools/pool-quote.ts pathOutputBound) leaves it a chance to rank where it would be
+ * used (rank-by-bound.ts): the plan is the one quoting every path gives, for fewer quotes where a
+ * pair has many pools (several venues).
  * Every expected output in the plan is the exact math's (V2 getAmountOut, the V3 swap loop), and
  * the legs share no pool, so the plan's total is what the legs deliver executed one after another.
  */
 import type { Address } from '../chain/types.ts'
 import { deriveTokenOutPerEth, gasCostInToken, type Rational } from '../pools/gas-price.ts'
 import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
-import { quotePath, rememberingHopQuoter, type HopQuoter, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
+import { pathMaxRate, quotePath, rememberingHopQuoter, type HopQuoter, type PathHop, type PathQuote } from '../pools/pool-quote.ts'
 import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { v4HopGasExtras, v4PlanKey } from '../pools/uniswap-v4.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, v4ExtrasGas, type GasModel } from './gas-model.ts'
+import { boundWithSlack, rankByBound } from '../pools/rank-by-bound.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
 import { MAX_HOPS, type PlanHop, type PlanLeg, type SwapPlan } from './swap-plan.ts'
 import { BaseError } from '../primitives/base-error.ts'
@@ -74,13 +80,73 @@ export class RouteSearchError extends BaseError {
   override readonly name = 'RouteSearchError'
 }
 
-interface Candidate extends SplitCandidate {
-  path: PathHop[]
-  protocols: PoolProtocol[]
+/** what a search's paths share: how they are quoted, and how gas is valued */
+interface SearchContext {
+  model: GasModel
+  hopQuoter: HopQuoter
+  /** gas in tokenOut, rounded down (0 when gas cannot be valued) */
+  value(gas: bigint): bigint
+  /** tokenOut per gas, as a double (0 when gas cannot be valued) */
+  valuePerGas: number
+}
+
+/**
+ * One path as the search and the split allocator see it. A class, not an object of closures: a
+ * search makes one per path (192 for a pair on five venues), and every closure made per path costs
+ * its allocation and, under tsx, a name set on it.
+ */
+class Candidate implements SplitCandidate {
+  readonly protocols: PoolProtocol[]
   /** its V4 hops' hook calls and native wrapping */
-  extraGas: bigint
+  readonly extraGas: bigint
+  readonly pools: string[]
+  /** at least quote(amount).amountOut / amount, for any amount (pools/pool-quote.ts pathMaxRate) */
+  readonly maxRate: number
+  /** the gas of its hops and leg, without ticks crossed */
+  private readonly fixedGas: bigint
+  private fixedCostMemo: bigint | undefined
+  /** the single-path pass, the candidate ranking and the allocator ask for the same amounts */
+  private readonly memo = new Map<bigint, PathQuote | null>()
+
+  constructor(
+    readonly path: PathHop[],
+    private readonly search: SearchContext,
+  ) {
+    this.protocols = path.map((h) => h.pool.protocol)
+    this.extraGas = v4ExtrasGas(search.model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
+    this.pools = path.map((h) => h.pool.address)
+    this.maxRate = pathMaxRate(path)
+    this.fixedGas = legGas(search.model, this.protocols, 0, this.extraGas)
+  }
+
+  get fixedCost(): bigint {
+    return (this.fixedCostMemo ??= this.search.value(this.fixedGas))
+  }
+
+  /**
+   * at least the net output of the path as a plan of its own with `amountIn` (a double padded for
+   * its rounding): its output's bound less the gas of the plan without ticks crossed
+   */
+  singleNetBound(amountIn: number): number {
+    const out = amountIn * this.maxRate
+    const gas = Number(this.search.model.base + this.fixedGas) * this.search.valuePerGas
+    return boundWithSlack(out - gas, out, gas)
+  }
+
   /** the exact path quote, memoised per amount */
-  quote(amountIn: bigint): PathQuote | undefined
+  quote(amount: bigint): PathQuote | undefined {
+    let q = this.memo.get(amount)
+    if (q === undefined) {
+      q = quotePath(this.path, amount, this.search.hopQuoter) ?? null
+      this.memo.set(amount, q)
+    }
+    return q ?? undefined
+  }
+
+  evaluate(amount: bigint) {
+    const q = this.quote(amount)
+    return q === undefined ? undefined : { amountOut: q.amountOut, variableCost: this.search.value(this.search.model.perV3TickCrossed * BigInt(q.ticksCrossed)) }
+  }
 }
 
 interface Evaluated {
@@ -131,35 +197,27 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
     return { legs: out, amountOut, gas, gasCost, net: amountOut - gasCost }
   }
 
-  // 1-2: every path alone with the whole amount; paths sharing a first hop (or two) ask it the same amounts
-  const hopQuoter = params.hopQuoter ?? rememberingHopQuoter()
-  const candidates: Candidate[] = paths.map((path) => {
-    const protocols = path.map((h) => h.pool.protocol)
-    const extraGas = v4ExtrasGas(model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
-    // the single-path pass, the candidate ranking and the allocator ask for the same amounts
-    const memo = new Map<bigint, PathQuote | null>()
-    const quote = (amount: bigint): PathQuote | undefined => {
-      let q = memo.get(amount)
-      if (q === undefined) {
-        q = quotePath(path, amount, hopQuoter) ?? null
-        memo.set(amount, q)
-      }
-      return q ?? undefined
-    }
-    return {
-      path,
-      protocols,
-      extraGas,
-      pools: path.map((h) => h.pool.address),
-      fixedCost: value(legGas(model, protocols, 0, extraGas)),
-      quote,
-      evaluate: (amount: bigint) => {
-        const q = quote(amount)
-        return q === undefined ? undefined : { amountOut: q.amountOut, variableCost: value(model.perV3TickCrossed * BigInt(q.ticksCrossed)) }
-      },
-    }
-  })
-  const singles = candidates.map((candidate) => evaluate([{ candidate, amountIn }]))
+  // 1-2: the paths alone with the whole amount; paths sharing a first hop (or two) ask it the same amounts
+  const search: SearchContext = {
+    model,
+    hopQuoter: params.hopQuoter ?? rememberingHopQuoter(),
+    value,
+    valuePerGas: rate === undefined ? 0 : (Number(gasPriceWei) * Number(rate.num)) / Number(rate.den),
+  }
+  const candidates = paths.map((path) => new Candidate(path, search))
+  // the single-path outcomes read: the best one's alone without splits, every path's when they all
+  // go to the split allocator, otherwise the deep routes among its candidates (splitCandidates)
+  const maxCandidates = params.maxSplitCandidates ?? 16
+  const splitting = maxSplits > 1 && candidates.length > 1
+  const fullRanked = !splitting ? 1 : candidates.length <= maxCandidates ? candidates.length : deepCandidates(maxCandidates)
+  const singles: Array<Evaluated | undefined> = new Array(candidates.length)
+  const wholeAmount = Number(amountIn)
+  rankByBound(
+    candidates.length,
+    fullRanked,
+    (i) => candidates[i].singleNetBound(wholeAmount),
+    (i) => (singles[i] = evaluate([{ candidate: candidates[i], amountIn }]))?.net,
+  )
   let bestSingle: Evaluated | undefined
   for (const s of singles) {
     if (s !== undefined && (bestSingle === undefined || isBetter(s, bestSingle))) bestSingle = s
@@ -167,8 +225,8 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
 
   // 3: splits over the most promising paths
   let bestSplit: Evaluated | undefined
-  if (maxSplits > 1 && candidates.length > 1) {
-    const chosen = splitCandidates(candidates, singles, amountIn, splitParts, params.maxSplitCandidates ?? 16)
+  if (splitting) {
+    const chosen = splitCandidates(candidates, singles, amountIn, splitParts, maxCandidates)
     const allocation = allocateSplit(chosen, amountIn, { parts: splitParts, maxSplits })
     if (allocation !== undefined && allocation.legs.length > 1) {
       bestSplit = evaluate(allocation.legs.map((l) => ({ candidate: chosen[l.candidate], amountIn: l.amountIn })))
@@ -191,25 +249,38 @@ function isBetter(a: Evaluated, b: Evaluated): boolean {
   return a.legs.length < b.legs.length
 }
 
+/** of `max` split candidates, how many are the best by net output with the whole amount */
+function deepCandidates(max: number): number {
+  return Math.max(1, Math.ceil(max / 2))
+}
+
 /**
  * The split allocator's candidates: the paths best by net output with the whole amount (deep
  * routes) and the paths best at one part's amount (the best marginal prices), half each.
+ * `singles`: the whole amount's outcomes, of at least the deepCandidates(max) best paths.
  */
 function splitCandidates(candidates: Candidate[], singles: Array<Evaluated | undefined>, amountIn: bigint, parts: number, max: number): Candidate[] {
   if (candidates.length <= max) return candidates
-  const half = Math.max(1, Math.ceil(max / 2))
+  const half = deepCandidates(max)
   const part = amountIn / BigInt(parts) > 0n ? amountIn / BigInt(parts) : 1n
   const byFull = candidates
     .map((c, i) => ({ i, net: singles[i]?.net }))
     .filter((x): x is { i: number; net: bigint } => x.net !== undefined)
     .sort((a, b) => (a.net === b.net ? a.i - b.i : a.net > b.net ? -1 : 1))
-  const byMarginal = candidates
-    .map((c, i) => {
-      const o = c.evaluate(part)
-      return { i, net: o === undefined ? undefined : o.amountOut - o.variableCost }
-    })
-    .filter((x): x is { i: number; net: bigint } => x.net !== undefined)
-    .sort((a, b) => (a.net === b.net ? a.i - b.i : a.net > b.net ? -1 : 1))
+  // the loop below reads at most `max` of them: the paths whose bound leaves no chance are not quoted
+  // (a part's net output is its output less the gas of its ticks, so at most the output's bound)
+  const byMarginal = rankByBound(
+    candidates.length,
+    max,
+    (i) => {
+      const out = Number(part) * candidates[i].maxRate
+      return boundWithSlack(out, out)
+    },
+    (i) => {
+      const o = candidates[i].evaluate(part)
+      return o === undefined ? undefined : o.amountOut - o.variableCost
+    },
+  ).map(({ i, value }) => ({ i, net: value }))
   const picked = new Set<number>()
   for (const x of byFull.slice(0, half)) picked.add(x.i)
   for (const x of byMarginal) {

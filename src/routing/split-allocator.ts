@@ -121,6 +121,16 @@ function greedy(
   const remainder = amountIn - part * parts
   const taken = new Map<number, bigint>() // candidate -> parts taken, in activation order
   const usedPools = new Set<string>()
+  // each candidate's gain from one part more (null: it cannot take one more): it changes only when
+  // the candidate takes a part, so a step computes one gain, not one per candidate
+  const gains = new Map<number, bigint | null>()
+  const gainOf = (c: number, k: bigint): bigint | null => {
+    const next = evaluate(c, (k + 1n) * part)
+    if (next === undefined) return null
+    const current = evaluate(c, k * part)
+    if (current === undefined) return null
+    return next.amountOut - next.variableCost - (current.amountOut - current.variableCost)
+  }
 
   for (let step = 0n; step < parts; step++) {
     let chosen = -1
@@ -128,11 +138,9 @@ function greedy(
     for (const c of allowed) {
       const k = taken.get(c) ?? 0n
       if (k === 0n && (taken.size >= maxSplits || candidates[c].pools.some((p) => usedPools.has(p)))) continue
-      const next = evaluate(c, (k + 1n) * part)
-      if (next === undefined) continue
-      const current = evaluate(c, k * part)
-      if (current === undefined) continue
-      const gain = next.amountOut - next.variableCost - (current.amountOut - current.variableCost)
+      let gain = gains.get(c)
+      if (gain === undefined) gains.set(c, (gain = gainOf(c, k)))
+      if (gain === null) continue
       if (chosen < 0 || gain > bestGain) {
         chosen = c
         bestGain = gain
@@ -142,6 +150,7 @@ function greedy(
     const k = taken.get(chosen) ?? 0n
     if (k === 0n) for (const p of candidates[chosen].pools) usedPools.add(p)
     taken.set(chosen, k + 1n)
+    gains.delete(chosen)
   }
 
   // the indivisible remainder (< parts units) goes where it adds most

@@ -8,6 +8,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
 import { gasCostInToken, type PoolSnapshot, type Rational } from '../../src/pools/index.ts'
+import { buildPoolGraph, enumeratePaths } from '../../src/pools/paths.ts'
+import { quoteHop, quotePath, type HopQuoter } from '../../src/pools/pool-quote.ts'
 import { DEFAULT_GAS_MODEL, findBestPlan, RouteSearchError, RoutingEngine, type RoutedPlan } from '../../src/routing/index.ts'
 import { DEX, E18, lower, referencePathQuote, referencePaths, referenceQuote, registry, sim, source, syntheticToken, tok, v2Pool, v3Pool, type ReferencePath } from './helpers.ts'
 
@@ -197,6 +199,27 @@ describe('findBestPlan on the devnet', () => {
     }
     expect(checked).toBeGreaterThan(40)
     expect(splits).toBeGreaterThan(3)
+  })
+
+  it('quotes only the paths an upper bound of their output leaves a chance, where a pair has many pools (five venues)', async () => {
+    for (const [a, b, amountIn] of [['USDT', 'WBTC', 20_000n * 10n ** 6n], ['USDC', 'UNI', 10_000n * 10n ** 6n], ['WBTC', 'DAI', 5n * 10n ** 7n]] as const) {
+      const pools = await poolsFor(tok(a), tok(b))
+      const paths = enumeratePaths(buildPoolGraph(pools), tok(a), tok(b), 3)
+      expect(paths.length).toBeGreaterThan(100)
+      // what ranking every path, with the whole amount and at one split part's (splitParts 30), asks
+      // before any split is allocated
+      const everyPath = new Set<string>()
+      const noting = (set: Set<string>): HopQuoter => (pool, zeroForOne, amount) => (set.add(`${pool.address}:${zeroForOne}:${amount}`), quoteHop(pool, zeroForOne, amount))
+      for (const path of paths) for (const amount of [amountIn, amountIn / 30n]) quotePath(path, amount, noting(everyPath))
+      const asked = new Set<string>()
+      const plan = findBestPlan({ tokenIn: tok(a), tokenOut: tok(b), amountIn, pools, gasPriceWei: 20n * GWEI, weth: DEX.weth, hopQuoter: noting(asked) })
+      // the whole search, splits included, asks fewer
+      expect(asked.size, `${a}->${b}`).toBeLessThan(everyPath.size)
+      // and nothing it skipped was the best single path
+      const brute = bruteForce(pools, tok(a), tok(b), amountIn, 20n * GWEI, plan?.tokenOutPerEth)
+      expect(plan?.bestSinglePathNetAmountOut).toBe(brute.bestPathNet)
+      expect(plan!.netAmountOut).toBeGreaterThanOrEqual(brute.bestPathNet!)
+    }
   })
 
   it('has no plan when there is no path, and refuses nonsense', async () => {

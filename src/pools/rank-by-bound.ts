@@ -1,0 +1,77 @@
+/**
+ * The best few of many items by a value that is costly to compute (a path's exact quote), skipping
+ * the items a cheap upper bound of their value rules out: items are valued in descending order of
+ * their bounds, and once `k` values are known, an item whose bound is below the k-th best of them
+ * cannot rank among the first k, nor can any item after it. With more venues a pair has more pools
+ * and a route many more paths, most of them through pools too shallow or too dear to ever win: this
+ * is what keeps the search from quoting them all (routing/route-search.ts, and the gas price's reference path: gas-price.ts).
+ */
+
+export interface Ranked {
+  /** the item's index */
+  i: number
+  value: bigint
+}
+
+/**
+ * every item valued, best first (higher value, then lower index): the first `k` entries are exactly
+ * the first k of ranking all `count` items that have a value; `value` gives undefined for an item
+ * without one (a path that cannot take the amount). `bound(i)`, a double, is at least item i's
+ * value (the caller pads it for its own rounding: boundWithSlack); an item is skipped only when its
+ * bound is below the k-th value by more than that value's conversion to a double could err.
+ */
+export function rankByBound(count: number, k: number, bound: (i: number) => number, value: (i: number) => bigint | undefined): Ranked[] {
+  const ranked: Ranked[] = []
+  if (k >= count) {
+    for (let i = 0; i < count; i++) {
+      const v = value(i)
+      if (v !== undefined) ranked.push({ i, value: v })
+    }
+    return ranked.sort(byValue)
+  }
+  const bounds = Array.from({ length: count }, (_, i) => {
+    const b = bound(i)
+    // a bound that is no number rules nothing out
+    return { i, bound: Number.isNaN(b) ? Number.POSITIVE_INFINITY : b }
+  })
+  // by bound, then by index, so that of two equal bounds the item that would rank first is valued first
+  bounds.sort((a, b) => (a.bound === b.bound ? a.i - b.i : a.bound > b.bound ? -1 : 1))
+  // the k best values so far, best first
+  const top: bigint[] = []
+  let cutoff = Number.NEGATIVE_INFINITY
+  for (const { i, bound: b } of bounds) {
+    // strictly below: an item whose value could tie the k-th may still rank before it by index
+    if (b < cutoff) break
+    const v = value(i)
+    if (v === undefined) continue
+    ranked.push({ i, value: v })
+    let at = top.length
+    while (at > 0 && top[at - 1] < v) at--
+    if (at < k) {
+      top.splice(at, 0, v)
+      if (top.length > k) top.pop()
+      if (top.length === k) cutoff = belowAsDouble(top[k - 1])
+    }
+  }
+  return ranked.sort(byValue)
+}
+
+/**
+ * `bound` as a double padded so that it stays at least the value it bounds: `terms` are the
+ * magnitudes summed into it (each off by a double's rounding at most); 1e-9 of them and 1 more
+ */
+export function boundWithSlack(bound: number, ...terms: number[]): number {
+  let magnitude = Math.abs(bound)
+  for (const t of terms) magnitude += Math.abs(t)
+  return bound + magnitude * 1e-9 + 1
+}
+
+/** a double at most `v` (its conversion rounds to the nearest double, off by far less than 1e-9 of it) */
+function belowAsDouble(v: bigint): number {
+  const d = Number(v)
+  return d - Math.abs(d) * 1e-9 - 1
+}
+
+function byValue(a: Ranked, b: Ranked): number {
+  return a.value === b.value ? a.i - b.i : a.value > b.value ? -1 : 1
+}
