@@ -16,6 +16,7 @@ import type { EVMResult } from '@ethereumjs/evm'
 import { hexToBytesStrict } from '../src/chain/quantity.ts'
 import type { Address } from '../src/chain/types.ts'
 import { runDirectCall } from '../src/evm/direct-call.ts'
+import { INLINE_OPCODES } from '../src/evm/inline-steps.ts'
 import type { CallRequest, SimulationState } from '../src/evm/simulator.ts'
 import { loadConfig } from '../src/node/config.ts'
 import { openDomainServices } from '../src/node/domain.ts'
@@ -24,8 +25,12 @@ import { loadRegistry } from '../test/support/devnet.ts'
 
 interface Tally {
   steps: number
+  /** of which opcodes the interpreter loop runs inline (src/evm/inline-steps.ts): the cheap ones */
+  inline: number
   gas: bigint
 }
+
+const INLINE = new Set(INLINE_OPCODES)
 
 /**
  * address (lower case) -> a label naming what the devnet registry says it is: objects with an
@@ -64,10 +69,11 @@ async function countSteps(common: Common, state: SimulationState, request: CallR
   const per = new Map<string, Tally>()
   // one entry per open frame: its code address and the gas its children used
   const frames: { code: string; childGas: bigint }[] = []
-  vm.evm.events!.on('step', (e: { codeAddress: { toString(): string } }, resolve?: () => void) => {
+  vm.evm.events!.on('step', (e: { codeAddress: { toString(): string }; opcode: { code: number } }, resolve?: () => void) => {
     const code = e.codeAddress.toString()
-    const t = per.get(code) ?? { steps: 0, gas: 0n }
+    const t = per.get(code) ?? { steps: 0, inline: 0, gas: 0n }
     t.steps++
+    if (INLINE.has(e.opcode.code)) t.inline++
     per.set(code, t)
     resolve?.()
   })
@@ -78,7 +84,7 @@ async function countSteps(common: Common, state: SimulationState, request: CallR
   vm.evm.events!.on('afterMessage', (r: EVMResult, resolve?: () => void) => {
     const frame = frames.pop()!
     const used = r.execResult.executionGasUsed
-    const t = per.get(frame.code) ?? { steps: 0, gas: 0n }
+    const t = per.get(frame.code) ?? { steps: 0, inline: 0, gas: 0n }
     t.gas += used - frame.childGas
     per.set(frame.code, t)
     if (frames.length > 0) frames[frames.length - 1].childGas += used
@@ -124,16 +130,17 @@ async function main() {
     for (const c of captured) {
       const { per, gasUsed } = await countSteps(sim.common, c.state, c.call)
       if (gasUsed !== c.gasUsed) throw new Error(`request ${c.request}: gas ${gasUsed} here, ${c.gasUsed} in the simulator`)
-      const row: Record<string, { steps: number; gas: string }> = {}
+      const row: Record<string, { steps: number; inline: number; gas: string }> = {}
       let steps = 0
       for (const [address, t] of per) {
         const label = labels.get(address.toLowerCase()) ?? address
         // WETH apart from the DevnetERC20 tokens: a different contract
         const kind = label === 'tokens WETH' ? 'WETH' : label.startsWith('tokens ') ? 'DevnetERC20 tokens' : label
-        row[label] = { steps: t.steps, gas: t.gas.toString() }
+        row[label] = { steps: t.steps, inline: t.inline, gas: t.gas.toString() }
         steps += t.steps
-        const k = byLabel.get(kind) ?? { steps: 0, gas: 0n }
+        const k = byLabel.get(kind) ?? { steps: 0, inline: 0, gas: 0n }
         k.steps += t.steps
+        k.inline += t.inline
         k.gas += t.gas
         byLabel.set(kind, k)
       }
@@ -142,15 +149,15 @@ async function main() {
       const m = QUOTE_MIX[c.request]
       const name = `${labels.get(m.tokenIn.toLowerCase())} -> ${labels.get(m.tokenOut.toLowerCase())}`
       console.log(`${name}: ${steps} steps, gasUsed ${gasUsed}`)
-      for (const [label, t] of Object.entries(row).sort((a, b) => b[1].steps - a[1].steps)) console.log(`    ${label.padEnd(40)} ${String(t.steps).padStart(6)} steps ${t.gas.padStart(8)} gas`)
+      for (const [label, t] of Object.entries(row).sort((a, b) => b[1].steps - a[1].steps)) console.log(`    ${label.padEnd(40)} ${String(t.steps).padStart(6)} steps (${String(t.steps - t.inline).padStart(5)} not inline) ${t.gas.padStart(8)} gas`)
       rows.push({ request: name, steps, gasUsed: gasUsed.toString(), contracts: row })
     }
     const n = captured.length
     console.log(`\nper execution (${n} executions of ${QUOTE_MIX.length} requests): ${(totalSteps / n).toFixed(0)} steps, ${(Number(totalGas) / n).toFixed(0)} gas`)
     for (const [label, t] of [...byLabel].sort((a, b) => b[1].steps - a[1].steps)) {
-      console.log(`    ${label.padEnd(40)} ${(t.steps / n).toFixed(0).padStart(6)} steps ${(Number(t.gas) / n).toFixed(0).padStart(8)} gas  ${((100 * t.steps) / totalSteps).toFixed(1)}% of steps`)
+      console.log(`    ${label.padEnd(40)} ${(t.steps / n).toFixed(0).padStart(6)} steps (${((t.steps - t.inline) / n).toFixed(0).padStart(5)} not inline) ${(Number(t.gas) / n).toFixed(0).padStart(8)} gas  ${((100 * t.steps) / totalSteps).toFixed(1)}% of steps`)
     }
-    const summary = Object.fromEntries([...byLabel].map(([label, t]) => [label, { steps_per_execution: Math.round(t.steps / n), gas_per_execution: Math.round(Number(t.gas) / n) }]))
+    const summary = Object.fromEntries([...byLabel].map(([label, t]) => [label, { steps_per_execution: Math.round(t.steps / n), not_inline_steps_per_execution: Math.round((t.steps - t.inline) / n), gas_per_execution: Math.round(Number(t.gas) / n) }]))
     console.log(JSON.stringify({ name: 'count-quote-steps', executions: n, requests: QUOTE_MIX.length, steps_per_execution: Math.round(totalSteps / n), gas_per_execution: Math.round(Number(totalGas) / n), by_contract: summary, per_request: rows }))
   } finally {
     await domain.close()
