@@ -78,6 +78,9 @@
  *    only GAS, the asynchronous steps (calls, creations, storage) and the stock ones see it
  *    written back. A dynamic fee above the gas left goes through the stock useGas (after the gas
  *    function has run, as in the stock step), which halts out of gas.
+ * 14. Transient storage (transient-storage-opcodes.ts): TLOAD and TSTORE turned the slot key into
+ *    bytes and the transient storage turned them back into hex for its map; here the key's hex is
+ *    made from the bigint and the storage's map and journal used as its get and put use them.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -96,6 +99,7 @@ import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
 import { INLINE_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
+import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -558,5 +562,13 @@ export function patchEvmInstance(evm: object): void {
     stock[0x54].opHandler = slots.sload
     stock[0x55].opHandler = slots.sstore
     stock[0x55].gasHandler = slots.sstoreGas
+  }
+  // 14. TLOAD and TSTORE over this EVM's own entries, which they fall back to
+  if (map[0x5c] !== undefined && map[0x5d] !== undefined) {
+    type TransientHandler = (runState: TransientRunState, common: unknown) => void
+    const entries = map as unknown as Array<{ opHandler: TransientHandler }>
+    const transient = transientStorageHandlers({ tload: entries[0x5c].opHandler, tstore: entries[0x5d].opHandler })
+    entries[0x5c].opHandler = transient.tload
+    entries[0x5d].opHandler = transient.tstore
   }
 }
