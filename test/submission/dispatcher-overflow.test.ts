@@ -39,7 +39,7 @@ function gatedSimulator(): { simulate: SubmissionSimulator; release: () => void;
 }
 
 describe('Dispatcher: queue overflow', () => {
-  it('a burst beyond queueCapacity sets overflowed, warns once, and everything is delivered after the re-read', async () => {
+  it('a burst beyond queueCapacity overflows, warns once per overflow, and everything is delivered after the re-read', async () => {
     const store = new OutboxStore(join(dir.path, 'data'), { writeAttempts: 2, writeBackoff: { baseMs: 1, maxMs: 2 } })
     await store.open()
     cleanups.push(() => store.close())
@@ -70,17 +70,23 @@ describe('Dispatcher: queue overflow', () => {
     expect(storeReads).toBe(1)
 
     const raws = await Promise.all(Array.from({ length: 12 }, (_, i) => userTx(30 + i)))
-    // all at once: one group commit, then every accept enqueues in the same burst
+    // all at once: one or two group commits (the outbox reads the next group while one is fsynced), each enqueued as a burst
     const accepted = await Promise.all(raws.map((rawTx) => dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })))
     expect(accepted.every((a) => a.created)).toBe(true)
 
-    // preparation is held at simulation; the queue is at most its capacity and the rest overflowed
-    await until(() => gated.calls() >= 1, 5_000, 'the first simulation')
+    // preparation is held at simulation; the queue is at most its capacity and the rest overflowed.
+    // The flag itself is not read here: the accepts may arrive in two group commits (the outbox
+    // reads the second group's duplicates while the first is fsynced), and once the queue has
+    // drained into held preparations the dispatcher clears it and re-reads the store at once. The
+    // warning says the queue was full; the re-read below says what the overflow led to.
+    await until(() => gated.calls() >= 1 && warnings.some((w) => /queue full/.test(w)), 5_000, 'the first simulation and a full queue')
     const stats = dispatcher.stats()
-    expect(stats.overflowed).toBe(true)
     expect(stats.queued).toBeLessThanOrEqual(2)
     expect(stats.queued + stats.active).toBeLessThan(raws.length)
-    expect(warnings.filter((w) => /queue full/.test(w))).toHaveLength(1)
+    // once per overflow: one per group commit of the burst at most (two, see above), never one per refused submission
+    const queueFull = warnings.filter((w) => /queue full/.test(w)).length
+    expect(queueFull).toBeGreaterThanOrEqual(1)
+    expect(queueFull).toBeLessThanOrEqual(2)
     // every one is durable and undelivered, whether queued or not
     expect(store.undeliveredIds()).toHaveLength(raws.length)
 
