@@ -3,9 +3,17 @@
  * src/node/start.ts. A wrong configuration prints every problem at once and exits with status 1.
  */
 import { startNode } from './node/start.ts'
+import { collectLoaderIsolateGarbage, runsUnderTsxLoader } from './workers/loader-gc.ts'
 
 startNode(process.env).then(
   (node) => {
+    // Every module is loaded: tsx's module-loader isolate gives back its start-up heap now rather
+    // than when V8's memory reducer gets to it, minutes into the load (loader-gc-hook.mjs).
+    if (runsUnderTsxLoader()) {
+      void collectLoaderIsolateGarbage().then((collected) => {
+        if (collected !== undefined) node.log.info({ loaderIsolate: collected }, 'module-loader isolate collected')
+      })
+    }
     // One shutdown. A second SIGINT/SIGTERM while it runs (a supervisor, or a user pressing ^C
     // twice) is logged and ignored: with `process.once` it met no listener and Node's default
     // action killed the process mid-close, before stores were closed and a --cpu-prof written.
