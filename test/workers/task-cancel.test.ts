@@ -16,8 +16,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
-import { loadConfig } from '../../src/node/config.ts'
-import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
+import type { ServiceConfig } from '../../src/config.ts'
+import type { DomainServices } from '../../src/node/domain.ts'
 import { planningSettings } from '../../src/submission/backrun-planning.ts'
 import { privateKeyBackrunSigner } from '../../src/submission/engine-backrun-planner.ts'
 import { Limiter } from '../../src/submission/limiter.ts'
@@ -25,31 +25,23 @@ import { SearcherKeyPool } from '../../src/submission/searcher-key-pool.ts'
 import { submissionId } from '../../src/submission/types.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import type { PlanTaskRequest, SimulateTaskRequest, TaskCall, TaskHost } from '../../src/workers/tasks.ts'
-import { engineSettings } from '../../src/workers/engines.ts'
 import { PooledBackrunPlanner } from '../../src/workers/pooled-backrun-planner.ts'
-import { WorkerPool } from '../../src/workers/worker-pool.ts'
+import type { WorkerPool } from '../../src/workers/worker-pool.ts'
 import { WorkerTaskError } from '../../src/workers/worker-task-error.ts'
 import { loadFixtureTxs, loadRegistry, lower } from '../support/devnet.ts'
+import { openDomainWithPool, poolOverDomain } from '../support/pooled-domain.ts'
 
 const registry = loadRegistry()
 const SEARCHER = lower(registry.devAccounts.accounts.find((a) => a.index === registry.devAccounts.searcherIndexes[0])!.address)
 const ARBITRAGE = loadFixtureTxs().find((f) => f.name === 'v2-swapExactTokensForETH-large')!
 const SMALL = loadFixtureTxs().find((f) => f.name === 'v2-swapExactETHForTokens-small')!
 
+let config: ServiceConfig
 let domain: DomainServices
 let pool: WorkerPool
 
 beforeAll(async () => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' })
-  domain = await openDomainServices(config, { log: { warn: () => {} } })
-  pool = new WorkerPool({
-    threads: 1,
-    maxQueued: 1,
-    chain: domain.chain,
-    engines: engineSettings(config, domain.contracts),
-    log: { warn: () => {} },
-  })
-  await pool.ready()
+  ;({ config, domain, pool } = await openDomainWithPool({ threads: 1, maxQueued: 1 }))
 }, 120_000)
 
 afterAll(async () => {
@@ -188,9 +180,8 @@ describe('a dispatcher task the caller gives up on', () => {
 
 describe('a task given up before its worker said it took it', () => {
   it('is answered at once with the reason, stopped once the worker takes it, and costs no worker', async () => {
-    const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' })
     const warnings: string[] = []
-    const fresh = new WorkerPool({ threads: 1, chain: domain.chain, engines: engineSettings(config, domain.contracts), log: { warn: (_obj, msg) => warnings.push(msg) } })
+    const fresh = poolOverDomain(config, domain, { threads: 1, log: { warn: (_obj, msg) => warnings.push(msg) } })
     try {
       // piscina starts its thread with the pool; it loads and warms up for seconds before it takes a task
       const threads = fresh.workerThreads().map((t) => t.threadId)

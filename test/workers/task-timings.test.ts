@@ -4,11 +4,10 @@
  * the pool's queue, its run from dispatch to answer, and the worker's own computation inside it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/node/config.ts'
-import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
-import { engineSettings } from '../../src/workers/engines.ts'
-import { WorkerPool, type TaskTiming } from '../../src/workers/worker-pool.ts'
+import type { DomainServices } from '../../src/node/domain.ts'
+import type { TaskTiming, WorkerPool } from '../../src/workers/worker-pool.ts'
 import { loadRegistry, tokenAddress } from '../support/devnet.ts'
+import { openDomainWithPool } from '../support/pooled-domain.ts'
 
 const registry = loadRegistry()
 const token = (symbol: string) => tokenAddress(registry, symbol)
@@ -17,10 +16,7 @@ let domain: DomainServices
 let pool: WorkerPool
 
 beforeAll(async () => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' })
-  domain = await openDomainServices(config, { log: { warn: () => {} } })
-  pool = new WorkerPool({ threads: 1, chain: domain.chain, engines: engineSettings(config, domain.contracts), log: { warn: () => {} } })
-  await pool.ready()
+  ;({ domain, pool } = await openDomainWithPool({ threads: 1 }))
 }, 120_000)
 
 afterAll(async () => {

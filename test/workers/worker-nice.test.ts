@@ -7,10 +7,9 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { getPriority } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/node/config.ts'
-import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
-import { engineSettings } from '../../src/workers/engines.ts'
-import { WorkerPool } from '../../src/workers/worker-pool.ts'
+import type { DomainServices } from '../../src/node/domain.ts'
+import type { WorkerPool } from '../../src/workers/worker-pool.ts'
+import { openDomainWithPool } from '../support/pooled-domain.ts'
 
 const ADDED = 7
 
@@ -33,11 +32,9 @@ describe.runIf(process.platform === 'linux')('WORKER_NICE', () => {
   let before: Map<number, number>
 
   beforeAll(async () => {
-    const config = loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0' })
-    domain = await openDomainServices(config, { log: { warn: () => {} } })
+    // threads the domain starts keep the process's niceness, so the filter below leaves them out
     before = threadNiceness()
-    pool = new WorkerPool({ threads: 2, nice: ADDED, chain: domain.chain, engines: engineSettings(config, domain.contracts), log: { warn: () => {} } })
-    await pool.ready()
+    ;({ domain, pool } = await openDomainWithPool({ threads: 2, nice: ADDED }))
   }, 120_000)
 
   afterAll(async () => {
