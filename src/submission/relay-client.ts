@@ -13,7 +13,7 @@
  * A relay configured without `hashReference` never receives such a bundle.
  *
  * Requests go through the service's JSON-RPC transport (src/transport), which signs each body it
- * sends. Every HTTP attempt has a timeout. Failed attempts are retried (bounded) with exponential
+ * sends, over this relay's own keep-alive connections (relay-http.ts: node:http(s), not fetch). Every HTTP attempt has a timeout. Failed attempts are retried (bounded) with exponential
  * backoff and full jitter when the failure may be transient: timeout, network error, HTTP
  * 408/425/429/5xx, JSON-RPC -32603 / -32005 (internal error, limit exceeded). A relay's retries
  * never hold up another relay: the dispatcher runs one send per relay in parallel.
@@ -27,10 +27,11 @@ import { keccak256 } from '../crypto/keccak.ts'
 import { errorText } from '../primitives/error-text.ts'
 import type { BackoffPolicy } from '../transport/backoff.ts'
 import { JsonRpcCode } from '../transport/json-rpc-codes.ts'
-import { JsonRpcTransport, isTransientFailure, type AttemptFailure, type JsonRpcParams } from '../transport/json-rpc-transport.ts'
+import { JsonRpcTransport, isTransientFailure, type AttemptFailure, type FetchLike, type JsonRpcParams } from '../transport/json-rpc-transport.ts'
 import { TransportError } from '../transport/transport-error.ts'
 import { RelayError, type RelayErrorReason } from './errors.ts'
 import { Limiter } from './limiter.ts'
+import { keepAliveHttp } from './relay-http.ts'
 import type { SearcherKey } from './searcher-key.ts'
 
 export const FLASHBOTS_SIGNATURE_HEADER = 'X-Flashbots-Signature'
@@ -51,8 +52,10 @@ export interface RelayEndpoint {
   maxAttempts?: number
   /** Default { baseMs: 100, maxMs: 2 000 }. */
   backoff?: BackoffPolicy
-  /** HTTP requests in flight to this relay at most (the rest wait their turn). Default 32. */
+  /** HTTP requests in flight to this relay at most (the rest wait their turn), and its connections at most. Default 32. */
   maxConcurrentRequests?: number
+  /** An answer larger than this many bytes fails its attempt (a network error). Default 1 MiB. */
+  maxAnswerBytes?: number
   /**
    * The relay answers flashbots_getBundleStatsV2 (Flashbots' relay, our devnet builder): after each
    * block the dispatcher asks it what became of each bundle and records it (included, outbid,
@@ -124,8 +127,8 @@ function noFailures(): Record<RelayErrorReason, number> {
 }
 
 export interface RelayClientOptions {
-  /** Injected for tests. Default globalThis.fetch. */
-  fetch?: typeof fetch
+  /** Injected for tests. Default: node:http(s) over a keep-alive agent of this relay's own (relay-http.ts). */
+  fetch?: FetchLike
   /** Jitter source. Default Math.random. */
   random?: () => number
 }
@@ -133,6 +136,7 @@ export interface RelayClientOptions {
 const DEFAULT_TIMEOUT_MS = 2_000
 const DEFAULT_MAX_ATTEMPTS = 4
 const DEFAULT_MAX_CONCURRENT_REQUESTS = 32
+const DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 2_000 }
 
 /** What is sent again: what the transport retries by default, and -32603 (a relay's internal error is often its load). */
@@ -158,6 +162,9 @@ export class RelayClient implements BundleRelay {
     this.hashReference = endpoint.hashReference
     this.acceptsHashReference = endpoint.hashReference !== undefined
     this.signer = signer
+    const maxConcurrentRequests = endpoint.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS
+    // the relay's own keep-alive connections: a fraction of fetch's CPU per request (relay-http.ts)
+    const fetch = options.fetch ?? keepAliveHttp(endpoint.url, { maxSockets: maxConcurrentRequests, maxAnswerBytes: endpoint.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES }).fetch
     this.transport = new JsonRpcTransport({
       url: endpoint.url,
       timeoutMs: endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -165,9 +172,9 @@ export class RelayClient implements BundleRelay {
       backoff: endpoint.backoff ?? DEFAULT_BACKOFF,
       retryable,
       // requests in flight to this relay at most: hundreds of sends at a head would each open a connection
-      limiter: new Limiter(endpoint.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS),
+      limiter: new Limiter(maxConcurrentRequests),
       strictIds: false,
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      fetch,
       ...(options.random === undefined ? {} : { random: options.random }),
     })
     if (endpoint.bundleStats !== true) this.bundleStats = undefined
@@ -331,7 +338,7 @@ export function relayEndpointProblems(endpoint: RelayEndpoint): string[] {
   if (endpoint.hashReference !== undefined && endpoint.hashReference !== 'eth_sendBundle' && endpoint.hashReference !== 'mev_sendBundle') {
     problems.push("hashReference must be 'eth_sendBundle' or 'mev_sendBundle' when given")
   }
-  for (const field of ['timeoutMs', 'maxAttempts', 'maxConcurrentRequests'] as const) {
+  for (const field of ['timeoutMs', 'maxAttempts', 'maxConcurrentRequests', 'maxAnswerBytes'] as const) {
     const v = endpoint[field]
     if (v !== undefined && (!Number.isSafeInteger(v) || v <= 0)) problems.push(`${field} must be a positive integer`)
   }

@@ -8,6 +8,7 @@ export {
   type AttemptFailure,
   type BatchOutcome,
   type ConcurrencyLimit,
+  type FetchLike,
   type HeaderRecord,
   type JsonRpcCall,
   type JsonRpcParams,

@@ -26,15 +26,16 @@
 import type { Common } from '@ethereumjs/common'
 import { type TypedTransaction, createTxFromRLP, isAccessList2930Tx, isEOACode7702Tx, isFeeMarket1559Tx, isLegacyTx } from '@ethereumjs/tx'
 import { eoaCode7702RecoverAuthority } from '@ethereumjs/util'
-import { keccak_256 } from '@noble/hashes/sha3.js'
 import { LRUCache } from 'lru-cache'
 
 import type { Address } from '../chain/types.ts'
+import { keccak256 } from '../crypto/keccak.ts'
 import { positiveInt } from '../primitives/numbers.ts'
 import { bytesToBigInt, equalBytes, toHex } from './decode/bytes.ts'
 import { resolveCommon } from './decode/common.ts'
 import { envelope, inputBytes } from './decode/envelope.ts'
 import { decodeFields, type AuthorizationBytes } from './decode/fields.ts'
+import { transactionCommonHandle } from './decode/transaction-common.ts'
 import { SECP256K1_N, SECP256K1_N_HALF, checkChainId, checkFieldRules, checkSignatureRange } from './decode/rules.ts'
 import type {
   AuthorizationEntry,
@@ -129,7 +130,7 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
   }
 
   const base: DecodedTransactionBase = {
-    hash: toHex(keccak_256(bytes)),
+    hash: toHex(keccak256(bytes)),
     sender,
     nonce: fields.nonce,
     to: fields.to === null ? null : toHex(fields.to),
@@ -178,37 +179,10 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
   throw new TxDecodeError('unsupported_type', `transaction type ${tx.type} is not supported`)
 }
 
-/**
- * ethereumjs gives every transaction its own copy of the Common, whose constructor rebuilds the
- * parameter cache for the transaction parameters: ~12 KB per transaction, ~17 KB for a memo entry
- * (measured in heap snapshots of bench:soak's pending submissions, where these copies were a third of
- * the heap held per pending submission). Transactions of one type decoded under one Common get
- * copies that are equal in everything (chain, hardfork, parameters), so every one after the first
- * takes the first one's copy. The only change ethereumjs makes to a transaction's Common later is
- * runTx's setHardfork to its block's hardfork when they differ; it rebuilds the cache as a new object
- * (never in place) and does the same for every transaction of that chain, so sharing changes no
- * answer. A copy on another hardfork than the first (one changed by a run on another fork) is kept.
- */
-const transactionCommons = new WeakMap<Common, Map<number, Common>>()
-
-function shareTransactionCommon(tx: TypedTransaction, base: Common): void {
-  let byType = transactionCommons.get(base)
-  if (byType === undefined) {
-    byType = new Map()
-    transactionCommons.set(base, byType)
-  }
-  const first = byType.get(tx.type)
-  if (first === undefined) byType.set(tx.type, tx.common)
-  else if (first !== tx.common && first.hardfork() === tx.common.hardfork()) (tx as { common: Common }).common = first
-}
-
 function buildEjsTransaction(bytes: Uint8Array, common: Common): TypedTransaction {
   try {
-    // unfrozen only long enough to take the shared Common, then frozen as ethereumjs would
-    const tx = createTxFromRLP(bytes, { common, freeze: false })
-    shareTransactionCommon(tx, common)
-    Object.freeze(tx)
-    return tx
+    // every transaction of `common` holds one shared copy of it (see decode/transaction-common.ts)
+    return createTxFromRLP(bytes, { common: transactionCommonHandle(common) })
   } catch (cause) {
     // What reaches here passed our own structural and range checks; ethereumjs' remaining rules
     // (for instance the EIP-3860 init code size limit) have readable messages once the tx dump

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 
 import { RLP } from '@ethereumjs/rlp'
+import { paramsTx } from '@ethereumjs/tx'
 import {
   type Hex as ViemHex,
   type TransactionSerializable,
@@ -369,7 +370,7 @@ describe('transactions signed with viem (anvil dev key, chain 31337)', () => {
     expect(d.raw).toEqual(bytesOf(raw))
   })
 
-  it('transactions of one type decoded under one Common share one ethereumjs Common copy (not ~12 KB each)', async () => {
+  it('transactions decoded under one Common share one ethereumjs Common copy (not ~12 KB each), whatever their type', async () => {
     const common = ok(await signedEip1559()).tx.common
     const a = decodeSignedTransaction(await signedEip1559({ nonce: 11 }), { chainId: DEV_CHAIN, common })
     const b = decodeSignedTransaction(await signedEip1559({ nonce: 12 }), { chainId: DEV_CHAIN, common })
@@ -378,7 +379,17 @@ describe('transactions signed with viem (anvil dev key, chain 31337)', () => {
     // not the caller's own Common: ethereumjs' copy carries the transaction parameters
     expect(a.tx.common).not.toBe(common)
     expect(a.tx.common.param('txGas')).toBe(21_000n)
-    expect(legacy.tx.common).not.toBe(a.tx.common)
+    expect(legacy.tx.common).toBe(a.tx.common)
+    // the constructor's updateParams(paramsTx) on the shared copy is skipped: its parameter cache is
+    // not rebuilt (a JSON round trip of every EIP's parameters) for each transaction
+    const paramsCache = (a.tx.common as unknown as { _paramsCache: object })._paramsCache
+    decodeSignedTransaction(await signedEip1559({ nonce: 15 }), { chainId: DEV_CHAIN, common })
+    expect((a.tx.common as unknown as { _paramsCache: object })._paramsCache).toBe(paramsCache)
+    // any other parameter change still applies, and paramsTx is applied again after it
+    a.tx.common.updateParams({ 1: { txGas: 1 } })
+    expect(a.tx.common.param('txGas')).toBe(1n)
+    a.tx.common.updateParams(paramsTx)
+    expect(a.tx.common.param('txGas')).toBe(21_000n)
     // a copy moved to another hardfork (runTx does that for a block of another fork) is not shared
     b.tx.common.setHardfork('cancun')
     const c = decodeSignedTransaction(await signedEip1559({ nonce: 14 }), { chainId: DEV_CHAIN, common })

