@@ -69,10 +69,13 @@
  * 13. Inline steps (inline-steps.ts): in a pooled EVM, once the frame has its jump analysis, the
  *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST, the arithmetic, comparison and
  *    bitwise opcodes of static fee, CALLER, CALLVALUE, CALLDATASIZE, RETURNDATASIZE, CALLDATALOAD
- *    of a whole word, and MLOAD and MSTORE inside paid memory itself, in batches of consecutive ones (runInlineSteps: the
- *    program counter and stack height in locals, no call per step), where the EVM has their stock
- *    handlers, with the frame's gas as a number (while it is below 2^53) written back to the run state before any
- *    other step that reads or writes it and when the frame ends. An inlined opcode that would fail
+ *    of a whole word, and MLOAD and MSTORE inside paid memory itself, in batches of consecutive
+ *    ones (runInlineSteps: the program counter and stack height in locals, no call per step),
+ *    where the EVM has their stock handlers (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
+ *    12., MLOAD's and MSTORE's gas the stock memory gas; ethereumjs flags CALLER, CALLVALUE,
+ *    CALLDATA* and RETURNDATASIZE asynchronous, but their handlers are not), with the frame's gas
+ *    as a number (while it is below 2^53) written back to the run state before any other step
+ *    that reads or writes it and when the frame ends. An inlined opcode that would fail
  *    (gas, stack, jump) runs the stock step instead, which fails as it always did. Every other
  *    synchronous step whose gas is static or computed by sync-gas.ts (MLOAD, MSTORE, KECCAK256,
  *    CALLDATALOAD, RETURN, REVERT, ...) is run as fastStep runs it but with the gas kept a number:
