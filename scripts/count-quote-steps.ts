@@ -8,6 +8,14 @@
  * its steps and gas are the executions' own (checked: the gas equals the captured execution's).
  *
  *   npx tsx scripts/count-quote-steps.ts            # table, then one JSON line
+ *   COUNT_TIME=1 npx tsx scripts/count-quote-steps.ts
+ *
+ * With COUNT_TIME=1 it also times the captured executions on the simulator's own (fast) path, in
+ * process CPU, for every venue of the registry and for Uniswap's V2 and V3 alone (`VENUES`, as
+ * bench:quote's venues step): COUNT_ROUNDS (default 5) rounds of COUNT_MIXES (default 40) passes
+ * over the mix's executions, after COUNT_WARMUP (default 20) passes; per round the EVM CPU ms per
+ * quote (the mix's executions' CPU over its requests) and ns per step (over the counted steps).
+ * The minimum round is the figure least moved by other load on the machine.
  */
 import type { Common } from '@ethereumjs/common'
 import { createVM } from '@ethereumjs/vm'
@@ -16,12 +24,13 @@ import type { EVMResult } from '@ethereumjs/evm'
 import { hexToBytesStrict } from '../src/chain/quantity.ts'
 import type { Address } from '../src/chain/types.ts'
 import { runDirectCall } from '../src/evm/direct-call.ts'
-import { INLINE_OPCODES } from '../src/evm/inline-steps.ts'
+import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES } from '../src/evm/inline-steps.ts'
 import type { CallRequest, SimulationState } from '../src/evm/simulator.ts'
 import { loadConfig } from '../src/node/config.ts'
 import { openDomainServices } from '../src/node/domain.ts'
 import { QUOTE_MIX } from '../test/support/quote-mix.ts'
 import { loadRegistry } from '../test/support/devnet.ts'
+import { readFileSync } from 'node:fs'
 
 interface Tally {
   steps: number
@@ -31,6 +40,29 @@ interface Tally {
 }
 
 const INLINE = new Set(INLINE_OPCODES)
+/** MLOAD and MSTORE run inline inside paid memory; CALLDATALOAD (almost always a whole word) is counted inline */
+const INLINE_OWN = new Set(INLINE_OWN_HANDLER_OPCODES)
+
+interface StepEvent {
+  codeAddress: { toString(): string }
+  opcode: { code: number; name: string }
+  stack: bigint[]
+  memoryWordCount: bigint
+}
+
+/** whether the interpreter loop runs this step in its inline batch (src/evm/inline-steps.ts) */
+function inlined(e: StepEvent): boolean {
+  const op = e.opcode.code
+  if (INLINE.has(op)) return true
+  if (!INLINE_OWN.has(op)) return false
+  if (op === 0x35) return true
+  const offset = e.stack[e.stack.length - 1]
+  return offset !== undefined && offset + 32n <= e.memoryWordCount * 32n
+}
+
+/** the mix's steps the interpreter loop does not inline, by opcode name, and its call frames */
+const notInlined = new Map<string, number>()
+let frameCount = 0
 
 /**
  * address (lower case) -> a label naming what the devnet registry says it is: objects with an
@@ -69,16 +101,18 @@ async function countSteps(common: Common, state: SimulationState, request: CallR
   const per = new Map<string, Tally>()
   // one entry per open frame: its code address and the gas its children used
   const frames: { code: string; childGas: bigint }[] = []
-  vm.evm.events!.on('step', (e: { codeAddress: { toString(): string }; opcode: { code: number } }, resolve?: () => void) => {
+  vm.evm.events!.on('step', (e: StepEvent, resolve?: () => void) => {
     const code = e.codeAddress.toString()
     const t = per.get(code) ?? { steps: 0, inline: 0, gas: 0n }
     t.steps++
-    if (INLINE.has(e.opcode.code)) t.inline++
+    if (inlined(e)) t.inline++
+    else notInlined.set(e.opcode.name, (notInlined.get(e.opcode.name) ?? 0) + 1)
     per.set(code, t)
     resolve?.()
   })
   vm.evm.events!.on('beforeMessage', (m: { codeAddress?: { toString(): string }; to?: { toString(): string } }, resolve?: () => void) => {
     frames.push({ code: (m.codeAddress ?? m.to)?.toString() ?? 'create', childGas: 0n })
+    frameCount++
     resolve?.()
   })
   vm.evm.events!.on('afterMessage', (r: EVMResult, resolve?: () => void) => {
@@ -103,9 +137,59 @@ async function countSteps(common: Common, state: SimulationState, request: CallR
   return { per, gasUsed: result.totalGasSpent, executionGas: result.execResult.executionGasUsed }
 }
 
+const TIME = process.env.COUNT_TIME === '1'
+const ROUNDS = Number(process.env.COUNT_ROUNDS ?? 5)
+const MIXES = Number(process.env.COUNT_MIXES ?? 40)
+const WARMUP = Number(process.env.COUNT_WARMUP ?? 20)
+
+/** Uniswap's own venues of the devnet registry: bench:quote's single-venue configuration */
+const UNISWAP_VENUES = JSON.stringify(
+  (JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as { venues: Array<{ name: string }> }).venues.filter((v) => v.name === 'uniswap-v2' || v.name === 'uniswap-v3'),
+)
+
+/** process CPU ms (user + system) since `from` */
+function cpuMsSince(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from)
+  return (d.user + d.system) / 1000
+}
+
+/** Times the captured executions on the simulator's path: per round, EVM CPU ms per quote and ns per step. */
+async function timeExecutions(sim: { call(state: SimulationState, request: CallRequest): Promise<unknown> }, captured: readonly { state: SimulationState; call: CallRequest }[], steps: number) {
+  const pass = async () => {
+    for (const c of captured) await sim.call(c.state, c.call)
+  }
+  for (let i = 0; i < WARMUP; i++) await pass()
+  const rounds: { ms_per_quote: number; ns_per_step: number }[] = []
+  for (let r = 0; r < ROUNDS; r++) {
+    const from = process.cpuUsage()
+    for (let i = 0; i < MIXES; i++) await pass()
+    const ms = cpuMsSince(from)
+    rounds.push({ ms_per_quote: Math.round((1000 * ms) / (MIXES * QUOTE_MIX.length)) / 1000, ns_per_step: Math.round((ms * 1e6) / (MIXES * steps)) })
+  }
+  return { rounds, min_ms_per_quote: Math.min(...rounds.map((r) => r.ms_per_quote)), min_ns_per_step: Math.min(...rounds.map((r) => r.ns_per_step)) }
+}
+
 async function main() {
-  const domain = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', LOCAL_BUILDER_PORT: '0', QUOTE_CACHE_MAX_ENTRIES: '0', ...(process.env.DEVNET_GENESIS === undefined ? {} : { DEVNET_GENESIS: process.env.DEVNET_GENESIS }) }), { log: { warn: () => {} } })
+  const all = await countMix({})
+  const timed: Record<string, unknown> = {}
+  if (TIME) {
+    const uniswap = await countMix({ VENUES: UNISWAP_VENUES })
+    for (const [name, mix] of [['all', all], ['uniswap', uniswap], ['all', all], ['uniswap', uniswap]] as const) {
+      const t = await mix.time()
+      console.log(`${name.padEnd(8)} ${mix.executions} executions, ${mix.steps} steps per mix: EVM CPU ms per quote ${t.rounds.map((r) => r.ms_per_quote).join(' ')}, ns per step ${t.rounds.map((r) => r.ns_per_step).join(' ')}`)
+      timed[name] = { executions: mix.executions, steps_per_mix: mix.steps, ...t }
+    }
+    await uniswap.close()
+  }
+  await all.close()
+  console.log(JSON.stringify({ ...all.summary, ...(TIME ? { timed } : {}) }))
+}
+
+/** Runs the mix through the quote service of a domain opened with `env`, counts its router executions' steps; `time` times them. */
+async function countMix(env: Record<string, string>) {
+  const domain = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', LOCAL_BUILDER_PORT: '0', QUOTE_CACHE_MAX_ENTRIES: '0', ...(process.env.DEVNET_GENESIS === undefined ? {} : { DEVNET_GENESIS: process.env.DEVNET_GENESIS }), ...env }), { log: { warn: () => {} } })
   try {
+    console.log(`venues: ${env.VENUES === undefined ? 'every venue of the registry' : "Uniswap's V2 and V3"}`)
     const router = domain.contracts.router
     const labels = registryLabels(router)
     const sim = domain.simulator
@@ -127,6 +211,8 @@ async function main() {
     const rows: Record<string, unknown>[] = []
     let totalSteps = 0
     let totalGas = 0n
+    notInlined.clear()
+    frameCount = 0
     for (const c of captured) {
       const { per, gasUsed } = await countSteps(sim.common, c.state, c.call)
       if (gasUsed !== c.gasUsed) throw new Error(`request ${c.request}: gas ${gasUsed} here, ${c.gasUsed} in the simulator`)
@@ -157,10 +243,19 @@ async function main() {
     for (const [label, t] of [...byLabel].sort((a, b) => b[1].steps - a[1].steps)) {
       console.log(`    ${label.padEnd(40)} ${(t.steps / n).toFixed(0).padStart(6)} steps (${((t.steps - t.inline) / n).toFixed(0).padStart(5)} not inline) ${(Number(t.gas) / n).toFixed(0).padStart(8)} gas  ${((100 * t.steps) / totalSteps).toFixed(1)}% of steps`)
     }
+    const byOpcode = Object.fromEntries([...notInlined].sort((a, b) => b[1] - a[1]).map(([op, count]) => [op, Math.round((10 * count) / n) / 10]))
+    console.log(`    call frames ${(frameCount / n).toFixed(1)}; not inlined, by opcode: ${Object.entries(byOpcode).map(([op, c]) => `${op} ${c}`).join(', ')}`)
     const summary = Object.fromEntries([...byLabel].map(([label, t]) => [label, { steps_per_execution: Math.round(t.steps / n), not_inline_steps_per_execution: Math.round((t.steps - t.inline) / n), gas_per_execution: Math.round(Number(t.gas) / n) }]))
-    console.log(JSON.stringify({ name: 'count-quote-steps', executions: n, requests: QUOTE_MIX.length, steps_per_execution: Math.round(totalSteps / n), gas_per_execution: Math.round(Number(totalGas) / n), by_contract: summary, per_request: rows }))
-  } finally {
+    return {
+      summary: { name: 'count-quote-steps', executions: n, requests: QUOTE_MIX.length, steps_per_execution: Math.round(totalSteps / n), gas_per_execution: Math.round(Number(totalGas) / n), frames_per_execution: Math.round((10 * frameCount) / n) / 10, not_inline_by_opcode: byOpcode, by_contract: summary, per_request: rows },
+      executions: n,
+      steps: totalSteps,
+      time: () => timeExecutions(sim, captured, totalSteps),
+      close: () => domain.close(),
+    }
+  } catch (err) {
     await domain.close()
+    throw err
   }
 }
 

@@ -1,28 +1,47 @@
 /**
- * The commonest opcodes of compiled Solidity (PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST and the
- * cheap arithmetic, comparison and bitwise ones: about two thirds of a swap's ~7,600 steps, and 92%
- * of the ~23,000 steps of a bench:quote mix quote) run by the interpreter loop itself, with the
- * frame's gas as a number: the stock step costs a function call through the opcode table, an array
- * from `popN` per binary operation and a new bigint per gas subtraction.
+ * The commonest opcodes of compiled Solidity (PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST, the
+ * arithmetic, comparison and bitwise ones without dynamic gas, the call's environment: CALLER,
+ * CALLVALUE, CALLDATASIZE, RETURNDATASIZE, CALLDATALOAD; MLOAD and MSTORE inside the memory already
+ * paid for) run by the interpreter loop itself, with the frame's gas as a number: the stock step
+ * costs a function call through the opcode table, an array from `popN` per binary operation and a
+ * new bigint per gas subtraction, and each opcode the batch cannot run sends the loop back through
+ * its dispatch (~1,900 of a bench:quote mix execution's ~21,700 steps were, MSTORE, MLOAD and
+ * CALLDATALOAD ~1,150 of them, SIGNEXTEND, SLT and the other signed operations ~250).
  *
  * `runInlineSteps` runs them in a batch, as long as they follow one another, with the program
  * counter and the stack height in locals. It does only what succeeds: with too little gas for the
  * fee, a stack too short or too high, or a jump to no JUMPDEST, it stops before that opcode,
  * changing nothing of it, and the caller runs the stock step, which fails exactly as it always
  * did. What it does is the stock handler's effect (@ethereumjs/evm opcodes/functions.js, line for
- * line in the comments) plus the stock step's: the static fee charged and the program counter
- * advanced. The caller keeps the gas as a number only while the frame's gas fits a double exactly
- * (< 2^53) and writes it back to the run state before any other step, so every other code sees
- * `gasLeft` as the stock loop leaves it.
+ * line in the comments; for CALLDATALOAD, MLOAD and MSTORE this project's handlers of
+ * calldata-load.ts and word-memory.ts) plus the stock step's: the static fee charged and the
+ * program counter advanced. MLOAD and MSTORE run here only where their memory gas is nothing (the
+ * word lies inside the memory paid for), CALLDATALOAD only for a word inside the calldata or past
+ * it; anything else is left to the caller's step. The caller keeps the gas as a number only while
+ * the frame's gas fits a double exactly (< 2^53) and writes it back to the run state before any
+ * other step, so every other code sees `gasLeft` as the stock loop leaves it.
  */
+
+import { readWord, wordOfBytes, writeWord, type WordMemory } from './word-memory.ts'
 
 const TWO_POW256 = 1n << 256n
 const MAX_UINT256 = TWO_POW256 - 1n
+/** memory offsets up to this are compared as numbers (exact below 2^53), as word-memory.ts's withinPaidMemory */
+const NUMBER_OFFSET_MAX = 0xffffffffn
 
 export interface InlineStack {
   _store: bigint[]
   _len: number
   _maxHeight: number
+}
+
+/** What the environment opcodes read (ethereumjs' Interpreter getters, which the stock handlers call). */
+export interface InlineInterpreter {
+  getCallData(): Uint8Array
+  getCallDataSize(): bigint
+  getCallValue(): bigint
+  getCaller(): bigint
+  getReturnDataSize(): bigint
 }
 
 export interface InlineRunState {
@@ -31,17 +50,33 @@ export interface InlineRunState {
   code: Uint8Array
   validJumps: Uint8Array
   cachedPushes: Record<number, bigint>
+  /** the frame's memory and the words of it paid for: MLOAD and MSTORE run inline inside them */
+  memory: WordMemory
+  memoryWordCount: bigint
+  interpreter: InlineInterpreter
 }
 
-/** the opcodes runInlineSteps runs; every one static-fee and synchronous in every hardfork that has it */
+/**
+ * the opcodes runInlineSteps runs with the stock handler's effect; every one static-fee and
+ * synchronous in every hardfork that has it
+ */
 export const INLINE_OPCODES: readonly number[] = [
-  0x01, 0x02, 0x03, 0x04, // ADD MUL SUB DIV
-  0x10, 0x11, 0x14, 0x15, // LT GT EQ ISZERO
-  0x16, 0x17, 0x18, 0x19, // AND OR XOR NOT
-  0x1b, 0x1c, // SHL SHR
+  0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0b, // ADD MUL SUB DIV SDIV MOD SMOD ADDMOD MULMOD SIGNEXTEND
+  0x10, 0x11, 0x12, 0x13, 0x14, 0x15, // LT GT SLT SGT EQ ISZERO
+  0x16, 0x17, 0x18, 0x19, 0x1a, // AND OR XOR NOT BYTE
+  0x1b, 0x1c, 0x1d, // SHL SHR SAR
+  0x33, 0x34, 0x36, 0x3d, // CALLER CALLVALUE CALLDATASIZE RETURNDATASIZE
   0x50, 0x56, 0x57, 0x5b, 0x5f, // POP JUMP JUMPI JUMPDEST PUSH0
   ...Array.from({ length: 0x9f - 0x60 + 1 }, (_, i) => 0x60 + i), // PUSH1-32, DUP1-16, SWAP1-16
 ]
+
+/**
+ * the opcodes runInlineSteps runs with the effect of this project's handler of them (calldata-load.ts,
+ * word-memory.ts), which the EVM must have installed: CALLDATALOAD of a whole word inside the
+ * calldata, and MLOAD and MSTORE inside the memory already paid for (their memory gas is then nothing
+ * beyond the static fee); any other access is left to the caller's step
+ */
+export const INLINE_OWN_HANDLER_OPCODES: readonly number[] = [0x35, 0x51, 0x52] // CALLDATALOAD MLOAD MSTORE
 
 /** How many steps the last `runInlineSteps` ran (the caller's deadline countdown counts them). */
 export interface InlineBatch {
@@ -65,6 +100,8 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
   const maxHeight = stack._maxHeight
   const pushes = rs.cachedPushes
   const validJumps = rs.validJumps
+  // no inlined opcode grows memory: what is paid for stays the same through the batch
+  const paidBytes = Number(rs.memoryWordCount) * 32
   let pc = rs.programCounter
   let len = stack._len
   let steps = 0
@@ -146,6 +183,73 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           s[len - 1] = MAX_UINT256 ^ s[len - 1]
           pc++
           break
+        case 0x33: // CALLER: push(interpreter.getCaller())
+          if (len >= maxHeight) break run
+          s[len++] = rs.interpreter.getCaller()
+          pc++
+          break
+        case 0x34: // CALLVALUE: push(interpreter.getCallValue())
+          if (len >= maxHeight) break run
+          s[len++] = rs.interpreter.getCallValue()
+          pc++
+          break
+        case 0x36: // CALLDATASIZE: push(interpreter.getCallDataSize())
+          if (len >= maxHeight) break run
+          s[len++] = rs.interpreter.getCallDataSize()
+          pc++
+          break
+        case 0x3d: // RETURNDATASIZE: push(interpreter.getReturnDataSize())
+          if (len >= maxHeight) break run
+          s[len++] = rs.interpreter.getReturnDataSize()
+          pc++
+          break
+        case 0x35: {
+          // CALLDATALOAD (calldata-load.ts): pos = pop(); past the calldata zero, else its word
+          // there; a read partly past the end (zero-padded) is left to the handler
+          if (len < 1) break run
+          const data = rs.interpreter.getCallData()
+          const pos = s[len - 1]
+          if (pos >= data.length) {
+            s[len - 1] = 0n
+          } else {
+            const i = Number(pos)
+            if (i + 32 > data.length) break run
+            s[len - 1] = wordOfBytes(data.subarray(i, i + 32))
+          }
+          pc++
+          break
+        }
+        case 0x51: {
+          // MLOAD (word-memory.ts) inside paid memory: offset = pop(); push(the word there)
+          if (len < 1) break run
+          const offset = s[len - 1]
+          if (offset > NUMBER_OFFSET_MAX || Number(offset) + 32 > paidBytes) break run
+          s[len - 1] = readWord(rs.memory, Number(offset))
+          pc++
+          break
+        }
+        case 0x52: {
+          // MSTORE (word-memory.ts) inside paid memory: offset = pop(), word = pop(); the word written there
+          if (len < 2) break run
+          const offset = s[len - 1]
+          if (offset > NUMBER_OFFSET_MAX || Number(offset) + 32 > paidBytes) break run
+          writeWord(rs.memory, Number(offset), s[len - 2])
+          len -= 2
+          pc++
+          break
+        }
+        case 0x08: // ADDMOD: [a, b, c] = popN(3); c === 0 ? 0 : mod(a + b, c)
+        case 0x09: {
+          // MULMOD: [a, b, c] = popN(3); c === 0 ? 0 : mod(a * b, c) (all unsigned: mod is %)
+          if (len < 3) break run
+          const a = s[len - 1]
+          const b = s[len - 2]
+          const c = s[len - 3]
+          s[len - 3] = c === 0n ? 0n : op === 0x08 ? (a + b) % c : (a * b) % c
+          len -= 2
+          pc++
+          break
+        }
         default: {
           // binary operations: [a, b] = popN(2) (a the top); push(r)
           if (len < 2) break run
@@ -167,6 +271,46 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
             case 0x04: // DIV: b === 0 ? 0 : mod(a / b, 2^256)
               r = b === 0n ? 0n : a / b
               break
+            case 0x05: // SDIV: b === 0 ? 0 : toTwos(fromTwos(a) / fromTwos(b))
+              r = b === 0n ? 0n : BigInt.asUintN(256, BigInt.asIntN(256, a) / BigInt.asIntN(256, b))
+              break
+            case 0x06: // MOD: b === 0 ? b : mod(a, b) (both unsigned: %)
+              r = b === 0n ? 0n : a % b
+              break
+            case 0x07: // SMOD: b === 0 ? b : toTwos(fromTwos(a) % fromTwos(b))
+              r = b === 0n ? 0n : BigInt.asUintN(256, BigInt.asIntN(256, a) % BigInt.asIntN(256, b))
+              break
+            case 0x0b: // SIGNEXTEND: [k, val]; for k < 31 the bits above byte k copy its sign bit
+              if (a < 31n) {
+                const signBit = a * 8n + 7n
+                const mask = (1n << signBit) - 1n
+                r = ((b >> signBit) & 1n) === 1n ? b | (MAX_UINT256 ^ mask) : b & mask
+              } else {
+                r = b
+              }
+              break
+            case 0x12: // SLT
+              r = BigInt.asIntN(256, a) < BigInt.asIntN(256, b) ? 1n : 0n
+              break
+            case 0x13: // SGT
+              r = BigInt.asIntN(256, a) > BigInt.asIntN(256, b) ? 1n : 0n
+              break
+            case 0x1a: // BYTE: [pos, word]; pos > 32 ? 0 : (word >> ((31 - pos) * 8)) & 255
+              r = a > 32n ? 0n : (b >> ((31n - a) * 8n)) & 255n
+              break
+            case 0x1d: {
+              // SAR: [a, b]; b shifted right by a, the shifted-in bits b's sign
+              const signed = BigInt.asIntN(256, b) < 0n
+              if (a > 256n) {
+                r = signed ? MAX_UINT256 : 0n
+              } else if (signed) {
+                const shiftedOutWidth = 255n - a
+                r = (b >> a) | ((MAX_UINT256 >> shiftedOutWidth) << shiftedOutWidth)
+              } else {
+                r = b >> a
+              }
+              break
+            }
             case 0x10: // LT
               r = a < b ? 1n : 0n
               break

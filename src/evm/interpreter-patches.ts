@@ -67,11 +67,15 @@
  *    CALLDATALOAD's word (calldata-load.ts), and LOG's topics (log-opcode.ts; LOG's gas is
  *    computed by sync-gas.ts, so a LOG is a synchronous step).
  * 13. Inline steps (inline-steps.ts): in a pooled EVM, once the frame has its jump analysis, the
- *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST and the cheap arithmetic,
- *    comparison and bitwise opcodes itself, in batches of consecutive ones (runInlineSteps: the
- *    program counter and stack height in locals, no call per step), where the EVM has their stock
- *    handlers, with the frame's gas as a number (while it is below 2^53) written back to the run state before any
- *    other step that reads or writes it and when the frame ends. An inlined opcode that would fail
+ *    loop of 5. runs PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST, the arithmetic, comparison and
+ *    bitwise opcodes of static fee, CALLER, CALLVALUE, CALLDATASIZE, RETURNDATASIZE, CALLDATALOAD
+ *    of a whole word, and MLOAD and MSTORE inside paid memory itself, in batches of consecutive
+ *    ones (runInlineSteps: the program counter and stack height in locals, no call per step),
+ *    where the EVM has their stock handlers (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
+ *    12., MLOAD's and MSTORE's gas the stock memory gas; ethereumjs flags CALLER, CALLVALUE,
+ *    CALLDATA* and RETURNDATASIZE asynchronous, but their handlers are not), with the frame's gas
+ *    as a number (while it is below 2^53) written back to the run state before any other step
+ *    that reads or writes it and when the frame ends. An inlined opcode that would fail
  *    (gas, stack, jump) runs the stock step instead, which fails as it always did. Every other
  *    synchronous step whose gas is static or computed by sync-gas.ts (MLOAD, MSTORE, KECCAK256,
  *    CALLDATALOAD, RETURN, REVERT, ...) is run as fastStep runs it but with the gas kept a number:
@@ -98,7 +102,7 @@ import { mload, mstore } from './word-memory.ts'
 import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
-import { INLINE_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
+import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
@@ -226,6 +230,9 @@ const STOCK = Symbol('stock step')
 /** per pooled EVM: the static fee of each opcode the loop may run itself (13.), 0 for the others (no inlined opcode is free) */
 const INLINE_FEES = Symbol('fees of the inlined opcodes')
 
+/** opcodes ethereumjs flags asynchronous whose handlers (the stock ones, calldata-load.ts's) are synchronous: 13. inlines them */
+const SYNCHRONOUS_ASYNC_FLAGGED = new Set([0x33, 0x34, 0x35, 0x36, 0x3d])
+
 /** the largest gas the loop of 13. keeps as a number: a double holds every integer up to it exactly */
 const MAX_NUMBER_GAS = BigInt(Number.MAX_SAFE_INTEGER)
 
@@ -308,6 +315,7 @@ async function apply(): Promise<void> {
   const OUT_OF_GAS = EVMError.errorMessages.OUT_OF_GAS
   const opcodeUtil = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<CopyInternals, 'createAddressFromStackBigInt'>
   stockHandlers = ((await import(new URL('./opcodes/functions.js', evmEntry).href)) as { handlers: Map<number, unknown> }).handlers
+  stockGasHandlers = ((await import(new URL('./opcodes/gas.js', evmEntry).href)) as { dynamicGasHandlers: Map<number, unknown> }).dynamicGasHandlers
   const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
@@ -511,6 +519,8 @@ interface OpcodeEntry {
 
 /** the stock opcode handlers (@ethereumjs/evm opcodes/functions.js), loaded once: 13. inlines an opcode only where the EVM has its stock handler */
 let stockHandlers: Map<number, unknown> | undefined
+/** the stock dynamic gas handlers (opcodes/gas.js): 13. inlines MLOAD and MSTORE only over these */
+let stockGasHandlers: Map<number, unknown> | undefined
 
 /** what SLOAD and SSTORE of 11. use of the EVM's internals, loaded once */
 let storage: StorageInternals | undefined
@@ -539,22 +549,33 @@ export function patchEvmInstance(evm: object): void {
   const replace = (op: number, handler: OpcodeEntry['opHandler']) => {
     if (map[op] !== undefined) map[op].opHandler = handler
   }
-  // 13. an opcode is run by the loop only where this EVM has the stock handler and static fee for
-  // it (a custom opcode or an opcode the hardfork does not have keeps its own entry)
-  const fees = new Uint8Array(256)
-  for (const op of INLINE_OPCODES) {
-    const entry = map[op] as (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined
-    const info = entry?.opcodeInfo
-    const stock = stockHandlers?.get(op)
-    if (stock !== undefined && entry?.opHandler === stock && info?.isInvalid === false && info.dynamicGas === false && info.isAsync === false && info.code === op && typeof info.fee === 'number' && info.fee > 0 && info.fee < 256) fees[op] = info.fee
-  }
-  ;(evm as { [INLINE_FEES]?: Uint8Array })[INLINE_FEES] = fees
   replace(0x20, keccakOpcode as OpcodeEntry['opHandler'])
   replace(0x35, calldataLoad as OpcodeEntry['opHandler'])
   for (let op = 0xa0; op <= 0xa4; op++) replace(op, logOpcode as OpcodeEntry['opHandler'])
   replace(0x51, mload)
   replace(0x52, mstore)
   for (const [op, handler] of copies ?? []) replace(op, handler)
+  // 13. an opcode is run by the loop only where this EVM has the stock handler and static fee for
+  // it (a custom opcode or an opcode the hardfork does not have keeps its own entry); CALLDATALOAD,
+  // MLOAD and MSTORE where it has the handlers installed above, and MLOAD's and MSTORE's stock
+  // memory gas (nothing past the fee inside paid memory, where alone the loop runs them)
+  const fees = new Uint8Array(256)
+  const ownHandlers = new Map<number, unknown>([[0x35, calldataLoad], [0x51, mload], [0x52, mstore]])
+  const inlinable = (op: number, entry: (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined): boolean => {
+    const info = entry?.opcodeInfo
+    // ethereumjs' table calls CALLER, CALLVALUE, CALLDATALOAD, CALLDATASIZE and RETURNDATASIZE
+    // asynchronous ("closure state"), but their handlers (the stock ones, calldata-load.ts) return nothing
+    if (entry === undefined || info?.isInvalid !== false || (info.isAsync !== false && !SYNCHRONOUS_ASYNC_FLAGGED.has(op)) || info.code !== op || typeof info.fee !== 'number' || info.fee <= 0 || info.fee >= 256) return false
+    const own = ownHandlers.get(op)
+    if (own === undefined) return stockHandlers?.get(op) !== undefined && entry.opHandler === stockHandlers.get(op) && info.dynamicGas === false
+    if (entry.opHandler !== own) return false
+    return op === 0x35 ? info.dynamicGas === false : info.dynamicGas === true && entry.gasHandler !== undefined && entry.gasHandler === stockGasHandlers?.get(op)
+  }
+  for (const op of [...INLINE_OPCODES, ...INLINE_OWN_HANDLER_OPCODES]) {
+    const entry = map[op] as (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined
+    if (inlinable(op, entry)) fees[op] = entry!.opcodeInfo!.fee!
+  }
+  ;(evm as { [INLINE_FEES]?: Uint8Array })[INLINE_FEES] = fees
   // 11. over this EVM's own SLOAD and SSTORE entries, which they fall back to
   if (storage !== undefined && map[0x54] !== undefined && map[0x55]?.gasHandler !== undefined) {
     const stock = map as unknown as Array<{ opHandler: StorageHandlers['sload']; gasHandler: StorageHandlers['sstoreGas'] }>

@@ -21,7 +21,10 @@ const push32 = (v: bigint) => '7f' + v.toString(16).padStart(64, '0')
 const hexByte = (op: number) => op.toString(16).padStart(2, '0')
 
 const EDGES = [0n, 1n, 2n, 3n, 31n, 32n, 255n, 256n, 257n, 2n ** 64n, 2n ** 128n + 5n, 2n ** 255n, 2n ** 255n + 1n, 2n ** 256n - 2n, 2n ** 256n - 1n]
-const BINARY = [0x01, 0x02, 0x03, 0x04, 0x10, 0x11, 0x14, 0x16, 0x17, 0x18, 0x1b, 0x1c]
+const BINARY = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0b, 0x10, 0x11, 0x12, 0x13, 0x14, 0x16, 0x17, 0x18, 0x1a, 0x1b, 0x1c, 0x1d]
+const TERNARY = [0x08, 0x09]
+/** fewer edges for the three operands of ADDMOD and MULMOD (15^3 combinations would make a 1 MB program) */
+const TERNARY_EDGES = [0n, 1n, 3n, 255n, 2n ** 128n + 5n, 2n ** 255n + 1n, 2n ** 256n - 2n, 2n ** 256n - 1n]
 const UNARY = [0x15, 0x19]
 
 interface Outcome {
@@ -30,11 +33,19 @@ interface Outcome {
   output: string
 }
 
-async function run(pooled: boolean, code: string, gasLimit = 10_000_000n): Promise<Outcome> {
+/** the call's environment beyond the code: calldata, value, caller */
+interface CallEnv {
+  data?: Uint8Array
+  value?: bigint
+  caller?: ReturnType<typeof createAddressFromString>
+}
+
+async function run(pooled: boolean, code: string, gasLimit = 10_000_000n, env: CallEnv = {}): Promise<Outcome> {
   const state = JournaledState.over(EMPTY_STATE_READER)
   await state.putCode(TARGET, Buffer.from(code, 'hex'))
+  if (env.caller !== undefined && env.value !== undefined) await state.modifyAccountFields(env.caller, { balance: env.value })
   const exec = async (vm: VM) => {
-    const { execResult } = await vm.evm.runCall({ to: TARGET, gasLimit })
+    const { execResult } = await vm.evm.runCall({ to: TARGET, gasLimit, data: env.data, value: env.value, caller: env.caller })
     return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed, output: Buffer.from(execResult.returnValue).toString('hex') }
   }
   // a VM outside the pool keeps the stock handlers and steps (patchEvmInstance is the pool's)
@@ -42,9 +53,9 @@ async function run(pooled: boolean, code: string, gasLimit = 10_000_000n): Promi
   return pooled ? new VmPool(common).with(state, exec) : exec(await createVM({ common, stateManager: state }))
 }
 
-async function sameAsStock(code: string, gasLimit?: bigint): Promise<Outcome> {
-  const stock = await run(false, code, gasLimit)
-  expect(await run(true, code, gasLimit), code.length > 200 ? `${code.slice(0, 200)}...` : code).toEqual(stock)
+async function sameAsStock(code: string, gasLimit?: bigint, env?: CallEnv): Promise<Outcome> {
+  const stock = await run(false, code, gasLimit, env)
+  expect(await run(true, code, gasLimit, env), code.length > 200 ? `${code.slice(0, 200)}...` : code).toEqual(stock)
   return stock
 }
 
@@ -68,9 +79,50 @@ describe('inlined opcodes against the stock handlers', () => {
       }
     }
     for (const op of UNARY) for (const a of EDGES) body += push32(a) + hexByte(op) + storeResult(i++)
+    for (const op of TERNARY) {
+      for (const a of TERNARY_EDGES) {
+        for (const b of TERNARY_EDGES) for (const c of TERNARY_EDGES) body += push32(c) + push32(b) + push32(a) + hexByte(op) + storeResult(i++)
+      }
+    }
     const outcome = await sameAsStock(program(body, i))
     expect(outcome.error).toBeUndefined()
     expect(outcome.output.length).toBe(64 * i)
+  })
+
+  it('CALLER, CALLVALUE, CALLDATASIZE, RETURNDATASIZE and CALLDATALOAD inside, across and past the calldata', async () => {
+    const data = Uint8Array.from({ length: 70 }, (_, i) => (i * 37 + 11) & 0xff)
+    let body = '33' + storeResult(0) + '34' + storeResult(1) + '36' + storeResult(2) + '3d' + storeResult(3)
+    let words = 4
+    for (const offset of [0n, 1n, 31n, 38n, 39n, 40n, 69n, 70n, 71n, 2n ** 64n, 2n ** 256n - 1n]) body += push32(offset) + '35' + storeResult(words++)
+    // RETURNDATASIZE after a call that returned data: CALL(gas, identity precompile, 0, in 0..70, out nothing)
+    body += '6000' + '6000' + '6046' + '6000' + '6000' + '6004' + '61ffff' + 'f1' + '50' + '3d' + storeResult(words++)
+    const caller = createAddressFromString('0x00000000000000000000000000000000000c0ffe')
+    const outcome = await sameAsStock(program(body, words), undefined, { data, value: 12345n, caller })
+    expect(outcome.error).toBeUndefined()
+    expect(BigInt('0x' + outcome.output.slice(128, 192))).toBe(70n) // CALLDATASIZE
+  })
+
+  it('MLOAD and MSTORE inside paid memory, where they grow it, and at offsets past any memory', async () => {
+    let body = push32(2n ** 256n - 1n) + '6000' + '52' // memory paid for 1 word
+    // the words read are kept on the stack and stored at the end (from offset 512 on)
+    body += '6001' + '51' // inside it
+    body += push32(7n) + '6040' + '52' // grows it to 3 words
+    body += '6021' + '51' + '6020' + '51' // inside it, unaligned and aligned
+    body += push32(2n ** 255n + 9n) + '6022' + '52' // inside, unaligned, across words
+    body += '6050' + '51' // grows it (80 + 32 past 96)
+    body += '6010' + '51' // inside it
+    body += '59' // MSIZE
+    for (let i = 0; i < 6; i++) body += storeResult(16 + i)
+    const outcome = await sameAsStock(program(body, 22))
+    expect(outcome.error).toBeUndefined()
+    // offsets no memory can reach: out of gas as the stock step
+    for (const offset of [2n ** 32n, 2n ** 64n, 2n ** 256n - 1n]) {
+      await sameAsStock(program('6000' + push32(offset) + '52', 0))
+      await sameAsStock(program(push32(offset) + '51', 0))
+    }
+    // underflow
+    await sameAsStock(program('6000' + '6000' + '52' + '51' + '6000' + '52', 0))
+    await sameAsStock(program('6000' + '6000' + '52' + '6000' + '52', 0))
   })
 
   it('PUSH0-32, DUP1-16, SWAP1-16, POP, JUMPDEST, JUMP and JUMPI taken and not', async () => {
@@ -159,6 +211,9 @@ describe('runInlineSteps', () => {
     code: Uint8Array.from(code),
     validJumps,
     cachedPushes: { 2: 7n },
+    memory: { _store: new Uint8Array(0), extend: () => {} },
+    memoryWordCount: 0n,
+    interpreter: { getCallData: () => new Uint8Array(0), getCallDataSize: () => 0n, getCallValue: () => 0n, getCaller: () => 0n, getReturnDataSize: () => 0n },
   })
   const fees = new Uint8Array(256)
   for (const op of INLINE_OPCODES) fees[op] = 3
@@ -198,6 +253,7 @@ describe('runInlineSteps', () => {
 
   it('covers only static-fee opcodes', () => {
     expect(INLINE_OPCODES).not.toContain(0x0a) // EXP: dynamic gas
+    expect(INLINE_OPCODES).not.toContain(0x51) // MLOAD: inlined only by its own handler's rules (INLINE_OWN_HANDLER_OPCODES)
     expect(new Set(INLINE_OPCODES).size).toBe(INLINE_OPCODES.length)
   })
 })
