@@ -49,6 +49,7 @@ import { bundleHash as computeBundleHash, decodeSignedTransaction, isTxDecodeErr
 import { mergeBundles, type Executed, type MergeContext } from './builder/bundle-merge.ts'
 import { BundleStatsStore } from './builder/bundle-stats.ts'
 import { includePublicTxs } from './builder/public-txs.ts'
+import { packReceipt, unpackReceipt, type KeptReceipt } from './builder/kept-receipts.ts'
 import {
   blockJson,
   bundleRecordJson,
@@ -117,7 +118,8 @@ export class LocalBuilder {
   private bundles: PendingBundle[] = []
   /** public transactions, arrival order */
   private readonly mempool = new Map<Hex, PendingTx>()
-  private readonly receipts = new Map<Hex, BuilderReceipt>()
+  /** the history window's receipts, their logs packed (packed-logs.ts): the bulk of what the builder keeps */
+  private readonly receipts = new Map<Hex, KeptReceipt>()
   private readonly stats: BundleStatsStore
   private readonly history = new Map<bigint, { reader: StateReader; transactions: Hex[] }>()
   private seq = 0
@@ -295,7 +297,7 @@ export class LocalBuilder {
   /** The receipt of a transaction this builder included (while kept), else undefined. */
   receipt(hash: Hex): BuilderReceipt | undefined {
     const r = this.receipts.get(hash.toLowerCase() as Hex)
-    return r === undefined ? undefined : { ...r, logs: [...r.logs] }
+    return r === undefined ? undefined : unpackReceipt(r)
   }
 
   /** What became of a bundle over the blocks it was sent for (while its records are kept), else undefined. */
@@ -451,7 +453,7 @@ export class LocalBuilder {
         ...(e.bundleHash === undefined ? {} : { bundleHash: e.bundleHash }),
       }
       out.push(receipt)
-      this.receipts.set(tx.hash, receipt)
+      this.receipts.set(tx.hash, packReceipt(receipt))
       if (this.receipts.size > this.limits.maxReceipts) this.receipts.delete(this.receipts.keys().next().value as Hex)
     }
     return out
@@ -536,7 +538,7 @@ export class LocalBuilder {
     m.set('eth_getTransactionReceipt', (params) => {
       const hash = parseHashParam(params[0], 'transaction hash')
       const receipt = this.receipts.get(hash)
-      return receipt === undefined ? null : receiptJson(receipt)
+      return receipt === undefined ? null : receiptJson(unpackReceipt(receipt))
     })
     m.set('eth_getBlockByNumber', (params) => {
       let reader: StateReader

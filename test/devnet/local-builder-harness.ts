@@ -64,6 +64,7 @@ export interface ReceiptJson {
   gasUsed: string
   transactionIndex: string
   bundleHash?: string
+  logs: Array<{ address: string; topics: string[]; data: string; logIndex: string }>
 }
 
 export const hex = (n: bigint | number) => `0x${n.toString(16)}`

@@ -53,6 +53,13 @@ describe('LocalBuilder over HTTP', () => {
     expect(rb).toMatchObject({ transactionHash: SWAP_B.hash, blockNumber: '0x1', status: '0x1', transactionIndex: '0x1', bundleHash: answer.bundleHash })
     expect(ra.blockHash).toBe(source.latest().block.hash)
     expect(BigInt(ra.gasUsed) + BigInt(rb.gasUsed)).toBe(source.latest().block.gasUsed)
+    // the logs, kept packed (kept-receipts.ts), answer as anvil recorded them for the fixture, and as the block built them
+    const fields = (logs: ReadonlyArray<{ address: string; topics: readonly string[]; data: string }>) => logs.map(({ address, topics, data }) => ({ address: address.toLowerCase(), topics, data }))
+    expect(SWAP_A.expected.logs.length).toBeGreaterThan(2)
+    expect(fields(ra.logs)).toEqual(fields(SWAP_A.expected.logs))
+    expect(ra.logs.map((l) => l.logIndex)).toEqual(ra.logs.map((_, i) => hex(BigInt(i))))
+    expect(builder.receipt(SWAP_B.hash)?.logs).toEqual(built.receipts[1].logs)
+    expect(fields(rb.logs)).toEqual(fields(built.receipts[1].logs))
     expect(await ok(url, 'devnet_bundleStatus', [answer.bundleHash])).toMatchObject({ status: 'included', blockNumber: '0x1' })
     // both senders moved on: nonce 1 at the head, 0 at the genesis (kept history)
     expect(await ok(url, 'eth_getTransactionCount', [SWAP_B.from, 'latest'])).toBe('0x1')

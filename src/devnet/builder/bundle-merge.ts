@@ -19,7 +19,7 @@ import type { ExecutionBlock } from '../../evm/block-context.ts'
 import { nonceMismatch, TransactionRejectedError, type SimulationState, type Simulator, type TransactionResult } from '../../evm/simulator.ts'
 import { errorText } from '../../primitives/error-text.ts'
 import type { DecodedTransaction } from '../../tx/index.ts'
-import type { BuilderReceipt, PendingBundle } from './types.ts'
+import type { PendingBundle } from './types.ts'
 
 export interface Executed {
   result: TransactionResult
@@ -34,7 +34,7 @@ export interface MergeContext {
   context: ExecutionBlock
   coinbase: Address
   /** receipts of transactions already on chain */
-  receipts: ReadonlyMap<Hex, BuilderReceipt>
+  receipts: ReadonlyMap<Hex, { readonly blockNumber: bigint }>
   onError: (error: unknown) => void
   now: () => number
 }

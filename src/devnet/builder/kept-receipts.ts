@@ -1,0 +1,82 @@
+/**
+ * The receipts the local builder keeps for its history window (LOCAL_BUILDER_HISTORY_BLOCKS
+ * blocks), their logs packed into one binary string each.
+ *
+ * Why: kept as the simulator returns them, a router swap's five or six logs are ~20 hex strings,
+ * their arrays and objects: ~3.5 KB per receipt, 4.7 MB for the 8 blocks of ~165 transactions
+ * bench:soak builds (a heap snapshot at minute 6), which fill as the load starts. Packed, the same
+ * logs are their raw bytes (a one-byte string: 1 byte per byte, one header), under half of that.
+ * They are unpacked only when a receipt is read (eth_getTransactionReceipt, receipt()).
+ *
+ * Layout, per log: address (20 bytes), topic count (1 byte, 0-4), topics (32 bytes each), data
+ * length (4 bytes, big-endian), data.
+ */
+import type { Address, Hex } from '../../chain/types.ts'
+import type { SimulationLog } from '../../evm/simulator.ts'
+import type { BuilderReceipt } from './types.ts'
+
+/** The packed form: each char is one byte (0-255). */
+export type PackedLogs = string & { readonly __packedLogs: unique symbol }
+
+const MAX_TOPICS = 4
+
+function bytesOf(hex: string, what: string): Buffer {
+  if (!/^0x([0-9a-fA-F]{2})*$/.test(hex)) throw new RangeError(`${what} is not 0x-prefixed hex of whole bytes: ${hex.slice(0, 20)}`)
+  return Buffer.from(hex.slice(2), 'hex')
+}
+
+function fixed(hex: string, length: number, what: string): Buffer {
+  const bytes = bytesOf(hex, what)
+  if (bytes.length !== length) throw new RangeError(`${what} must be ${length} bytes, got ${bytes.length}`)
+  return bytes
+}
+
+export function packLogs(logs: readonly SimulationLog[]): PackedLogs {
+  const parts: Buffer[] = []
+  for (const [i, log] of logs.entries()) {
+    if (log.topics.length > MAX_TOPICS) throw new RangeError(`log ${i} has ${log.topics.length} topics, at most ${MAX_TOPICS}`)
+    parts.push(fixed(log.address, 20, `log ${i}'s address`), Buffer.of(log.topics.length))
+    for (const [t, topic] of log.topics.entries()) parts.push(fixed(topic, 32, `log ${i}'s topic ${t}`))
+    const data = bytesOf(log.data, `log ${i}'s data`)
+    const length = Buffer.alloc(4)
+    length.writeUInt32BE(data.length)
+    parts.push(length, data)
+  }
+  return Buffer.concat(parts).toString('latin1') as PackedLogs
+}
+
+export function unpackLogs(packed: PackedLogs): SimulationLog[] {
+  const bytes = Buffer.from(packed, 'latin1')
+  const logs: SimulationLog[] = []
+  let at = 0
+  const take = (n: number): Buffer => {
+    if (at + n > bytes.length) throw new RangeError(`packed logs end at byte ${bytes.length}, ${n} more wanted at ${at}`)
+    const out = bytes.subarray(at, at + n)
+    at += n
+    return out
+  }
+  const hex = (b: Buffer): Hex => `0x${b.toString('hex')}`
+  while (at < bytes.length) {
+    const address = hex(take(20)) as Address
+    const count = take(1)[0]
+    const topics: Hex[] = []
+    for (let t = 0; t < count; t++) topics.push(hex(take(32)))
+    const data = hex(take(take(4).readUInt32BE(0)))
+    logs.push({ address, topics, data })
+  }
+  return logs
+}
+
+/** A receipt as the builder keeps it: every field but the logs as they are, the logs packed. */
+export type KeptReceipt = Omit<BuilderReceipt, 'logs'> & { readonly packedLogs: PackedLogs }
+
+export function packReceipt(receipt: BuilderReceipt): KeptReceipt {
+  const { logs, ...rest } = receipt
+  return { ...rest, packedLogs: packLogs(logs) }
+}
+
+/** A fresh BuilderReceipt (its own logs: the caller may change them). */
+export function unpackReceipt(kept: KeptReceipt): BuilderReceipt {
+  const { packedLogs, ...rest } = kept
+  return { ...rest, logs: unpackLogs(packedLogs) }
+}
