@@ -166,9 +166,11 @@ export class RemoteStateReader implements StateReader {
    * key it does not name; an unchanged one: the accounts, code and slots it names; storage presence
    * of an unchanged diff and block hashes never), lazily: a key this L1 lacks is looked up in the
    * parent's L1 (and through the parent's own inheritance, up the blocks `parents` still holds) and
-   * copied here on its first read. A head costs O(diff) instead of a copy of the parent's whole L1
-   * (thousands of entries, each a new promise and its handler: 5-50 ms of a worker at every head
-   * on bench:quote's mix, run synchronously before its next task; BENCHMARKS.md, ninth session).
+   * copied here on its first read. A head costs O(diff) instead of a copy of the parent's whole L1,
+   * run synchronously before the worker's next task: ~1,000 entries a head on bench:quote's mix,
+   * each a new promise, handler and LRU node (~0.3 ms, whose allocation set off a 20-50 ms
+   * scavenge in about a third of the heads in isolation), 40-390 ms at 20,000 entries
+   * (BENCHMARKS.md, Quote, ninth session).
    * `parents` finds a block's reader by hash among those the worker keeps (no reference is held
    * from child to parent, so the readers a worker drops are freed as before).
    * @returns the parent's entries this block may now take without asking (the pool's `l1Carried`)
