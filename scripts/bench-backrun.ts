@@ -25,6 +25,7 @@
  * warm-ups included), and the reads per request that missed the fork's cache.
  * `cpu_percent`: the service process's CPU (all its threads, /proc/<pid>/stat) while it answers
  * the devnet requests, over 100 when more than one core works.
+ * `slowest` and `by_fixture` (issue 13's tail): which timed requests make the p99 (see tailMakeup).
  * Prints one JSON object on its last line.
  *
  * Hold-out arbitrage (issue 15): the fixture swaps plus generated swaps through our router (quotes
@@ -262,6 +263,9 @@ async function main() {
     const pools = [...poolMap.values()].filter(executorCanSwap)
 
     const oursSamples: number[] = []
+    // each timed request with its fixture, round and found cycle: the tail's makeup (`slowest`, `by_fixture`)
+    const timed: Array<{ fixture: string; round: number; ms: number; found: boolean; at: number }> = []
+    const benchStart = performance.now()
     const baseSamples: number[] = []
     const rows = []
     const requests: object[] = []
@@ -277,8 +281,10 @@ async function main() {
       let mine: Found | null = null
       const window = startCpuWindow(service.pid!)
       for (let i = 0; i < ROUNDS; i++) {
+        const at = performance.now() - benchStart
         const r = await ours(url, params)
         oursSamples.push(r.ms)
+        timed.push({ fixture: fx.name, round: i, ms: r.ms, found: r.found !== null, at })
         mine = r.found
       }
       cpuWindows.push(window.stop())
@@ -327,6 +333,7 @@ async function main() {
         holdout_with_arbitrage: holdOut.withArbitrage,
         holdout_p50_ms: round(holdOut.latency.p50),
         holdout_p99_ms: round(holdOut.latency.p99),
+        ...tailMakeup(timed),
       }),
     )
   } finally {
@@ -337,6 +344,28 @@ async function main() {
 }
 
 const round = (x: number) => Math.round(x * 100) / 100
+
+/**
+ * What bench:backrun's tail is made of: the SLOWEST_SHOWN slowest timed requests (fixture, round of
+ * its 10, whether a backrun was found, ms since the bench's first timed request: the devnet seals
+ * every 12 s, so requests 12 s apart may straddle a head) and per fixture p50 / max with a found
+ * flag, slowest first.
+ */
+function tailMakeup(timed: ReadonlyArray<{ fixture: string; round: number; ms: number; found: boolean; at: number }>) {
+  const slowest = [...timed].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN).map((t) => ({ fixture: t.fixture, round: t.round, found: t.found, ms: round(t.ms), at_ms: Math.round(t.at) }))
+  const byFixture = new Map<string, { ms: number[]; found: boolean }>()
+  for (const t of timed) {
+    const f = byFixture.get(t.fixture) ?? { ms: [], found: false }
+    f.ms.push(t.ms)
+    f.found ||= t.found
+    byFixture.set(t.fixture, f)
+  }
+  const by_fixture = [...byFixture]
+    .map(([fixture, f]) => ({ fixture, found: f.found, p50_ms: round(summarize(f.ms).p50), max_ms: round(Math.max(...f.ms)) }))
+    .sort((a, b) => b.max_ms - a.max_ms)
+  return { slowest, by_fixture }
+}
+const SLOWEST_SHOWN = 6
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6
 
 /**

@@ -17,8 +17,9 @@
  *
  * Memory: the readers (each with its L1) of the last L1_BLOCKS blocks are kept; an older block's
  * reader lives on only while a task still holds it. Code is interned across blocks by hash, within
- * a byte bound. A new head's L1 may start with entries of its parent's (adoptHead): the same
- * promises, within the same per-block bound.
+ * a byte bound. A new head's L1 may take entries of its parent's (adoptHead), on first read: the
+ * same promises, within the same per-block bound; the parent is found among the kept readers, never
+ * held by its child.
  *
  * The pin is a TaskPin that is emptied when its task ends, never the reader itself: an
  * AsyncLocalStorage store (as this pin was) is stamped on every promise created under it, and
@@ -104,8 +105,9 @@ export class RemoteChainSource implements ChainStateSource {
   /**
    * A head announced by the main thread. With `diff` (the devnet: every key the block changed; a
    * fork: the re-read keys that kept their values) and the parent's reader still kept, the head's
-   * L1 starts with the parent's entries the diff vouches for: a block that touched a few pools
-   * does not send every worker back to the main thread for the whole state it had read.
+   * L1 takes the parent's entries the diff vouches for, on their first read (inheritFrom: nothing is
+   * copied at the head): a block that touched a few pools does not send every worker back to the
+   * main thread for the whole state it had read.
    */
   adoptHead(block: BlockInfo, diff?: BlockStateDiff): void {
     // a reorg's head may be lower than the one before: the main thread's newest head is followed as it is
@@ -114,7 +116,7 @@ export class RemoteChainSource implements ChainStateSource {
       const reader = this.readerFor(block)
       reader.knowDiff(diff)
       const parent = this.readers.peek(diff.parentHash)
-      if (parent !== undefined) this.carriedKeys += reader.carryFrom(parent, diff)
+      if (parent !== undefined) this.carriedKeys += reader.inheritFrom(parent, diff, (hash) => this.readers.peek(hash))
     }
     for (const listener of this.headListeners) listener(block)
   }
@@ -145,7 +147,7 @@ export class RemoteChainSource implements ChainStateSource {
     return hits
   }
 
-  /** L1 entries carried over from a head's parent since the worker started. */
+  /** L1 entries new heads could take from their parents since the worker started (see inheritFrom). */
   l1Carried(): number {
     return this.carriedKeys
   }

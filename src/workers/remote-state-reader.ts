@@ -13,7 +13,58 @@ import type { StateRequester } from './state-requester.ts'
 /** Keys one block's L1 holds at most (an entry: key string, promise, value; ~300 bytes). */
 export const L1_MAX_ENTRIES_PER_BLOCK = 50_000
 
+/**
+ * Ancestors an L1 miss is looked up in at most (the worker keeps fewer readers than this: the
+ * bound is a guard, the readers kept are the real one).
+ */
+export const MAX_INHERITED_BLOCKS = 8
+
 const EMPTY_CODE = new Uint8Array(0)
+
+/** A reader's link to its parent's L1 (inheritFrom). */
+interface Inheritance {
+  parentHash: Hex
+  vouches: (key: string) => boolean
+  parents: (hash: Hex) => RemoteStateReader | undefined
+}
+
+/**
+ * Whether `diff` vouches for an L1 key of the parent (the key is as true at the child): a changed
+ * diff names what to forget, an unchanged one what to keep (storage presence never: it was not
+ * re-read); block hashes are never carried (cheap, and number-dependent).
+ */
+function vouchedBy(diff: BlockStateDiff): (key: string) => boolean {
+  const accounts = new Set<string>(diff.accounts)
+  const slots = new Set<string>()
+  for (const [address, listed] of diff.storage) for (const slot of listed) slots.add(`s:${address}:${slot.toString(16)}`)
+  if (diff.kind === 'changed') {
+    const cleared = new Set<string>(diff.clearedStorage)
+    return (key) => {
+      switch (key[0]) {
+        case 'a':
+        case 'c':
+        case 'h':
+          return !accounts.has(key.slice(2))
+        case 's':
+          // s:<0x + 40 hex>:<slot>
+          return !slots.has(key) && !cleared.has(key.slice(2, 44))
+        default:
+          return false
+      }
+    }
+  }
+  return (key) => {
+    switch (key[0]) {
+      case 'a':
+      case 'c':
+        return accounts.has(key.slice(2))
+      case 's':
+        return slots.has(key)
+      default:
+        return false
+    }
+  }
+}
 
 /**
  * One object per code across blocks: the EVM memoises its jump-destination analysis per code
@@ -33,6 +84,8 @@ export class RemoteStateReader implements StateReader {
   l1Hits = 0
   /** what this block changed, as the main thread announced it with the head */
   private diff: BlockStateDiff | undefined
+  /** where keys this L1 lacks may be found without asking (inheritFrom) */
+  private inheritance: Inheritance | undefined
 
   constructor(
     readonly block: BlockInfo,
@@ -50,11 +103,8 @@ export class RemoteStateReader implements StateReader {
   getCode(address: Address): Promise<Uint8Array> {
     const addr = address.toLowerCase() as Address
     const key = `c:${addr}`
-    const hit = this.l1.get(key)
-    if (hit !== undefined) {
-      this.l1Hits++
-      return hit as Promise<Uint8Array>
-    }
+    const hit = this.hit(key)
+    if (hit !== undefined) return hit as Promise<Uint8Array>
     const code = this.requester.read(this.block.hash, { op: 'code', address: addr }).then((answer) => this.intern(answer as CodeAnswer))
     this.keep(key, code)
     return code
@@ -80,13 +130,13 @@ export class RemoteStateReader implements StateReader {
    * that answer instead of asking on their own.
    */
   async prefetch(reads: PrefetchRequest): Promise<void> {
-    const accounts = [...new Set((reads.accounts ?? []).map((a) => a.toLowerCase() as Address))].filter((a) => !this.l1.has(`a:${a}`))
+    const accounts = [...new Set((reads.accounts ?? []).map((a) => a.toLowerCase() as Address))].filter((a) => !this.holds(`a:${a}`))
     const seen = new Set<string>()
     const storage = (reads.storage ?? [])
       .map(({ address, slot }) => ({ address: address.toLowerCase() as Address, slot }))
       .filter(({ address, slot }) => {
         const key = `s:${address}:${slot.toString(16)}`
-        if (seen.has(key) || this.l1.has(key)) return false
+        if (seen.has(key) || this.holds(key)) return false
         seen.add(key)
         return true
       })
@@ -112,64 +162,84 @@ export class RemoteStateReader implements StateReader {
   }
 
   /**
-   * Takes the entries of `parent`'s L1 (the reader of this block's parent) that `diff` vouches for
-   * (a changed diff: every key it does not name; an unchanged one: the accounts, code and slots it
-   * names), except keys this L1 already holds; block hashes are never carried (cheap, and
-   * number-dependent). In the parent's recency order, within this L1's bound.
-   * @returns the entries carried
+   * This block's L1 takes over its parent's entries that `diff` vouches for (a changed diff: every
+   * key it does not name; an unchanged one: the accounts, code and slots it names; storage presence
+   * of an unchanged diff and block hashes never), lazily: a key this L1 lacks is looked up in the
+   * parent's L1 (and through the parent's own inheritance, up the blocks `parents` still holds) and
+   * copied here on its first read. A head costs O(diff) instead of a copy of the parent's whole L1,
+   * run synchronously before the worker's next task: ~1,000 entries a head on bench:quote's mix,
+   * each a new promise, handler and LRU node (~0.3 ms, whose allocation set off a 20-50 ms
+   * scavenge in about a third of the heads in isolation), 40-390 ms at 20,000 entries
+   * (BENCHMARKS.md, Quote, ninth session).
+   * `parents` finds a block's reader by hash among those the worker keeps (no reference is held
+   * from child to parent, so the readers a worker drops are freed as before).
+   * @returns the parent's entries this block may now take without asking (the pool's `l1Carried`)
    */
-  carryFrom(parent: RemoteStateReader, diff: BlockStateDiff): number {
-    const accounts = new Set<string>(diff.accounts)
-    const slots = new Set<string>()
-    for (const [address, listed] of diff.storage) for (const slot of listed) slots.add(`s:${address}:${slot.toString(16)}`)
-    const cleared = new Set<string>(diff.kind === 'changed' ? diff.clearedStorage : [])
-    // a changed diff names what to forget; an unchanged one what to keep (storage presence never: it was not re-read)
-    const unchanged =
-      diff.kind === 'changed'
-        ? (key: string): boolean => {
-            switch (key[0]) {
-              case 'a':
-              case 'c':
-              case 'h':
-                return !accounts.has(key.slice(2))
-              case 's':
-                // s:<0x + 40 hex>:<slot>
-                return !slots.has(key) && !cleared.has(key.slice(2, 44))
-              default:
-                return false
-            }
-          }
-        : (key: string): boolean => {
-            switch (key[0]) {
-              case 'a':
-              case 'c':
-                return accounts.has(key.slice(2))
-              case 's':
-                return slots.has(key)
-              default:
-                return false
-            }
-          }
-    let carried = 0
-    // oldest first, so the most recently used end up most recent here too
-    for (const entry of parent.l1.rentries()) {
-      const [key, value] = entry as [string, Promise<unknown>]
-      if (this.l1.has(key) || !unchanged(key)) continue
-      this.keep(key, value)
-      carried++
+  inheritFrom(parent: RemoteStateReader, diff: BlockStateDiff, parents: (hash: Hex) => RemoteStateReader | undefined): number {
+    this.inheritance = { parentHash: diff.parentHash, vouches: vouchedBy(diff), parents }
+    return parent.vouchedEntries(diff, this.inheritance.vouches)
+  }
+
+  /**
+   * How many of this L1's entries `diff` vouches for, in O(diff) unless it cleared storage (a
+   * changed diff's count includes the few block hashes this L1 may hold, which are not carried).
+   */
+  private vouchedEntries(diff: BlockStateDiff, vouches: (key: string) => boolean): number {
+    if (diff.kind === 'changed' && diff.clearedStorage.length > 0) {
+      // rare (a contract created or destroyed): count by walking this L1
+      let n = 0
+      for (const key of this.l1.keys()) if (vouches(key)) n++
+      return n
     }
-    return carried
+    let named = 0
+    for (const address of diff.accounts) {
+      if (this.l1.has(`a:${address}`)) named++
+      if (this.l1.has(`c:${address}`)) named++
+      if (diff.kind === 'changed' && this.l1.has(`h:${address}`)) named++
+    }
+    for (const [address, slots] of diff.storage) for (const slot of slots) if (this.l1.has(`s:${address}:${slot.toString(16)}`)) named++
+    return diff.kind === 'changed' ? this.l1.size - named : named
+  }
+
+  /**
+   * The entry of `key` an ancestor's L1 holds and every block since vouches for (inheritFrom),
+   * copied into this L1; undefined when there is none.
+   */
+  private inherited(key: string): Promise<unknown> | undefined {
+    let reader: RemoteStateReader = this
+    for (let depth = 0; depth < MAX_INHERITED_BLOCKS; depth++) {
+      const inheritance = reader.inheritance
+      if (inheritance === undefined || !inheritance.vouches(key)) return undefined
+      const parent = inheritance.parents(inheritance.parentHash)
+      if (parent === undefined) return undefined
+      const entry = parent.l1.peek(key)
+      if (entry !== undefined) {
+        this.keep(key, entry)
+        return entry
+      }
+      reader = parent
+    }
+    return undefined
+  }
+
+  /** The L1's entry of `key`, its own or inherited (counted as a hit either way). */
+  private hit(key: string): Promise<unknown> | undefined {
+    const entry = this.l1.get(key) ?? this.inherited(key)
+    if (entry !== undefined) this.l1Hits++
+    return entry
   }
 
   private cached(key: string, read: StateRead): Promise<unknown> {
-    const hit = this.l1.get(key)
-    if (hit !== undefined) {
-      this.l1Hits++
-      return hit
-    }
+    const hit = this.hit(key)
+    if (hit !== undefined) return hit
     const value = this.requester.read(this.block.hash, read)
     this.keep(key, value)
     return value
+  }
+
+  /** Whether the L1 answers `key` without asking (its own entry or an inherited one, now copied). */
+  private holds(key: string): boolean {
+    return this.l1.has(key) || this.inherited(key) !== undefined
   }
 
   /** Keeps an answer; a failure is forgotten (the next read asks again) and handled by its caller. */

@@ -6,7 +6,8 @@
  * - reads asked together go in one message; a prefetch is one message that fills the L1;
  * - code is one object per code, across blocks (the EVM memoises its analysis per object);
  * - a task sees the block it was started on, whatever heads arrive meanwhile;
- * - a head announced with its state diff starts with its parent's L1, less the keys it changed.
+ * - a head announced with its state diff starts with its parent's L1, less the keys it changed
+ *   (taken on first read, through ancestors that never read a key).
  */
 import { MessageChannel } from 'node:worker_threads'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -173,6 +174,30 @@ describe('RemoteStateReader over a MessageChannel', () => {
     expect(await after.remote.getStorage(PAIR, 8n)).toBe(reserves)
     await after.remote.getAccount(USER)
     expect(requester.stats().reads).toBe(crossed + 2)
+  })
+
+  it("a head takes its ancestors' entries on first read, through blocks that never read them, unless a block since changed them", async () => {
+    const sim = new Simulator({ common: commonForChain(chain.chainId, 'prague'), blockTimeSeconds: 12n })
+    const genesis = pinnedReader()
+    const [reserves, price] = [await genesis.remote.getStorage(PAIR, 8n), await genesis.remote.getStorage(PAIR, 9n)]
+    const crossed = requester.stats().reads
+    // block 1 writes slot 8 of the pair; block 2 is empty; the worker reads nothing at block 1
+    const one = sim.openState(chain.latest())
+    const changes: StateChanges = { accounts: new Map(), code: new Map(), storage: new Map([[PAIR, new Map([[8n, reserves + 1n]])]]), cleared: new Set() }
+    chain.commitBlock({ reader: chain.latest(), changesSinceReader: () => changes }, { ...one.block, gasUsed: 0n })
+    link.announceHead(chain.latest().block, host.diffOf(chain.latest()))
+    await vi.waitFor(() => expect(remote.latest().block.number).toBe(1n))
+    const two = sim.openState(chain.latest())
+    chain.commitBlock(two, { ...two.block, gasUsed: 0n })
+    link.announceHead(chain.latest().block, host.diffOf(chain.latest()))
+    await vi.waitFor(() => expect(remote.latest().block.number).toBe(2n))
+    const head = pinnedReader()
+    // slot 9: unchanged since the genesis, taken from the genesis' L1 through block 1
+    expect(await head.remote.getStorage(PAIR, 9n)).toBe(price)
+    expect(requester.stats().reads).toBe(crossed)
+    // slot 8: block 1 changed it, so the genesis' entry is not taken: read at block 2
+    expect(await head.remote.getStorage(PAIR, 8n)).toBe(reserves + 1n)
+    expect(requester.stats().reads).toBe(crossed + 1)
   })
 
   it('a head without a diff (a fork), or whose parent the worker does not hold, starts its L1 empty', async () => {
