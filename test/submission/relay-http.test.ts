@@ -8,6 +8,7 @@ import { keepAliveHttp } from '../../src/submission/relay-http.ts'
 import { RelayError } from '../../src/submission/errors.ts'
 import { SearcherKey } from '../../src/submission/searcher-key.ts'
 import { SEARCHER_KEY_HEX, startRelay, userTx, type RecordingRelay } from './helpers.ts'
+import { rejectionOf } from '../support/rejection.ts'
 
 const key = SearcherKey.fromHex(SEARCHER_KEY_HEX)
 const closers: Array<() => Promise<void> | void> = []
@@ -21,16 +22,6 @@ async function server(handler: Parameters<typeof createServer>[1]): Promise<stri
   closers.push(() => new Promise<void>((resolve) => s.close(() => resolve())) as Promise<void>)
   closers.push(() => void s.closeAllConnections())
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}/`
-}
-
-async function failure(run: Promise<unknown>): Promise<RelayError> {
-  try {
-    await run
-  } catch (error) {
-    expect(error).toBeInstanceOf(RelayError)
-    return error as RelayError
-  }
-  throw new Error('expected the send to fail')
 }
 
 describe('a relay client over its keep-alive connections (relay-http.ts)', () => {
@@ -50,7 +41,7 @@ describe('a relay client over its keep-alive connections (relay-http.ts)', () =>
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { bundleHash: `0x${'ab'.repeat(4096)}` } })))
     })
     const client = new RelayClient({ name: 'big', url, maxAnswerBytes: 1024, maxAttempts: 2, backoff: { baseMs: 1, maxMs: 2 } }, key)
-    const error = await failure(client.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }))
+    const error = await rejectionOf(client.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }), RelayError)
     expect(error.reason).toBe('network')
     expect(error.attempts).toBe(2)
     expect(error.message).toMatch(/larger than 1024 bytes/)
@@ -65,7 +56,7 @@ describe('a relay client over its keep-alive connections (relay-http.ts)', () =>
       })
     })
     const client = new RelayClient({ name: 'stall', url, timeoutMs: 200, maxAttempts: 1 }, key)
-    const error = await failure(client.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }))
+    const error = await rejectionOf(client.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }), RelayError)
     expect(error.reason).toBe('timeout')
   })
 
@@ -80,7 +71,7 @@ describe('a relay client over its keep-alive connections (relay-http.ts)', () =>
     expect(JSON.parse(await answer.text())).toEqual({ jsonrpc: '2.0', id: 1, result: null })
     http.close()
     const closed = new RelayClient({ name: 'gone', url: 'http://127.0.0.1:1/', maxAttempts: 1 }, key)
-    expect((await failure(closed.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }))).reason).toBe('network')
+    expect((await rejectionOf(closed.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }), RelayError)).reason).toBe('network')
   })
 
   it('maxAnswerBytes must be a positive integer', () => {

@@ -8,6 +8,7 @@ import { UpstreamClient, type UpstreamClientOptions } from '../../../src/chain/f
 import { BaseError } from '../../../src/primitives/base-error.ts'
 import { TransportError } from '../../../src/transport/transport-error.ts'
 import { answerEach, deadUrl, startFakeUpstream, type FakeUpstream } from './fake-upstream.ts'
+import { rejectionOf } from '../../support/rejection.ts'
 
 let server: FakeUpstream
 const clients: UpstreamClient[] = []
@@ -16,16 +17,6 @@ function client(options: Partial<UpstreamClientOptions> = {}): UpstreamClient {
   const c = new UpstreamClient({ url: server.url, retryBaseDelayMs: 10, timeoutMs: 2_000, ...options })
   clients.push(c)
   return c
-}
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await promise
-  } catch (error) {
-    expect(error).toBeInstanceOf(UpstreamError)
-    return error as UpstreamError
-  }
-  throw new Error('expected an UpstreamError')
 }
 
 const echo = answerEach((item) => `${item.method}:${JSON.stringify(item.params)}`)
@@ -96,7 +87,7 @@ describe('failures become UpstreamError', () => {
   it('a JSON-RPC error is reason rpc with its code and method, and is not retried', async () => {
     server.setHandler(answerEach(() => ({ error: { code: -32000, message: 'header not found' } })))
     const c = client({ maxRetries: 3 })
-    const error = await upstreamError(c.call('eth_getBalance', ['0xab', '0x99']))
+    const error = await rejectionOf(c.call('eth_getBalance', ['0xab', '0x99']), UpstreamError)
     expect(error.reason).toBe('rpc')
     expect(error.details).toEqual({ method: 'eth_getBalance', rpcCode: -32000 })
     expect(error.message).toContain('header not found')
@@ -141,7 +132,7 @@ describe('failures become UpstreamError', () => {
   it('HTTP 500 is reason http with the status, retried a bounded number of times', async () => {
     server.setHandler(() => ({ kind: 'raw', status: 500, body: 'internal error' }))
     const c = client({ maxRetries: 2 })
-    const error = await upstreamError(c.call('eth_getStorageAt', ['0xab', '0x0', '0x1']))
+    const error = await rejectionOf(c.call('eth_getStorageAt', ['0xab', '0x0', '0x1']), UpstreamError)
     expect(error.reason).toBe('http')
     expect(error.details).toEqual({ method: 'eth_getStorageAt', status: 500 })
     expect(server.requests).toHaveLength(3) // first attempt + 2 retries
@@ -151,11 +142,11 @@ describe('failures become UpstreamError', () => {
   it('HTTP 429 is retried; HTTP 400 is not', async () => {
     server.setHandler(() => ({ kind: 'raw', status: 429, body: 'slow down' }))
     const c = client({ maxRetries: 1 })
-    expect((await upstreamError(c.call('eth_chainId'))).details?.status).toBe(429)
+    expect((await rejectionOf(c.call('eth_chainId'), UpstreamError)).details?.status).toBe(429)
     expect(server.requests).toHaveLength(2)
     server.reset()
     server.setHandler(() => ({ kind: 'raw', status: 400, body: 'bad request' }))
-    const error = await upstreamError(c.call('eth_chainId'))
+    const error = await rejectionOf(c.call('eth_chainId'), UpstreamError)
     expect(error.reason).toBe('http')
     expect(error.details?.status).toBe(400)
     expect(server.requests).toHaveLength(1)
@@ -177,7 +168,7 @@ describe('failures become UpstreamError', () => {
   it('a garbage body is reason malformed and is not retried', async () => {
     server.setHandler(() => ({ kind: 'raw', body: '<html>502 gateway</html>' }))
     const c = client({ maxRetries: 3 })
-    const error = await upstreamError(c.call('eth_getCode', ['0xab', '0x1']))
+    const error = await rejectionOf(c.call('eth_getCode', ['0xab', '0x1']), UpstreamError)
     expect(error.reason).toBe('malformed')
     expect(error.details).toEqual({ method: 'eth_getCode' })
     expect(server.requests).toHaveLength(1)
@@ -201,7 +192,7 @@ describe('failures become UpstreamError', () => {
     server.setHandler(() => ({ kind: 'hang' }))
     const c = client({ timeoutMs: 150, maxRetries: 1, retryBaseDelayMs: 20 })
     const started = performance.now()
-    const error = await upstreamError(c.call('eth_blockNumber'))
+    const error = await rejectionOf(c.call('eth_blockNumber'), UpstreamError)
     const elapsed = performance.now() - started
     expect(error.reason).toBe('timeout')
     expect(error.details).toEqual({ method: 'eth_blockNumber' })
@@ -213,7 +204,7 @@ describe('failures become UpstreamError', () => {
   it('a refused connection is reason network, retried a bounded number of times', async () => {
     const c = new UpstreamClient({ url: await deadUrl(), maxRetries: 2, retryBaseDelayMs: 5 })
     clients.push(c)
-    const error = await upstreamError(c.call('eth_chainId'))
+    const error = await rejectionOf(c.call('eth_chainId'), UpstreamError)
     expect(error.reason).toBe('network')
     expect(error.details).toEqual({ method: 'eth_chainId' })
     expect(c.stats()).toMatchObject({ httpRequests: 3, retries: 2, errors: 1 })
@@ -222,10 +213,10 @@ describe('failures become UpstreamError', () => {
   it('close() rejects calls in flight and refuses new ones', async () => {
     server.setHandler(() => ({ kind: 'hang' }))
     const c = client({ timeoutMs: 10_000 })
-    const pending = upstreamError(c.call('eth_blockNumber'))
+    const pending = rejectionOf(c.call('eth_blockNumber'), UpstreamError)
     await new Promise((resolve) => setTimeout(resolve, 50))
     c.close()
     expect((await pending).reason).toBe('network')
-    expect((await upstreamError(c.call('eth_chainId'))).message).toContain('closed')
+    expect((await rejectionOf(c.call('eth_chainId'), UpstreamError)).message).toContain('closed')
   })
 })
