@@ -118,7 +118,7 @@ export class LocalBuilder {
   private bundles: PendingBundle[] = []
   /** public transactions, arrival order */
   private readonly mempool = new Map<Hex, PendingTx>()
-  /** the history window's receipts, their logs packed (packed-logs.ts): the bulk of what the builder keeps */
+  /** the history window's receipts, their logs packed (builder/kept-receipts.ts): the bulk of what the builder keeps */
   private readonly receipts = new Map<Hex, KeptReceipt>()
   private readonly stats: BundleStatsStore
   private readonly history = new Map<bigint, { reader: StateReader; transactions: Hex[] }>()

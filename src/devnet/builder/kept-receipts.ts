@@ -11,6 +11,7 @@
  * Layout, per log: address (20 bytes), topic count (1 byte, 0-4), topics (32 bytes each), data
  * length (4 bytes, big-endian), data.
  */
+import { bytesToHexString } from '../../chain/quantity.ts'
 import type { Address, Hex } from '../../chain/types.ts'
 import type { SimulationLog } from '../../evm/simulator.ts'
 import type { BuilderReceipt } from './types.ts'
@@ -55,13 +56,12 @@ export function unpackLogs(packed: PackedLogs): SimulationLog[] {
     at += n
     return out
   }
-  const hex = (b: Buffer): Hex => `0x${b.toString('hex')}`
   while (at < bytes.length) {
-    const address = hex(take(20)) as Address
+    const address = bytesToHexString(take(20)) as Address
     const count = take(1)[0]
     const topics: Hex[] = []
-    for (let t = 0; t < count; t++) topics.push(hex(take(32)))
-    const data = hex(take(take(4).readUInt32BE(0)))
+    for (let t = 0; t < count; t++) topics.push(bytesToHexString(take(32)))
+    const data = bytesToHexString(take(take(4).readUInt32BE(0)))
     logs.push({ address, topics, data })
   }
   return logs
