@@ -24,7 +24,7 @@ import type { EVMResult } from '@ethereumjs/evm'
 import { hexToBytesStrict } from '../src/chain/quantity.ts'
 import type { Address } from '../src/chain/types.ts'
 import { runDirectCall } from '../src/evm/direct-call.ts'
-import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES } from '../src/evm/inline-steps.ts'
+import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, MEMORY_GROWTH_BYTES_MAX } from '../src/evm/inline-steps.ts'
 import type { CallRequest, SimulationState } from '../src/evm/simulator.ts'
 import { loadConfig } from '../src/node/config.ts'
 import { openDomainServices } from '../src/node/domain.ts'
@@ -40,14 +40,17 @@ interface Tally {
 }
 
 const INLINE = new Set(INLINE_OPCODES)
-/** MLOAD and MSTORE run inline inside paid memory; CALLDATALOAD (almost always a whole word) is counted inline */
+/**
+ * MLOAD and MSTORE run inline inside paid memory and where they grow it below
+ * MEMORY_GROWTH_BYTES_MAX (with the gas for it); CALLDATALOAD (almost always a whole word) is
+ * counted inline
+ */
 const INLINE_OWN = new Set(INLINE_OWN_HANDLER_OPCODES)
 
 interface StepEvent {
   codeAddress: { toString(): string }
   opcode: { code: number; name: string }
   stack: bigint[]
-  memoryWordCount: bigint
 }
 
 /** whether the interpreter loop runs this step in its inline batch (src/evm/inline-steps.ts) */
@@ -57,7 +60,7 @@ function inlined(e: StepEvent): boolean {
   if (!INLINE_OWN.has(op)) return false
   if (op === 0x35) return true
   const offset = e.stack[e.stack.length - 1]
-  return offset !== undefined && offset + 32n <= e.memoryWordCount * 32n
+  return offset !== undefined && offset + 32n <= BigInt(MEMORY_GROWTH_BYTES_MAX)
 }
 
 /** the mix's steps the interpreter loop does not inline, by opcode name, and its call frames */

@@ -23,16 +23,42 @@
  *   Address as well.
  * - `EVM.getPrecompile(address)`, asked by every call frame whether its code address is a
  *   precompile, looks the Address up by its kept hex (the stock: noble's hex of its bytes).
+ * - `Interpreter.getCaller()` (CALLER) and ADDRESS in the inline batch (inline-steps.ts) take the
+ *   address as a bigint from `addressWord`, kept on the Address too (the stock: bytesToBigInt
+ *   through a hex string at each call).
  */
 
 const HEX = Symbol('address hex')
 const UNPREFIXED = Symbol('address hex without 0x')
+const WORD = Symbol('address word')
 
 interface AddressLike {
   bytes: Uint8Array
   [HEX]?: string
   [UNPREFIXED]?: string
+  [WORD]?: bigint
   toString(): string
+}
+
+/** What addressWord reads of an Address. */
+export interface AddressWithBytes {
+  bytes: Uint8Array
+  [WORD]?: bigint
+}
+
+/**
+ * The address as a stack word, `bytesToBigInt(address.bytes)` (ethereumjs' ADDRESS handler and
+ * `Interpreter.getCaller`, through a hex string each time: ~20 CALLERs and ADDRESSes a frame in
+ * compiled Solidity), kept on the Address as its hex is (its bytes never change).
+ */
+export function addressWord(address: AddressWithBytes): bigint {
+  let word = address[WORD]
+  if (word === undefined) {
+    const bytes = address.bytes
+    word = bytes.length === 0 ? 0n : BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`)
+    address[WORD] = word
+  }
+  return word
 }
 
 interface TouchingJournal {

@@ -1,8 +1,7 @@
 /**
  * The commonest opcodes of compiled Solidity (PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST, the
- * arithmetic, comparison and bitwise ones without dynamic gas, the call's environment: CALLER,
- * CALLVALUE, CALLDATASIZE, RETURNDATASIZE, CALLDATALOAD; MLOAD and MSTORE inside the memory already
- * paid for) run by the interpreter loop itself, with the frame's gas as a number: the stock step
+ * arithmetic, comparison and bitwise ones without dynamic gas, the call's environment: ADDRESS,
+ * CALLER, CALLVALUE, CALLDATASIZE, RETURNDATASIZE, CALLDATALOAD; GAS; MLOAD and MSTORE) run by the interpreter loop itself, with the frame's gas as a number: the stock step
  * costs a function call through the opcode table, an array from `popN` per binary operation and a
  * new bigint per gas subtraction, and each opcode the batch cannot run sends the loop back through
  * its dispatch (~1,900 of a bench:quote mix execution's ~21,700 steps were, MSTORE, MLOAD and
@@ -15,19 +14,30 @@
  * did. What it does is the stock handler's effect (@ethereumjs/evm opcodes/functions.js, line for
  * line in the comments; for CALLDATALOAD, MLOAD and MSTORE this project's handlers of
  * calldata-load.ts and word-memory.ts) plus the stock step's: the static fee charged and the
- * program counter advanced. MLOAD and MSTORE run here only where their memory gas is nothing (the
- * word lies inside the memory paid for), CALLDATALOAD only for a word inside the calldata or past
- * it; anything else is left to the caller's step. The caller keeps the gas as a number only while
+ * program counter advanced. MLOAD and MSTORE run here inside the memory paid for (their memory gas
+ * is then nothing) and where they grow it below MEMORY_GROWTH_BYTES_MAX: their memory gas is then
+ * the stock `subMemUsage`'s (words * memoryGas + words^2 / quadCoefficientDivGas, less what the
+ * frame has paid) in numbers, exact below 2^53, with the run state's `memoryWordCount` and
+ * `highestMemCost` set as it sets them (~280 MSTOREs of a bench:quote mix execution grew memory:
+ * Solidity's allocations past the free memory pointer). CALLDATALOAD runs only for a word inside
+ * the calldata or past it; anything else is left to the caller's step. The caller keeps the gas as a number only while
  * the frame's gas fits a double exactly (< 2^53) and writes it back to the run state before any
  * other step, so every other code sees `gasLeft` as the stock loop leaves it.
  */
 
+import { addressWord, type AddressWithBytes } from './address-patches.ts'
 import { readWord, wordOfBytes, writeWord, type WordMemory } from './word-memory.ts'
 
 const TWO_POW256 = 1n << 256n
 const MAX_UINT256 = TWO_POW256 - 1n
 /** memory offsets up to this are compared as numbers (exact below 2^53), as word-memory.ts's withinPaidMemory */
 const NUMBER_OFFSET_MAX = 0xffffffffn
+/**
+ * MLOAD and MSTORE grow memory in the batch only up to this many bytes (16 MiB: at most 2^19
+ * words, so words^2 < 2^38 and every term of the memory gas is an exact double); a larger growth,
+ * which costs more gas than a block holds, is left to the stock step
+ */
+export const MEMORY_GROWTH_BYTES_MAX = 1 << 24
 
 export interface InlineStack {
   _store: bigint[]
@@ -42,6 +52,8 @@ export interface InlineInterpreter {
   getCallValue(): bigint
   getCaller(): bigint
   getReturnDataSize(): bigint
+  /** the frame's address (an ethereumjs Address; ADDRESS pushes it as a word through address-patches.ts's addressWord) */
+  getAddress(): AddressWithBytes
 }
 
 export interface InlineRunState {
@@ -53,6 +65,8 @@ export interface InlineRunState {
   /** the frame's memory and the words of it paid for: MLOAD and MSTORE run inline inside them */
   memory: WordMemory
   memoryWordCount: bigint
+  /** what the frame has paid for its memory so far (the stock `subMemUsage` keeps it) */
+  highestMemCost: bigint
   interpreter: InlineInterpreter
 }
 
@@ -65,7 +79,8 @@ export const INLINE_OPCODES: readonly number[] = [
   0x10, 0x11, 0x12, 0x13, 0x14, 0x15, // LT GT SLT SGT EQ ISZERO
   0x16, 0x17, 0x18, 0x19, 0x1a, // AND OR XOR NOT BYTE
   0x1b, 0x1c, 0x1d, // SHL SHR SAR
-  0x33, 0x34, 0x36, 0x3d, // CALLER CALLVALUE CALLDATASIZE RETURNDATASIZE
+  0x30, 0x33, 0x34, 0x36, 0x3d, // ADDRESS CALLER CALLVALUE CALLDATASIZE RETURNDATASIZE
+  0x5a, // GAS
   0x50, 0x56, 0x57, 0x5b, 0x5f, // POP JUMP JUMPI JUMPDEST PUSH0
   ...Array.from({ length: 0x9f - 0x60 + 1 }, (_, i) => 0x60 + i), // PUSH1-32, DUP1-16, SWAP1-16
 ]
@@ -81,6 +96,25 @@ export const INLINE_OWN_HANDLER_OPCODES: readonly number[] = [0x35, 0x51, 0x52] 
 /** How many steps the last `runInlineSteps` ran (the caller's deadline countdown counts them). */
 export interface InlineBatch {
   steps: number
+  /**
+   * the Common's `memoryGas` and `quadCoefficientDivGas` (3 and 512 in every hardfork), read once
+   * per frame; absent, MLOAD and MSTORE that grow memory are left to the caller's step
+   */
+  memoryGas?: number
+  quadCoefficient?: number
+}
+
+/**
+ * The memory gas of `words` words as the stock `subMemUsage` computes it (words * memoryGas +
+ * words^2 / quadCoefficientDivGas, the division truncated), or -1 when the batch leaves the growth
+ * to the stock step (no parameters, or past MEMORY_GROWTH_BYTES_MAX).
+ */
+function memoryCost(words: number, batch: InlineBatch): number {
+  const fee = batch.memoryGas
+  const quad = batch.quadCoefficient
+  if (fee === undefined || quad === undefined || !(quad >= 1) || words * 32 > MEMORY_GROWTH_BYTES_MAX) return -1
+  const square = words * words
+  return words * fee + (square - (square % quad)) / quad
 }
 
 /**
@@ -100,8 +134,8 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
   const maxHeight = stack._maxHeight
   const pushes = rs.cachedPushes
   const validJumps = rs.validJumps
-  // no inlined opcode grows memory: what is paid for stays the same through the batch
-  const paidBytes = Number(rs.memoryWordCount) * 32
+  // what is paid for changes only where MLOAD or MSTORE grows memory (set then here and in rs)
+  let paidBytes = Number(rs.memoryWordCount) * 32
   let pc = rs.programCounter
   let len = stack._len
   let steps = 0
@@ -183,6 +217,16 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           s[len - 1] = MAX_UINT256 ^ s[len - 1]
           pc++
           break
+        case 0x30: // ADDRESS: push(bytesToBigInt(interpreter.getAddress().bytes)), the word kept on the Address
+          if (len >= maxHeight) break run
+          s[len++] = addressWord(rs.interpreter.getAddress())
+          pc++
+          break
+        case 0x5a: // GAS: push(interpreter.getGasLeft()), the gas left once GAS's own fee is charged
+          if (len >= maxHeight) break run
+          s[len++] = BigInt(gas - fee)
+          pc++
+          break
         case 0x33: // CALLER: push(interpreter.getCaller())
           if (len >= maxHeight) break run
           s[len++] = rs.interpreter.getCaller()
@@ -219,22 +263,35 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           pc++
           break
         }
-        case 0x51: {
-          // MLOAD (word-memory.ts) inside paid memory: offset = pop(); push(the word there)
-          if (len < 1) break run
-          const offset = s[len - 1]
-          if (offset > NUMBER_OFFSET_MAX || Number(offset) + 32 > paidBytes) break run
-          s[len - 1] = readWord(rs.memory, Number(offset))
-          pc++
-          break
-        }
+        case 0x51:
         case 0x52: {
-          // MSTORE (word-memory.ts) inside paid memory: offset = pop(), word = pop(); the word written there
-          if (len < 2) break run
+          // MLOAD (word-memory.ts): offset = pop(); push(the word there). MSTORE: offset = pop(),
+          // word = pop(); the word written there. Past paid memory, its growth is charged first as
+          // the stock gas handler's subMemUsage charges it (readWord and writeWord then extend the
+          // store as the stock Memory does)
+          if (len < (op === 0x51 ? 1 : 2)) break run
           const offset = s[len - 1]
-          if (offset > NUMBER_OFFSET_MAX || Number(offset) + 32 > paidBytes) break run
-          writeWord(rs.memory, Number(offset), s[len - 2])
-          len -= 2
+          if (offset > NUMBER_OFFSET_MAX) break run
+          const end = Number(offset) + 32
+          if (end > paidBytes) {
+            const words = Math.ceil(end / 32)
+            const cost = memoryCost(words, batch)
+            if (cost < 0) break run
+            // subMemUsage charges the difference when the new cost is higher, else the whole cost
+            const highest = Number(rs.highestMemCost)
+            const charge = cost > highest ? cost - highest : cost
+            if (gas < fee + charge) break run
+            gas -= charge
+            if (cost > highest) rs.highestMemCost = BigInt(cost)
+            rs.memoryWordCount = BigInt(words)
+            paidBytes = words * 32
+          }
+          if (op === 0x51) {
+            s[len - 1] = readWord(rs.memory, Number(offset))
+          } else {
+            writeWord(rs.memory, Number(offset), s[len - 2])
+            len -= 2
+          }
           pc++
           break
         }

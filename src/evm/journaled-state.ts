@@ -63,6 +63,14 @@ const valueBytes = (value: bigint): Uint8Array => (value === 0n ? EMPTY_CODE : b
  * ends), keyed by the account's key and the slot as a bigint instead of the hex of both, and
  * answering bigints as well (`value`) for SSTORE's gas (storage-slots.ts).
  */
+/** `v` kept in `map` (the transaction's, as it was when the read began) as the slot's original value unless one was kept meanwhile; answers `v` */
+function keepOriginal(map: Map<Address, Map<bigint, bigint>>, key: Address, slot: bigint, v: bigint): bigint {
+  let slots = map.get(key)
+  if (slots === undefined) map.set(key, (slots = new Map()))
+  if (!slots.has(slot)) slots.set(slot, v)
+  return v
+}
+
 export class OriginalSlots {
   private map = new Map<Address, Map<bigint, bigint>>()
 
@@ -74,17 +82,13 @@ export class OriginalSlots {
 
   value(address: EjsAddress, slot: bigint): bigint | Promise<bigint> {
     const key = toKey(address)
-    let slots = this.map.get(key)
-    const known = slots?.get(slot)
+    const map = this.map
+    const known = map.get(key)?.get(slot)
     if (known !== undefined) return known
     const value = this.read(key, slot)
-    const keep = (v: bigint): bigint => {
-      slots ??= this.map.get(key)
-      if (slots === undefined) this.map.set(key, (slots = new Map()))
-      if (!slots.has(slot)) slots.set(slot, v)
-      return v
-    }
-    return typeof value === 'bigint' ? keep(value) : value.then(keep)
+    // a function, not a closure made per call: under tsx (esbuild's keepNames) a named closure
+    // costs an Object.defineProperty of its name each time it is made (~1% of a quote's EVM CPU)
+    return typeof value === 'bigint' ? keepOriginal(map, key, slot, value) : value.then((v) => keepOriginal(map, key, slot, v))
   }
 
   clear(): void {

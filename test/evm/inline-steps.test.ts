@@ -12,7 +12,7 @@ import { createAddressFromString } from '@ethereumjs/util'
 import { createVM, type VM } from '@ethereumjs/vm'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
-import { INLINE_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from '../../src/evm/inline-steps.ts'
+import { INLINE_OPCODES, MEMORY_GROWTH_BYTES_MAX, runInlineSteps, type InlineBatch, type InlineRunState } from '../../src/evm/inline-steps.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 
@@ -125,6 +125,43 @@ describe('inlined opcodes against the stock handlers', () => {
     await sameAsStock(program('6000' + '6000' + '52' + '6000' + '52', 0))
   })
 
+  it('ADDRESS, CALLER and GAS (the gas left after its fee), twice each, and at the stack limit', async () => {
+    const caller = createAddressFromString('0x00000000000000000000000000000000000c0ffe')
+    const body = '30' + '33' + '5a' + '30' + '33' + '6001' + '6002' + '01' + '5a'
+    let i = 0
+    let stores = ''
+    for (let n = 0; n < 7; n++) stores += storeResult(i++)
+    const outcome = await sameAsStock(program(body + stores, 7), undefined, { caller, value: 0n })
+    expect(BigInt('0x' + outcome.output.slice(64 * 6, 64 * 7))).toBe(BigInt(TARGET.toString())) // the first ADDRESS
+    expect(BigInt('0x' + outcome.output.slice(64 * 5, 64 * 6))).toBe(BigInt(caller.toString())) // the first CALLER
+    for (const op of ['30', '33', '5a']) await sameAsStock(program('6000'.repeat(1024) + op, 0))
+    // GAS as the frame's gas runs out around it
+    for (let gasLimit = 20n; gasLimit <= 40n; gasLimit++) await sameAsStock(program('5a'.repeat(3) + '5a' + storeResult(0), 1), gasLimit)
+  })
+
+  it('MLOAD and MSTORE that grow memory by a word, by many, near and past the batch bound of 16 MiB, and out of gas there', async () => {
+    // each growth charges what subMemUsage charges (its quadratic term matters from ~700 words on)
+    for (const offset of [32n, 100n, 4_000n, 100_000n, 1_000_000n, BigInt(MEMORY_GROWTH_BYTES_MAX - 32), BigInt(MEMORY_GROWTH_BYTES_MAX - 31), BigInt(MEMORY_GROWTH_BYTES_MAX)]) {
+      // MSTORE there, MLOAD a word further on (a second growth), MSIZE and GAS after both
+      const body = push32(2n ** 255n + offset) + push32(offset) + '52' + push32(offset + 40n) + '51' + '59' + '5a' + storeResult(0) + storeResult(1) + storeResult(2)
+      const outcome = await sameAsStock(program(body, 3), 10_000_000_000n)
+      expect(outcome.error, `offset ${offset}`).toBeUndefined()
+    }
+    // out of gas exactly at a growing MSTORE (fee 3 + memory 3 * 301 + 301^2 / 512 = 1,083 at offset 9,600), and at a growing MLOAD
+    const grow = (op: string) => '6001' + '612580' + op
+    for (let gasLimit = 1_070n; gasLimit <= 1_110n; gasLimit++) {
+      await sameAsStock(program(grow('52'), 0), gasLimit)
+      await sameAsStock(program('612580' + '51', 0), gasLimit)
+    }
+  })
+
+  it('RETURN: empty (at an offset no memory reaches), of unpaid memory, and of paid memory in a callee', async () => {
+    // RETURN(2^256 - 1, 0): no memory touched, empty output
+    expect((await sameAsStock('600456fe5b' + '6000' + push32(2n ** 256n - 1n) + 'f3')).output).toBe('')
+    // RETURN of 100 bytes from offset 10, past what any step paid for: grows memory, zeros
+    expect((await sameAsStock('600456fe5b' + '6064' + '600a' + 'f3')).output).toBe('00'.repeat(100))
+  })
+
   it('PUSH0-32, DUP1-16, SWAP1-16, POP, JUMPDEST, JUMP and JUMPI taken and not', async () => {
     let body = '5f'
     for (let n = 1; n <= 32; n++) body += hexByte(0x5f + n) + 'ab'.repeat(n - 1) + 'cd'
@@ -213,7 +250,8 @@ describe('runInlineSteps', () => {
     cachedPushes: { 2: 7n },
     memory: { _store: new Uint8Array(0), extend: () => {} },
     memoryWordCount: 0n,
-    interpreter: { getCallData: () => new Uint8Array(0), getCallDataSize: () => 0n, getCallValue: () => 0n, getCaller: () => 0n, getReturnDataSize: () => 0n },
+    highestMemCost: 0n,
+    interpreter: { getCallData: () => new Uint8Array(0), getCallDataSize: () => 0n, getCallValue: () => 0n, getCaller: () => 0n, getReturnDataSize: () => 0n, getAddress: () => ({ bytes: new Uint8Array(20) }) },
   })
   const fees = new Uint8Array(256)
   for (const op of INLINE_OPCODES) fees[op] = 3
@@ -249,6 +287,38 @@ describe('runInlineSteps', () => {
     expect([batch.steps, rs.programCounter]).toEqual([2, 2])
     expect(runInlineSteps(rs, fees, 5, 100, batch)).toBe(2)
     expect([batch.steps, rs.programCounter]).toEqual([1, 3])
+  })
+
+  it('grows memory for MSTORE with the memory gas set, and leaves it to the stock step without it', () => {
+    const withMemory = (): InlineRunState => {
+      const rs = state([7n, 64n], [0x52, 0x00])
+      let store = new Uint8Array(0)
+      rs.memory = {
+        get _store() { return store },
+        set _store(v) { store = v },
+        extend(offset: number, size: number) {
+          if (offset + size > store.length) store = new Uint8Array(Math.ceil((offset + size) / 32) * 32)
+        },
+      }
+      return rs
+    }
+    const fees3 = new Uint8Array(256)
+    fees3[0x52] = 3
+    // without the parameters: nothing changed
+    const bare = withMemory()
+    const batch: InlineBatch = { steps: 0 }
+    expect(runInlineSteps(bare, fees3, 100, 10, batch)).toBe(100)
+    expect([batch.steps, bare.memoryWordCount]).toEqual([0, 0n])
+    // with them: 3 words cost 3 * 3 + 9 / 512 = 9, charged with the fee; the word written at 64
+    const grown = withMemory()
+    const paid: InlineBatch = { steps: 0, memoryGas: 3, quadCoefficient: 512 }
+    expect(runInlineSteps(grown, fees3, 100, 10, paid)).toBe(100 - 3 - 9)
+    expect([paid.steps, grown.memoryWordCount, grown.highestMemCost, grown.stack._len]).toEqual([1, 3n, 9n, 0])
+    expect(grown.memory._store[95]).toBe(7)
+    // too little gas for fee and growth: nothing changed, the stock step's to fail
+    const poor = withMemory()
+    expect(runInlineSteps(poor, fees3, 11, 10, paid)).toBe(11)
+    expect([paid.steps, poor.memoryWordCount, poor.highestMemCost, poor.stack._len]).toEqual([0, 0n, 0n, 2])
   })
 
   it('covers only static-fee opcodes', () => {

@@ -12,6 +12,8 @@ import { commonForChain, DEFAULT_HARDFORK } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
 import { wordOfBytes } from '../../src/evm/word-memory.ts'
+import { KECCAK_MEMO_MAX_ENTRIES, KECCAK_MEMO_MAX_INPUT_BYTES, keccakMemoSize, keccakWord } from '../../src/evm/keccak-opcode.ts'
+import { keccak_256 } from '@noble/hashes/sha3.js'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 
 const push32 = (v: bigint) => '7f' + v.toString(16).padStart(64, '0')
@@ -51,6 +53,40 @@ describe('KECCAK256 in a pooled EVM', () => {
       const stock = await run(false, code, 1_000_000n)
       expect(stock.error).toBeDefined()
       expect(await run(true, code, 1_000_000n)).toEqual(stock)
+    }
+  })
+
+  it('the same range hashed again, and ranges that share a prefix or differ in one byte, give the stock digests', async () => {
+    // the memo answers the second hash of each range; [0, 64) and [0, 65), [32, 96) and [33, 96) differ by a byte
+    const ranges: Array<[bigint, bigint]> = [[0n, 64n], [0n, 64n], [0n, 65n], [0n, 65n], [32n, 64n], [33n, 63n], [32n, 64n], [0n, 129n], [0n, 129n], [64n, 0n]]
+    const code = program(ranges)
+    const stock = await run(false, code)
+    expect(stock.error).toBeUndefined()
+    expect(await run(true, code)).toEqual(stock)
+    // and a second execution, answered from what the first remembered
+    expect(await run(true, code)).toEqual(stock)
+  })
+
+  it('remembers digests of inputs up to its byte bound, at most its entry bound, each the digest of its own input', () => {
+    const word = (bytes: Uint8Array) => wordOfBytes(keccak_256(bytes))
+    const input = new Uint8Array(KECCAK_MEMO_MAX_INPUT_BYTES + 1).map((_, i) => i)
+    for (const length of [1, 32, 64, KECCAK_MEMO_MAX_INPUT_BYTES, KECCAK_MEMO_MAX_INPUT_BYTES + 1]) {
+      expect(keccakWord(input.subarray(0, length))).toBe(word(input.subarray(0, length)))
+      expect(keccakWord(input.subarray(1, length))).toBe(word(input.subarray(1, length)))
+      expect(keccakWord(input.subarray(0, length))).toBe(word(input.subarray(0, length)))
+    }
+    // more distinct inputs than the bound: the size stays at it, and old and new inputs still hash right
+    const slot = new Uint8Array(64)
+    const view = new DataView(slot.buffer)
+    for (let i = 0; i < KECCAK_MEMO_MAX_ENTRIES + 100; i++) {
+      view.setUint32(28, i)
+      keccakWord(slot)
+      expect(keccakMemoSize()).toBeLessThanOrEqual(KECCAK_MEMO_MAX_ENTRIES)
+    }
+    expect(keccakMemoSize()).toBe(KECCAK_MEMO_MAX_ENTRIES)
+    for (const i of [0, 1, KECCAK_MEMO_MAX_ENTRIES + 99]) {
+      view.setUint32(28, i)
+      expect(keccakWord(slot)).toBe(word(slot))
     }
   })
 
