@@ -24,7 +24,17 @@
  * file runs them in order, remembers answers, and builds the result per type.
  */
 import type { Common } from '@ethereumjs/common'
-import { type TypedTransaction, createTxFromRLP, isAccessList2930Tx, isEOACode7702Tx, isFeeMarket1559Tx, isLegacyTx } from '@ethereumjs/tx'
+import {
+  type TypedTransaction,
+  create1559FeeMarketTxFromBytesArray,
+  createAccessList2930TxFromBytesArray,
+  createEOACode7702TxFromBytesArray,
+  createLegacyTxFromBytesArray,
+  isAccessList2930Tx,
+  isEOACode7702Tx,
+  isFeeMarket1559Tx,
+  isLegacyTx,
+} from '@ethereumjs/tx'
 import { eoaCode7702RecoverAuthority } from '@ethereumjs/util'
 import { LRUCache } from 'lru-cache'
 
@@ -34,7 +44,8 @@ import { positiveInt } from '../primitives/numbers.ts'
 import { bytesToBigInt, equalBytes, toHex } from './decode/bytes.ts'
 import { resolveCommon } from './decode/common.ts'
 import { envelope, inputBytes } from './decode/envelope.ts'
-import { decodeFields, type AuthorizationBytes } from './decode/fields.ts'
+import { decodeFields, type AuthorizationBytes, type RawFields } from './decode/fields.ts'
+import { minimumGasLimit } from './decode/minimum-gas.ts'
 import { transactionCommonHandle } from './decode/transaction-common.ts'
 import { SECP256K1_N, SECP256K1_N_HALF, checkChainId, checkFieldRules, checkSignatureRange } from './decode/rules.ts'
 import type {
@@ -109,12 +120,13 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
   checkSignatureRange(fields.signature)
   checkFieldRules(fields)
 
-  const tx = buildEjsTransaction(bytes, common)
+  const tx = buildEjsTransaction(fields, common)
   if (!equalBytes(tx.serialize(), bytes)) {
     // Unreachable after the checks above, kept as the guarantee that hash == network hash.
     throw new TxDecodeError('rlp', 'transaction is not canonically encoded (its re-encoding differs from the bytes sent)')
   }
-  const minimumGas = tx.getMinimumGasLimit()
+  // ethereumjs' value, without its BigInt per calldata byte (see decode/minimum-gas.ts)
+  const minimumGas = minimumGasLimit(fields, tx)
   if (fields.gasLimit < minimumGas) {
     throw new TxDecodeError(
       'invalid_fields',
@@ -179,10 +191,23 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
   throw new TxDecodeError('unsupported_type', `transaction type ${tx.type} is not supported`)
 }
 
-function buildEjsTransaction(bytes: Uint8Array, common: Common): TypedTransaction {
+function buildEjsTransaction(fields: RawFields, common: Common): TypedTransaction {
+  // every transaction of `common` holds one shared copy of it (see decode/transaction-common.ts)
+  const options = { common: transactionCommonHandle(common) }
+  // built from the RLP list decodeFields read (what createTxFromRLP does after decoding the bytes
+  // again): the types' FromBytesArray constructors check the field count and shapes themselves
+  const values = fields.items as never
   try {
-    // every transaction of `common` holds one shared copy of it (see decode/transaction-common.ts)
-    return createTxFromRLP(bytes, { common: transactionCommonHandle(common) })
+    switch (fields.type) {
+      case 0:
+        return createLegacyTxFromBytesArray(values, options)
+      case 1:
+        return createAccessList2930TxFromBytesArray(values, options)
+      case 2:
+        return create1559FeeMarketTxFromBytesArray(values, options)
+      case 4:
+        return createEOACode7702TxFromBytesArray(values, options)
+    }
   } catch (cause) {
     // What reaches here passed our own structural and range checks; ethereumjs' remaining rules
     // (for instance the EIP-3860 init code size limit) have readable messages once the tx dump
