@@ -41,11 +41,12 @@ import { LRUCache } from 'lru-cache'
 import type { Address } from '../chain/types.ts'
 import { keccak256 } from '../crypto/keccak.ts'
 import { positiveInt } from '../primitives/numbers.ts'
-import { bytesToBigInt, equalBytes, toHex } from './decode/bytes.ts'
+import { bytesToBigInt, toHex } from './decode/bytes.ts'
 import { resolveCommon } from './decode/common.ts'
 import { envelope, inputBytes } from './decode/envelope.ts'
 import { decodeFields, type AuthorizationBytes, type RawFields } from './decode/fields.ts'
 import { minimumGasLimit } from './decode/minimum-gas.ts'
+import { isCanonicalEncoding, recoverSender } from './decode/sender.ts'
 import { transactionCommonHandle } from './decode/transaction-common.ts'
 import { SECP256K1_N, SECP256K1_N_HALF, checkChainId, checkFieldRules, checkSignatureRange } from './decode/rules.ts'
 import type {
@@ -121,7 +122,7 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
   checkFieldRules(fields)
 
   const tx = buildEjsTransaction(fields, common)
-  if (!equalBytes(tx.serialize(), bytes)) {
+  if (!isCanonicalEncoding(fields, payload)) {
     // Unreachable after the checks above, kept as the guarantee that hash == network hash.
     throw new TxDecodeError('rlp', 'transaction is not canonically encoded (its re-encoding differs from the bytes sent)')
   }
@@ -133,13 +134,8 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
       `gas limit ${fields.gasLimit} is below the ${minimumGas} gas this transaction needs before execution (intrinsic gas${common.isActivatedEIP(7623) ? ' or EIP-7623 calldata floor' : ''})`,
     )
   }
-
-  let sender: Address
-  try {
-    sender = tx.getSenderAddress().toString().toLowerCase() as Address
-  } catch (cause) {
-    throw new TxDecodeError('signature', 'signature is invalid: no public key can be recovered from it', { cause })
-  }
+  // from the list already read, not from the object (see decode/sender.ts)
+  const sender = recoverSender(fields, tx)
 
   const base: DecodedTransactionBase = {
     hash: toHex(keccak256(bytes)),
