@@ -127,8 +127,8 @@ export class Dispatcher {
   private readonly leases: LeaseKeeper | undefined
   /** the per-head work of the open submissions, one step or send per turn of the event loop */
   private readonly turns = new EventLoopTurns()
-  /** queued by accept(): their txs were decoded as they were accepted (weak: gone with the queue entry) */
-  private readonly decodedOnAccept = new WeakSet<StoredSubmission>()
+  /** queued by accept(): their txs were decoded as they were accepted, with their tip cap (weak: gone with the queue entry) */
+  private readonly decodedOnAccept = new WeakMap<StoredSubmission, { tipCap: bigint | undefined }>()
 
   private head: HeadInfo | undefined
   private readonly active = new Map<SubmissionId, Task>()
@@ -224,12 +224,12 @@ export class Dispatcher {
    * they had gone.
    * @throws PersistenceError | OutboxFullError | TypeError from OutboxStore.persist; nothing is acknowledged then
    */
-  async accept(input: NewSubmission): Promise<PersistResult> {
+  async accept(input: NewSubmission, decoded?: { tipCap: bigint }): Promise<PersistResult> {
     const leases = this.leases
     const result = await this.store.persist(input, leases === undefined ? undefined : { leaseOwner: leases.owner })
     if (!result.created) return result
     const stored: StoredSubmission = { record: result.record, events: [{ type: 'received', at: result.record.receivedAt }] }
-    this.decodedOnAccept.add(stored)
+    this.decodedOnAccept.set(stored, { tipCap: decoded?.tipCap })
     if (leases === undefined) {
       this.enqueue(stored)
       return result
@@ -466,7 +466,7 @@ export class Dispatcher {
   private async admit(stored: StoredSubmission): Promise<void> {
     const id = stored.record.id
     if (this.active.has(id)) return
-    const task = newTask(stored, this.decodedOnAccept.has(stored))
+    const task = newTask(stored, this.decodedOnAccept.get(stored))
     if (task.summary.outcome !== undefined) return
     this.active.set(id, task)
     if (task.record.kind === 'notify' && this.hashRelays.length === 0) {

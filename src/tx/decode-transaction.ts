@@ -24,17 +24,29 @@
  * file runs them in order, remembers answers, and builds the result per type.
  */
 import type { Common } from '@ethereumjs/common'
-import { type TypedTransaction, createTxFromRLP, isAccessList2930Tx, isEOACode7702Tx, isFeeMarket1559Tx, isLegacyTx } from '@ethereumjs/tx'
+import {
+  type TypedTransaction,
+  create1559FeeMarketTxFromBytesArray,
+  createAccessList2930TxFromBytesArray,
+  createEOACode7702TxFromBytesArray,
+  createLegacyTxFromBytesArray,
+  isAccessList2930Tx,
+  isEOACode7702Tx,
+  isFeeMarket1559Tx,
+  isLegacyTx,
+} from '@ethereumjs/tx'
 import { eoaCode7702RecoverAuthority } from '@ethereumjs/util'
 import { LRUCache } from 'lru-cache'
 
 import type { Address } from '../chain/types.ts'
 import { keccak256 } from '../crypto/keccak.ts'
 import { positiveInt } from '../primitives/numbers.ts'
-import { bytesToBigInt, equalBytes, toHex } from './decode/bytes.ts'
+import { bytesToBigInt, toHex } from './decode/bytes.ts'
 import { resolveCommon } from './decode/common.ts'
 import { envelope, inputBytes } from './decode/envelope.ts'
-import { decodeFields, type AuthorizationBytes } from './decode/fields.ts'
+import { decodeFields, type AuthorizationBytes, type RawFields } from './decode/fields.ts'
+import { minimumGasLimit } from './decode/minimum-gas.ts'
+import { isCanonicalEncoding, recoverSender } from './decode/sender.ts'
 import { transactionCommonHandle } from './decode/transaction-common.ts'
 import { SECP256K1_N, SECP256K1_N_HALF, checkChainId, checkFieldRules, checkSignatureRange } from './decode/rules.ts'
 import type {
@@ -109,25 +121,21 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
   checkSignatureRange(fields.signature)
   checkFieldRules(fields)
 
-  const tx = buildEjsTransaction(bytes, common)
-  if (!equalBytes(tx.serialize(), bytes)) {
+  const tx = buildEjsTransaction(fields, common)
+  if (!isCanonicalEncoding(fields, payload)) {
     // Unreachable after the checks above, kept as the guarantee that hash == network hash.
     throw new TxDecodeError('rlp', 'transaction is not canonically encoded (its re-encoding differs from the bytes sent)')
   }
-  const minimumGas = tx.getMinimumGasLimit()
+  // ethereumjs' value, without its BigInt per calldata byte (see decode/minimum-gas.ts)
+  const minimumGas = minimumGasLimit(fields, tx)
   if (fields.gasLimit < minimumGas) {
     throw new TxDecodeError(
       'invalid_fields',
       `gas limit ${fields.gasLimit} is below the ${minimumGas} gas this transaction needs before execution (intrinsic gas${common.isActivatedEIP(7623) ? ' or EIP-7623 calldata floor' : ''})`,
     )
   }
-
-  let sender: Address
-  try {
-    sender = tx.getSenderAddress().toString().toLowerCase() as Address
-  } catch (cause) {
-    throw new TxDecodeError('signature', 'signature is invalid: no public key can be recovered from it', { cause })
-  }
+  // from the list already read, not from the object (see decode/sender.ts)
+  const sender = recoverSender(fields, tx)
 
   const base: DecodedTransactionBase = {
     hash: toHex(keccak256(bytes)),
@@ -179,10 +187,23 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
   throw new TxDecodeError('unsupported_type', `transaction type ${tx.type} is not supported`)
 }
 
-function buildEjsTransaction(bytes: Uint8Array, common: Common): TypedTransaction {
+function buildEjsTransaction(fields: RawFields, common: Common): TypedTransaction {
+  // every transaction of `common` holds one shared copy of it (see decode/transaction-common.ts)
+  const options = { common: transactionCommonHandle(common) }
+  // built from the RLP list decodeFields read (what createTxFromRLP does after decoding the bytes
+  // again): the types' FromBytesArray constructors check the field count and shapes themselves
+  const values = fields.items as never
   try {
-    // every transaction of `common` holds one shared copy of it (see decode/transaction-common.ts)
-    return createTxFromRLP(bytes, { common: transactionCommonHandle(common) })
+    switch (fields.type) {
+      case 0:
+        return createLegacyTxFromBytesArray(values, options)
+      case 1:
+        return createAccessList2930TxFromBytesArray(values, options)
+      case 2:
+        return create1559FeeMarketTxFromBytesArray(values, options)
+      case 4:
+        return createEOACode7702TxFromBytesArray(values, options)
+    }
   } catch (cause) {
     // What reaches here passed our own structural and range checks; ethereumjs' remaining rules
     // (for instance the EIP-3860 init code size limit) have readable messages once the tx dump

@@ -59,7 +59,13 @@ export interface SubmissionAcceptor {
    * the stored record, `created: false`).
    * @throws PersistenceError | OutboxFullError: nothing was accepted
    */
-  accept(input: NewSubmission): Promise<PersistResult>
+  accept(input: NewSubmission, decoded?: DecodedFacts): Promise<PersistResult>
+}
+
+/** What the methods' decode of a submission's transactions told, handed to the acceptor so it does not read it again. */
+export interface DecodedFacts {
+  /** the highest tip cap (maxPriorityFeePerGas; gasPrice for legacy and EIP-2930) among its transactions */
+  tipCap: bigint
 }
 
 export interface SubmissionLimits {
@@ -335,12 +341,12 @@ const WHAT: Record<SubmissionKind, string> = {
 }
 
 /** Persist, mapping "could not store" to -32603 that says nothing was accepted. */
-async function acceptOrRefuse(deps: SubmissionMethodsDeps, input: NewSubmission, ctx: JsonRpcCallContext, hash: Hex): Promise<Hex> {
+async function acceptOrRefuse(deps: SubmissionMethodsDeps, input: NewSubmission, ctx: JsonRpcCallContext, hash: Hex, decoded: DecodedFacts): Promise<Hex> {
   const what = WHAT[input.kind]
   const consequence = input.kind === 'notify' ? 'it was dropped; your own transaction is unaffected' : 'nothing was accepted and nothing will be forwarded'
   let result: PersistResult
   try {
-    result = await deps.submissions.accept(input)
+    result = await deps.submissions.accept(input, decoded)
   } catch (err) {
     // answered -32603 with data { reason } (../errors/error-answers.ts)
     if (err instanceof OutboxFullError) {
@@ -364,7 +370,7 @@ export function submissionMethods(deps: SubmissionMethodsDeps): MethodTable {
 
   const single = (kind: 'private-tx' | 'notify') => async (params: Record<string, unknown>, ctx: JsonRpcCallContext): Promise<Hex> => {
     const { tx } = parseRawTxParams(params, decode)
-    return acceptOrRefuse(deps, { kind, partnerId: ctx.partnerId, rawTx: tx.rawHex }, ctx, tx.hash)
+    return acceptOrRefuse(deps, { kind, partnerId: ctx.partnerId, rawTx: tx.rawHex }, ctx, tx.hash, { tipCap: tx.gasTipCap })
   }
 
   return {
@@ -374,7 +380,8 @@ export function submissionMethods(deps: SubmissionMethodsDeps): MethodTable {
       const head = deps.currentBlock?.()
       const { txs, options } = parseBundleParams(params, decode, limits, { nowMs: now(), ...(head === undefined ? {} : { currentBlock: head }) })
       const input: NewSubmission = { kind: 'bundle', partnerId: ctx.partnerId, rawTxs: txs.map((t) => t.rawHex), ...(options === undefined ? {} : { options }) }
-      return acceptOrRefuse(deps, input, ctx, bundleHash(txs.map((t) => t.hash)))
+      const tipCap = txs.reduce((highest, t) => (t.gasTipCap > highest ? t.gasTipCap : highest), 0n)
+      return acceptOrRefuse(deps, input, ctx, bundleHash(txs.map((t) => t.hash)), { tipCap })
     },
   }
 }

@@ -9,7 +9,7 @@ import { TxDecodeError, type TxDecodeErrorReason } from '../errors.ts'
 import { hexByte, toHex } from './bytes.ts'
 import type { SupportedTransactionType, TransactionSignature } from './types.ts'
 
-type RlpItem = Uint8Array | RlpItem[]
+export type RlpItem = Uint8Array | RlpItem[]
 
 export interface RawFields {
   type: SupportedTransactionType
@@ -27,6 +27,11 @@ export interface RawFields {
   accessList: Array<[Uint8Array, Uint8Array[]]>
   authorizationList: AuthorizationBytes[]
   signature: TransactionSignature
+  /**
+   * The RLP list the fields were read from, as decoded: the ethereumjs object is built from it
+   * (its FromBytesArray constructors) rather than from the bytes, which it would decode again.
+   */
+  items: readonly RlpItem[]
 }
 
 /** [chainId, address, nonce, yParity, r, s] */
@@ -126,6 +131,7 @@ export function decodeFields(type: SupportedTransactionType, payload: Uint8Array
     accessList,
     authorizationList,
     signature,
+    items: decoded,
   }
 }
 

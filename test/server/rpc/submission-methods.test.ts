@@ -22,6 +22,7 @@ import {
 } from '../../../src/server/rpc/submission-methods.ts'
 import { Dispatcher, OutboxStore, submissionId, type BundleRelay, type NewSubmission } from '../../../src/submission/index.ts'
 import type { TxDecodeErrorReason } from '../../../src/tx/errors.ts'
+import { transactionTipCap } from '../../../src/tx/index.ts'
 import { loadFixtureTxs, type FixtureTx } from '../../support/devnet.ts'
 import { FixedPlanner, ManualHeads, ManualInclusion, simulator, tempDir } from '../../submission/helpers.ts'
 import { buildTestApp, post, request, TOKEN_BETA, type TestApp } from '../jsonrpc/helpers.ts'
@@ -143,6 +144,19 @@ describe('success paths', () => {
     }
     // the raw transaction never reaches the logs
     expect(t.logText()).not.toContain(A.raw.slice(2, 80))
+  })
+
+  it('hands the acceptor the tip cap its decode read (a bundle: the highest of its txs), so the dispatcher does not read the txs again', async () => {
+    const told: Array<{ kind: string; tipCap: bigint | undefined }> = []
+    const t = await appWith({ submissions: { accept: (input, decoded) => (told.push({ kind: input.kind, tipCap: decoded?.tipCap }), store.persist(input)) } })
+    await call(t, 'eth_sendPrivateRawTransaction', { tx: A.raw })
+    await call(t, 'eth_sendBundle', { txs: [A.raw, B.raw] })
+    const tipOf = (raw: string) => transactionTipCap(raw)!
+    const highest = tipOf(A.raw) > tipOf(B.raw) ? tipOf(A.raw) : tipOf(B.raw)
+    expect(told).toEqual([
+      { kind: 'private-tx', tipCap: tipOf(A.raw) },
+      { kind: 'bundle', tipCap: highest },
+    ])
   })
 
   it('upper-case hex digits are the same bytes: same hash, stored as the same submission', async () => {

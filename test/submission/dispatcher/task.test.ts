@@ -28,6 +28,13 @@ describe('newTask', () => {
     expect(task.simulatedFor).toBeUndefined()
   })
 
+  it('decoded as it was accepted: the tip cap the accepting call read is taken, the txs are not read again', () => {
+    // '0x02c0' does not parse: a tip cap here can only come from the accepting call
+    const task = newTask(stored(['0x02c0' as Hex]), { tipCap: 5n })
+    expect(task.userTipCap).toBe(5n)
+    expect(task.decodeChecked).toBe(true)
+  })
+
   it('txs whose fields do not parse: no tip cap (the floor leaves them out), and the task is still made', () => {
     const task = newTask(stored(['0x02c0' as Hex]))
     expect(task.userTipCap).toBeUndefined()

@@ -18,6 +18,7 @@ function fields(overrides: Partial<RawFields> = {}): RawFields {
     accessList: [],
     authorizationList: [],
     signature: { v: 0n, yParity: 0, r: 1n, s: 1n },
+    items: [],
     ...overrides,
   }
 }
