@@ -27,8 +27,7 @@ import { v4PoolRef } from '../pools/uniswap-v4.ts'
 import { blockKey, ViewCaller, ViewCallError } from '../pools/view-calls.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
 import { encodeBackrunCall } from './backrun-calldata.ts'
-import { cycleHasEstimatedHops, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, type BackrunCandidate } from './cycle-search.ts'
-import { ProfitValuer, valuationGraph } from './profit-valuation.ts'
+import { cycleHasEstimatedHops, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, searchValuer, type BackrunCandidate } from './cycle-search.ts'
 import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
 import { USD_DECIMALS, type BackrunFound, type BackrunRequest, type BackrunService } from './types.ts'
 
@@ -179,6 +178,10 @@ export class BackrunEngine implements BackrunService {
     const { pools, moved } = await this.poolsAfter(base, after, moves)
     if (moved.length === 0) return null
     const { weth } = this.options
+    // a profit is worth what selling it for WETH gives, outside its own cycle's pools when it can
+    // be: the search ranks its candidates so, and the net-of-gas decision and netProfitUsd rest on
+    // the same valuation (one valuer: each token's paths to WETH enumerated once per request)
+    const valuer = searchValuer(pools, weth)
     const candidates = findBackrunCandidates({
       pools,
       movedPools: moved,
@@ -187,13 +190,11 @@ export class BackrunEngine implements BackrunService {
       maxThirdTokens: this.options.maxThirdTokens ?? DEFAULT_MAX_THIRD_TOKENS,
       maxPoolsPerPair: this.options.maxPoolsPerPair ?? DEFAULT_MAX_POOLS_PER_PAIR,
       budgetMs: this.options.searchBudgetMs ?? DEFAULT_SEARCH_BUDGET_MS,
+      valuer,
     })
     if (candidates.length === 0) return null
 
     const gasPriceWei = (base.block.baseFeePerGas ?? 0n) + this.options.priorityFeeWei
-    // a profit is worth what selling it for WETH gives, outside its own cycle's pools when it can
-    // be (as the search valued it): the net-of-gas decision and netProfitUsd rest on that
-    const valuer = new ProfitValuer(valuationGraph(pools), weth)
     const toWei = (candidate: BackrunCandidate, amount: bigint) => valuer.toWei(candidate.startToken, amount, poolsOfCycle(candidate))
     // 1. the best few by native math, executed in the EVM with a minimum profit of 1. A cycle
     // through a pool whose hook may change the swap (beforeSwap, return deltas) has only an

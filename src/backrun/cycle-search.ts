@@ -89,6 +89,12 @@ export interface BackrunSearchParams {
   relativeTolerancePpm?: number
   /** profit evaluations per cycle at most; default 96 */
   maxEvaluationsPerCycle?: number
+  /**
+   * how profits are valued in wei: searchValuer(pools, weth), made here when not given. A caller
+   * that values the executed profits afterwards passes its own, so that the paths to WETH are
+   * enumerated and bounded once per request
+   */
+  valuer?: ProfitValuer
 }
 
 export type BackrunMethod = 'closed-form' | 'bracketed'
@@ -236,6 +242,11 @@ function startAmount(hop: PathHop): bigint {
 
 // ------------------------------------------------------------------ search
 
+/** the valuer of a search over `pools`: sales through the pools with liquidity (profit-valuation.ts) */
+export function searchValuer(pools: readonly PoolSnapshot[], weth: Address): ProfitValuer {
+  return new ProfitValuer(valuationGraph(pools.filter(hasLiquidity)), lower(weth))
+}
+
 /** the cycle's pools, which valuing its profit avoids (profit-valuation.ts) */
 export function poolsOfCycle(cycle: { hops: ReadonlyArray<{ pool: PoolSnapshot | Address }> }): Set<Address> {
   return new Set(cycle.hops.map((h) => (typeof h.pool === 'string' ? h.pool : h.pool.address)))
@@ -344,7 +355,7 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
   }
   if (live.length === 0 || maxCandidates === 0) return result
 
-  const valuer = new ProfitValuer(valuationGraph(pools), weth)
+  const valuer = params.valuer ?? searchValuer(pools, weth)
   /**
    * false (and flagged) once the time budget is spent; the first maxCandidates optimizations are
    * always made, so a slow machine gets fewer cycles, never none
