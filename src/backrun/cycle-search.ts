@@ -113,6 +113,11 @@ export interface BackrunCandidate {
   profitWei: bigint | undefined
   /** exact quotes of the whole cycle made to find amountIn (for benchmarking) */
   quoteEvaluations: number
+  /**
+   * initialized ticks the cycle's V3 and V4 swaps cross for amountIn, by the native math (0 for an
+   * all-V2 cycle): what its gas estimate counts (backrun-gas.ts)
+   */
+  ticksCrossed: number
   method: BackrunMethod
   /** closed form only: the profit is proven to be the largest over every input */
   certified?: boolean
@@ -277,6 +282,7 @@ interface Optimized {
   amountIn: bigint
   profit: bigint
   evaluations: number
+  ticksCrossed: number
   method: BackrunMethod
   certified?: boolean
 }
@@ -291,11 +297,15 @@ function optimizeCycle(cycle: BackrunCycle, estimate: CycleEstimate | undefined,
         : { reserveIn: pool.reserve1, reserveOut: pool.reserve0, feeBps: v2FeeBps(pool) }
     })
     const r = optimalConstantProductInput(v2)
-    return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, method: 'closed-form', certified: r.certified }
+    return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, ticksCrossed: 0, method: 'closed-form', certified: r.certified }
   }
+  // each input is quoted once (maximizeProfit remembers its evaluations): its ticks crossed with it
+  const ticks = new Map<bigint, number>()
   const profitFn = (x: bigint): bigint | undefined => {
     const q = quotePath(hops, x)
-    return q === undefined ? undefined : q.amountOut - x
+    if (q === undefined) return undefined
+    ticks.set(x, q.ticksCrossed)
+    return q.amountOut - x
   }
   const r = maximizeProfit(profitFn, {
     guess: estimate?.amountIn,
@@ -304,7 +314,7 @@ function optimizeCycle(cycle: BackrunCycle, estimate: CycleEstimate | undefined,
     relativeTolerancePpm: tolerancePpm,
     maxEvaluations,
   })
-  return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, method: 'bracketed' }
+  return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, ticksCrossed: ticks.get(r.amountIn) ?? 0, method: 'bracketed' }
 }
 
 /** candidates first by profitWei (highest first), unvalued last; ties by the smaller input */
@@ -379,6 +389,7 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
       expectedProfit: r.profit,
       profitWei: valuer.toWei(cycle.startToken, r.profit, poolsOfCycle(cycle)),
       quoteEvaluations: r.evaluations,
+      ticksCrossed: r.ticksCrossed,
       method: r.method,
       ...(r.certified === undefined ? {} : { certified: r.certified }),
     }
