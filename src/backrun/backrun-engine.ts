@@ -11,8 +11,11 @@
  *        each moved pool's tokens to a third token: the cycle tokens, at most maxThirdTokens of them),
  *        post-swap states
  *     -> findBackrunCandidates (closed form for V2 pairs, bracketed search elsewhere; any token)
- *     -> each of the best few: BackrunExecutor.backrun executed on the post-swap state
- *     -> the most net profit, if above the configured minimum
+ *     -> each of the best few: BackrunExecutor.backrun executed on the post-swap state, with the
+ *        minimum profit of the final calldata at an estimate of its gas (backrun-gas.ts)
+ *     -> the most net profit, if above the configured minimum: that execution is the answer when
+ *        the estimate covered the executed gas, else the calldata is encoded from the executed gas
+ *        and executed again
  */
 import { LRUCache } from 'lru-cache'
 import { decodeAbiParameters, encodeFunctionData, parseAbi } from 'viem'
@@ -27,8 +30,8 @@ import { v4PoolRef } from '../pools/uniswap-v4.ts'
 import { blockKey, ViewCaller, ViewCallError } from '../pools/view-calls.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
 import { encodeBackrunCall } from './backrun-calldata.ts'
-import { cycleHasEstimatedHops, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, type BackrunCandidate } from './cycle-search.ts'
-import { ProfitValuer, valuationGraph } from './profit-valuation.ts'
+import { estimateBackrunGas } from './backrun-gas.ts'
+import { cycleHasEstimatedHops, DEFAULT_MAX_POOLS_PER_PAIR, DEFAULT_MAX_THIRD_TOKENS, DEFAULT_SEARCH_BUDGET_MS, findBackrunCandidates, poolsOfCycle, searchValuer, type BackrunCandidate } from './cycle-search.ts'
 import { applyPoolMove, readPoolMoves, type PoolMove } from './pool-moves.ts'
 import { USD_DECIMALS, type BackrunFound, type BackrunRequest, type BackrunService } from './types.ts'
 
@@ -117,6 +120,11 @@ interface Probed {
   grossProfit: bigint
   gasCostWei: bigint
   netProfitWei: bigint
+  /**
+   * the probe's calldata, gas and profit when it can be the answer as it stands: its minimum profit
+   * (from the gas estimate) covers the gas the EVM spent, at its executed profit's rate
+   */
+  final?: { calldata: `0x${string}`; gas: bigint; grossProfit: bigint }
 }
 
 export class BackrunEngine implements BackrunService {
@@ -179,6 +187,10 @@ export class BackrunEngine implements BackrunService {
     const { pools, moved } = await this.poolsAfter(base, after, moves)
     if (moved.length === 0) return null
     const { weth } = this.options
+    // a profit is worth what selling it for WETH gives, outside its own cycle's pools when it can
+    // be: the search ranks its candidates so, and the net-of-gas decision and netProfitUsd rest on
+    // the same valuation (one valuer: each token's paths to WETH enumerated once per request)
+    const valuer = searchValuer(pools, weth)
     const candidates = findBackrunCandidates({
       pools,
       movedPools: moved,
@@ -187,15 +199,14 @@ export class BackrunEngine implements BackrunService {
       maxThirdTokens: this.options.maxThirdTokens ?? DEFAULT_MAX_THIRD_TOKENS,
       maxPoolsPerPair: this.options.maxPoolsPerPair ?? DEFAULT_MAX_POOLS_PER_PAIR,
       budgetMs: this.options.searchBudgetMs ?? DEFAULT_SEARCH_BUDGET_MS,
+      valuer,
     })
     if (candidates.length === 0) return null
 
     const gasPriceWei = (base.block.baseFeePerGas ?? 0n) + this.options.priorityFeeWei
-    // a profit is worth what selling it for WETH gives, outside its own cycle's pools when it can
-    // be (as the search valued it): the net-of-gas decision and netProfitUsd rest on that
-    const valuer = new ProfitValuer(valuationGraph(pools), weth)
     const toWei = (candidate: BackrunCandidate, amount: bigint) => valuer.toWei(candidate.startToken, amount, poolsOfCycle(candidate))
-    // 1. the best few by native math, executed in the EVM with a minimum profit of 1. A cycle
+    // 1. the best few by native math, executed in the EVM (each once when the gas estimate holds,
+    // see below; an execution whose minimum profit is 1 tells the EVM's profit and gas). A cycle
     // through a pool whose hook may change the swap (beforeSwap, return deltas) has only an
     // estimated profit: the best few of those are executed too, beside (not instead of) the best
     // few exact ones, and only the EVM's profit counts for them, as for every candidate
@@ -216,7 +227,21 @@ export class BackrunEngine implements BackrunService {
       // its net cannot exceed its gross (the exact math's), so it cannot beat a net already found;
       // an estimate bounds nothing
       if (best !== undefined && !estimated && grossWei <= best.netProfitWei) continue
-      const probe = await this.execute(after, how.origin, this.encode(candidate, 1n, how))
+      // first with the minimum profit the final calldata would carry at the estimated gas (when the
+      // estimate leaves a profit): within the estimate, that execution is the answer as it stands
+      const estimatedCostWei = estimateBackrunGas(candidate.hops, candidate.ticksCrossed) * gasPriceWei
+      let minProfit = 1n
+      let probe: Executed | undefined
+      if (grossWei > estimatedCostWei) {
+        minProfit = atLeastOne(ceilDiv(estimatedCostWei * candidate.expectedProfit, grossWei))
+        probe = await this.execute(after, how.origin, this.encode(candidate, minProfit, how))
+      }
+      // otherwise (or when it reverts: a profit below that minimum, or any other failure) as it
+      // always was, with a minimum profit of 1, to learn the gas and profit the EVM gives
+      if (probe === undefined) {
+        minProfit = 1n
+        probe = await this.execute(after, how.origin, this.encode(candidate, minProfit, how))
+      }
       if (probe === undefined) {
         // an estimate the EVM does not confirm is no math/EVM disagreement (as for quotes)
         if (!estimated) this.counters.verificationMisses++
@@ -224,22 +249,29 @@ export class BackrunEngine implements BackrunService {
       }
       const gasCostWei = portion(probe.gasUsed) * gasPriceWei
       const netProfitWei = (toWei(candidate, probe.grossProfit) ?? 0n) - gasCostWei
-      if (best === undefined || netProfitWei > best.netProfitWei) best = { candidate, grossProfit: probe.grossProfit, gasCostWei, netProfitWei }
+      if (best === undefined || netProfitWei > best.netProfitWei) {
+        const answerAsIs = minProfit >= finalMinProfit(gasCostWei, probe.grossProfit, toWei(candidate, probe.grossProfit) ?? 0n)
+        best = { candidate, grossProfit: probe.grossProfit, gasCostWei, netProfitWei, ...(answerAsIs ? { final: { calldata: probe.calldata, gas: portion(probe.gasUsed), grossProfit: probe.grossProfit } } : {}) }
+      }
     }
     if (best === undefined || best.netProfitWei <= this.options.minNetProfitWei) return null
     // 2. the winner's final calldata: its minimum profit is its gas cost in the profit token (it
     // reverts rather than run at a loss once the state has moved), at the rate its executed profit
-    // sells at (for an exact cycle that is its expected profit); executed again so that the
-    // answer's gas and profit are those of the exact bytes returned
-    const executedWei = toWei(best.candidate, best.grossProfit) ?? 0n
-    const minProfit = executedWei > 0n ? ceilDiv(best.gasCostWei * best.grossProfit, executedWei) : 1n
-    const calldata = this.encode(best.candidate, minProfit < 1n ? 1n : minProfit, how)
-    const final = await this.execute(after, how.origin, calldata)
+    // sells at (for an exact cycle that is its expected profit). The probe is that calldata when its
+    // minimum, from the gas estimate, is at least this (the estimate was above the executed gas);
+    // otherwise the calldata is encoded with this minimum and executed again. Either way the
+    // answer's gas and profit are the EVM's for the exact bytes returned
+    let final = best.final
     if (final === undefined) {
-      this.counters.verificationMisses++
-      return null
+      const calldata = this.encode(best.candidate, finalMinProfit(best.gasCostWei, best.grossProfit, toWei(best.candidate, best.grossProfit) ?? 0n), how)
+      const executed = await this.execute(after, how.origin, calldata)
+      if (executed === undefined) {
+        this.counters.verificationMisses++
+        return null
+      }
+      final = { calldata, gas: portion(executed.gasUsed), grossProfit: executed.grossProfit }
     }
-    const gas = portion(final.gasUsed)
+    const { calldata, gas } = final
     const netProfitWei = (toWei(best.candidate, final.grossProfit) ?? 0n) - gas * gasPriceWei
     if (netProfitWei <= this.options.minNetProfitWei) return null
 
@@ -355,13 +387,13 @@ export class BackrunEngine implements BackrunService {
     return encodeBackrunCall({ startToken: candidate.startToken, amountIn: candidate.amountIn, hops: candidate.hops, minProfit, refundBps, refundRecipient })
   }
 
-  private async execute(after: SimulationState, origin: Address, calldata: `0x${string}`): Promise<{ grossProfit: bigint; gasUsed: bigint } | undefined> {
+  private async execute(after: SimulationState, origin: Address, calldata: `0x${string}`): Promise<Executed | undefined> {
     // from the transaction's origin, as in the composed transaction (or the searcher's backrun
     // transaction): the refund goes to it unless the calldata names a refundRecipient
     const r = await this.options.simulator.call(after, { from: origin, to: this.options.executor, data: calldata })
     if (r.status !== 'success' || r.returnData.length < 32) return undefined
     const [grossProfit] = decodeAbiParameters([{ type: 'uint256' }], bytesToHexString(r.returnData))
-    return { grossProfit, gasUsed: r.gasUsed }
+    return { calldata, grossProfit, gasUsed: r.gasUsed }
   }
 
   /** wei in USD at the feed's latest answer, USD_DECIMALS decimals, truncated toward zero */
@@ -394,8 +426,27 @@ export class BackrunEngine implements BackrunService {
   }
 }
 
+/** a backrun executed in the EVM: its calldata, gross profit and the gas of the call (with the transaction's 21,000) */
+interface Executed {
+  calldata: `0x${string}`
+  grossProfit: bigint
+  gasUsed: bigint
+}
+
 function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b
+}
+
+function atLeastOne(x: bigint): bigint {
+  return x < 1n ? 1n : x
+}
+
+/**
+ * the final calldata's minimum profit: the gas cost (wei) in the profit token, at the rate the
+ * executed profit sells at (its value in wei); 1 when that profit has no value
+ */
+function finalMinProfit(gasCostWei: bigint, grossProfit: bigint, executedWei: bigint): bigint {
+  return executedWei > 0n ? atLeastOne(ceilDiv(gasCostWei * grossProfit, executedWei)) : 1n
 }
 
 /** the backrun's share of a transaction's gas: what it costs beyond the transaction base */

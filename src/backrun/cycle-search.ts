@@ -89,6 +89,12 @@ export interface BackrunSearchParams {
   relativeTolerancePpm?: number
   /** profit evaluations per cycle at most; default 96 */
   maxEvaluationsPerCycle?: number
+  /**
+   * how profits are valued in wei: searchValuer(pools, weth), made here when not given. A caller
+   * that values the executed profits afterwards passes its own, so that the paths to WETH are
+   * enumerated and bounded once per request
+   */
+  valuer?: ProfitValuer
 }
 
 export type BackrunMethod = 'closed-form' | 'bracketed'
@@ -107,6 +113,11 @@ export interface BackrunCandidate {
   profitWei: bigint | undefined
   /** exact quotes of the whole cycle made to find amountIn (for benchmarking) */
   quoteEvaluations: number
+  /**
+   * initialized ticks the cycle's V3 and V4 swaps cross for amountIn, by the native math (0 for an
+   * all-V2 cycle): what its gas estimate counts (backrun-gas.ts)
+   */
+  ticksCrossed: number
   method: BackrunMethod
   /** closed form only: the profit is proven to be the largest over every input */
   certified?: boolean
@@ -236,6 +247,11 @@ function startAmount(hop: PathHop): bigint {
 
 // ------------------------------------------------------------------ search
 
+/** the valuer of a search over `pools`: sales through the pools with liquidity (profit-valuation.ts) */
+export function searchValuer(pools: readonly PoolSnapshot[], weth: Address): ProfitValuer {
+  return new ProfitValuer(valuationGraph(pools.filter(hasLiquidity)), lower(weth))
+}
+
 /** the cycle's pools, which valuing its profit avoids (profit-valuation.ts) */
 export function poolsOfCycle(cycle: { hops: ReadonlyArray<{ pool: PoolSnapshot | Address }> }): Set<Address> {
   return new Set(cycle.hops.map((h) => (typeof h.pool === 'string' ? h.pool : h.pool.address)))
@@ -266,6 +282,7 @@ interface Optimized {
   amountIn: bigint
   profit: bigint
   evaluations: number
+  ticksCrossed: number
   method: BackrunMethod
   certified?: boolean
 }
@@ -280,11 +297,15 @@ function optimizeCycle(cycle: BackrunCycle, estimate: CycleEstimate | undefined,
         : { reserveIn: pool.reserve1, reserveOut: pool.reserve0, feeBps: v2FeeBps(pool) }
     })
     const r = optimalConstantProductInput(v2)
-    return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, method: 'closed-form', certified: r.certified }
+    return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, ticksCrossed: 0, method: 'closed-form', certified: r.certified }
   }
+  // each input is quoted once (maximizeProfit remembers its evaluations): its ticks crossed with it
+  const ticks = new Map<bigint, number>()
   const profitFn = (x: bigint): bigint | undefined => {
     const q = quotePath(hops, x)
-    return q === undefined ? undefined : q.amountOut - x
+    if (q === undefined) return undefined
+    ticks.set(x, q.ticksCrossed)
+    return q.amountOut - x
   }
   const r = maximizeProfit(profitFn, {
     guess: estimate?.amountIn,
@@ -293,7 +314,7 @@ function optimizeCycle(cycle: BackrunCycle, estimate: CycleEstimate | undefined,
     relativeTolerancePpm: tolerancePpm,
     maxEvaluations,
   })
-  return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, method: 'bracketed' }
+  return r === undefined ? undefined : { amountIn: r.amountIn, profit: r.profit, evaluations: r.evaluations, ticksCrossed: ticks.get(r.amountIn) ?? 0, method: 'bracketed' }
 }
 
 /** candidates first by profitWei (highest first), unvalued last; ties by the smaller input */
@@ -344,7 +365,7 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
   }
   if (live.length === 0 || maxCandidates === 0) return result
 
-  const valuer = new ProfitValuer(valuationGraph(pools), weth)
+  const valuer = params.valuer ?? searchValuer(pools, weth)
   /**
    * false (and flagged) once the time budget is spent; the first maxCandidates optimizations are
    * always made, so a slow machine gets fewer cycles, never none
@@ -368,6 +389,7 @@ export function searchBackrun(params: BackrunSearchParams): BackrunSearchResult 
       expectedProfit: r.profit,
       profitWei: valuer.toWei(cycle.startToken, r.profit, poolsOfCycle(cycle)),
       quoteEvaluations: r.evaluations,
+      ticksCrossed: r.ticksCrossed,
       method: r.method,
       ...(r.certified === undefined ? {} : { certified: r.certified }),
     }

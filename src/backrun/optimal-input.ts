@@ -65,7 +65,13 @@ export const DEFAULT_RELATIVE_TOLERANCE_PPM = 100
 export const DEFAULT_MAX_EVALUATIONS = 96
 /** brackets at most this wide (in integers) are finished by evaluating every integer inside */
 const EXHAUSTIVE_WIDTH = 8n
-/** the bracket around a guess starts at guess ± guess / 2^GUESS_SPREAD_SHIFT */
+/**
+ * the bracket around a guess starts at guess ± guess / 2^GUESS_SPREAD_SHIFT, or narrower with a
+ * relative tolerance: ± half of it, so that a guess at the optimum (the backrun search's estimate
+ * is, whenever no tick is crossed) is confirmed in three evaluations, the bracket already narrower
+ * than the tolerance. A guess further off costs a few more doublings of the spread than from the
+ * wider start.
+ */
 const GUESS_SPREAD_SHIFT = 10n
 
 /** value order with undefined (an input the cycle cannot take) below everything */
@@ -106,7 +112,7 @@ export function maximizeProfit(profitFn: ProfitFunction, options: MaximizeProfit
   // ---- bracket: lo < m < hi with the maximum in [lo, hi] and m the best point evaluated inside
   const bracket =
     options.guess !== undefined && options.guess > 0n
-      ? (bracketAroundGuess(f, clamp(options.guess), maxAmount, budgetLeft) ?? bracketByDoubling(f, clamp(options.start ?? 1n), maxAmount, clamp, budgetLeft))
+      ? (bracketAroundGuess(f, clamp(options.guess), maxAmount, tolerancePpm, budgetLeft) ?? bracketByDoubling(f, clamp(options.start ?? 1n), maxAmount, clamp, budgetLeft))
       : bracketByDoubling(f, clamp(options.start ?? 1n), maxAmount, clamp, budgetLeft)
   if (bracket === undefined || best.value === undefined) return undefined
   let { lo, m, hi, vm } = bracket
@@ -155,7 +161,7 @@ interface Bracket {
 type Evaluate = (x: bigint) => bigint | undefined
 
 /** grow lo < guess < hi geometrically towards the side that rises, until both ends are no better */
-function bracketAroundGuess(f: Evaluate, guess: bigint, maxAmount: bigint, budgetLeft: () => boolean): Bracket | undefined {
+function bracketAroundGuess(f: Evaluate, guess: bigint, maxAmount: bigint, tolerancePpm: bigint, budgetLeft: () => boolean): Bracket | undefined {
   let m = guess
   let vm = f(m)
   // a guess past what the cycle can take (the pool's loaded ticks, its liquidity): come back
@@ -165,6 +171,8 @@ function bracketAroundGuess(f: Evaluate, guess: bigint, maxAmount: bigint, budge
   }
   if (vm === undefined) return undefined
   let w = m >> GUESS_SPREAD_SHIFT
+  const halfTolerance = (m * tolerancePpm) / 2_000_000n
+  if (tolerancePpm > 0n && halfTolerance < w) w = halfTolerance
   if (w < 1n) w = 1n
   let lo = m - w
   let hi = m + w > maxAmount ? maxAmount : m + w

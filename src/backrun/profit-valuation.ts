@@ -18,10 +18,16 @@
  * Undefined when no path of at most two hops joins the token to WETH, or the amount cannot be sold
  * (it rounds to nothing, or the pools cannot take it). Pools whose math is only an estimate (a V4
  * hook that may change the swap) are not sold through (valuationGraph).
+ *
+ * Cost: a token's paths are enumerated once per valuer, with each path's maxRate (pathMaxRate: at
+ * least its output per unit of input, for any amount), most promising first. A sale quotes them in
+ * that order and stops at the first path whose bound, amount × maxRate, cannot beat the best output
+ * already quoted: the answer is the same maximum as quoting every path, in a quote or two where a
+ * token has dozens of paths (the search values every cycle it ranks and every candidate).
  */
 import type { Address } from '../chain/types.ts'
 import { buildPoolGraph, enumeratePaths, type PoolGraph } from '../pools/paths.ts'
-import { quotePath, type PathHop } from '../pools/pool-quote.ts'
+import { pathMaxRate, quotePath, type PathHop } from '../pools/pool-quote.ts'
 import type { PoolSnapshot } from '../pools/pools.ts'
 
 /** hops from any token to WETH that valuation considers */
@@ -35,8 +41,15 @@ export function valuationGraph(pools: readonly PoolSnapshot[]): PoolGraph {
   return buildPoolGraph(pools.filter((p) => !(p.protocol === 'uniswap-v4' && p.hookAltersSwap)))
 }
 
+/** a path to WETH with its bound: it never gives more than amountIn × maxRate */
+interface SalePath {
+  hops: PathHop[]
+  maxRate: number
+}
+
 export class ProfitValuer {
-  private readonly paths = new Map<Address, PathHop[][]>()
+  /** per token, its paths to WETH, highest maxRate first */
+  private readonly paths = new Map<Address, SalePath[]>()
 
   constructor(
     private readonly graph: PoolGraph,
@@ -58,26 +71,43 @@ export class ProfitValuer {
 
   /** whether a path from the token to WETH avoids every pool in `avoid` */
   canValueAvoiding(token: Address, avoid: ReadonlySet<Address>): boolean {
-    return token === this.weth || this.pathsOf(token).some((path) => path.every((hop) => !avoid.has(hop.pool.address)))
+    return token === this.weth || this.pathsOf(token).some((path) => avoids(path, avoid))
   }
 
   private value(token: Address, amount: bigint, avoid: ReadonlySet<Address> | undefined, strict: boolean): bigint | undefined {
     if (token === this.weth) return amount
     const all = this.pathsOf(token)
-    const clear = avoid === undefined ? all : all.filter((path) => path.every((hop) => !avoid.has(hop.pool.address)))
+    const clear = avoid === undefined ? all : all.filter((path) => avoids(path, avoid))
     if (clear.length === 0 && (strict || all.length === 0)) return undefined
     if (amount <= 0n) return 0n
+    const amountNumber = Number(amount)
     let best: bigint | undefined
     for (const path of clear.length > 0 ? clear : all) {
-      const q = quotePath(path, amount)
+      // the paths come highest bound first: once a bound cannot beat the best output, no later path can
+      // (the bound is padded far above a double's rounding, as the route search's: pool-quote.ts)
+      if (best !== undefined && amountNumber * path.maxRate <= Number(best)) break
+      const q = quotePath(path.hops, amount)
       if (q !== undefined && (best === undefined || q.amountOut > best)) best = q.amountOut
     }
     return best
   }
 
-  private pathsOf(token: Address): PathHop[][] {
+  private pathsOf(token: Address): SalePath[] {
     let paths = this.paths.get(token)
-    if (paths === undefined) this.paths.set(token, (paths = enumeratePaths(this.graph, token, this.weth, VALUATION_MAX_HOPS)))
+    if (paths === undefined) {
+      paths = enumeratePaths(this.graph, token, this.weth, VALUATION_MAX_HOPS).map((hops) => {
+        const maxRate = pathMaxRate(hops)
+        // an empty pool's rate (0 / 0) bounds nothing: such a path is always quoted
+        return { hops, maxRate: Number.isNaN(maxRate) ? Infinity : maxRate }
+      })
+      // a stable sort: equal bounds keep the enumeration's order
+      paths.sort((a, b) => b.maxRate - a.maxRate)
+      this.paths.set(token, paths)
+    }
     return paths
   }
+}
+
+function avoids(path: SalePath, avoid: ReadonlySet<Address>): boolean {
+  return path.hops.every((hop) => !avoid.has(hop.pool.address))
 }

@@ -6,13 +6,16 @@
  * confirm (an executor address that answers nothing).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Hex } from 'viem'
+import { decodeFunctionData, type Hex } from 'viem'
+import { BACKRUN_EXECUTOR_ABI } from '../../src/backrun/backrun-calldata.ts'
 import { BackrunEngine, PriceFeedError, type BackrunEngineOptions } from '../../src/backrun/backrun-engine.ts'
+import { estimateBackrunGas } from '../../src/backrun/backrun-gas.ts'
 import type { BackrunFound, BackrunRequest } from '../../src/backrun/types.ts'
 import { bytesToHexString } from '../../src/chain/quantity.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { loadConfig } from '../../src/node/config.ts'
 import { Erc20StateWriter } from '../../src/evm/erc20-slots.ts'
+import type { Simulator } from '../../src/evm/simulator.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { loadFixtureTxs, loadRegistry, lower } from '../support/devnet.ts'
@@ -26,6 +29,27 @@ const FIXTURE = 'v2-swapExactETHForTokens-large'
 let services: DomainServices
 let request: BackrunRequest
 let baseFee: bigint
+
+/** the simulator, counting its calls to the executor: the backrun's executions */
+function countingSimulator(): { simulator: Simulator; executions: () => number } {
+  let executions = 0
+  const executor = services.contracts.backrunExecutor.toLowerCase()
+  const simulator = new Proxy(services.simulator, {
+    get(target, property) {
+      if (property === 'call') {
+        return (state: Parameters<Simulator['call']>[0], tx: Parameters<Simulator['call']>[1]) => {
+          if (tx.to?.toLowerCase() === executor) executions++
+          return target.call(state, tx)
+        }
+      }
+      const value = Reflect.get(target, property, target) as unknown
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return { simulator, executions: () => executions }
+}
+
+const minProfitOf = (calldata: Hex) => (decodeFunctionData({ abi: BACKRUN_EXECUTOR_ABI, data: calldata }).args as readonly unknown[])[3] as bigint
 
 function engine(overrides: Partial<BackrunEngineOptions>): BackrunEngine {
   const c = services.contracts
@@ -83,6 +107,41 @@ describe('BackrunEngine gates', () => {
     expect(cheaper).not.toBeNull()
     expect(cheaper!.netProfitWei).toBeGreaterThan(0n)
     expect(cheaper!.netProfitWei).toBeLessThan(reference.netProfitWei)
+  })
+
+  it('executes the winner once when its gas is within the estimate: the answer is that execution, its minimum profit covers its own gas cost', async () => {
+    const counted = countingSimulator()
+    const found = await engine({ simulator: counted.simulator }).backrun(request)
+    expect(found).not.toBeNull()
+    expect(counted.executions()).toBe(1)
+    // the profit is in WETH on this cycle: its gas cost at the base fee (no tip here) in wei
+    expect(found!.profitToken).toBe(services.contracts.weth)
+    expect(minProfitOf(found!.calldata)).toBeGreaterThanOrEqual(found!.gas * baseFee)
+    expect(found!.gas).toBeLessThanOrEqual(estimateBackrunGas(found!.hops.map((h) => ({ ...h, zeroForOne: h.tokenIn < h.tokenOut })), 0))
+    // the same gas and profit as executing the calldata returned
+    const after = await services.simulator.call(services.simulator.openState(services.chain.latest()), { from: '0x00000000000000000000000000000000000ba5e0', to: request.to, data: request.calldata, value: request.value })
+    const again = await services.simulator.call(after.state, { from: '0x00000000000000000000000000000000000ba5e0', to: services.contracts.backrunExecutor, data: found!.calldata })
+    expect(again.status).toBe('success')
+    expect(again.gasUsed - 21_000n).toBe(found!.gas)
+    expect(BigInt(bytesToHexString(again.returnData))).toBe(found!.grossProfit)
+  })
+
+  it('executes it again when the estimated gas would cost more than the profit: the probe with a minimum of 1, then the final calldata at the executed gas', async () => {
+    const hops = reference.hops.map((h) => ({ ...h, zeroForOne: h.tokenIn < h.tokenOut }))
+    const estimate = estimateBackrunGas(hops, 0)
+    expect(estimate).toBeGreaterThan(reference.gas)
+    // a tip at which the executed gas costs less than the gross, the estimated gas more
+    const grossWei = reference.netProfitWei + reference.gas * baseFee
+    const tip = (2n * grossWei) / (reference.gas + estimate) - baseFee
+    const counted = countingSimulator()
+    // one candidate verified (the others' probes would add to the count at this tip, as they always did)
+    const found = await engine({ simulator: counted.simulator, priorityFeeWei: tip, maxVerified: 1 }).backrun(request)
+    expect(found).not.toBeNull()
+    expect(found!.netProfitWei).toBeGreaterThan(0n)
+    expect(counted.executions()).toBe(2)
+    // its minimum profit is its gas cost at the probe's gas (the final's but for a calldata word)
+    expect(minProfitOf(found!.calldata)).toBeGreaterThanOrEqual((found!.gas - 200n) * (baseFee + tip))
+    expect(minProfitOf(found!.calldata)).toBeLessThanOrEqual((found!.gas + 200n) * (baseFee + tip))
   })
 
   it('a net profit at exactly the minimum is not answered; one wei below the net is', async () => {

@@ -251,6 +251,26 @@ describe('maximizeProfit', () => {
     expect(r.evaluations).toBeLessThanOrEqual(20)
   })
 
+  it('confirms a guess at the optimum in three evaluations (the bracket starts within half the tolerance), and one off by 0.1% in a dozen', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 10n ** 6n, max: 10n ** 30n }), fc.bigInt({ min: -200n, max: 200n }), (peak, offPpm) => {
+        const fn: ProfitFunction = (x) => 10n ** 40n - ((x - peak) * (x - peak)) / (peak / 1000n + 1n)
+        const exact = maximizeProfit(fn, { guess: peak, relativeTolerancePpm: 100 })
+        expect(exact).toMatchObject({ amountIn: peak, evaluations: 3 })
+        // a guess off by up to 200 ppm still ends within the tolerance of the peak
+        const near = maximizeProfit(fn, { guess: peak + (peak * offPpm) / 1_000_000n, relativeTolerancePpm: 100 })
+        if (!near) throw new Error('no maximum')
+        const off = near.amountIn > peak ? near.amountIn - peak : peak - near.amountIn
+        expect(off * 10_000n <= peak).toBe(true)
+      }),
+      { numRuns: 200 },
+    )
+    const peak = 84_223_695_589_696_759_353n
+    const fn: ProfitFunction = (x) => 10n ** 40n - ((x - peak) * (x - peak)) / 10n ** 10n
+    const far = maximizeProfit(fn, { guess: (peak * 1001n) / 1000n, relativeTolerancePpm: 100 })
+    expect(far?.evaluations).toBeLessThanOrEqual(14)
+  })
+
   it('treats inputs the cycle cannot take as the end of the bracket: the best feasible input wins', () => {
     // rising until 4e20, but nothing past 2e20 can be quoted (a V3 pool's loaded ticks end there)
     const limit = 2n * 10n ** 20n
