@@ -48,6 +48,7 @@ import type { QuoteServiceStats } from '../quote/types.ts'
 import type { EngineSettings } from './engines.ts'
 import { domainErrors } from './error-registry.ts'
 import { HangWatchdog } from './hang-watchdog.ts'
+import type { LoaderCollection } from './loader-gc.ts'
 import { headerOnly, isStatePortOffer } from './protocol.ts'
 import { StateHost } from './state-host.ts'
 import { TaskGate, type TaskPriority } from './task-gate.ts'
@@ -464,6 +465,13 @@ export class WorkerPool {
   /** The live worker threads, for inspection (resource use, event-loop utilization). */
   workerThreads(): readonly Worker[] {
     return this.instances().flatMap((piscina) => piscina.threads)
+  }
+
+  /** What collecting each warmed worker's module-loader isolate gave back (worker-entry.ts warmUp), by thread id. */
+  loaderCollections(): Map<number, LoaderCollection | undefined> {
+    const out = new Map<number, LoaderCollection | undefined>()
+    for (const link of this.links.values()) if (link.warm) out.set(link.threadId, link.loaderCollection)
+    return out
   }
 
   /** The thread ids of the live workers that offered their state channel. */

@@ -9,6 +9,8 @@
  * - a worker that crashes after that is still replaced, and requests are answered;
  * - renewals are spaced by the pool's renewal interval (a pool whose workers keep dying at start
  *   does not start threads over and over).
+ * And each worker, once warm, has collected its module-loader isolate (the step that widened the
+ * window in which a worker can be lost before its READY).
  */
 import { once } from 'node:events'
 import type { Worker } from 'node:worker_threads'
@@ -70,6 +72,20 @@ const fullPoolWithout = (gone: readonly number[]) => async () => {
 }
 
 const quote = (amountIn: bigint) => pool.run('quote', { tokenIn: token('WETH'), tokenOut: token('USDC'), amountIn })
+
+describe('a worker that has warmed up', () => {
+  it('has given back its module-loader isolate\'s start-up heap (worker-entry.ts warmUp)', () => {
+    const collections = pool.loaderCollections()
+    expect(collections.size).toBe(2)
+    console.log(`loader isolates of the warmed workers, committed MB before -> after: ${[...collections.values()].map((c) => `${c?.committedBeforeMb} -> ${c?.committedAfterMb}`).join(', ')}`)
+    for (const collected of collections.values()) {
+      expect(collected).toBeDefined()
+      // compiling the domain's module graph leaves the loader isolate's young generation grown: ~40-50 MB
+      expect(collected!.committedBeforeMb).toBeGreaterThan(30)
+      expect(collected!.committedAfterMb).toBeLessThan(collected!.committedBeforeMb / 2)
+    }
+  })
+})
 
 describe('a worker lost while it starts', () => {
   it('the pool is full again without a request, renewals spaced by the interval; a later crash is replaced; requests are answered', async () => {
