@@ -286,6 +286,8 @@ export class WorkerPool {
         this.renewTimer = undefined
         this.renewIfShort(piscina)
       }, waitMs)
+      // housekeeping: never what keeps the process alive (piscina's workers do not either)
+      this.renewTimer.unref()
       return
     }
     this.renew()
