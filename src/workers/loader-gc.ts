@@ -1,7 +1,7 @@
 /**
  * Gives back the memory a thread's module-loader isolate kept from loading the module graph: call
- * it once the thread has imported everything it runs (the main thread after startNode; not yet the
- * pool's workers, see worker-bootstrap.mjs). See loader-gc-hook.mjs for why and how.
+ * it once the thread has imported everything it runs (the main thread after startNode; each of the
+ * pool's workers once it has warmed up, worker-entry.ts). See loader-gc-hook.mjs for why and how.
  *
  * Only where a loader isolate exists: registering a hook in a thread without one would start one.
  * Under Node 20 a thread that runs TypeScript has one (tsx's hooks: `--import tsx`, the tsx CLI, or

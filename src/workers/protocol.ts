@@ -10,6 +10,7 @@
 import type { MessagePort } from 'node:worker_threads'
 import type { AccountInfo, Address, BlockInfo, BlockStateDiff, Hex } from '../chain/types.ts'
 import type { SerializedError } from './error-registry.ts'
+import type { LoaderCollection } from './loader-gc.ts'
 import type { TaskCall } from './tasks.ts'
 
 /** The worker's end, sent once, through the worker's parentPort (piscina emits it as 'message'). */
@@ -57,8 +58,11 @@ export type WorkerMessage =
   | { t: 'task-start'; taskId: number }
   /** the worker's event loop turned (sent while it holds a task) */
   | { t: 'tick' }
-  /** the worker warmed up (worker-entry.ts warmUp) and takes tasks without first-time costs */
-  | { t: 'warm' }
+  /**
+   * the worker warmed up (worker-entry.ts warmUp) and takes tasks without first-time costs; `loader`:
+   * what collecting its module-loader isolate gave back (absent when the collection did not answer)
+   */
+  | { t: 'warm'; loader?: LoaderCollection }
   /** a warning of the engines, logged by the main thread's logger */
   | { t: 'log'; obj: Record<string, unknown>; msg: string }
   /** task `taskId` asks the main thread for something only it has (answered by 'call-result' with the same id) */

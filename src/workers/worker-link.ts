@@ -7,6 +7,7 @@
 import type { MessagePort } from 'node:worker_threads'
 import type { BlockInfo, BlockStateDiff } from '../chain/types.ts'
 import { domainErrors } from './error-registry.ts'
+import type { LoaderCollection } from './loader-gc.ts'
 import { headerOnly, type MainMessage, type WorkerMessage } from './protocol.ts'
 import type { StateHost } from './state-host.ts'
 import type { TaskCall } from './tasks.ts'
@@ -23,6 +24,10 @@ export class WorkerLink {
   readonly tasks = new Set<number>()
   /** performance.now() of the last message from the worker */
   lastSeen = performance.now()
+  /** the worker said it warmed up */
+  warm = false
+  /** what collecting the worker's module-loader isolate gave back, once it warmed up */
+  loaderCollection: LoaderCollection | undefined
   private closed = false
 
   constructor(
@@ -77,6 +82,8 @@ export class WorkerLink {
       case 'tick':
         return
       case 'warm':
+        this.warm = true
+        this.loaderCollection = message.loader
         this.onWarm(this)
         return
       case 'log':

@@ -6,7 +6,15 @@
  * answers the workers' reads), HTTP and everything else.
  *
  * Limits (each a constant here, documented in the README's WORKERS row):
- * - threads: WORKERS, started with the pool and replaced when one dies or is terminated;
+ * - threads: WORKERS, started with the pool and replaced when one dies or is terminated. piscina
+ *   replaces a lost worker itself, except that once any worker exits before it said READY (lost
+ *   while it loads: an OOM at start, a hang or a terminate during warm-up) it never replaces one
+ *   again (5.3.2's `workerFailsDuringBootstrap`, a private flag it never clears; no newer release
+ *   changes it). So whenever piscina leaves the pool short of threads, the pool renews piscina's
+ *   instance: a new one starts WORKERS workers and takes every new task, the old one finishes the
+ *   tasks it holds and stops (renew). Renewals are POOL_RENEW_MIN_INTERVAL_MS apart at least, so
+ *   workers that keep dying at start do not start threads over and over; while the old instance
+ *   drains, up to twice WORKERS threads exist;
  * - heap: WORKER_MAX_OLD_GENERATION_MB of V8 old space per worker (resourceLimits): a worker past
  *   it dies (ERR_WORKER_OUT_OF_MEMORY), its task fails, a new worker takes its place;
  * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy). They wait
@@ -40,6 +48,7 @@ import type { QuoteServiceStats } from '../quote/types.ts'
 import type { EngineSettings } from './engines.ts'
 import { domainErrors } from './error-registry.ts'
 import { HangWatchdog } from './hang-watchdog.ts'
+import type { LoaderCollection } from './loader-gc.ts'
 import { headerOnly, isStatePortOffer } from './protocol.ts'
 import { StateHost } from './state-host.ts'
 import { TaskGate, type TaskPriority } from './task-gate.ts'
@@ -53,6 +62,8 @@ export const WORKER_MAX_OLD_GENERATION_MB = 256
 export const MAX_QUEUED_TASKS = 4_096
 /** How long the workers may take to load (each imports the whole domain: ~2 s alone, more on a busy machine), ms. */
 export const WORKER_START_TIMEOUT_MS = 120_000
+/** The least time between two renewals of piscina's instance (see the file's comment), ms. */
+export const POOL_RENEW_MIN_INTERVAL_MS = 5_000
 /** How much longer than EVM_MAX_MS a busy worker may stay silent before it is taken as hung, ms (GC pauses, route search, a loaded machine). */
 export const HANG_GRACE_MS = 1_000
 
@@ -69,6 +80,8 @@ export interface WorkerPoolOptions {
   log: WorkerLinkLogger
   /** tasks waiting for a worker at most (default MAX_QUEUED_TASKS) */
   maxQueued?: number
+  /** the least time between two renewals of piscina's instance, ms (default POOL_RENEW_MIN_INTERVAL_MS) */
+  renewMinIntervalMs?: number
 }
 
 export interface WorkerPoolStats {
@@ -81,6 +94,8 @@ export interface WorkerPoolStats {
   hung: number
   /** tasks lost with a worker that died */
   crashed: number
+  /** times piscina left the pool short of workers and a new set of workers took over */
+  renewed: number
   /** state reads workers sent to the main thread, and the messages they went in */
   remoteReads: number
   remoteBatches: number
@@ -146,8 +161,18 @@ export function cpuProfilerFlags(execArgv: readonly string[]): string[] {
   return execArgv.includes('--cpu-prof') ? execArgv.filter((f) => f === '--cpu-prof' || f.startsWith('--cpu-prof-dir=') || f.startsWith('--cpu-prof-interval=')) : []
 }
 
+type PiscinaPool = Piscina<WorkerTask, WorkerAnswer>
+
 export class WorkerPool {
-  private readonly piscina: Piscina<WorkerTask, WorkerAnswer>
+  /** the instance new tasks go to (see the file's comment on renewals) */
+  private piscina: PiscinaPool
+  /** instances a renewal replaced, finishing the tasks they hold before they stop */
+  private readonly draining = new Set<PiscinaPool>()
+  /** tasks the instances that stopped completed */
+  private completedBefore = 0
+  private renewed = 0
+  private lastRenewal = Number.NEGATIVE_INFINITY
+  private renewTimer: NodeJS.Timeout | undefined
   private readonly host: StateHost
   private readonly links = new Map<number, WorkerLink>()
   private readonly tasks = new Map<number, RunningTask>()
@@ -164,14 +189,45 @@ export class WorkerPool {
   private crashed = 0
   private closing = false
   private readonly started: Promise<void>
+  /** rejects `started` (a worker failed to load); later calls do nothing */
+  private startFailed: (err: unknown) => void = () => {}
+  /** a worker warmed up: `started` resolves when WORKERS have */
+  private onWarm: () => void = () => {}
 
   constructor(private readonly options: WorkerPoolOptions) {
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`a worker pool needs at least one thread, got ${options.threads}`)
-    const { chain } = options
-    this.host = new StateHost(chain)
+    this.host = new StateHost(options.chain)
     this.gate = new TaskGate(options.threads, options.maxQueued ?? MAX_QUEUED_TASKS)
+    let warmed = 0
+    this.started = new Promise<void>((resolve, reject) => {
+      this.startFailed = reject
+      this.onWarm = (): void => {
+        if (++warmed === options.threads) resolve()
+      }
+    })
+    // never an unhandled rejection: ready() is where the failure is reported
+    this.started.catch(() => {})
+    this.piscina = this.startPiscina()
+    this.unsubscribeHeads = this.host.onNewHead(() => {
+      const head = this.host.pinLatest()
+      const diff = this.host.diffOf(head)
+      for (const link of this.links.values()) link.announceHead(head.block, diff)
+    })
+    const silenceLimitMs = options.engines.evm.maxMs + HANG_GRACE_MS
+    this.watchdog = new HangWatchdog({
+      silenceLimitMs,
+      links: () => this.links.values(),
+      onHung: (link, silentMs) => this.terminateHung(link, silentMs, silenceLimitMs),
+    })
+  }
+
+  /** A piscina instance of WORKERS workers, its events wired to this pool (the first one, and each renewal's). */
+  private startPiscina(): PiscinaPool {
+    const { options } = this
+    const { chain } = options
+    // a renewal's workers start on the head of the moment
     const settings: WorkerSettings = { engines: options.engines, nice: options.nice ?? 0, chainKind: chain.kind, chainId: chain.chainId, head: headerOnly(chain.latest().block) }
-    this.piscina = new Piscina<WorkerTask, WorkerAnswer>({
+    const piscina: PiscinaPool = new Piscina<WorkerTask, WorkerAnswer>({
       filename: WORKER_BOOTSTRAP,
       minThreads: options.threads,
       maxThreads: options.threads,
@@ -188,41 +244,76 @@ export class WorkerPool {
       resourceLimits: { maxOldGenerationSizeMb: WORKER_MAX_OLD_GENERATION_MB },
       workerData: settings,
     })
-    let startFailed: (err: unknown) => void = () => {}
-    let warmed = 0
-    this.started = new Promise<void>((resolve, reject) => {
-      startFailed = reject
-      const onWarm = (): void => {
-        if (++warmed === options.threads) resolve()
-      }
-      this.piscina.on('message', (message: unknown) => {
-        if (!isStatePortOffer(message)) return
-        const link = new WorkerLink(message.threadId, message.port, this.host, options.log, (closed) => this.retire(closed), onWarm, (taskId, call) => this.answerCall(taskId, call), (started, taskId) => this.taskStarted(started, taskId))
-        this.links.set(link.threadId, link)
-        // the port's 'close' may come late (or never) after its thread was terminated; 'exit' does not
-        this.piscina.threads.find((thread) => thread.threadId === link.threadId)?.once('exit', () => this.retire(link))
-        // its first head (it warms up on it): kept readable, as every head announced
-        link.announceHead(this.host.pinLatest().block)
-      })
+    piscina.on('message', (message: unknown) => this.offered(piscina, message))
+    piscina.on('error', (err: unknown) => {
+      this.startFailed(err)
+      // a worker that dies while idle: replaced (by piscina, or by a renewal) and reported here (never thrown)
+      options.log.warn({ err }, 'a pool worker failed outside a task (it is replaced)')
     })
-    // never an unhandled rejection: ready() is where the failure is reported
-    this.started.catch(() => {})
-    this.piscina.on('error', (err: unknown) => {
-      startFailed(err)
-      // a worker that dies while idle: piscina replaces it and reports it here (never thrown)
-      options.log.warn({ err }, 'a pool worker failed outside a task (piscina replaces it once it had started)')
+    // piscina removed a worker and has replaced it by now, or never will: see renewIfShort
+    piscina.on('workerDestroy', () => setImmediate(() => this.renewIfShort(piscina)))
+    return piscina
+  }
+
+  /** A worker of `piscina` offered its state channel (worker-entry.ts): linked, and told the head. */
+  private offered(piscina: PiscinaPool, message: unknown): void {
+    if (!isStatePortOffer(message)) return
+    const thread = piscina.threads.find((t) => t.threadId === message.threadId)
+    if (thread === undefined) {
+      // the offer of a worker already gone (its message came after its exit)
+      message.port.close()
+      return
+    }
+    const link = new WorkerLink(message.threadId, message.port, this.host, this.options.log, (closed) => this.retire(closed), () => this.onWarm(), (taskId, call) => this.answerCall(taskId, call), (started, taskId) => this.taskStarted(started, taskId))
+    this.links.set(link.threadId, link)
+    // the port's 'close' may come late (or never) after its thread was terminated; 'exit' does not
+    thread.once('exit', () => this.retire(link))
+    // its first head (it warms up on it): kept readable, as every head announced
+    link.announceHead(this.host.pinLatest().block)
+  }
+
+  /**
+   * After piscina removed a worker of `piscina`: if it is the current instance and it is short of
+   * threads, piscina will not replace the worker (see the file's comment): renewed, at once or when
+   * the renewal interval since the last one is over (checked again then).
+   */
+  private renewIfShort(piscina: PiscinaPool): void {
+    if (this.closing || piscina !== this.piscina || this.renewTimer !== undefined) return
+    if (piscina.threads.length >= this.options.threads) return
+    const waitMs = this.lastRenewal + (this.options.renewMinIntervalMs ?? POOL_RENEW_MIN_INTERVAL_MS) - performance.now()
+    if (waitMs > 0) {
+      this.renewTimer = setTimeout(() => {
+        this.renewTimer = undefined
+        this.renewIfShort(piscina)
+      }, waitMs)
+      // housekeeping: never what keeps the process alive (piscina's workers do not either)
+      this.renewTimer.unref()
+      return
+    }
+    this.renew()
+  }
+
+  /** A new piscina instance takes every new task; the current one finishes what it holds and stops. */
+  private renew(): void {
+    const old = this.piscina
+    this.renewed++
+    this.lastRenewal = performance.now()
+    this.options.log.warn(
+      { threads: old.threads.length, wanted: this.options.threads, renewals: this.renewed },
+      'piscina stopped replacing the pool\'s workers (one was lost while it started): a new set of workers takes over, the old ones finish their tasks',
+    )
+    this.piscina = this.startPiscina()
+    this.draining.add(old)
+    // close() waits for the tasks its workers hold (a hung one is stopped by the watchdog), then stops them
+    void old.close().finally(() => {
+      this.completedBefore += old.completed
+      this.draining.delete(old)
     })
-    this.unsubscribeHeads = this.host.onNewHead(() => {
-      const head = this.host.pinLatest()
-      const diff = this.host.diffOf(head)
-      for (const link of this.links.values()) link.announceHead(head.block, diff)
-    })
-    const silenceLimitMs = options.engines.evm.maxMs + HANG_GRACE_MS
-    this.watchdog = new HangWatchdog({
-      silenceLimitMs,
-      links: () => this.links.values(),
-      onHung: (link, silentMs) => this.terminateHung(link, silentMs, silenceLimitMs),
-    })
+  }
+
+  /** Every piscina instance with live workers: the current one and those draining. */
+  private instances(): PiscinaPool[] {
+    return [this.piscina, ...this.draining]
   }
 
   /**
@@ -349,13 +440,22 @@ export class WorkerPool {
     for (const link of this.links.values()) running += link.tasks.size
     let heapUsedBytes = 0
     for (const c of this.counters.values()) heapUsedBytes += c.heapUsedBytes
+    let threads = 0
+    let queued = this.gate.waiting
+    let completed = this.completedBefore
+    for (const piscina of this.instances()) {
+      threads += piscina.threads.length
+      queued += piscina.queueSize
+      completed += piscina.completed
+    }
     return {
-      threads: this.piscina.threads.length,
+      threads,
       running,
-      queued: this.gate.waiting + this.piscina.queueSize,
-      completed: this.piscina.completed,
+      queued,
+      completed,
       hung: this.hung,
       crashed: this.crashed,
+      renewed: this.renewed,
       remoteReads,
       remoteBatches,
       l1Hits,
@@ -366,7 +466,14 @@ export class WorkerPool {
 
   /** The live worker threads, for inspection (resource use, event-loop utilization). */
   workerThreads(): readonly Worker[] {
-    return this.piscina.threads
+    return this.instances().flatMap((piscina) => piscina.threads)
+  }
+
+  /** What collecting each warmed worker's module-loader isolate gave back (worker-entry.ts warmUp), by thread id. */
+  loaderCollections(): Map<number, LoaderCollection | undefined> {
+    const out = new Map<number, LoaderCollection | undefined>()
+    for (const link of this.links.values()) if (link.warm) out.set(link.threadId, link.loaderCollection)
+    return out
   }
 
   /** The thread ids of the live workers that offered their state channel. */
@@ -380,7 +487,8 @@ export class WorkerPool {
     this.gate.close(new WorkerTaskError('closed', 'the worker pool closed before this request was answered'))
     this.watchdog.stop()
     this.unsubscribeHeads()
-    await this.piscina.destroy()
+    clearTimeout(this.renewTimer)
+    await Promise.all(this.instances().map((piscina) => piscina.destroy()))
     for (const link of this.links.values()) link.close()
     this.links.clear()
   }

@@ -132,7 +132,7 @@ describe('a worker held beyond the budget, and one that dies', () => {
   }, 60_000)
 
   it('a worker thread that dies under a task: -32603 saying it crashed, and it is replaced', async () => {
-    // both loaded (piscina replaces a worker that dies after it loaded, not one that dies loading)
+    // both linked (a worker lost while it loads is replaced too: the pool renews piscina's instance, see worker-replacement.test.ts)
     await until('two workers', () => pool().workerThreadIds().length === 2)
     const before = pool().workerThreadIds()
     expect(pool().workerThreads().map((t) => t.threadId).sort()).toEqual([...before].sort())
