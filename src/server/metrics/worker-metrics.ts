@@ -19,6 +19,7 @@ export interface WorkerPoolReadings {
   completed: number
   hung: number
   crashed: number
+  renewed: number
   remoteReads: number
   remoteBatches: number
   l1Hits: number
@@ -50,6 +51,7 @@ export function registerWorkerPoolMetrics(registry: Registry, pool: { stats(): W
   family({ name: 'worker_tasks_completed_total', help: 'Requests the workers answered.', type: 'counter' }, () => pool.stats().completed)
   family({ name: 'worker_hung_total', help: 'Workers terminated by the watchdog (silent past EVM_MAX_MS + 1 s while holding a request) and replaced.', type: 'counter' }, () => pool.stats().hung)
   family({ name: 'worker_crashed_total', help: 'Requests lost with a worker that died (the worker was replaced).', type: 'counter' }, () => pool.stats().crashed)
+  family({ name: 'worker_pool_renewals_total', help: "Times piscina left the pool short of workers (it stops replacing workers once one exits before it started) and a new set of WORKERS workers took over.", type: 'counter' }, () => pool.stats().renewed)
   family({ name: 'worker_remote_state_reads_total', help: "State reads the workers sent to the main thread's state source.", type: 'counter' }, () => pool.stats().remoteReads)
   family({ name: 'worker_remote_state_batches_total', help: 'Messages the state reads of the workers went in (reads of one block asked in one microtask turn share one).', type: 'counter' }, () => pool.stats().remoteBatches)
   family({ name: 'worker_state_l1_hits_total', help: "State reads answered by a worker's own per-block cache.", type: 'counter' }, () => pool.stats().l1Hits)

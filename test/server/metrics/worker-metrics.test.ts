@@ -7,7 +7,7 @@ describe('worker pool families', () => {
   it('threads, tasks, hung and crashed workers, remote reads and heap, read at scrape time', async () => {
     const registry = createMetricsRegistry({ defaultMetrics: false })
     // the shape of WorkerPool.stats() (a real pool is scraped by bench:soak's sampler and the workers' tests)
-    let readings: WorkerPoolReadings = { threads: 2, running: 0, queued: 0, completed: 0, hung: 0, crashed: 0, remoteReads: 0, remoteBatches: 0, l1Hits: 0, l1Carried: 0, heapUsedBytes: 0 }
+    let readings: WorkerPoolReadings = { threads: 2, running: 0, queued: 0, completed: 0, hung: 0, crashed: 0, renewed: 0, remoteReads: 0, remoteBatches: 0, l1Hits: 0, l1Carried: 0, heapUsedBytes: 0 }
     registerWorkerPoolMetrics(registry, { stats: () => readings })
     let exposition = parseExposition(await registry.metrics())
     expect(exposition.types.get('worker_threads')).toBe('gauge')
@@ -16,7 +16,7 @@ describe('worker pool families', () => {
     expect(exposition.types.get('worker_heap_used_bytes')).toBe('gauge')
     expectSamples(exposition, { worker_threads: 2, worker_hung_total: 0 })
 
-    readings = { threads: 2, running: 2, queued: 7, completed: 1_000, hung: 1, crashed: 2, remoteReads: 3_000, remoteBatches: 400, l1Hits: 90_000, l1Carried: 5_000, heapUsedBytes: 108_000_000 }
+    readings = { threads: 2, running: 2, queued: 7, completed: 1_000, hung: 1, crashed: 2, renewed: 1, remoteReads: 3_000, remoteBatches: 400, l1Hits: 90_000, l1Carried: 5_000, heapUsedBytes: 108_000_000 }
     exposition = parseExposition(await registry.metrics())
     expectSamples(exposition, {
       worker_threads: 2,
@@ -25,6 +25,7 @@ describe('worker pool families', () => {
       worker_tasks_completed_total: 1_000,
       worker_hung_total: 1,
       worker_crashed_total: 2,
+      worker_pool_renewals_total: 1,
       worker_remote_state_reads_total: 3_000,
       worker_remote_state_batches_total: 400,
       worker_state_l1_hits_total: 90_000,
@@ -35,7 +36,7 @@ describe('worker pool families', () => {
 
   it("where each task's time went, by kind: queue wait, the worker's computation, the rest of its run", async () => {
     const registry = createMetricsRegistry({ defaultMetrics: false })
-    const readings: WorkerPoolReadings = { threads: 2, running: 0, queued: 0, completed: 0, hung: 0, crashed: 0, remoteReads: 0, remoteBatches: 0, l1Hits: 0, l1Carried: 0, heapUsedBytes: 0 }
+    const readings: WorkerPoolReadings = { threads: 2, running: 0, queued: 0, completed: 0, hung: 0, crashed: 0, renewed: 0, remoteReads: 0, remoteBatches: 0, l1Hits: 0, l1Carried: 0, heapUsedBytes: 0 }
     const listeners: Array<(t: WorkerTaskTiming) => void> = []
     registerWorkerPoolMetrics(registry, { stats: () => readings, onTaskTimed: (l) => (listeners.push(l), () => {}) })
     expect(listeners).toHaveLength(1)
