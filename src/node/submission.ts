@@ -84,8 +84,8 @@ export interface SubmissionServicesOptions {
 function createSubmissionStore(settings: ServiceConfig['submission'], log: SubmissionServicesOptions['log']): SubmissionStore {
   const limits = { maxOpen: settings.maxPendingSubmissions }
   if (settings.databaseUrl === undefined) {
-    const { maxGroupOps, ...leveldb } = settings.outboxLevelDb
-    return new OutboxStore(settings.dataDir, { ...limits, maxGroupOps, leveldb })
+    const { maxGroupOps, maxPersistBatches, ...leveldb } = settings.outboxLevelDb
+    return new OutboxStore(settings.dataDir, { ...limits, maxGroupOps, maxPersistBatches, leveldb })
   }
   return new PostgresSubmissionStore(settings.databaseUrl, {
     ...limits,
