@@ -197,10 +197,9 @@ export interface SubmissionConfig {
    * cache), OUTBOX_WRITE_BUFFER_BYTES (its memtable; a second one while the full one is flushed),
    * OUTBOX_MAX_OPEN_FILES (table files kept open, each with its index and filter blocks in memory);
    * and OUTBOX_MAX_GROUP_OPS, the most operations one fsynced group commit writes (an
-   * acknowledgement waits for the group in flight and its own); OUTBOX_PERSIST_BATCHES, the
-   * batches of new submissions handed to LevelDB at once (1 to 3)
+   * acknowledgement waits for the group in flight and its own)
    */
-  outboxLevelDb: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; maxGroupOps: number; maxPersistBatches: number }
+  outboxLevelDb: { cacheBytes: number; writeBufferBytes: number; maxOpenFiles: number; maxGroupOps: number }
   maxBundleTxs: number
   maxRawTxBytes: number
   maxBundleBytes: number

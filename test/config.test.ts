@@ -49,7 +49,7 @@ describe('loadConfig', () => {
       maxRawTxBytes: 131_072,
       maxBundleBytes: 300_000,
       leaseMs: 30_000,
-      outboxLevelDb: { cacheBytes: 8_388_608, writeBufferBytes: 4_194_304, maxOpenFiles: 500, maxGroupOps: 64, maxPersistBatches: 2 },
+      outboxLevelDb: { cacheBytes: 8_388_608, writeBufferBytes: 4_194_304, maxOpenFiles: 500, maxGroupOps: 64 },
     })
     expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, stateLayerDepth: 8 })
     expect(DEFAULTS.PORT).toBe(8080)
@@ -73,17 +73,10 @@ describe('loadConfig', () => {
   })
 
   it('OUTBOX_CACHE_BYTES, OUTBOX_WRITE_BUFFER_BYTES, OUTBOX_MAX_OPEN_FILES: within LevelDB\'s own ranges', () => {
-    expect(loadConfig({ OUTBOX_CACHE_BYTES: '0', OUTBOX_WRITE_BUFFER_BYTES: '65536', OUTBOX_MAX_OPEN_FILES: '74' }).submission.outboxLevelDb).toEqual({ cacheBytes: 0, writeBufferBytes: 65_536, maxOpenFiles: 74, maxGroupOps: 64, maxPersistBatches: 2 })
+    expect(loadConfig({ OUTBOX_CACHE_BYTES: '0', OUTBOX_WRITE_BUFFER_BYTES: '65536', OUTBOX_MAX_OPEN_FILES: '74' }).submission.outboxLevelDb).toEqual({ cacheBytes: 0, writeBufferBytes: 65_536, maxOpenFiles: 74, maxGroupOps: 64 })
     for (const bad of ['-1', '1073741825', 'x']) expect(problemsOf(() => loadConfig({ OUTBOX_CACHE_BYTES: bad })).join('\n')).toMatch(/^OUTBOX_CACHE_BYTES/m)
     for (const bad of ['65535', '1073741825', 'x']) expect(problemsOf(() => loadConfig({ OUTBOX_WRITE_BUFFER_BYTES: bad })).join('\n')).toMatch(/^OUTBOX_WRITE_BUFFER_BYTES/m)
     for (const bad of ['73', '50001', 'x']) expect(problemsOf(() => loadConfig({ OUTBOX_MAX_OPEN_FILES: bad })).join('\n')).toMatch(/^OUTBOX_MAX_OPEN_FILES/m)
-  })
-
-  it('OUTBOX_PERSIST_BATCHES: 1 to 3 batches of new submissions in flight, default 2', () => {
-    expect(loadConfig({}).submission.outboxLevelDb.maxPersistBatches).toBe(2)
-    expect(loadConfig({ OUTBOX_PERSIST_BATCHES: '1' }).submission.outboxLevelDb.maxPersistBatches).toBe(1)
-    expect(loadConfig({ OUTBOX_PERSIST_BATCHES: '3' }).submission.outboxLevelDb.maxPersistBatches).toBe(3)
-    for (const bad of ['0', '4', '1.5', 'x']) expect(problemsOf(() => loadConfig({ OUTBOX_PERSIST_BATCHES: bad })).join('\n')).toMatch(/^OUTBOX_PERSIST_BATCHES/m)
   })
 
   it('OUTBOX_MAX_GROUP_OPS: 1 to 100,000 operations per group commit', () => {

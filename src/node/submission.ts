@@ -84,8 +84,8 @@ export interface SubmissionServicesOptions {
 function createSubmissionStore(settings: ServiceConfig['submission'], log: SubmissionServicesOptions['log']): SubmissionStore {
   const limits = { maxOpen: settings.maxPendingSubmissions }
   if (settings.databaseUrl === undefined) {
-    const { maxGroupOps, maxPersistBatches, ...leveldb } = settings.outboxLevelDb
-    return new OutboxStore(settings.dataDir, { ...limits, maxGroupOps, maxPersistBatches, leveldb })
+    const { maxGroupOps, ...leveldb } = settings.outboxLevelDb
+    return new OutboxStore(settings.dataDir, { ...limits, maxGroupOps, leveldb })
   }
   return new PostgresSubmissionStore(settings.databaseUrl, {
     ...limits,

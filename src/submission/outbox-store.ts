@@ -22,18 +22,9 @@
  *
  * Group commit: writes issued while another write is being fsynced are merged into the next
  * batch, so one fsync covers many submissions under load; each caller's promise still resolves
- * only after its own keys are durable. Two lanes: new submissions (acknowledgements waiting) and
- * every other write (the dispatcher's lifecycle events, reopenings, pruning). The other lane hands
- * LevelDB one batch at a time, in order. The new submissions' lane hands it up to
- * `maxPersistBatches` (default 2) at once: a new submission's keys are its own (its record is
- * absent, and nothing names its id before its persist has resolved), so its batch commutes with
- * every write in flight, and LevelDB's writer queue (one fsynced log, its own group commit) starts
- * its fsync the moment the one before it ends. Until 2026-11-27 one batch was in flight for both:
- * the next group was formed and handed over only when the main thread took up the previous
- * batch's completion, and under bench:submit the slowest 1% of acknowledgements waited 17-31 ms
- * in that hop (a head's work or a GC on the main thread) on top of the two fsyncs (scripts/lib/
- * ack-trace-probe.ts; BENCHMARKS.md, h10-acktail). A batch holds at most `maxGroupOps`
- * operations: an acknowledgement waits for the bounded batches ahead of it in LevelDB's queue and
+ * only after its own keys are durable. New submissions (acknowledgements waiting) go first into
+ * the next batch, ahead of the dispatcher's lifecycle writes, and a batch holds at most
+ * `maxGroupOps` operations: an acknowledgement waits for at most one bounded batch in flight and
  * its own, never behind a head's thousands of lifecycle events (a synced batch of 2 000
  * operations took ~70 ms on the 2-core machine, 1 000 ~32 ms, 100 ~10 ms, 3 operations ~5 ms: the
  * bound of 64 keeps the two batches an acknowledgement may wait for near 6-7 ms each, where 256
@@ -106,13 +97,6 @@ export interface OutboxStoreOptions extends SubmissionStoreOptions {
    * Until 2026-11-26 256 (see the module comment).
    */
   maxGroupOps?: number
-  /**
-   * Batches of new submissions handed to LevelDB at once (OUTBOX_PERSIST_BATCHES; 1 to 3, default
-   * 2): a group whose duplicate checks are read goes to LevelDB while the batch before it is still
-   * being fsynced, and LevelDB's writer queue starts its fsync as soon as that one ends, without
-   * waiting for the main thread to take up the completion and issue the next batch.
-   */
-  maxPersistBatches?: number
   /** LevelDB's memory bounds */
   leveldb?: OutboxLevelDbOptions
 }
@@ -129,13 +113,6 @@ interface PendingWrite {
 }
 
 const DEFAULT_MAX_GROUP_OPS = 64
-const DEFAULT_MAX_PERSIST_BATCHES = 2
-/**
- * Each batch in flight holds one of libuv's threads (4 unless UV_THREADPOOL_SIZE says otherwise)
- * while it waits in LevelDB's writer queue: at most 3 persist batches and the other lane's one
- * leave the duplicate checks and reads a thread at the default size.
- */
-const MAX_PERSIST_BATCHES = 3
 
 const key = {
   record: (id: SubmissionId) => `s!${id}`,
@@ -166,14 +143,10 @@ export class OutboxStore implements SubmissionStore {
   private boot = 0
   private seq = 0
   private readonly persisting = new Map<SubmissionId, Promise<PersistResult>>()
-  /**
-   * Writes waiting for a group commit, in two lanes (see the module comment): new submissions
-   * (acknowledgements waiting), up to `maxPersistBatches` batches handed to LevelDB at once, and
-   * every other write, one batch at a time.
-   */
-  private readonly lanes: Record<'persist' | 'other', { queue: PendingWrite[]; inFlight: number; limit: number }>
-  /** the batches handed to LevelDB and not yet settled (close() waits for them) */
-  private readonly writing = new Set<Promise<void>>()
+  /** writes waiting for the next group commit: new submissions (acknowledgements) apart, they go first */
+  private pendingPersists: PendingWrite[] = []
+  private pending: PendingWrite[] = []
+  private flushing: Promise<void> | undefined
   /** duplicate checks waiting for the next getMany (one per turn of the event loop, see checkAbsent) */
   private checks: Array<{ key: string; resolve: (value: string | undefined) => void; reject: (error: unknown) => void }> = []
   private checkScheduled = false
@@ -185,9 +158,6 @@ export class OutboxStore implements SubmissionStore {
     this.dataDir = dataDir
     this.settings = resolveStoreSettings(options, 'OutboxStore')
     this.maxGroupOps = positiveInt('maxGroupOps', options.maxGroupOps ?? DEFAULT_MAX_GROUP_OPS, 'OutboxStore')
-    const maxPersistBatches = positiveInt('maxPersistBatches', options.maxPersistBatches ?? DEFAULT_MAX_PERSIST_BATCHES, 'OutboxStore')
-    if (maxPersistBatches > MAX_PERSIST_BATCHES) throw new RangeError(`OutboxStore: maxPersistBatches must be at most ${MAX_PERSIST_BATCHES}, got ${maxPersistBatches}`)
-    this.lanes = { persist: { queue: [], inFlight: 0, limit: maxPersistBatches }, other: { queue: [], inFlight: 0, limit: 1 } }
     this.leveldb = resolveLevelDbOptions(options.leveldb ?? {})
     this.leases = new InProcessLeases(
       {
@@ -245,7 +215,7 @@ export class OutboxStore implements SubmissionStore {
 
   /** Waits for queued writes, then closes the database. Later calls fail with PersistenceError. */
   async close(): Promise<void> {
-    while (this.writing.size > 0) await Promise.all(this.writing)
+    while (this.flushing !== undefined) await this.flushing
     await this.pruning?.catch(() => undefined)
     await this.db?.close()
   }
@@ -489,47 +459,38 @@ export class OutboxStore implements SubmissionStore {
   private commit(ops: WriteOp[], operation: PersistenceError['operation'], unlessKey?: string): Promise<string | undefined> {
     return new Promise<string | undefined>((resolve, reject) => {
       const write: PendingWrite = { ops, operation, resolve, reject, ...(unlessKey === undefined ? {} : { unlessKey: { key: unlessKey, value: this.checkAbsent(unlessKey) } }) }
-      // a new submission's keys are its own (its id is absent, and no other write names an id before
-      // its persist has resolved), so its batch commutes with every other write in flight: it
-      // needs no place in their order, only the fsync (see the module comment)
-      const lane = this.lanes[operation === 'persist' && unlessKey !== undefined ? 'persist' : 'other']
-      lane.queue.push(write)
-      this.pump(lane)
+      // persists go ahead of the other writes: none of those can depend on a persist still queued
+      // (an append needs its submission open, which its persist's resolution makes it)
+      if (operation === 'persist') this.pendingPersists.push(write)
+      else this.pending.push(write)
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = undefined
+      })
     })
   }
 
-  /** Hands the lane's queued writes to LevelDB, in groups of at most maxGroupOps operations, while it has room. */
-  private pump(lane: OutboxStore['lanes']['persist']): void {
-    while (lane.inFlight < lane.limit && lane.queue.length > 0) {
+  private async flush(): Promise<void> {
+    while (this.pendingPersists.length > 0 || this.pending.length > 0) {
       const group: PendingWrite[] = []
       let size = 0
-      while (lane.queue.length > 0 && (group.length === 0 || size + lane.queue[0].ops.length <= this.maxGroupOps)) {
-        const next = lane.queue.shift() as PendingWrite
-        group.push(next)
-        size += next.ops.length
+      for (const queue of [this.pendingPersists, this.pending]) {
+        while (queue.length > 0 && (group.length === 0 || size + queue[0].ops.length <= this.maxGroupOps)) {
+          const next = queue.shift() as PendingWrite
+          group.push(next)
+          size += next.ops.length
+        }
       }
-      lane.inFlight++
-      const written = this.writeGroup(group).finally(() => {
-        lane.inFlight--
-        this.writing.delete(written)
-        this.pump(lane)
-      })
-      this.writing.add(written)
-    }
-  }
-
-  /** One group commit: the writes whose `unlessKey` is absent in one fsynced batch; settles each caller. */
-  private async writeGroup(group: readonly PendingWrite[]): Promise<void> {
-    try {
-      const operation = group[0].operation
-      const found = await this.existingOf(group)
-      const ops = group.flatMap((w) => (found.has(w) ? [] : w.ops))
-      if (ops.length > 0) await this.withRetry(operation, () => this.requireOpen(operation).batch(ops, { sync: true }))
-      for (const w of group) w.resolve(found.get(w))
-    } catch (error) {
-      for (const w of group) {
-        const attempts = error instanceof PersistenceError ? error.attempts : 0
-        w.reject(new PersistenceError(`could not write to the outbox (${w.operation}) after ${attempts} attempts: ${errorText(error instanceof PersistenceError ? error.cause : error)}`, w.operation, attempts, { cause: error instanceof PersistenceError ? error.cause : error }))
+      try {
+        const operation = group[0].operation
+        const found = await this.existingOf(group)
+        const ops = group.flatMap((w) => (found.has(w) ? [] : w.ops))
+        if (ops.length > 0) await this.withRetry(operation, () => this.requireOpen(operation).batch(ops, { sync: true }))
+        for (const w of group) w.resolve(found.get(w))
+      } catch (error) {
+        for (const w of group) {
+          const attempts = error instanceof PersistenceError ? error.attempts : 0
+          w.reject(new PersistenceError(`could not write to the outbox (${w.operation}) after ${attempts} attempts: ${errorText(error instanceof PersistenceError ? error.cause : error)}`, w.operation, attempts, { cause: error instanceof PersistenceError ? error.cause : error }))
+        }
       }
     }
   }

@@ -372,63 +372,6 @@ describe('OutboxStore group commit', () => {
     expect((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx })).created).toBe(true)
   })
 
-  it('a batch of new submissions goes to LevelDB while the one before it is in flight, at most maxPersistBatches at once', async () => {
-    const store = newStore({ maxPersistBatches: 2 })
-    await store.open()
-    const db = (store as unknown as { db: { batch: (...a: unknown[]) => Promise<void> } }).db
-    const { batch } = db
-    let inFlight = 0
-    let most = 0
-    const releases: Array<() => void> = []
-    // every batch is held until the test releases it: what counts is how many were handed over at once
-    db.batch = async (...a) => {
-      inFlight++
-      most = Math.max(most, inFlight)
-      await new Promise<void>((resolve) => releases.push(resolve))
-      try {
-        return await batch.apply(db, a)
-      } finally {
-        inFlight--
-      }
-    }
-    const settled: boolean[] = []
-    const persistOne = async (nonce: number) => {
-      const result = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(nonce) })
-      settled.push(result.created)
-    }
-    const waitFor = async (count: number) => {
-      while (releases.length < count) await new Promise((r) => setImmediate(r))
-    }
-    const first = persistOne(600)
-    await waitFor(1)
-    const second = persistOne(601)
-    await waitFor(2) // handed over while the first is still in flight
-    const third = persistOne(602)
-    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r))
-    expect(releases).toHaveLength(2) // the third waits for a free slot
-    expect(settled).toEqual([])
-    releases[0]()
-    await first
-    await waitFor(3)
-    releases[1]()
-    releases[2]()
-    await Promise.all([second, third])
-    expect(most).toBe(2)
-    expect(settled).toEqual([true, true, true])
-    db.batch = batch
-    await store.close()
-    const reopened = newStore()
-    await reopened.open()
-    expect(await reopened.listUndelivered()).toHaveLength(3)
-    await reopened.close()
-  })
-
-  it('maxPersistBatches: 1 to 3', () => {
-    expect(() => newStore({ maxPersistBatches: 0 })).toThrow(/maxPersistBatches/)
-    expect(() => newStore({ maxPersistBatches: 4 })).toThrow(/maxPersistBatches must be at most 3/)
-    expect(() => newStore({ maxPersistBatches: 3 })).not.toThrow()
-  })
-
   it('a new submission goes into the next batch ahead of queued lifecycle writes, and batches hold at most maxGroupOps', async () => {
     const store = newStore({ maxGroupOps: 50 })
     await store.open()
