@@ -35,9 +35,11 @@
  *
  * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS
  * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4), BENCH_REPLICA_WORKERS (WORKERS of each
- * replica in 4; default the cluster's own, 1).
+ * replica in 4; default the cluster's own, 1), BENCH_ACK_TRACE (a directory: trace the LevelDB open
+ * loop's acknowledgements phase by phase and print where the slowest 1% waited; off by default).
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -51,6 +53,7 @@ import { startServiceProcess } from '../test/support/service-process.ts'
 import { startCluster, stopProcess } from '../test/support/cluster.ts'
 import { processCpuSeconds, scrapeSums, startCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
 import { summarize } from './lib/stats.ts'
+import { ackTraceReport, type ClientSample } from './lib/ack-trace-report.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
 
@@ -60,6 +63,22 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const POSTGRES = process.env.BENCH_POSTGRES !== '0'
 /** WORKERS of each of the two replicas (4); default the cluster's own (test/support/cluster.ts: 1) */
 const REPLICA_WORKERS = process.env.BENCH_REPLICA_WORKERS
+/**
+ * A directory: the LevelDB service runs with the acknowledgement probe (scripts/lib/ack-trace-probe.ts)
+ * and its open loop's acknowledgements are broken down into phases (ack-trace-report.ts). Off by default:
+ * the probe's wrappers cost the measured main thread a little.
+ */
+const ACK_TRACE_DIR = process.env.BENCH_ACK_TRACE
+
+/** the service as startServiceProcess starts it, with the probe imported before src/main.ts; ready once /readyz answers */
+async function startTracedService(port: number, env: Record<string, string>): Promise<ChildProcess> {
+  const service = await startServiceProcess(port, env, 'scripts/lib/ack-trace-main.ts')
+  for (let i = 0; i < 600; i++) {
+    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return service
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('the traced service did not become ready')
+}
 const GENESIS = 'fixtures/devnet/genesis.json'
 /**
  * A service gets this long to close on SIGTERM (then SIGKILL), and the next run starts only once it
@@ -205,19 +224,27 @@ function mainThreadCost(windows: readonly CpuWindow[], acks: number, relayBundle
 }
 
 async function send(url: string, method: string, raw: Hex): Promise<number> {
-  const t = performance.now()
+  const { sentAt, answeredAt } = await sendKept(url, method, raw)
+  return answeredAt - sentAt
+}
+
+/** one request; its answer's hash, and when it was sent and answered (epoch ms, as ack-trace-probe.ts's) */
+async function sendKept(url: string, method: string, raw: Hex): Promise<{ hash: string; sentAt: number; answeredAt: number }> {
+  const sentAt = epochMs()
   const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(30_000), headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: method === 'eth_sendRawTransaction' ? [raw] : [{ tx: raw }] }) })
   const body = (await res.json()) as { result?: string; error?: { message: string } }
   if (body.error !== undefined || typeof body.result !== 'string') throw new Error(`${method}: ${JSON.stringify(body.error)}`)
-  return performance.now() - t
+  return { hash: body.result, sentAt, answeredAt: epochMs() }
 }
+
+const epochMs = (): number => performance.timeOrigin + performance.now()
 
 /**
  * BENCH_RATE requests per second for BENCH_SECONDS, whatever the answers' speed (open loop). A
  * request that fails (no connection within undici's 10 s, an error answer, no answer in 30 s) is
  * counted in `failed`, not in the latency figures: a p99 of the answered ones next to it.
  */
-async function openLoop(url: string | string[], method: string, txs: Hex[]): Promise<ReturnType<typeof summarize> & { failed: number; firstFailure?: string }> {
+async function openLoop(url: string | string[], method: string, txs: Hex[], kept?: ClientSample[]): Promise<ReturnType<typeof summarize> & { failed: number; firstFailure?: string }> {
   const urls = Array.isArray(url) ? url : [url]
   const samples: number[] = []
   const pending: Array<Promise<void>> = []
@@ -228,9 +255,13 @@ async function openLoop(url: string | string[], method: string, txs: Hex[]): Pro
     const due = start + (i * 1000) / RATE
     const wait = due - performance.now()
     if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    const dueAt = performance.timeOrigin + due
     pending.push(
-      send(urls[i % urls.length], method, txs[i]).then(
-        (ms) => void samples.push(ms),
+      sendKept(urls[i % urls.length], method, txs[i]).then(
+        (answer) => {
+          samples.push(answer.answeredAt - answer.sentAt)
+          kept?.push({ ...answer, dueAt })
+        },
         (err: unknown) => {
           failed++
           firstFailure ??= String((err as Error)?.cause ?? err)
@@ -271,7 +302,10 @@ async function main() {
   const relay = await recordingRelay()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-'))
   const port = await freePort()
-  const service = await startServiceProcess(port, { DATA_DIR: dataDir, RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]), LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
+  const traceFile = ACK_TRACE_DIR === undefined ? undefined : join(ACK_TRACE_DIR, `ack-trace-${Date.now()}.json`)
+  const serviceEnv = { DATA_DIR: dataDir, RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]), LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING }
+  const service = traceFile === undefined ? await startServiceProcess(port, serviceEnv) : await startTracedService(port, { ...serviceEnv, ACK_TRACE_FILE: traceFile })
+  const traced: ClientSample[] | undefined = traceFile === undefined ? undefined : []
   const anvil = await startAnvil({ genesisPath: GENESIS, extraArgs: ['--no-mining'] })
   try {
     const url = `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`
@@ -281,7 +315,7 @@ async function main() {
     const mainThread = await mainThreadWindow(`http://127.0.0.1:${port}`)
     const cpuWindow = startCpuWindow(service.pid!)
     const bundles0 = relay.received()
-    const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs)
+    const ours = await openLoop(url, 'eth_sendPrivateRawTransaction', openTxs, traced)
     const cpu = cpuWindow.stop()
     console.log(`open loop: ${await mainThread.stop()}`)
     console.log(`open loop: ${mainThreadCost([cpu], ours.count, relay.received() - bundles0)}`)
@@ -301,6 +335,7 @@ async function main() {
     )
     // stopped before the PostgreSQL runs begin: a service still closing would share their cores
     await stopProcess(service, SERVICE_STOP_GRACE_MS)
+    if (traceFile !== undefined) for (const line of ackTraceReport(traceFile, traced!)) console.log(line)
     const postgres = POSTGRES ? await postgresRuns(relay.url, { warmTxs, openTxs, closedTxs }) : undefined
     console.log(
       JSON.stringify({

@@ -1,0 +1,149 @@
+/**
+ * bench:submit's acknowledgement trace (BENCH_ACK_TRACE), the service's side: imported into the
+ * measured service process before src/main.ts (scripts/lib/ack-trace-main.ts), never by the service
+ * itself. It wraps, from outside, the points an acknowledgement passes and writes what it saw to
+ * `ACK_TRACE_FILE` (JSON) when the process exits:
+ *
+ * - each HTTP request's arrival (the server's 'request' event: headers parsed) and its reply's
+ *   `end()` (the answer written to the socket), keyed by the submission hash the reply carries;
+ * - each outbox enqueue of a new submission (OutboxStore's group-commit queue: the decode and the
+ *   dispatcher's admission are done) and when its persist resolved on the main thread;
+ * - every LevelDB batch (a group commit): when it was handed to LevelDB, when LevelDB's fsync
+ *   answered, its operations and the submissions (record keys) it carried; every `getMany` (the
+ *   duplicate checks) the same way;
+ * - outgoing HTTP requests (the relay sends), the main thread's GC pauses, and its stalls (a 2 ms
+ *   timer more than 5 ms late: JavaScript running, GC, a synchronous call).
+ *
+ * Times are epoch ms (performance.timeOrigin + performance.now()), comparable with the load
+ * generator's in the same machine. Bounded: at most MAX_EVENTS of each kind are kept.
+ */
+import { writeFileSync } from 'node:fs'
+import http from 'node:http'
+import { syncBuiltinESMExports } from 'node:module'
+import { PerformanceObserver } from 'node:perf_hooks'
+import { ClassicLevel } from 'classic-level'
+import { OutboxStore } from '../../src/submission/outbox-store.ts'
+
+const MAX_EVENTS = 200_000
+const file = process.env.ACK_TRACE_FILE
+if (file === undefined) throw new Error('ack-trace-probe: ACK_TRACE_FILE is not set')
+
+const now = (): number => performance.timeOrigin + performance.now()
+
+export interface AckTraceRequest {
+  arrivedAt: number
+  endAt?: number
+  hash?: string
+}
+export interface AckTraceBatch {
+  startAt: number
+  doneAt?: number
+  ops: number
+  /** record keys (`s!<kind>:<hash>`) of the new submissions it writes */
+  records: string[]
+}
+export interface AckTraceCheck {
+  startAt: number
+  doneAt?: number
+  keys: number
+}
+export interface AckTrace {
+  requests: AckTraceRequest[]
+  /** record key -> enqueue time, and when its persist's write resolved on the main thread */
+  enqueues: Array<{ key: string; at: number; resolvedAt?: number }>
+  batches: AckTraceBatch[]
+  checks: AckTraceCheck[]
+  outgoing: number[]
+  gc: Array<{ startAt: number; ms: number; kind: number }>
+  /** the main thread's event loop late by more than STALL_MS on a STALL_TICK_MS timer: from when, how long */
+  stalls: Array<{ startAt: number; ms: number }>
+}
+
+const trace: AckTrace = { requests: [], enqueues: [], batches: [], checks: [], outgoing: [], gc: [], stalls: [] }
+const push = <T>(list: T[], item: T): T => {
+  if (list.length < MAX_EVENTS) list.push(item)
+  return item
+}
+
+const ARRIVED = Symbol('ackTraceArrived')
+type Traced = http.IncomingMessage & { [ARRIVED]?: AckTraceRequest }
+
+const emit = http.Server.prototype.emit
+http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]): boolean {
+  if (event === 'request') (args[0] as Traced)[ARRIVED] = push(trace.requests, { arrivedAt: now() })
+  return (emit as (this: http.Server, ...a: unknown[]) => boolean).call(this, event, ...args)
+} as typeof http.Server.prototype.emit
+
+const end = http.ServerResponse.prototype.end
+http.ServerResponse.prototype.end = function (this: http.ServerResponse, ...args: unknown[]) {
+  const entry = (this.req as Traced | undefined)?.[ARRIVED]
+  if (entry !== undefined) {
+    entry.endAt = now()
+    const body = args[0]
+    const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8', 0, Math.min(body.length, 512)) : ''
+    const match = /"result":"(0x[0-9a-f]{64})"/.exec(text)
+    if (match !== null) entry.hash = match[1]
+  }
+  return (end as (...a: unknown[]) => http.ServerResponse).apply(this, args)
+} as typeof http.ServerResponse.prototype.end
+
+const request = http.request
+Object.defineProperty(http, 'request', {
+  value: function (...args: unknown[]) {
+    push(trace.outgoing, now())
+    return (request as (...a: unknown[]) => http.ClientRequest)(...args)
+  },
+})
+// the service imports `request` by name: its ESM binding follows the patched CommonJS export only after this
+syncBuiltinESMExports()
+
+interface OutboxInternals {
+  commit(ops: Array<{ key: string }>, operation: string, unlessKey?: string): Promise<string | undefined>
+}
+const outbox = OutboxStore.prototype as unknown as OutboxInternals
+const commit = outbox.commit
+outbox.commit = function (this: OutboxInternals, ops, operation, unlessKey) {
+  const result = commit.call(this, ops, operation, unlessKey)
+  if (operation === 'persist' && unlessKey !== undefined) {
+    const entry = push(trace.enqueues, { key: unlessKey, at: now() } as AckTrace['enqueues'][number])
+    result.then(() => (entry.resolvedAt = now()), () => undefined)
+  }
+  return result
+}
+
+const level = ClassicLevel.prototype as unknown as {
+  batch(ops: Array<{ key: string }>, options?: unknown): Promise<void>
+  getMany(keys: string[], options?: unknown): Promise<unknown[]>
+}
+const batch = level.batch
+level.batch = function (this: unknown, ...args: unknown[]) {
+  const ops = args[0]
+  if (!Array.isArray(ops)) return (batch as (...a: unknown[]) => Promise<void>).apply(this, args)
+  const entry = push(trace.batches, { startAt: now(), ops: ops.length, records: (ops as Array<{ key: string }>).filter((o) => o.key.startsWith('s!')).map((o) => o.key) })
+  const done = (batch as (...a: unknown[]) => Promise<void>).apply(this, args)
+  done.then(() => (entry.doneAt = now()), () => undefined)
+  return done
+}
+const getMany = level.getMany
+level.getMany = function (this: unknown, ...args: unknown[]) {
+  const entry = push(trace.checks, { startAt: now(), keys: Array.isArray(args[0]) ? args[0].length : 0 })
+  const done = (getMany as (...a: unknown[]) => Promise<unknown[]>).apply(this, args)
+  done.then(() => (entry.doneAt = now()), () => undefined)
+  return done
+}
+
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) push(trace.gc, { startAt: performance.timeOrigin + e.startTime, ms: e.duration, kind: ((e as { detail?: { kind?: number } }).detail)?.kind ?? 0 })
+}).observe({ entryTypes: ['gc'] })
+
+// a timer every STALL_TICK_MS: a tick late by more than STALL_MS is a stall of the main thread (JavaScript, GC, a synchronous call)
+const STALL_TICK_MS = 2
+const STALL_MS = 5
+let lastTick = now()
+setInterval(() => {
+  const t = now()
+  if (t - lastTick > STALL_TICK_MS + STALL_MS) push(trace.stalls, { startAt: lastTick, ms: t - lastTick })
+  lastTick = t
+}, STALL_TICK_MS).unref()
+
+process.on('exit', () => writeFileSync(file, JSON.stringify(trace)))
