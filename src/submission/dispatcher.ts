@@ -64,7 +64,7 @@ import { Limiter } from './limiter.ts'
 import { applyLifecycleEvent, isFinished, reorgFloor } from './lifecycle.ts'
 import type { PersistResult } from './outbox-store.ts'
 import type { BundleRelay } from './relay-client.ts'
-import type { LifecycleEvent, NewSubmission, ReorgEvent, StoredSubmission, SubmissionId, TerminalEvent } from './types.ts'
+import type { DecodedFacts, LifecycleEvent, NewSubmission, ReorgEvent, StoredSubmission, SubmissionId, TerminalEvent } from './types.ts'
 
 // What the dispatcher is given (its ports): dispatcher-ports.ts
 import type { HeadInfo, HeadReorg, HeadSource, DispatcherLogger, SubmissionOutbox } from './dispatcher-ports.ts'
@@ -224,7 +224,7 @@ export class Dispatcher {
    * they had gone.
    * @throws PersistenceError | OutboxFullError | TypeError from OutboxStore.persist; nothing is acknowledged then
    */
-  async accept(input: NewSubmission, decoded?: { tipCap: bigint }): Promise<PersistResult> {
+  async accept(input: NewSubmission, decoded?: DecodedFacts): Promise<PersistResult> {
     const leases = this.leases
     const result = await this.store.persist(input, leases === undefined ? undefined : { leaseOwner: leases.owner })
     if (!result.created) return result

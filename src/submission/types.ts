@@ -257,3 +257,9 @@ export interface StoredSubmission {
 export function submissionId(kind: SubmissionKind, hash: Hex): SubmissionId {
   return `${kind}:${hash.toLowerCase() as Hex}`
 }
+
+/** What the RPC methods' decode of a submission's transactions told, handed to Dispatcher.accept so it does not read it again. */
+export interface DecodedFacts {
+  /** the highest tip cap (maxPriorityFeePerGas; gasPrice for legacy and EIP-2930) among its transactions */
+  tipCap: bigint
+}

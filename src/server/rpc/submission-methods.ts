@@ -37,7 +37,7 @@ import type { Hex } from '../../chain/types.ts'
 import { positiveInt } from '../../primitives/numbers.ts'
 import { OutboxFullError, PersistenceError } from '../../submission/errors.ts'
 import type { PersistResult } from '../../submission/outbox-store.ts'
-import type { BundleOptions, NewSubmission, SubmissionKind } from '../../submission/types.ts'
+import type { BundleOptions, DecodedFacts, NewSubmission, SubmissionKind } from '../../submission/types.ts'
 import {
   DEFAULT_MAX_TX_BYTES,
   decodeSignedTransaction,
@@ -62,11 +62,6 @@ export interface SubmissionAcceptor {
   accept(input: NewSubmission, decoded?: DecodedFacts): Promise<PersistResult>
 }
 
-/** What the methods' decode of a submission's transactions told, handed to the acceptor so it does not read it again. */
-export interface DecodedFacts {
-  /** the highest tip cap (maxPriorityFeePerGas; gasPrice for legacy and EIP-2930) among its transactions */
-  tipCap: bigint
-}
 
 export interface SubmissionLimits {
   /** Largest raw transaction, bytes (decoded, not hex). Default {@link DEFAULT_MAX_TX_BYTES} (128 KiB, geth's pool limit). */
