@@ -14,7 +14,9 @@
  *   node --experimental-websocket --import tsx scripts/probe/worker-heap-snapshots.ts soak.err /tmp/snaps 100 560
  * (times in seconds from when the probe finds the inspector, about the service's start). Node 20
  * has WebSocket behind --experimental-websocket only. Loopback only: the inspector listens on
- * 127.0.0.1. A snapshot stops that worker for a second or two while it is written.
+ * 127.0.0.1. A snapshot stops that worker while it is written (21-30 s for a ~50 MB heap on a loaded
+ * 2-core machine): a worker holding a task then looks hung to the pool's watchdog and is replaced
+ * once its snapshot is out, so take the last snapshot at the end of what is measured.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
