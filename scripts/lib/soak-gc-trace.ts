@@ -6,7 +6,9 @@
  * over a flat live heap is V8 sizing its heap (the next collection's limit follows the live size).
  *
  * Run: SOAK_SERVICE_NODE_ARGS=--trace-gc SOAK_SERVICE_STDOUT=gc.txt npm run bench:soak, then
- * `npx tsx scripts/lib/soak-gc-trace.ts gc.txt` (--trace-gc-verbose lines, if any, are skipped).
+ * `npx tsx scripts/lib/soak-gc-trace.ts gc.txt [from minute]` (--trace-gc-verbose lines, if any, are
+ * skipped). Each isolate's line ends with its live heap's slope after full collections from that
+ * minute of its clock (2 unless given): what bench:soak's RSS slope cannot separate per isolate.
  * Times are from each isolate's start: a worker replaced during the run is a new isolate.
  */
 import { readFileSync } from 'node:fs'
@@ -26,6 +28,8 @@ export interface IsolateTrace {
   isolate: string
   collections: number
   minutes: IsolateMinute[]
+  /** every full collection: when (ms of the isolate's clock) and the heap in use after it, MB */
+  fulls: Array<{ ms: number; live: number }>
 }
 
 // [pid:0xisolate]   1234 ms: Mark-Compact 88.7 (123.9) -> 64.1 (124.6) MB, ...
@@ -40,7 +44,7 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
     const [, isolate, ms, kind, , committedBefore, liveAfter, committedAfter] = m
     let trace = isolates.get(isolate)
     if (trace === undefined) {
-      trace = { isolate, collections: 0, minutes: [] }
+      trace = { isolate, collections: 0, minutes: [], fulls: [] }
       isolates.set(isolate, trace)
     }
     const minute = Math.floor(Number(ms) / 60_000)
@@ -51,15 +55,35 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
     }
     trace.collections++
     entry.collections++
-    if (kind.startsWith('Mark-Compact')) entry.liveAfterFull.push(Number(liveAfter))
+    if (kind.startsWith('Mark-Compact')) {
+      entry.liveAfterFull.push(Number(liveAfter))
+      trace.fulls.push({ ms: Number(ms), live: Number(liveAfter) })
+    }
     entry.committedMax = Math.max(entry.committedMax, Number(committedBefore), Number(committedAfter))
   }
   return [...isolates.values()]
 }
 
-function print(traces: readonly IsolateTrace[]): void {
+/**
+ * The live heap's slope, MB a minute: least squares over the full collections from `fromMinute` of
+ * the isolate's clock on (undefined with fewer than 3 of them). A cache that fills or a leak shows
+ * here; the committed heap's sawtooth does not.
+ */
+export function liveSlopeMbPerMin(trace: IsolateTrace, fromMinute: number): number | undefined {
+  const points = trace.fulls.filter((f) => f.ms >= fromMinute * 60_000).map((f) => ({ x: f.ms / 60_000, y: f.live }))
+  if (points.length < 3) return undefined
+  const mx = points.reduce((s, p) => s + p.x, 0) / points.length
+  const my = points.reduce((s, p) => s + p.y, 0) / points.length
+  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0)
+  if (sxx === 0) return undefined
+  return points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0) / sxx
+}
+
+function print(traces: readonly IsolateTrace[], fromMinute: number): void {
   for (const t of traces) {
-    console.log(`isolate ${t.isolate}: ${t.collections} collections`)
+    const slope = liveSlopeMbPerMin(t, fromMinute)
+    const slopeText = slope === undefined ? '' : `; live after full collections from minute ${fromMinute}: ${slope >= 0 ? '+' : ''}${slope.toFixed(2)} MB/min`
+    console.log(`isolate ${t.isolate}: ${t.collections} collections${slopeText}`)
     for (const m of t.minutes) {
       const live = m.liveAfterFull.length === 0 ? '-' : m.liveAfterFull.map((x) => x.toFixed(1)).join(', ')
       console.log(`  minute ${m.minute}: ${m.collections} collections; live after full ones ${live} MB; committed at most ${m.committedMax.toFixed(1)} MB`)
@@ -70,8 +94,8 @@ function print(traces: readonly IsolateTrace[]): void {
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const file = process.argv[2]
   if (file === undefined) {
-    console.error('usage: npx tsx scripts/lib/soak-gc-trace.ts <the service stdout with --trace-gc>')
+    console.error('usage: npx tsx scripts/lib/soak-gc-trace.ts <the service stdout with --trace-gc> [slope from minute, 2]')
     process.exit(2)
   }
-  print(summarizeGcTrace(readFileSync(file, 'utf8')))
+  print(summarizeGcTrace(readFileSync(file, 'utf8')), Number(process.argv[3] ?? 2))
 }

@@ -143,15 +143,28 @@ export class VmPool {
   private async createNow(): Promise<PooledVm> {
     await applyInterpreterPatches()
     const before = new Set(this.common.events.listeners(HARDFORK_CHANGED))
-    // BLOCKHASH asks the reader under the overlay the VM is bound to (reader-block-hashes.ts)
-    const blockchain = new ReaderBlockHashes()
-    const vm = await createVM({ common: this.common, stateManager: JournaledState.over(EMPTY_STATE_READER), blockchain })
-    blockchain.attach(() => vm.evm.stateManager)
+    const vm = await newVm(this.common)
     const listeners = (this.common.events.listeners(HARDFORK_CHANGED) as Listener[]).filter((l) => !before.has(l))
-    patchEvmInstance(vm.evm)
     this.created++
     return { vm, listeners }
   }
+}
+
+/**
+ * A VM over an empty overlay, its BLOCKHASH asking the reader under the overlay it is bound to
+ * (reader-block-hashes.ts). A function of its own so that the closure the VM keeps (attach's)
+ * captures the VM alone: created inside createNow it shared that scope's context, which held
+ * `before`, the listeners of every VM live at this one's creation, whose contexts are their EVMs;
+ * each VM then kept those alive after the pool dropped them, with the overlay each was last bound
+ * to, and they the VMs before them: a chain that grew by every VM discarded while another was live
+ * (a worker's live heap under bench:soak, ~0.6 MB a minute: BENCHMARKS.md, Soak, eleventh session).
+ */
+async function newVm(common: Common): Promise<VM> {
+  const blockchain = new ReaderBlockHashes()
+  const vm = await createVM({ common, stateManager: JournaledState.over(EMPTY_STATE_READER), blockchain })
+  blockchain.attach(() => vm.evm.stateManager)
+  patchEvmInstance(vm.evm)
+  return vm
 }
 
 function bind(vm: VM, state: JournaledState) {

@@ -7,25 +7,13 @@
  * - promises created during a task, kept by caches beyond it, kept that task's reader alive through
  *   the async-context store Node stamps on them, and through its L1 the readers before it.
  */
-import { runInNewContext } from 'node:vm'
-import { setFlagsFromString } from 'node:v8'
 import { MessageChannel } from 'node:worker_threads'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { BlockInfo, Hex } from '../../src/chain/types.ts'
 import { L1_BLOCKS, RemoteChainSource } from '../../src/workers/remote-chain-source.ts'
 import { createCodeInterner, RemoteStateReader } from '../../src/workers/remote-state-reader.ts'
 import { StateRequester } from '../../src/workers/state-requester.ts'
-
-setFlagsFromString('--expose_gc')
-const gc = runInNewContext('gc') as () => void
-
-/** a macrotask turn, then a full collection: WeakRef targets read in a job stay alive until it ends */
-async function collect(): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 0))
-  gc()
-  await new Promise((resolve) => setTimeout(resolve, 0))
-  gc()
-}
+import { collectGarbage as collect } from '../support/collect-garbage.ts'
 
 function block(n: number): BlockInfo {
   const hash = `0x${n.toString(16).padStart(64, '0')}` as Hex
