@@ -10,9 +10,13 @@
  * decode costs one native sender recovery (~50 us, as src/tx/decode-transaction.ts measured it; not
  * re-measured across the thread boundary).
  *
- * The dispatcher's tasks take at most `share` places in the pool at once (the rest wait here, in
- * order); in the pool's queue simulations go before quotes, eth_backrun and plans (the user's own
- * bundle waits for its simulation: see task-gate.ts).
+ * The dispatcher's re-simulations take at most `share` places in the pool at once (the rest wait
+ * here, in order). In the pool's queue a new submission's first simulation goes before quotes,
+ * eth_backrun and plans (the user's own bundle waits for it before it goes out), and skips this
+ * share: a head's burst of re-simulations waiting here must not hold it. A re-simulation at a
+ * later head (`input.again`) is background work, interleaved with quotes and eth_backrun (see
+ * task-gate.ts). First simulations are bounded by the pool's queue (MAX_QUEUED_TASKS) and come one
+ * per accepted submission.
  *
  * The dispatcher's clock (TaskClock) is told that the simulation queues (here and in the pool) and
  * when a worker takes it: its wait is bounded by the dispatcher's queueWaitMs, its run by
@@ -34,11 +38,12 @@ export function pooledSubmissionSimulator(pool: WorkerPool, share: Limiter): Sub
     // before the first await: the dispatcher's wait bound counts from here
     input.clock?.queued()
     const request = { id: input.id, kind: input.kind, rawTxs: input.rawTxs !== undefined ? [...input.rawTxs] : input.userTxs.map((tx) => tx.rawHex) }
+    const run = (): Promise<SimulationReport> => {
+      throwIfAborted(input.signal)
+      return pool.run('simulate', request, pool.pinLatest(), { signal: input.signal, onStart: () => input.clock?.started(), priority: input.again === true ? 'background' : 'urgent' })
+    }
     try {
-      return await share.run(() => {
-        throwIfAborted(input.signal)
-        return pool.run('simulate', request, pool.pinLatest(), { signal: input.signal, onStart: () => input.clock?.started() })
-      }, input.signal)
+      return await (input.again === true ? share.run(run, input.signal) : run())
     } catch (err) {
       // no cause: the message already holds the pool's whole text, which the dispatcher's errorText would repeat
       if (err instanceof WorkerTaskError) throw new WorkerTaskError(err.failure, `the simulation could not finish: ${err.message}`)
