@@ -40,7 +40,7 @@ import type { Hex } from 'viem'
 import { freePort } from '../test/support/net.ts'
 import { summarize } from './lib/stats.ts'
 import { latencyAfterHeads, latencyByHead, type HeadPhase, type HeadSample } from './lib/latency-by-head.ts'
-import { loopLagByHead, sampleLoopLag, taskTimesWindow, watchHeads, type LoopLagSecond, type TaskTimes } from './lib/soak-head-probe.ts'
+import { loopLagByHead, sampleLoopLag, taskTimesByHead, taskTimesWindow, watchHeads, type LoopLagSecond, type TaskTimes } from './lib/soak-head-probe.ts'
 import { measurePendingSubmissionMemory, type PendingMemoryResult } from './lib/soak-pending.ts'
 import { memoryParts, type MemoryParts } from './lib/memory-parts.ts'
 import { rssMb, slope, startSoakService, type SoakService } from './lib/soak-service.ts'
@@ -419,6 +419,8 @@ async function main() {
   const loopLag = loopLagByHead(result.loopLag, result.headChanges)
   log(`heads seen during the load: ${result.headChanges.length}; main thread's longest event-loop delay per second, within 2 s of a head: ${JSON.stringify(loopLag.after_head)}, the rest: ${JSON.stringify(loopLag.rest)}`)
   if (result.taskTimes !== null) for (const [kind, t] of Object.entries(result.taskTimes)) log(`pool tasks ${kind}: ${JSON.stringify(t)}`)
+  const tasksByHead = taskTimesByHead(result.loopLag, result.headChanges)
+  for (const [kind, t] of Object.entries(tasksByHead)) log(`pool tasks ${kind} answered within 2 s of a head: ${JSON.stringify(t.after_head)}; the rest: ${JSON.stringify(t.rest)}`)
   log(`eth_backrun answered a backrun for ${result.backrunFound} of ${result.stats.backrun.count - result.stats.backrun.errors}`)
 
   // heap per pending submission, in this process (the service is stopped by now)
@@ -467,6 +469,7 @@ async function main() {
       latency_by_head: byHead,
       main_loop_lag_by_head: loopLag,
       task_times: result.taskTimes,
+      task_times_by_head: tasksByHead,
       ...(result.serviceExit === undefined
         ? {}
         : { service_exit: { code: result.serviceExit.code, signal: result.serviceExit.signal, at_s: result.serviceExit.atS, rss_mb: result.serviceExit.rssMb, fired: result.serviceExit.fired, completed: result.serviceExit.completed } }),

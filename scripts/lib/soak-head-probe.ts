@@ -164,6 +164,8 @@ export interface LoopLagSecond {
   /** the end of the second, ms on the load's clock */
   at: number
   maxMs: number
+  /** the pool's task histograms so far (cumulative), per kind: tasks, and their wait and compute sums, s */
+  tasks: Record<string, { count: number; waitS: number; computeS: number }>
 }
 
 /** Scrapes the event loop's longest delay every second until stop() (see the file's comment). */
@@ -173,7 +175,13 @@ export function sampleLoopLag(baseUrl: string, clock: () => number): { samples: 
     void scrape(baseUrl)
       .then((text) => {
         const line = text.split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_max_seconds'))
-        if (line !== undefined) samples.push({ at: clock(), maxMs: Number(line.slice(line.lastIndexOf(' ') + 1)) * 1000 })
+        if (line === undefined) return
+        const histograms = parseHistograms(text, TASK_HISTOGRAMS)
+        const tasks: LoopLagSecond['tasks'] = {}
+        for (const [kind, wait] of histograms.get('worker_task_wait_seconds') ?? []) {
+          tasks[kind] = { count: wait.count, waitS: wait.sum, computeS: histograms.get('worker_task_compute_seconds')?.get(kind)?.sum ?? 0 }
+        }
+        samples.push({ at: clock(), maxMs: Number(line.slice(line.lastIndexOf(' ') + 1)) * 1000, tasks })
       })
       .catch(() => undefined)
   }, 1_000)
@@ -201,4 +209,43 @@ export function loopLagByHead(samples: readonly LoopLagSecond[], heads: readonly
     return { seconds: xs.length, p50_max_ms: round(percentile(sorted, 0.5), 1), max_ms: round(sorted[sorted.length - 1] ?? Number.NaN, 1) }
   }
   return { after_head: describe(after), rest: describe(rest) }
+}
+
+export interface TaskTimesSince {
+  tasks: number
+  wait_mean_ms: number | null
+  compute_mean_ms: number | null
+}
+
+/**
+ * The pool's tasks answered in each second, by kind, classed as loopLagByHead classes the seconds:
+ * within LOOP_AFTER_HEAD_MS of a head or not. Tells whether the tasks after a head wait longer in
+ * the queue (the order of the lines) or compute longer (cold caches, state reads waiting for a busy
+ * main thread).
+ */
+export function taskTimesByHead(samples: readonly LoopLagSecond[], heads: readonly number[]): Record<string, { after_head: TaskTimesSince; rest: TaskTimesSince }> {
+  const sums = new Map<string, Record<'after_head' | 'rest', { count: number; waitS: number; computeS: number }>>()
+  for (let i = 1; i < samples.length; i++) {
+    const s = samples[i]
+    let last: number | undefined
+    for (const h of heads) if (h <= s.at) last = h
+    if (last === undefined) continue
+    const phase = s.at - last < LOOP_AFTER_HEAD_MS ? 'after_head' : 'rest'
+    for (const [kind, now] of Object.entries(s.tasks)) {
+      const before = samples[i - 1].tasks[kind] ?? { count: 0, waitS: 0, computeS: 0 }
+      let entry = sums.get(kind)
+      if (entry === undefined) sums.set(kind, (entry = { after_head: { count: 0, waitS: 0, computeS: 0 }, rest: { count: 0, waitS: 0, computeS: 0 } }))
+      entry[phase].count += now.count - before.count
+      entry[phase].waitS += now.waitS - before.waitS
+      entry[phase].computeS += now.computeS - before.computeS
+    }
+  }
+  const describe = (x: { count: number; waitS: number; computeS: number }): TaskTimesSince => ({
+    tasks: x.count,
+    wait_mean_ms: x.count === 0 ? null : round((x.waitS * 1000) / x.count, 1),
+    compute_mean_ms: x.count === 0 ? null : round((x.computeS * 1000) / x.count, 1),
+  })
+  const out: Record<string, { after_head: TaskTimesSince; rest: TaskTimesSince }> = {}
+  for (const [kind, entry] of sums) out[kind] = { after_head: describe(entry.after_head), rest: describe(entry.rest) }
+  return out
 }
