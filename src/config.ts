@@ -253,6 +253,6 @@ export interface WorkersConfig {
    * task (the dispatcher's re-simulations and plans at a head): src/workers/task-gate.ts
    */
   backgroundEvery: number
-  /** background tasks holding a worker at once at most; 0: threads - 1, at least 1 */
+  /** background tasks holding a worker at once at most; 0: threads (no bound beyond the pool's) */
   backgroundMax: number
 }

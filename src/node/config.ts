@@ -94,7 +94,7 @@ export const DEFAULTS = {
   WORKER_NICE: 10,
   /** while both wait, quotes and eth_backrun let into the pool per background task (the dispatcher's per-head work) */
   WORKER_BACKGROUND_EVERY: 4,
-  /** background tasks holding a worker at once at most; 0: WORKERS - 1, at least 1 */
+  /** background tasks holding a worker at once at most; 0: WORKERS (no bound beyond the pool's) */
   WORKER_BACKGROUND_MAX: 0,
 } as const
 

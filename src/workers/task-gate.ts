@@ -19,9 +19,13 @@
  *   - while interactive and background tasks both wait, one background task goes after every
  *     `backgroundEvery` interactive ones (a weighted share: background work is never starved by a
  *     steady stream of quotes, nor does it hold the quotes back);
- *   - at most `maxBackgroundRunning` background tasks hold places at once (by default one fewer
- *     than the places, at least one): with two workers one is always left for a quote that
- *     arrives in the middle of a burst, which then waits for no background task at all.
+ *   - at most `maxBackgroundRunning` background tasks hold places at once (by default all the
+ *     places: with no quote waiting, the dispatcher's work keeps every worker, as before). Set to
+ *     one fewer than the places, a worker is always left for a quote that arrives in the middle of
+ *     a burst, which then waits for no background task at all; by default it waits for at most
+ *     the first of the running ones to finish (a simulation or a plan: milliseconds), never for
+ *     the burst. The bound halves the dispatcher's throughput on two workers when nothing else
+ *     runs, so it is not the default.
  *   A background task waiting too long is the dispatcher's to bound (its queue-wait bound,
  *   DISPATCHER_QUEUE_WAIT_MS): a re-simulation past it fails as busy and the user's bundle goes
  *   out again on its last verdict; a plan past it is planned again at the next head.
@@ -39,7 +43,7 @@ export interface TaskGateOptions {
   maxWaiting: number
   /** while both wait, interactive tasks let in per background task (default DEFAULT_BACKGROUND_EVERY) */
   backgroundEvery?: number
-  /** background tasks holding places at once at most (default max(1, places - 1)) */
+  /** background tasks holding places at once at most (default: places) */
   maxBackgroundRunning?: number
 }
 
@@ -72,7 +76,7 @@ export class TaskGate {
     this.places = positive('places', options.places)
     this.maxWaiting = positive('maxWaiting', options.maxWaiting)
     this.backgroundEvery = positive('backgroundEvery', options.backgroundEvery ?? DEFAULT_BACKGROUND_EVERY)
-    this.maxBackgroundRunning = positive('maxBackgroundRunning', options.maxBackgroundRunning ?? Math.max(1, this.places - 1))
+    this.maxBackgroundRunning = positive('maxBackgroundRunning', options.maxBackgroundRunning ?? this.places)
   }
 
   /** tasks waiting for a place */

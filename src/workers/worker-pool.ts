@@ -21,8 +21,7 @@
  *   in this pool's own TaskGate (task-gate.ts), which hands piscina one task per worker: a new
  *   submission's first simulation first, then quotes and eth_backrun, with the dispatcher's
  *   per-head work (re-simulations, plans) interleaved as background (one per
- *   BACKGROUND_EVERY interactive tasks while both wait, at most WORKERS - 1 of them running, at
- *   least one); piscina's own maxQueue and custom taskQueue never apply to
+ *   BACKGROUND_EVERY interactive tasks while both wait); piscina's own maxQueue and custom taskQueue never apply to
  *   tasks run with an abort signal (it keeps them in a separate, unbounded queue of its own, in
  *   arrival order), and every task here has one;
  * - one task per worker at a time: a hung worker holds only the request that hung it;
@@ -89,7 +88,7 @@ export interface WorkerPoolOptions {
   renewMinIntervalMs?: number
   /** while both wait, interactive tasks let in per background task (default BACKGROUND_EVERY) */
   backgroundEvery?: number
-  /** background tasks holding a worker at once at most (default max(1, threads - 1)) */
+  /** background tasks holding a worker at once at most (default: threads) */
   maxBackgroundRunning?: number
 }
 

@@ -42,8 +42,7 @@ describe('TaskGate', () => {
   })
 
   it("a head's burst of background work does not hold a quote back: one place stays free for it, and waiting quotes go first", async () => {
-    const gate = new TaskGate({ places: 2, maxWaiting: 1_000, backgroundEvery: 4 })
-    expect(gate.maxBackgroundRunning).toBe(1)
+    const gate = new TaskGate({ places: 2, maxWaiting: 1_000, backgroundEvery: 4, maxBackgroundRunning: 1 })
     const r = recorder(gate)
     const burst = Array.from({ length: 100 }, (_, i) => r.enter(`re-simulation ${i}`, 'background'))
     await turn()
@@ -85,7 +84,20 @@ describe('TaskGate', () => {
     expect(r.order).toEqual(['quote 0', 'quote 1', 'quote 2', 'quote 3', 'plan'])
   })
 
-  it('with one place the background bound is one: background work still runs when no quote waits', async () => {
+  it('by default background work takes every place when no quote waits; a quote arriving then waits for the first of them to finish, not for the burst', async () => {
+    const wide = new TaskGate({ places: 2, maxWaiting: 100 })
+    expect(wide.maxBackgroundRunning).toBe(2)
+    const w = recorder(wide)
+    const burst = Array.from({ length: 20 }, (_, i) => w.enter(`re-simulation ${i}`, 'background'))
+    await turn()
+    expect(wide.runningBackground).toBe(2)
+    const quote = w.enter('quote', 'interactive')
+    await w.finishOldest()
+    await quote
+    expect(w.order).toEqual(['re-simulation 0', 're-simulation 1', 'quote'])
+    while (w.holding.length > 0) await w.finishOldest()
+    await Promise.all(burst)
+
     const gate = new TaskGate({ places: 1, maxWaiting: 10 })
     expect(gate.maxBackgroundRunning).toBe(1)
     const r = recorder(gate)

@@ -52,7 +52,7 @@ describe('WORKER_NICE', () => {
 })
 
 describe('WORKER_BACKGROUND_EVERY and WORKER_BACKGROUND_MAX (the pool queue lines, src/workers/task-gate.ts)', () => {
-  it('default to one background task per 4 interactive ones, and 0 (WORKERS - 1, at least 1)', () => {
+  it('default to one background task per 4 interactive ones, and 0 (WORKERS)', () => {
     expect(loadConfig({}).workers.backgroundEvery).toBe(4)
     expect(loadConfig({}).workers.backgroundMax).toBe(0)
     expect(loadConfig({ WORKER_BACKGROUND_EVERY: '1', WORKER_BACKGROUND_MAX: '2' }).workers).toMatchObject({ backgroundEvery: 1, backgroundMax: 2 })
