@@ -1,8 +1,8 @@
 /**
  * Which line of the pool's queue the dispatcher's simulations take: a new submission's first
- * simulation is urgent and never waits behind the dispatcher's share (a head's burst of
- * re-simulations waits there); a re-simulation is background work and takes a place of the share.
- * The pool here records the calls (the lines themselves are task-gate.test.ts's).
+ * simulation is urgent, a re-simulation background work; each kind takes places of its own share,
+ * so a head's burst of re-simulations waiting for theirs never holds a first simulation. The pool
+ * here records the calls (the lines themselves are task-gate.test.ts's).
  */
 import { describe, expect, it } from 'vitest'
 import type { StateReader } from '../../src/chain/types.ts'
@@ -40,23 +40,24 @@ const input = (again: boolean | undefined): SimulationInput => ({
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 describe('pooledSubmissionSimulator', () => {
-  it('a first simulation is urgent and skips the share; a re-simulation is background and waits for a place of it', async () => {
+  it('a first simulation is urgent, a re-simulation background; each waits for a place of its own share only', async () => {
     const { pool, runs, releases } = recordingPool()
-    const simulate = pooledSubmissionSimulator(pool, new Limiter(1))
+    const simulate = pooledSubmissionSimulator(pool, new Limiter(1), new Limiter(1))
     const resim1 = simulate(input(true))
     const resim2 = simulate(input(true))
     await turn()
-    // the share's one place is taken by the first re-simulation: the second waits for it
+    // the re-simulations' one place is taken: the second waits for it
     expect(runs).toEqual([{ kind: 'simulate', priority: 'background' }])
+    // a first simulation does not wait behind them; a second one waits for the first's place
     const first = simulate(input(undefined))
-    const firstToo = simulate(input(false))
+    const second = simulate(input(false))
     await turn()
-    expect(runs.map((r) => r.priority)).toEqual(['background', 'urgent', 'urgent'])
+    expect(runs.map((r) => r.priority)).toEqual(['background', 'urgent'])
     for (const release of releases.splice(0)) release()
-    await Promise.all([resim1, first, firstToo])
+    await Promise.all([resim1, first])
     await turn()
-    expect(runs.map((r) => r.priority)).toEqual(['background', 'urgent', 'urgent', 'background'])
+    expect(runs.map((r) => r.priority).sort()).toEqual(['background', 'background', 'urgent', 'urgent'])
     releases.splice(0).forEach((release) => release())
-    await expect(resim2).resolves.toEqual({ success: true })
+    await expect(Promise.all([resim2, second])).resolves.toEqual([{ success: true }, { success: true }])
   })
 })
