@@ -39,6 +39,8 @@ import { join } from 'node:path'
 import type { Hex } from 'viem'
 import { freePort } from '../test/support/net.ts'
 import { summarize } from './lib/stats.ts'
+import { latencyAfterHeads, latencyByHead, type HeadPhase, type HeadSample } from './lib/latency-by-head.ts'
+import { loopLagByHead, sampleLoopLag, taskTimesByHead, taskTimesWindow, watchHeads, type LoopLagSecond, type TaskTimes } from './lib/soak-head-probe.ts'
 import { measurePendingSubmissionMemory, type PendingMemoryResult } from './lib/soak-pending.ts'
 import { memoryParts, type MemoryParts } from './lib/memory-parts.ts'
 import { rssMb, slope, startSoakService, type SoakService } from './lib/soak-service.ts'
@@ -61,11 +63,13 @@ interface KindStats {
   count: number
   errors: number
   latencies: number[]
+  /** the answered requests by due time and the head of that time (see lib/soak-head-probe.ts) */
+  byHead: HeadSample[]
   /** error class -> count, and a few examples */
   errorClasses: Map<string, number>
   examples: string[]
 }
-const newStats = (): KindStats => ({ count: 0, errors: 0, latencies: [], errorClasses: new Map(), examples: [] })
+const newStats = (): KindStats => ({ count: 0, errors: 0, latencies: [], byHead: [], errorClasses: new Map(), examples: [] })
 
 const round = (x: number, d = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -141,6 +145,12 @@ interface SoakResult {
   /** where the service's memory is at the end of each minute of the load (smaps; Linux only) */
   parts: Array<MemoryParts | null>
   endBlock: bigint
+  /** when each new head was seen during the load, ms after its start */
+  headChanges: number[]
+  /** each second's longest event-loop delay of the service's main thread */
+  loopLag: LoopLagSecond[]
+  /** the worker pool's task times by kind over the load */
+  taskTimes: Record<string, TaskTimes> | null
   serviceExit?: { code: number | null; signal: NodeJS.Signals | null; atS: number; rssMb: number; fired: number; completed: number; stderr: string[]; stdout: string[] }
 }
 
@@ -176,7 +186,11 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
   let fired = 0
   let completed = 0
   const pending = new Set<Promise<void>>()
+  const taskTimes = await taskTimesWindow(base).catch(() => undefined)
   const start = performance.now()
+  const clock = () => performance.now() - start
+  const heads = watchHeads(builderUrl, clock)
+  const loopLag = sampleLoopLag(base, clock)
 
   const fail = (kind: Kind, err: unknown) => {
     const s = stats[kind]
@@ -196,6 +210,7 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
       return
     }
     inflight++
+    const scheduledMs = (i * 1000) / RATE
     const run = (async () => {
       let url: string
       let body: string
@@ -215,9 +230,12 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
         const raw = await signSwap({ account, nonce, baseFee }, i + 1)
         body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_sendPrivateRawTransaction', params: [{ tx: raw }] })
       }
+      const head = heads.current()
       const t = performance.now()
       const result = await request(url, { headers, body }, kind !== 'quote')
-      stats[kind].latencies.push(performance.now() - t)
+      const latencyMs = performance.now() - t
+      stats[kind].latencies.push(latencyMs)
+      if (head !== undefined) stats[kind].byHead.push({ scheduledMs, latencyMs, blockNumber: head })
       if (kind === 'backrun' && result !== null) backrunFound++
       if (kind === 'submit') {
         if (typeof result !== 'string') throw new RequestError('malformed', `submit answered ${JSON.stringify(result)}`)
@@ -265,8 +283,11 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
   } finally {
     clearInterval(progressTimer)
     clearInterval(headTimer)
+    heads.stop()
+    loopLag.stop()
   }
   const loadEnd = (performance.now() - start) / 1000
+  const times = (await taskTimes?.stop().catch(() => undefined)) ?? null
   log(`all answered ${loadEnd.toFixed(1)} s after the start`)
 
   // 3 blocks after the load, read what became of a sample of the submissions
@@ -284,7 +305,7 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
     endBlock = headNumber
   }
   clearInterval(rssTimer)
-  return { stats, fired, backrunFound, submittedHashes, rss, parts, endBlock, serviceExit }
+  return { stats, fired, backrunFound, submittedHashes, rss, parts, endBlock, headChanges: heads.changes, loopLag: loopLag.samples, taskTimes: times, serviceExit }
 }
 
 async function sampleStatuses(port: number, hashes: readonly Hex[]): Promise<{ sampled: number; included: number; states: Record<string, number>; examples: string[] }> {
@@ -376,6 +397,7 @@ async function main() {
 
   // per kind
   const summary: Record<string, unknown> = {}
+  const byHead: Record<string, HeadPhase[]> = {}
   let errors = 0
   for (const kind of KINDS) {
     const s = result.stats[kind]
@@ -387,7 +409,18 @@ async function main() {
     summary[`${kind}_p50_ms`] = round(lat.p50)
     summary[`${kind}_p99_ms`] = round(lat.p99)
     if (s.errors > 0) summary[`${kind}_error_classes`] = Object.fromEntries(s.errorClasses)
+    // the requests due in the first second after a head against the rest (issue 13's tail under the mix)
+    const split = latencyAfterHeads(s.byHead, result.headChanges, 1_000)
+    summary[`${kind}_p99_first_s_after_head_ms`] = round(split.after.p99)
+    summary[`${kind}_p99_rest_ms`] = round(split.rest.p99)
+    byHead[kind] = latencyByHead(s.byHead).phases
+    log(`${kind} by time since the head: first second ${split.after.count} requests, p50 ${round(split.after.p50)} / p99 ${round(split.after.p99)} ms; the rest ${split.rest.count}, p50 ${round(split.rest.p50)} / p99 ${round(split.rest.p99)} ms`)
   }
+  const loopLag = loopLagByHead(result.loopLag, result.headChanges)
+  log(`heads seen during the load: ${result.headChanges.length}; main thread's longest event-loop delay per second, within 2 s of a head: ${JSON.stringify(loopLag.after_head)}, the rest: ${JSON.stringify(loopLag.rest)}`)
+  if (result.taskTimes !== null) for (const [kind, t] of Object.entries(result.taskTimes)) log(`pool tasks ${kind}: ${JSON.stringify(t)}`)
+  const tasksByHead = taskTimesByHead(result.loopLag, result.headChanges)
+  for (const [kind, t] of Object.entries(tasksByHead)) log(`pool tasks ${kind} answered within 2 s of a head: ${JSON.stringify(t.after_head)}; the rest: ${JSON.stringify(t.rest)}`)
   log(`eth_backrun answered a backrun for ${result.backrunFound} of ${result.stats.backrun.count - result.stats.backrun.errors}`)
 
   // heap per pending submission, in this process (the service is stopped by now)
@@ -432,6 +465,11 @@ async function main() {
       submissions_included: statuses.included,
       submissions_sampled: statuses.sampled,
       submission_states: statuses.states,
+      heads_seen: result.headChanges.length,
+      latency_by_head: byHead,
+      main_loop_lag_by_head: loopLag,
+      task_times: result.taskTimes,
+      task_times_by_head: tasksByHead,
       ...(result.serviceExit === undefined
         ? {}
         : { service_exit: { code: result.serviceExit.code, signal: result.serviceExit.signal, at_s: result.serviceExit.atS, rss_mb: result.serviceExit.rssMb, fired: result.serviceExit.fired, completed: result.serviceExit.completed } }),

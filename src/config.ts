@@ -248,4 +248,11 @@ export interface WorkersConfig {
    * thread, which acknowledges submissions and answers HTTP, gets a core before the EVM work does
    */
   nice: number
+  /**
+   * while both wait for a worker, interactive tasks (quotes, eth_backrun) let in per background
+   * task (the dispatcher's re-simulations and plans at a head): src/workers/task-gate.ts
+   */
+  backgroundEvery: number
+  /** background tasks holding a worker at once at most; 0: threads (no bound beyond the pool's) */
+  backgroundMax: number
 }

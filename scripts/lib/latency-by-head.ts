@@ -6,7 +6,7 @@
  * requests/s within 10 ms of the switch). Requests before the run's first head change are left out
  * (their head's age is unknown).
  */
-import { summarize } from './stats.ts'
+import { summarize, type LatencySummary } from './stats.ts'
 
 export interface HeadSample {
   /** when the request was due, ms after the run's start */
@@ -53,4 +53,26 @@ export function latencyByHead(samples: readonly HeadSample[]): { heads: number; 
     return { from_ms: HEAD_PHASE_EDGES_MS[k], to_ms: HEAD_PHASE_EDGES_MS[k + 1], count: sum.count, p50_ms: round(sum.p50), p99_ms: round(sum.p99), max_ms: round(sum.max ?? Number.NaN) }
   })
   return { heads: headTimes.length, phases }
+}
+
+/**
+ * Latency of the requests due within `windowMs` after a head against the others, with the heads'
+ * times given (bench:soak reads them from its builder rather than from the answers: an
+ * eth_backrun or a submission's answer names no block). Requests before the first head are left
+ * out, as above.
+ */
+export function latencyAfterHeads(samples: readonly Pick<HeadSample, 'scheduledMs' | 'latencyMs'>[], headTimes: readonly number[], windowMs: number): { after: LatencySummary; rest: LatencySummary } {
+  const heads = [...headTimes].sort((a, b) => a - b)
+  const after: number[] = []
+  const rest: number[] = []
+  for (const s of samples) {
+    let last: number | undefined
+    for (const h of heads) {
+      if (h > s.scheduledMs) break
+      last = h
+    }
+    if (last === undefined) continue
+    ;(s.scheduledMs - last < windowMs ? after : rest).push(s.latencyMs)
+  }
+  return { after: summarize(after), rest: summarize(rest) }
 }

@@ -92,6 +92,10 @@ export const DEFAULTS = {
   WORKERS: Math.min(availableParallelism(), MAX_WORKERS),
   /** the workers yield a core to the main thread (acknowledgements, HTTP) whenever both want it */
   WORKER_NICE: 10,
+  /** while both wait, quotes and eth_backrun let into the pool per background task (the dispatcher's per-head work) */
+  WORKER_BACKGROUND_EVERY: 4,
+  /** background tasks holding a worker at once at most; 0: WORKERS (no bound beyond the pool's) */
+  WORKER_BACKGROUND_MAX: 0,
 } as const
 
 export interface LoadConfigOptions {
@@ -169,7 +173,12 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxGas: BigInt(read.int('EVM_MAX_GAS', Number(EXECUTION_BUDGET_RANGES.maxGas.min), Number(EXECUTION_BUDGET_RANGES.maxGas.max))),
     maxMs: read.int('EVM_MAX_MS', EXECUTION_BUDGET_RANGES.maxMs.min, EXECUTION_BUDGET_RANGES.maxMs.max),
   }
-  const workers: WorkersConfig = { threads: read.int('WORKERS', 0, MAX_WORKERS), nice: read.int('WORKER_NICE', 0, 19) }
+  const workers: WorkersConfig = {
+    threads: read.int('WORKERS', 0, MAX_WORKERS),
+    nice: read.int('WORKER_NICE', 0, 19),
+    backgroundEvery: read.int('WORKER_BACKGROUND_EVERY', 1, 1_000),
+    backgroundMax: read.int('WORKER_BACKGROUND_MAX', 0, MAX_WORKERS),
+  }
 
   // across variables
   if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')

@@ -54,7 +54,15 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     const backrun = new BackrunEngine(engines.backrunOptions)
     return { chain, contracts, simulator, routing, quote, backrun, close: () => chain.close() }
   }
-  const workers = new WorkerPool({ threads: config.workers.threads, nice: config.workers.nice, chain, engines: settings, log: options.log })
+  const workers = new WorkerPool({
+    threads: config.workers.threads,
+    nice: config.workers.nice,
+    backgroundEvery: config.workers.backgroundEvery,
+    ...(config.workers.backgroundMax === 0 ? {} : { maxBackgroundRunning: config.workers.backgroundMax }),
+    chain,
+    engines: settings,
+    log: options.log,
+  })
   try {
     // the service is ready when its workers are: the first requests do not wait for them to load
     await workers.ready()

@@ -126,14 +126,14 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
   let planner: BackrunPlanner
   let simulate: SubmissionSimulator
   if (options.workers !== undefined) {
-    // at most one dispatcher simulation per worker in the pool at once (in the pool's queue they go
-    // before quotes, see task-gate.ts), so quotes and eth_backrun wait behind at most that many,
-    // never behind a whole head's re-simulations; backrun searches (long) take one worker fewer,
+    // at most one first simulation per worker in the pool at once (in the pool's queue they go
+    // before quotes, see task-gate.ts), and apart from them one re-simulation per worker (a head's
+    // re-simulations are background work there, interleaved with quotes); backrun searches (long) take one worker fewer,
     // leaving one to the simulations (short) the user's own bundle waits for. On 2 cores plans on
     // both workers gave fewer backruns, not more (BENCHMARKS.md, bench:flow, issue 13 wired)
     const threads = config.workers.threads
     planner = new PooledBackrunPlanner(options.workers, { keys, share: new Limiter(Math.max(1, threads - 1)), ...pricing })
-    simulate = pooledSubmissionSimulator(options.workers, new Limiter(threads))
+    simulate = pooledSubmissionSimulator(options.workers, new Limiter(threads), new Limiter(threads))
   } else {
     planner = new EngineBackrunPlanner({ chain, simulator, engine: options.backrun, signer: keys, ...pricing })
     simulate = engineSubmissionSimulator({ chain, simulator })

@@ -71,6 +71,13 @@ export interface SimulationInput {
   signal: AbortSignal
   /** for a port that queues the work: tells when it waits and when it starts (see TaskClock) */
   clock?: TaskClock
+  /**
+   * true for a re-simulation at a later head (the submission already went out on an earlier
+   * verdict): per-head work a port may run behind interactive requests (the worker pool's
+   * background line). Absent or false: a new submission's first simulation, which its user's own
+   * bundle waits for before it goes out.
+   */
+  again?: boolean
 }
 
 export interface SimulationReport {

@@ -18,8 +18,10 @@
  * - heap: WORKER_MAX_OLD_GENERATION_MB of V8 old space per worker (resourceLimits): a worker past
  *   it dies (ERR_WORKER_OUT_OF_MEMORY), its task fails, a new worker takes its place;
  * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy). They wait
- *   in this pool's own TaskGate (task-gate.ts), which hands piscina one task per worker, the
- *   dispatcher's simulations first: piscina's own maxQueue and custom taskQueue never apply to
+ *   in this pool's own TaskGate (task-gate.ts), which hands piscina one task per worker: a new
+ *   submission's first simulation first, then quotes and eth_backrun, with the dispatcher's
+ *   per-head work (re-simulations, plans) interleaved as background (one per
+ *   BACKGROUND_EVERY interactive tasks while both wait); piscina's own maxQueue and custom taskQueue never apply to
  *   tasks run with an abort signal (it keeps them in a separate, unbounded queue of its own, in
  *   arrival order), and every task here has one;
  * - one task per worker at a time: a hung worker holds only the request that hung it;
@@ -51,7 +53,7 @@ import { HangWatchdog } from './hang-watchdog.ts'
 import type { LoaderCollection } from './loader-gc.ts'
 import { headerOnly, isStatePortOffer } from './protocol.ts'
 import { StateHost } from './state-host.ts'
-import { TaskGate, type TaskPriority } from './task-gate.ts'
+import { DEFAULT_BACKGROUND_EVERY, TaskGate, type TaskPriority } from './task-gate.ts'
 import type { TaskCall, TaskHost, TaskKind, TaskKinds, WorkerAnswer, WorkerCounters, WorkerSettings, WorkerTask } from './tasks.ts'
 import { WorkerLink, type WorkerLinkLogger } from './worker-link.ts'
 import { WorkerTaskError } from './worker-task-error.ts'
@@ -60,6 +62,8 @@ import { WorkerTaskError } from './worker-task-error.ts'
 export const WORKER_MAX_OLD_GENERATION_MB = 256
 /** Tasks waiting for a worker at most. */
 export const MAX_QUEUED_TASKS = 4_096
+/** While both wait, interactive tasks (quotes, eth_backrun) let in per background task (the dispatcher's per-head work): see task-gate.ts. */
+export const BACKGROUND_EVERY = DEFAULT_BACKGROUND_EVERY
 /** How long the workers may take to load (each imports the whole domain: ~2 s alone, more on a busy machine), ms. */
 export const WORKER_START_TIMEOUT_MS = 120_000
 /** The least time between two renewals of piscina's instance (see the file's comment), ms. */
@@ -82,6 +86,10 @@ export interface WorkerPoolOptions {
   maxQueued?: number
   /** the least time between two renewals of piscina's instance, ms (default POOL_RENEW_MIN_INTERVAL_MS) */
   renewMinIntervalMs?: number
+  /** while both wait, interactive tasks let in per background task (default BACKGROUND_EVERY) */
+  backgroundEvery?: number
+  /** background tasks holding a worker at once at most (default: threads) */
+  maxBackgroundRunning?: number
 }
 
 export interface WorkerPoolStats {
@@ -108,6 +116,8 @@ export interface WorkerPoolStats {
 }
 
 export interface RunOptions {
+  /** its line in the pool's queue (see task-gate.ts); default by kind (PRIORITY) */
+  priority?: TaskPriority
   /** the caller gives up on the task: dropped from the queue, or told to stop (see the file's comment) */
   signal?: AbortSignal
   /** answers the task's calls to the main thread */
@@ -130,10 +140,11 @@ export interface TaskTiming {
 }
 
 /**
- * The dispatcher's simulations go first: the user's own bundle waits for its simulation (see
- * task-gate.ts). Plans, quotes and eth_backrun keep their order of arrival.
+ * Each kind's line in the pool's queue unless its caller names one (see task-gate.ts): a
+ * simulation is urgent (a new submission's user bundle waits for it; the dispatcher names its
+ * re-simulations at a head `background`), quotes and eth_backrun interactive, plans background.
  */
-const PRIORITY: Record<TaskKind, TaskPriority> = { simulate: 'urgent', quote: 'normal', backrun: 'normal', plan: 'normal' }
+const PRIORITY: Record<TaskKind, TaskPriority> = { simulate: 'urgent', quote: 'interactive', backrun: 'interactive', plan: 'background' }
 
 interface RunningTask {
   controller: AbortController
@@ -197,7 +208,12 @@ export class WorkerPool {
   constructor(private readonly options: WorkerPoolOptions) {
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`a worker pool needs at least one thread, got ${options.threads}`)
     this.host = new StateHost(options.chain)
-    this.gate = new TaskGate(options.threads, options.maxQueued ?? MAX_QUEUED_TASKS)
+    this.gate = new TaskGate({
+      places: options.threads,
+      maxWaiting: options.maxQueued ?? MAX_QUEUED_TASKS,
+      backgroundEvery: options.backgroundEvery ?? BACKGROUND_EVERY,
+      ...(options.maxBackgroundRunning === undefined ? {} : { maxBackgroundRunning: options.maxBackgroundRunning }),
+    })
     let warmed = 0
     this.started = new Promise<void>((resolve, reject) => {
       this.startFailed = reject
@@ -353,9 +369,10 @@ export class WorkerPool {
     if (signal?.aborted === true) throw abortReason(signal)
     const maxQueued = this.options.maxQueued ?? MAX_QUEUED_TASKS
     const arrived = performance.now()
-    await this.gate.enter(PRIORITY[kind], signal, () => new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`))
+    const priority = options.priority ?? PRIORITY[kind]
+    await this.gate.enter(priority, signal, () => new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`))
     if (this.closing || (signal !== undefined && isAborted(signal))) {
-      this.gate.leave()
+      this.gate.leave(priority)
       // given up in the instant between its turn and here (the gate no longer listens then)
       throw this.closing ? new WorkerTaskError('closed', 'the worker pool is closing') : abortReason(signal!)
     }
@@ -389,7 +406,7 @@ export class WorkerPool {
         // the answer ends the task for its worker's link too (the worker sends no 'task-end')
         for (const link of this.links.values()) link.tasks.delete(taskId)
         signal?.removeEventListener('abort', giveUp)
-        this.gate.leave()
+        this.gate.leave(priority)
       })
     const answer = await Promise.race([work, abandoned])
     if (!answer.ok) throw domainErrors.rebuild(answer.error)

@@ -369,6 +369,22 @@ describe('Dispatcher: private transactions', () => {
     expect(h.planner.calls[1].userTxs.map((tx) => tx.hash)).toEqual([keccak256(rawTx)])
   })
 
+  it("a submission's first simulation is not marked again (its user's bundle waits for it); its re-simulations at later heads are, so a pool may run them as background work", async () => {
+    const again: Array<boolean | undefined> = []
+    const simulate: SubmissionSimulator = async (input) => {
+      again.push(input.again)
+      return { success: true }
+    }
+    const h = await harness({ relays: [{ name: 'a' }], dispatcher: { simulate } })
+    await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(76) })
+    await h.dispatcher.whenIdle()
+    h.heads.emit(101n)
+    await h.dispatcher.whenIdle()
+    h.heads.emit(102n)
+    await h.dispatcher.whenIdle()
+    expect(again).toEqual([false, true, true])
+  })
+
   it('plans at most maxPlansPerBlock backruns per block; the others go out with their own bundle and say why', async () => {
     const h = await harness({ relays: [{ name: 'a' }], dispatcher: { maxPlansPerBlock: 1 } })
     const raws = await Promise.all([68, 69].map((n) => userTx(n)))

@@ -50,3 +50,20 @@ describe('WORKER_NICE', () => {
     expect(problemsOf({ WORKER_NICE: value })).toContain(`WORKER_NICE=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: expected a whole number from 0 to 19`)
   })
 })
+
+describe('WORKER_BACKGROUND_EVERY and WORKER_BACKGROUND_MAX (the pool queue lines, src/workers/task-gate.ts)', () => {
+  it('default to one background task per 4 interactive ones, and 0 (WORKERS)', () => {
+    expect(loadConfig({}).workers.backgroundEvery).toBe(4)
+    expect(loadConfig({}).workers.backgroundMax).toBe(0)
+    expect(loadConfig({ WORKER_BACKGROUND_EVERY: '1', WORKER_BACKGROUND_MAX: '2' }).workers).toMatchObject({ backgroundEvery: 1, backgroundMax: 2 })
+  })
+
+  it.each([
+    ['WORKER_BACKGROUND_EVERY', '0', 'expected a whole number from 1 to 1000'],
+    ['WORKER_BACKGROUND_EVERY', '2.5', 'expected a whole number from 1 to 1000'],
+    ['WORKER_BACKGROUND_MAX', '-1', 'expected a whole number from 0 to 64'],
+    ['WORKER_BACKGROUND_MAX', '65', 'expected a whole number from 0 to 64'],
+  ])('refuses %s=%j, naming it', (name, value, why) => {
+    expect(problemsOf({ [name]: value })).toContain(`${name}=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: ${why}`)
+  })
+})

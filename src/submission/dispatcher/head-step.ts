@@ -117,7 +117,9 @@ export class HeadStep {
     const fresh = task.simulatedFor === undefined
     if (task.simulatedFor !== target && (userParts.length > 0 || planParts.length > 0) && (fresh || this.simulationBudget.spend(target))) {
       task.simulatedFor = target
-      const terminal = await parts.replanning.simulateFor(task, head, target, events)
+      // a new submission's first simulation goes before interactive requests (its user's bundle
+      // waits for it); a re-simulation at a head is background work beside them (task-gate.ts)
+      const terminal = await parts.replanning.simulateFor(task, head, target, events, !fresh)
       if (terminal !== undefined) {
         await ctx.finish(task, terminal, events)
         return

@@ -56,9 +56,10 @@ export class Replanning {
    * Simulates the user's txs on the current head for `target` (the next block), appending what it
    * found to `events`. Returns a terminal event when the submission can never land any more: a
    * nonce already used (replaced by the sender's later tx, or landed elsewhere) or a revert the
-   * partner did not allow.
+   * partner did not allow. `again`: a re-simulation (the submission went out before), which a port
+   * may run behind interactive requests (see SimulationInput.again).
    */
-  async simulateFor(task: Task, head: HeadInfo, target: bigint, events: LifecycleEvent[]): Promise<TerminalEvent | undefined> {
+  async simulateFor(task: Task, head: HeadInfo, target: bigint, events: LifecycleEvent[], again = false): Promise<TerminalEvent | undefined> {
     const { record } = task
     task.simulation = undefined
     if (!this.decodable(task)) {
@@ -83,6 +84,7 @@ export class Replanning {
             },
             signal: clock.signal,
             clock: progress,
+            again,
           }),
         ),
       )
