@@ -255,4 +255,10 @@ export interface WorkersConfig {
   backgroundEvery: number
   /** background tasks holding a worker at once at most; 0: threads (no bound beyond the pool's) */
   backgroundMax: number
+  /**
+   * ms a quote or eth_backrun may wait for a free worker; past it the request fails as busy
+   * (422 SIMULATION_FAILED / -32603 worker_busy) instead of being computed for a client that
+   * has given up (src/workers/task-gate.ts)
+   */
+  queueMaxWaitMs: number
 }

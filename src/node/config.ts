@@ -96,6 +96,8 @@ export const DEFAULTS = {
   WORKER_BACKGROUND_EVERY: 4,
   /** background tasks holding a worker at once at most; 0: WORKERS (no bound beyond the pool's) */
   WORKER_BACKGROUND_MAX: 0,
+  /** a quote or eth_backrun that found no free worker within this many ms fails as busy instead of being computed after its client gave up */
+  WORKER_QUEUE_MAX_WAIT_MS: 10_000,
 } as const
 
 export interface LoadConfigOptions {
@@ -178,6 +180,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     nice: read.int('WORKER_NICE', 0, 19),
     backgroundEvery: read.int('WORKER_BACKGROUND_EVERY', 1, 1_000),
     backgroundMax: read.int('WORKER_BACKGROUND_MAX', 0, MAX_WORKERS),
+    queueMaxWaitMs: read.int('WORKER_QUEUE_MAX_WAIT_MS', 100, 600_000),
   }
 
   // across variables

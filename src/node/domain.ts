@@ -58,6 +58,7 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     threads: config.workers.threads,
     nice: config.workers.nice,
     backgroundEvery: config.workers.backgroundEvery,
+    interactiveMaxWaitMs: config.workers.queueMaxWaitMs,
     ...(config.workers.backgroundMax === 0 ? {} : { maxBackgroundRunning: config.workers.backgroundMax }),
     chain,
     engines: settings,

@@ -45,6 +45,13 @@ export interface TaskGateOptions {
   backgroundEvery?: number
   /** background tasks holding places at once at most (default: places) */
   maxBackgroundRunning?: number
+  /**
+   * ms an interactive task may wait for a place; past it, it leaves its line with enter()'s
+   * `late` error (default: no bound). Why: under overload (bench:soak at 100 requests/s on a
+   * loaded machine) quotes waited 46 s on average here, longer than their clients' 30 s timeout,
+   * so the pool computed answers nobody read while newer requests queued behind them.
+   */
+  interactiveMaxWaitMs?: number
 }
 
 /** TaskGateOptions.backgroundEvery by default: a quote waits for at most one background task per four quotes ahead of it */
@@ -66,6 +73,7 @@ export class TaskGate {
   private readonly maxWaiting: number
   readonly backgroundEvery: number
   readonly maxBackgroundRunning: number
+  readonly interactiveMaxWaitMs: number | undefined
 
   /** @throws RangeError for a bound that is not a positive integer */
   constructor(options: TaskGateOptions) {
@@ -77,6 +85,7 @@ export class TaskGate {
     this.maxWaiting = positive('maxWaiting', options.maxWaiting)
     this.backgroundEvery = positive('backgroundEvery', options.backgroundEvery ?? DEFAULT_BACKGROUND_EVERY)
     this.maxBackgroundRunning = positive('maxBackgroundRunning', options.maxBackgroundRunning ?? this.places)
+    this.interactiveMaxWaitMs = options.interactiveMaxWaitMs === undefined ? undefined : positive('interactiveMaxWaitMs', options.interactiveMaxWaitMs)
   }
 
   /** tasks waiting for a place */
@@ -102,25 +111,37 @@ export class TaskGate {
   /**
    * Waits for a place (at once when one is free and the rules let it in); resolves holding it, to
    * be given back with leave(priority). Rejects with `full()` when maxWaiting tasks already wait,
-   * or with the signal's reason when it aborts first.
+   * with the signal's reason when it aborts first, or, for an interactive task still waiting
+   * after interactiveMaxWaitMs, with `late(ms)`.
    */
-  enter(priority: TaskPriority, signal: AbortSignal | undefined, full: () => Error): Promise<void> {
+  enter(priority: TaskPriority, signal: AbortSignal | undefined, full: () => Error, late: (waitedMs: number) => Error = lateError): Promise<void> {
     if (signal?.aborted === true) return Promise.reject(abortReason(signal))
     if (this.waiting >= this.maxWaiting) return Promise.reject(full())
     const line = this.lines[priority]
     return new Promise<void>((resolve, reject) => {
+      let settled = false
+      let timer: NodeJS.Timeout | undefined
+      const settle = (): void => {
+        settled = true
+        signal?.removeEventListener('abort', waiter.leave)
+        if (timer !== undefined) clearTimeout(timer)
+      }
+      const leaveLine = (): void => {
+        const index = line.indexOf(waiter)
+        if (index >= 0) line.splice(index, 1)
+      }
       const waiter: Waiter = {
         go: () => {
-          signal?.removeEventListener('abort', waiter.leave)
+          settle()
           resolve()
         },
         leave: () => {
-          const index = line.indexOf(waiter)
-          if (index >= 0) line.splice(index, 1)
+          settle()
+          leaveLine()
           reject(abortReason(signal))
         },
         refuse: (error) => {
-          signal?.removeEventListener('abort', waiter.leave)
+          settle()
           reject(error)
         },
       }
@@ -129,6 +150,16 @@ export class TaskGate {
       // in the line first, then let in by the same rule as every other: a task arriving to a free
       // place but behind the background bound, or behind others waiting, takes its turn
       this.admit()
+      const maxWait = this.interactiveMaxWaitMs
+      if (!settled && priority === 'interactive' && maxWait !== undefined) {
+        timer = setTimeout(() => {
+          if (settled) return
+          leaveLine()
+          waiter.refuse(late(maxWait))
+        }, maxWait)
+        // a waiting request alone must not keep the process alive
+        timer.unref()
+      }
     })
   }
 
@@ -172,6 +203,10 @@ export class TaskGate {
     if (background) return 'background'
     return undefined
   }
+}
+
+function lateError(waitedMs: number): Error {
+  return new Error(`no place was free within ${waitedMs} ms`)
 }
 
 function abortReason(signal: AbortSignal | undefined): Error {

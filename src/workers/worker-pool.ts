@@ -90,6 +90,8 @@ export interface WorkerPoolOptions {
   backgroundEvery?: number
   /** background tasks holding a worker at once at most (default: threads) */
   maxBackgroundRunning?: number
+  /** ms an interactive task (quote, eth_backrun) may wait for a worker before it fails as busy (default: no bound) */
+  interactiveMaxWaitMs?: number
 }
 
 export interface WorkerPoolStats {
@@ -213,6 +215,7 @@ export class WorkerPool {
       maxWaiting: options.maxQueued ?? MAX_QUEUED_TASKS,
       backgroundEvery: options.backgroundEvery ?? BACKGROUND_EVERY,
       ...(options.maxBackgroundRunning === undefined ? {} : { maxBackgroundRunning: options.maxBackgroundRunning }),
+      ...(options.interactiveMaxWaitMs === undefined ? {} : { interactiveMaxWaitMs: options.interactiveMaxWaitMs }),
     })
     let warmed = 0
     this.started = new Promise<void>((resolve, reject) => {
@@ -370,7 +373,12 @@ export class WorkerPool {
     const maxQueued = this.options.maxQueued ?? MAX_QUEUED_TASKS
     const arrived = performance.now()
     const priority = options.priority ?? PRIORITY[kind]
-    await this.gate.enter(priority, signal, () => new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`))
+    await this.gate.enter(
+      priority,
+      signal,
+      () => new WorkerTaskError('busy', `the service is overloaded: ${maxQueued} requests are already waiting for a worker`),
+      (waitedMs) => new WorkerTaskError('busy', `the service is overloaded: no worker was free within ${waitedMs} ms`),
+    )
     if (this.closing || (signal !== undefined && isAborted(signal))) {
       this.gate.leave(priority)
       // given up in the instant between its turn and here (the gate no longer listens then)

@@ -174,4 +174,38 @@ describe('TaskGate', () => {
     expect(() => new TaskGate({ places: 1, maxWaiting: 1, backgroundEvery: 0 })).toThrow('backgroundEvery must be a positive integer')
     expect(() => new TaskGate({ places: 2, maxWaiting: 1, maxBackgroundRunning: 1.5 })).toThrow('maxBackgroundRunning must be a positive integer')
   })
+  it('an interactive task that finds no place within interactiveMaxWaitMs leaves its line with the late error; urgent and background tasks wait on', async () => {
+    const gate = new TaskGate({ places: 1, maxWaiting: 10, interactiveMaxWaitMs: 40 })
+    const r = recorder(gate)
+    // admitted at once: no bound applies to a task that never waited
+    await r.enter('quote 0', 'interactive')
+    const late = (ms: number): Error => new Error(`late after ${ms} ms`)
+    const quote1 = gate.enter('interactive', undefined, full, late)
+    const simulation = r.enter('simulation', 'urgent')
+    const replan = r.enter('re-simulation', 'background')
+    expect(gate.waiting).toBe(3)
+    await expect(quote1).rejects.toThrow('late after 40 ms')
+    expect(gate.waitingByPriority).toEqual({ urgent: 1, interactive: 0, background: 1 })
+    // the others were not given up: they go in as places free, long after the bound
+    await new Promise((resolve) => setTimeout(resolve, 60))
+    await r.finishOldest()
+    await r.finishOldest()
+    await Promise.all([simulation, replan])
+    expect(r.order).toEqual(['quote 0', 'simulation', 're-simulation'])
+    expect(gate.running).toBe(1)
+  })
+
+  it('an interactive task let in before its bound is not refused afterwards, and the bound must be a positive integer', async () => {
+    const gate = new TaskGate({ places: 1, maxWaiting: 10, interactiveMaxWaitMs: 30 })
+    const r = recorder(gate)
+    await r.enter('quote 0', 'interactive')
+    const quote1 = r.enter('quote 1', 'interactive')
+    await r.finishOldest()
+    await quote1
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(r.order).toEqual(['quote 0', 'quote 1'])
+    expect(gate.running).toBe(1)
+    expect(() => new TaskGate({ places: 1, maxWaiting: 1, interactiveMaxWaitMs: 0 })).toThrow(RangeError)
+    expect(() => new TaskGate({ places: 1, maxWaiting: 1, interactiveMaxWaitMs: 2.5 })).toThrow(RangeError)
+  })
 })

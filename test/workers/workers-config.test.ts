@@ -67,3 +67,18 @@ describe('WORKER_BACKGROUND_EVERY and WORKER_BACKGROUND_MAX (the pool queue line
     expect(problemsOf({ [name]: value })).toContain(`${name}=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: ${why}`)
   })
 })
+
+describe('WORKER_QUEUE_MAX_WAIT_MS (how long a quote or eth_backrun waits for a worker, src/workers/task-gate.ts)', () => {
+  it('defaults to 10 s and takes a whole number of ms', () => {
+    expect(loadConfig({}).workers.queueMaxWaitMs).toBe(10_000)
+    expect(loadConfig({ WORKER_QUEUE_MAX_WAIT_MS: '2500' }).workers.queueMaxWaitMs).toBe(2_500)
+  })
+
+  it.each([
+    ['99', 'expected a whole number from 100 to 600000'],
+    ['600001', 'expected a whole number from 100 to 600000'],
+    ['1.5', 'expected a whole number from 100 to 600000'],
+  ])('refuses WORKER_QUEUE_MAX_WAIT_MS=%j, naming it', (value, why) => {
+    expect(problemsOf({ WORKER_QUEUE_MAX_WAIT_MS: value })).toContain(`WORKER_QUEUE_MAX_WAIT_MS=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: ${why}`)
+  })
+})
