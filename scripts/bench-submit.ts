@@ -56,8 +56,7 @@ import type { ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseTransaction, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import type { Hex } from 'viem'
 import { startAnvil } from '../test/support/anvil.ts'
 import { signDevTransfer } from '../test/support/devnet.ts'
 import { startTestPostgres } from '../test/support/embedded-postgres.ts'
@@ -67,9 +66,9 @@ import { startCluster, stopProcess } from '../test/support/cluster.ts'
 import { clockTicks, scrapeSums, startCpuWindow, startThreadCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
 import { descendants, msPer, threadCpuPer, throughputCeiling, type ProcStat, type ThreadCpu } from '../test/support/thread-cpu.ts'
 import { summarize } from './lib/stats.ts'
+import { registry, senderAccounts, signSwaps } from './lib/submit-load.ts'
 import { ackTraceReport, type ClientSample } from './lib/ack-trace-report.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
-import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
 
 const RATE = Number(process.env.BENCH_RATE ?? 200)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -117,59 +116,6 @@ const CLOSED_COUNT = 20_000
  * SUBMISSION_EXPIRY_BLOCKS, so the bound is sized to rate x lifetime; here it is the run's total.
  */
 const MAX_PENDING = String(WARM_COUNT + RATE * SECONDS + CLOSED_COUNT)
-
-const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
-  chainId: number
-  devAccounts: { searcherIndexes?: number[]; accounts: Array<{ index: number; address: string; privateKey: Hex }> }
-}
-
-interface FixtureTx {
-  name: string
-  raw: Hex
-  createsArbitrage: boolean
-  expected: { status: number }
-}
-
-/** the devnet accounts the service does not sign backruns with (read from the registry at run time) */
-function senderAccounts(): ReturnType<typeof privateKeyToAccount>[] {
-  const reserved = new Set(registry.devAccounts.searcherIndexes ?? [DEVNET_SEARCHER_ACCOUNT_INDEX])
-  return registry.devAccounts.accounts.filter((a) => !reserved.has(a.index)).map((a) => privateKeyToAccount(a.privateKey))
-}
-
-/**
- * The background load: the fixture swaps that leave an arbitrage (fixtures/txs), each re-signed by
- * a distinct devnet account with nonce 0 on the head, so every one passes the dispatcher's
- * simulation and has its backrun searched, signed and bundled. Senders rotate over every
- * non-searcher account; the i-th submission of a sender differs from its others by its priority
- * fee (distinct hashes), and the relay never lands anything, so nonce 0 stays valid all run.
- */
-async function signSwaps(count: number, offset: number): Promise<Hex[]> {
-  const swaps = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions
-    .filter((f) => f.createsArbitrage && f.expected.status === 1)
-    .map((f) => parseTransaction(f.raw))
-  const senders = senderAccounts()
-  const out: Hex[] = []
-  for (let k = 0; k < count; k++) {
-    const i = offset + k
-    const swap = swaps[i % swaps.length]
-    const account = senders[Math.floor(i / swaps.length) % senders.length]
-    const round = BigInt(Math.floor(i / (swaps.length * senders.length)))
-    out.push(
-      await account.signTransaction({
-        chainId: registry.chainId,
-        type: 'eip1559',
-        nonce: 0,
-        to: swap.to!,
-        data: swap.data,
-        value: swap.value ?? 0n,
-        gas: swap.gas!,
-        maxFeePerGas: 100_000_000_000n,
-        maxPriorityFeePerGas: 1_000_000_000n + round,
-      }),
-    )
-  }
-  return out
-}
 
 /** distinct signed ETH transfers from one devnet account, nonces 0.. (the anvil peer's load) */
 async function signTransfers(count: number, accountIndex: number): Promise<Hex[]> {
