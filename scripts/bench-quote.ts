@@ -45,7 +45,12 @@
  *      workers_scaling_ceiling             = cores x 1000 / all(WORKERS=2) / requests_per_s(WORKERS=1)
  *      workers_scaling_ceiling_uncontended = cores x 1000 / all(WORKERS=1) / requests_per_s(WORKERS=1)
  *    (the first with the costs two workers measured, contention included; the second if a quote
- *    cost two workers what it costs one), and `scaling.cpu_ms_per_quote_for_1_8`, the `all` at
+ *    cost two workers what it costs one). Both divide by the requests/s WORKERS=1 measured, which
+ *    on a machine others load is below what one worker gives (its thread waits for a core), so
+ *    they read too high there;
+ *      workers_scaling_ceiling_cpu         = cores x worker(WORKERS=1) / all(WORKERS=2)
+ *    takes WORKERS=1 at its best instead, its worker thread busy a full core (1000 / its CPU ms per
+ *    quote, as on an idle machine): a ratio of CPU times only. And `scaling.cpu_ms_per_quote_for_1_8`, the `all` at
  *    which x1.8 would fit: cores x 1000 / (1.8 x requests_per_s(WORKERS=1)). A ceiling below 1.8
  *    means these cores cannot carry x1.8 at these costs, however the work is scheduled.
  *    Until 2026-11-26 (eighth session) this run was autocannon's `overallRate` over 16 connections:
@@ -322,9 +327,16 @@ function perQuoteByThread(run: { ok: number; threads?: ThreadCpu; generatorCpu?:
  * per quote (what two workers would reach if a quote cost them what it costs one alone).
  */
 function scalingCeilings(one: Parameters<typeof perQuoteByThread>[0] & { requests_per_s: number }, two: Parameters<typeof perQuoteByThread>[0]) {
-  const c1 = perQuoteByThread(one)?.all ?? Number.NaN
+  const byThread1 = perQuoteByThread(one)
+  const c1 = byThread1?.all ?? Number.NaN
   const c2 = perQuoteByThread(two)?.all ?? Number.NaN
-  return { workers_scaling_ceiling: round(scalingCeiling(CORES, c2, one.requests_per_s)), workers_scaling_ceiling_uncontended: round(scalingCeiling(CORES, c1, one.requests_per_s)) }
+  // WORKERS=1 at its best: its one worker thread busy a full core, 1000 / its CPU ms per quote
+  const rps1AtFullCore = 1000 / (byThread1?.workers[0] ?? Number.NaN)
+  return {
+    workers_scaling_ceiling: round(scalingCeiling(CORES, c2, one.requests_per_s)),
+    workers_scaling_ceiling_uncontended: round(scalingCeiling(CORES, c1, one.requests_per_s)),
+    workers_scaling_ceiling_cpu: round(scalingCeiling(CORES, c2, rps1AtFullCore)),
+  }
 }
 
 /** the CPU figures of a run: percent of one core, and CPU ms per answered quote */
