@@ -36,7 +36,23 @@
  *    lag, the latency by time since the last new head (the answers' block numbers mark it) and by
  *    request of the mix (`by_request`: which requests make the tail).
  *    Each run's CPU is in `scaling`: the process's, its main thread's, and this process's own (the
- *    load generator shares the cores).
+ *    load generator shares the cores). Each saturated run also prints its CPU ms per answered quote
+ *    by thread (`scaling.workers_N.cpu_ms_per_quote_by_thread`, from /proc/<pid>/task:
+ *    test/support/thread-cpu.ts): the service's main thread, each worker, V8's platform threads (GC
+ *    helpers and concurrent compilers of every isolate), its other threads, the load generator
+ *    (this process), and `all`, their sum. From these, the largest scaling the measured costs allow
+ *    on the machine's `cores` (every process of the benchmark shares them):
+ *      workers_scaling_ceiling             = cores x 1000 / all(WORKERS=2) / requests_per_s(WORKERS=1)
+ *      workers_scaling_ceiling_uncontended = cores x 1000 / all(WORKERS=1) / requests_per_s(WORKERS=1)
+ *    (the first with the costs two workers measured, contention included; the second if a quote
+ *    cost two workers what it costs one). Both divide by the requests/s WORKERS=1 measured, which
+ *    on a machine others load is below what one worker gives (its thread waits for a core), so
+ *    they read too high there;
+ *      workers_scaling_ceiling_cpu         = cores x worker(WORKERS=1) / all(WORKERS=2)
+ *    takes WORKERS=1 at its best instead, its worker thread busy a full core (1000 / its CPU ms per
+ *    quote, as on an idle machine): a ratio of CPU times only. And `scaling.cpu_ms_per_quote_for_1_8`, the `all` at
+ *    which x1.8 would fit: cores x 1000 / (1.8 x requests_per_s(WORKERS=1)). A ceiling below 1.8
+ *    means these cores cannot carry x1.8 at these costs, however the work is scheduled.
  *    Until 2026-11-26 (eighth session) this run was autocannon's `overallRate` over 16 connections:
  *    each connection sent its per-second budget back to back when each second began (a burst of
  *    ~FIXED_RATE requests at once, then silence), and its histogram added synthetic samples for
@@ -71,7 +87,9 @@ import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { startCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
+import { startCpuWindow, startThreadCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
+import { msPer, scalingCeiling, threadCpuPer, type ThreadCpu } from '../test/support/thread-cpu.ts'
+import { availableParallelism } from 'node:os'
 import { summarize } from './lib/stats.ts'
 import { runOpenLoop } from './lib/open-loop.ts'
 import { latencyByHead } from './lib/latency-by-head.ts'
@@ -132,7 +150,7 @@ function forkRun() {
  * `rate` requests/s over all connections (open enough: 16 connections, so a slow answer does not
  * hold the rate back). With `pid`, the service process's CPU over the run.
  */
-async function sustained(url: string, distinct = true, options: { seconds?: number; rate?: number; pid?: number } = {}) {
+async function sustained(url: string, distinct = true, options: { seconds?: number; rate?: number; pid?: number; workers?: number } = {}) {
   let i = 0
   const requests: autocannon.Request[] = [
     {
@@ -146,9 +164,12 @@ async function sustained(url: string, distinct = true, options: { seconds?: numb
   // autocannon runs in this process, on the same cores as the service: its CPU is part of what the
   // two cores carry per quote (see BENCHMARKS.md, the bound on workers_scaling)
   const generator = options.pid === undefined ? undefined : startCpuWindow(process.pid)
+  // with `workers`: the service's CPU by thread (main, each worker, V8's platform threads, the rest)
+  const threadWindow = options.pid === undefined || options.workers === undefined ? undefined : startThreadCpuWindow(options.pid, options.workers)
   const result = await autocannon({ url, connections: options.rate === undefined ? CONNECTIONS : 16, duration: options.seconds ?? SECONDS, requests, ...rate })
   const cpu: CpuWindow | undefined = window?.stop()
   const generatorCpu: CpuWindow | undefined = generator?.stop()
+  const threads: ThreadCpu | undefined = threadWindow?.stop()
   return {
     requests_per_s: result.requests.average,
     p50_ms: result.latency.p50,
@@ -160,6 +181,7 @@ async function sustained(url: string, distinct = true, options: { seconds?: numb
     ok: result['2xx'],
     cpu,
     generatorCpu,
+    threads,
   }
 }
 
@@ -216,7 +238,7 @@ async function scalingRun(workers: number, fixedRate?: number) {
   try {
     // warm-up: a request refused here (e.g. over EVM_MAX_MS on a busy machine) does not stop the run
     for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, true)).catch((err: unknown) => console.error(`warm-up (WORKERS=${workers}): ${String(err)}`))
-    const saturated = await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid })
+    const saturated = await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid, workers })
     const fixed = fixedRate === undefined ? undefined : await fixedRateRun(url, fixedRate, service.pid!)
     // the generator it replaced, on the same service right after (see the header)
     const autocannonFixed = fixedRate === undefined || !FIXED_RATE_AUTOCANNON ? undefined : await sustained(url, true, { seconds: FIXED_RATE_SECONDS, rate: fixedRate, pid: service.pid })
@@ -283,6 +305,40 @@ function generatorPercent(run: { generatorCpu?: CpuWindow }): number {
   return run.generatorCpu === undefined ? Number.NaN : round(run.generatorCpu.cpuPercent)
 }
 
+/** the machine's cores, which every process of the benchmark shares (the load generator's too) */
+const CORES = availableParallelism()
+
+/**
+ * CPU ms per answered quote of a saturated run of step 5, by thread: the service's threads by kind
+ * (test/support/thread-cpu.ts: main, each worker, V8's platform threads, the rest), the load
+ * generator (this process, all its threads), and `all`, the two together: what one quote costs the
+ * machine's cores.
+ */
+function perQuoteByThread(run: { ok: number; threads?: ThreadCpu; generatorCpu?: CpuWindow }) {
+  if (run.threads === undefined || run.generatorCpu === undefined) return undefined
+  const { total, ...service } = threadCpuPer(run.threads, run.ok)
+  return { service: total, ...service, load_generator: msPer(run.generatorCpu.cpuSeconds, run.ok), all: msPer(run.threads.total + run.generatorCpu.cpuSeconds, run.ok) }
+}
+
+/**
+ * The largest `workers_scaling` the measured CPU costs allow on CORES (see the header):
+ * `workers_scaling_ceiling` = CORES x 1000 / (CPU ms per quote at WORKERS=2, service + generator) /
+ * (requests/s at WORKERS=1), and `workers_scaling_ceiling_uncontended` the same with WORKERS=1's CPU
+ * per quote (what two workers would reach if a quote cost them what it costs one alone).
+ */
+function scalingCeilings(one: Parameters<typeof perQuoteByThread>[0] & { requests_per_s: number }, two: Parameters<typeof perQuoteByThread>[0]) {
+  const byThread1 = perQuoteByThread(one)
+  const c1 = byThread1?.all ?? Number.NaN
+  const c2 = perQuoteByThread(two)?.all ?? Number.NaN
+  // WORKERS=1 at its best: its one worker thread busy a full core, 1000 / its CPU ms per quote
+  const rps1AtFullCore = 1000 / (byThread1?.workers[0] ?? Number.NaN)
+  return {
+    workers_scaling_ceiling: round(scalingCeiling(CORES, c2, one.requests_per_s)),
+    workers_scaling_ceiling_uncontended: round(scalingCeiling(CORES, c1, one.requests_per_s)),
+    workers_scaling_ceiling_cpu: round(scalingCeiling(CORES, c2, rps1AtFullCore)),
+  }
+}
+
 /** the CPU figures of a run: percent of one core, and CPU ms per answered quote */
 function cpuFigures(run: { ok: number; cpu?: CpuWindow }) {
   const cpu = run.cpu
@@ -333,11 +389,15 @@ async function main() {
         ? undefined
         : {
             workers_scaling: round(two.saturated.requests_per_s / one.saturated.requests_per_s),
+            ...scalingCeilings(one.saturated, two.saturated),
             fixed_rate_p99_ms: two.fixed.p99_ms,
             scaling: {
               seconds: SCALING_SECONDS,
-              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated) },
-              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated) },
+              cores: CORES,
+              // the CPU per quote (service and generator) at which x1.8 would fit on the cores at WORKERS=1's requests/s
+              cpu_ms_per_quote_for_1_8: round(CORES * 1000 / (1.8 * one.saturated.requests_per_s)),
+              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(one.saturated) },
+              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(two.saturated) },
               fixed_rate: two.fixed,
               ...(two.autocannonFixed === undefined
                 ? {}
@@ -364,6 +424,10 @@ async function main() {
             all_failures: venueRuns.all.failures,
           }
     if (venues !== undefined) console.log(`venues      single p50 ${venues.single_p50_ms} ms, ${venues.single_requests_per_s} req/s | all p50 ${venues.all_p50_ms} ms, ${venues.all_requests_per_s} req/s (p50 x${venues.p50_ratio}, req/s x${venues.rps_ratio})`)
+    if (scaling !== undefined) {
+      for (const [w, run] of [[1, one!.saturated], [2, two!.saturated]] as const) console.log(`scaling     WORKERS=${w}: CPU ms per quote by thread ${JSON.stringify(perQuoteByThread(run))}`)
+      console.log(`scaling     ceiling on ${CORES} cores: x${scaling.workers_scaling_ceiling} at WORKERS=2's CPU per quote, x${scaling.workers_scaling_ceiling_uncontended} at WORKERS=1's (measured x${scaling.workers_scaling}); x1.8 needs <= ${scaling.scaling.cpu_ms_per_quote_for_1_8} CPU ms per quote, service and generator`)
+    }
     if (scaling !== undefined) console.log(`scaling     WORKERS=1 ${one!.saturated.requests_per_s} req/s, WORKERS=2 ${two!.saturated.requests_per_s} req/s (x${scaling.workers_scaling}); at ${FIXED_RATE}/s (open loop) p50 ${two!.fixed!.p50_ms} ms p99 ${scaling.fixed_rate_p99_ms} ms, ${two!.fixed!.failures} failures, by time since head ${JSON.stringify(two!.fixed!.by_time_since_head)}${two!.autocannonFixed === undefined ? '' : `; autocannon overallRate p50 ${two!.autocannonFixed.p50_ms} ms p99 ${two!.autocannonFixed.p99_ms} ms`}`)
 
     const result = {

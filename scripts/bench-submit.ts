@@ -31,6 +31,19 @@
  * 4. two replicas sharing one database and one devnet chain (test/support/cluster.ts), the requests
  *    spread over both (`replicas_*` keys). Their relay is the same recording relay, so nothing lands
  *    and every submission keeps being simulated and re-planned, as in 1-2.
+ * In 3 and 4 the closed loop's CPU is split by process and thread kind (from /proc; the services'
+ * threads told apart as test/support/thread-cpu.ts says): each service's main thread, its workers
+ * (the dispatcher's simulations and plans), V8's platform threads (GC helpers, concurrent
+ * compilers) and its other threads; every PostgreSQL server process; the cluster's chain and its
+ * builder; this process (the load generator and the recording relay, one thread serving both); in
+ * CPU ms per answer (`replicas_cpu_ms_per_answer` on the last line, for 4). Their sum `all` is what
+ * one answer costs the machine's cores, and
+ *   replicas_acks_per_s_ceiling = cores x 1000 / all
+ * the answers/s those cores could carry at that cost were they the run's alone: a closed loop at
+ * or near it is bound by the machine's CPU, not by waiting.
+ * `replicas_dispatcher`: the simulations and backrun plans the replicas' dispatchers completed per
+ * answer in that loop (their /metrics counters) and the workers' CPU ms per such task (the
+ * dispatcher simulates and plans every submission, issue 10).
  * Prints one JSON object on its last line.
  *
  * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS
@@ -38,24 +51,24 @@
  * replica in 4; default the cluster's own, 1), BENCH_ACK_TRACE (a directory: trace the LevelDB open
  * loop's acknowledgements phase by phase and print where the slowest 1% waited; off by default).
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseTransaction, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import type { Hex } from 'viem'
 import { startAnvil } from '../test/support/anvil.ts'
 import { signDevTransfer } from '../test/support/devnet.ts'
 import { startTestPostgres } from '../test/support/embedded-postgres.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
 import { startCluster, stopProcess } from '../test/support/cluster.ts'
-import { processCpuSeconds, scrapeSums, startCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
+import { clockTicks, scrapeSums, startCpuWindow, startThreadCpuWindow, sumCpuWindows, type CpuWindow } from './lib/process-cpu.ts'
+import { descendants, msPer, threadCpuPer, throughputCeiling, type ProcStat, type ThreadCpu } from '../test/support/thread-cpu.ts'
 import { summarize } from './lib/stats.ts'
+import { registry, senderAccounts, signSwaps } from './lib/submit-load.ts'
 import { ackTraceReport, type ClientSample } from './lib/ack-trace-report.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
-import { DEVNET_SEARCHER_ACCOUNT_INDEX } from '../src/node/submission.ts'
 
 const RATE = Number(process.env.BENCH_RATE ?? 200)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -63,6 +76,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const POSTGRES = process.env.BENCH_POSTGRES !== '0'
 /** WORKERS of each of the two replicas (4); default the cluster's own (test/support/cluster.ts: 1) */
 const REPLICA_WORKERS = process.env.BENCH_REPLICA_WORKERS
+/** WORKERS the cluster gives each replica (test/support/cluster.ts) */
+const CLUSTER_WORKERS = 1
 /**
  * A directory: the LevelDB service runs with the acknowledgement probe (scripts/lib/ack-trace-probe.ts)
  * and its open loop's acknowledgements are broken down into phases (ack-trace-report.ts). Off by default:
@@ -101,59 +116,6 @@ const CLOSED_COUNT = 20_000
  * SUBMISSION_EXPIRY_BLOCKS, so the bound is sized to rate x lifetime; here it is the run's total.
  */
 const MAX_PENDING = String(WARM_COUNT + RATE * SECONDS + CLOSED_COUNT)
-
-const registry = JSON.parse(readFileSync('fixtures/devnet/registry.json', 'utf8')) as {
-  chainId: number
-  devAccounts: { searcherIndexes?: number[]; accounts: Array<{ index: number; address: string; privateKey: Hex }> }
-}
-
-interface FixtureTx {
-  name: string
-  raw: Hex
-  createsArbitrage: boolean
-  expected: { status: number }
-}
-
-/** the devnet accounts the service does not sign backruns with (read from the registry at run time) */
-function senderAccounts(): ReturnType<typeof privateKeyToAccount>[] {
-  const reserved = new Set(registry.devAccounts.searcherIndexes ?? [DEVNET_SEARCHER_ACCOUNT_INDEX])
-  return registry.devAccounts.accounts.filter((a) => !reserved.has(a.index)).map((a) => privateKeyToAccount(a.privateKey))
-}
-
-/**
- * The background load: the fixture swaps that leave an arbitrage (fixtures/txs), each re-signed by
- * a distinct devnet account with nonce 0 on the head, so every one passes the dispatcher's
- * simulation and has its backrun searched, signed and bundled. Senders rotate over every
- * non-searcher account; the i-th submission of a sender differs from its others by its priority
- * fee (distinct hashes), and the relay never lands anything, so nonce 0 stays valid all run.
- */
-async function signSwaps(count: number, offset: number): Promise<Hex[]> {
-  const swaps = (JSON.parse(readFileSync('fixtures/txs/transactions.json', 'utf8')) as { transactions: FixtureTx[] }).transactions
-    .filter((f) => f.createsArbitrage && f.expected.status === 1)
-    .map((f) => parseTransaction(f.raw))
-  const senders = senderAccounts()
-  const out: Hex[] = []
-  for (let k = 0; k < count; k++) {
-    const i = offset + k
-    const swap = swaps[i % swaps.length]
-    const account = senders[Math.floor(i / swaps.length) % senders.length]
-    const round = BigInt(Math.floor(i / (swaps.length * senders.length)))
-    out.push(
-      await account.signTransaction({
-        chainId: registry.chainId,
-        type: 'eip1559',
-        nonce: 0,
-        to: swap.to!,
-        data: swap.data,
-        value: swap.value ?? 0n,
-        gas: swap.gas!,
-        maxFeePerGas: 100_000_000_000n,
-        maxPriorityFeePerGas: 1_000_000_000n + round,
-      }),
-    )
-  }
-  return out
-}
 
 /** distinct signed ETH transfers from one devnet account, nonces 0.. (the anvil peer's load) */
 async function signTransfers(count: number, accountIndex: number): Promise<Hex[]> {
@@ -365,6 +327,9 @@ async function main() {
               replicas_p50_ms: round(postgres.two.open.p50),
               replicas_p99_ms: round(postgres.two.open.p99),
               replicas_acks_per_s: Math.round(postgres.two.closed.perSecond),
+              replicas_acks_per_s_ceiling: Math.round(postgres.two.ceiling),
+              replicas_cpu_ms_per_answer: postgres.two.cpuSplit,
+              replicas_dispatcher: postgres.two.dispatcher,
               postgres_failed: postgres.one.open.failed + postgres.one.closed.failed + postgres.two.open.failed + postgres.two.closed.failed,
             }),
       }),
@@ -383,47 +348,97 @@ const round = (x: number) => Math.round(x * 100) / 100
 interface StoreRun {
   open: Awaited<ReturnType<typeof openLoop>>
   closed: Awaited<ReturnType<typeof closedLoop>>
+  /** the closed loop's CPU ms per answer by process and thread kind */
+  cpuSplit: CpuSplit
+  /** the answers/s the machine's cores could carry at the closed loop's cost: cores x 1000 / cpuSplit.all */
+  ceiling: number
+  /** the closed loop's simulations and plans per answer (the services' /metrics), and the workers' CPU ms per such task */
+  dispatcher: { simulations_per_answer: number; plans_per_answer: number; worker_cpu_ms_per_task: number }
+}
+
+/** the machine's cores, which every process of the run shares (the load generator's too) */
+const CORES = availableParallelism()
+/** WORKERS of the one-replica service: this environment's (the service inherits it), else src/node/config.ts's default, one per core */
+const DEFAULT_WORKERS = Number(process.env.WORKERS ?? CORES)
+
+/** the processes of a run whose CPU is told apart in the closed loop's split (see treeCpuWindow) */
+interface RunProcesses {
+  /** the service processes (the replicas), each with its WORKERS */
+  services: ReadonlyArray<{ pid: number; workers: number }>
+  /** the devnet chain with its builder (the cluster's), when there is one */
+  chainPid?: number
+}
+
+/** CPU ms per answer of a closed loop, by process and by thread kind within each service */
+interface CpuSplit {
+  /** each service process: its threads by kind (test/support/thread-cpu.ts) */
+  services: Array<ReturnType<typeof threadCpuPer>>
+  /** every PostgreSQL server process (postmaster, backends, WAL writer, checkpointer...) */
+  postgres: number
+  /** the devnet chain and its builder (two replicas: the cluster's chain process) */
+  chain: number
+  /** this process: the load generator and the recording relay (one thread serves both) */
+  load_generator_and_relay: number
+  /** any other process this run started (none expected) */
+  other_processes: number
+  /** everything: what one answer costs the machine's cores */
+  all: number
 }
 
 /**
- * CPU seconds used so far by this process and every process it started, their children included
- * (the services, PostgreSQL and its backends, the cluster's chain): what the whole run costs the
- * machine's cores, apart from the other sessions sharing them. A process that exited meanwhile
- * is not counted.
+ * A window on the CPU of this process and of every process it started, their children included
+ * (the services, PostgreSQL and its backends, the cluster's chain): what the run costs the
+ * machine's cores, apart from the other sessions sharing them; and each service's threads by kind.
+ * A process that exits during the window is not counted; one that starts in it counts from zero.
  */
-function treeCpuSeconds(): number {
-  const parents = new Map<number, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // exited while listed
-    }
+function treeCpuWindow(run: RunProcesses): { stop(answers: number): { seconds: number; split: CpuSplit } } {
+  const read = (): Map<number, ProcStat> => descendants(process.pid)
+  const selfCpu0 = process.cpuUsage()
+  const before = read()
+  const services = run.services.map((s) => startThreadCpuWindow(s.pid, s.workers))
+  return {
+    stop(answers: number) {
+      const threads: ThreadCpu[] = services.map((w) => w.stop())
+      const after = read()
+      const self = process.cpuUsage(selfCpu0)
+      const ticks = clockTicks()
+      const servicePids = new Set(run.services.map((s) => s.pid))
+      let postgres = 0
+      let chain = 0
+      let others = 0
+      for (const [pid, stat] of after) {
+        if (servicePids.has(pid)) continue
+        const seconds = (stat.cpuTicks - (before.get(pid)?.cpuTicks ?? 0)) / ticks
+        if (stat.comm === 'postgres') postgres += seconds
+        else if (pid === run.chainPid) chain += seconds
+        else others += seconds
+      }
+      const selfSeconds = (self.user + self.system) / 1e6
+      const seconds = threads.reduce((sum, t) => sum + t.total, 0) + postgres + chain + others + selfSeconds
+      return {
+        seconds,
+        split: {
+          services: threads.map((t) => threadCpuPer(t, answers)),
+          postgres: msPer(postgres, answers),
+          chain: msPer(chain, answers),
+          load_generator_and_relay: msPer(selfSeconds, answers),
+          other_processes: msPer(others, answers),
+          all: msPer(seconds, answers),
+        },
+      }
+    },
   }
-  const inTree = (pid: number): boolean => {
-    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true
-    return false
-  }
-  let seconds = 0
-  for (const pid of parents.keys()) {
-    if (!inTree(pid)) continue
-    try {
-      seconds += processCpuSeconds(pid)
-    } catch {
-      // exited since
-    }
-  }
-  return seconds
 }
 
 /**
  * warm-up, open loop at BENCH_RATE, closed loop: against one service or spread over replicas.
- * `pids`: the service processes, whose CPU per answer in the closed loop is printed (what bounds
- * acks/s when the cores are the limit; not on the last line).
+ * `run`: the service processes, whose CPU per answer in the closed loop is printed, split by
+ * process and thread kind with every other process of the run (what bounds acks/s when the cores
+ * are the limit): `cpuSplit`, and `ceiling`, the answers/s the machine's cores could carry at that
+ * cost (throughputCeiling: cores x 1000 / all).
  */
-async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }, pids: readonly number[]): Promise<StoreRun> {
+async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }, run: RunProcesses): Promise<StoreRun> {
+  const pids = run.services.map((s) => s.pid)
   const urls = Array.isArray(url) ? url : [url]
   for (const [i, tx] of txs.warmTxs.entries()) await send(urls[i % urls.length], 'eth_sendPrivateRawTransaction', tx)
   const mainThreads = await Promise.all(urls.map((u) => mainThreadWindow(new URL(u).origin)))
@@ -433,21 +448,36 @@ async function measure(label: string, url: string | string[], txs: { warmTxs: He
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
   console.log(`${label}: open loop, ${mainThreadCost(openWindows, open.count)}`)
   for (const [i, window] of mainThreads.entries()) console.log(`${label}: open loop, ${urls.length > 1 ? `replica ${i + 1}'s ` : ''}${await window.stop()}`)
+  const dispatcherCounters = ['dispatcher_simulations_total', 'dispatcher_backrun_plans_total'] as const
+  const dispatcherWork = () => Promise.all(urls.map((u) => scrapeSums(new URL(u).origin, dispatcherCounters)))
+  const work0 = await dispatcherWork()
   const windows = pids.map((pid) => startCpuWindow(pid))
-  const tree0 = treeCpuSeconds()
+  const treeWindow = treeCpuWindow(run)
   const closed = await closedLoop(url, txs.closedTxs)
-  const tree = treeCpuSeconds() - tree0
-  const cpu = sumCpuWindows(windows.map((w) => w.stop()))
   const answers = closed.count + closed.failed
+  const { seconds: tree, split } = treeWindow.stop(answers)
+  const work1 = await dispatcherWork()
+  const workDone = (name: (typeof dispatcherCounters)[number]) => work1.reduce((s, w, i) => s + w[name] - work0[i]![name], 0)
+  // the workers run the dispatcher's simulations and plans (issue 10): their CPU over the tasks they completed
+  const tasks = workDone('dispatcher_simulations_total') + workDone('dispatcher_backrun_plans_total')
+  const workerMs = split.services.reduce((s, t) => s + t.workers.reduce((a, w) => a + w, 0), 0) * answers
+  const dispatcher = {
+    simulations_per_answer: round(workDone('dispatcher_simulations_total') / Math.max(1, answers)),
+    plans_per_answer: round(workDone('dispatcher_backrun_plans_total') / Math.max(1, answers)),
+    worker_cpu_ms_per_task: tasks === 0 ? Number.NaN : Math.round((workerMs / tasks) * 1000) / 1000,
+  }
+  const cpu = sumCpuWindows(windows.map((w) => w.stop()))
   const perAnswer = answers === 0 ? 0 : (cpu.cpuSeconds * 1000) / answers
   const treePerAnswer = answers === 0 ? 0 : (tree * 1000) / answers
+  const ceiling = throughputCeiling(CORES, split.all)
   console.log(
     `${label}: closed loop (${CONNECTIONS} at once): ${closed.perSecond.toFixed(0)} acks/s over ${closed.count} (${closed.failed} failed); ` +
       `the service processes used ${cpu.cpuPercent.toFixed(0)}% CPU (main threads ${cpu.mainThreadCpuPercent.toFixed(0)}%), ${perAnswer.toFixed(2)} CPU ms per answer; ` +
       `with PostgreSQL, the chain and this load generator ${treePerAnswer.toFixed(2)} CPU ms per answer (${((tree / cpu.wallSeconds) * 100).toFixed(0)}% CPU): ` +
-      `at most ${treePerAnswer === 0 ? '-' : Math.round((availableParallelism() * 1000) / treePerAnswer)} answers/s on this machine's ${availableParallelism()} cores were they theirs alone`,
+      `at most ${Number.isFinite(ceiling) ? Math.round(ceiling) : '-'} answers/s on this machine's ${CORES} cores were they theirs alone`,
   )
-  return { open, closed }
+  console.log(`${label}: closed loop, CPU ms per answer by process and thread kind ${JSON.stringify(split)}; the dispatcher ${JSON.stringify(dispatcher)}`)
+  return { open, closed, cpuSplit: split, ceiling, dispatcher }
 }
 
 /**
@@ -463,7 +493,7 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
     const port = await freePort()
     const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
     try {
-      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, [service.pid!])
+      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, { services: [{ pid: service.pid!, workers: DEFAULT_WORKERS }] })
     } finally {
       await stopProcess(service, SERVICE_STOP_GRACE_MS)
       rmSync(dataDir, { recursive: true, force: true })
@@ -479,7 +509,8 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
   const workers: Record<string, string> = REPLICA_WORKERS === undefined ? {} : { WORKERS: REPLICA_WORKERS }
   const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', MAX_PENDING_SUBMISSIONS: MAX_PENDING, ...workers } })
   try {
-    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, cluster.replicas.map((r) => r.pid))
+    const replicaWorkers = Number(REPLICA_WORKERS ?? CLUSTER_WORKERS)
+    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, { services: cluster.replicas.map((r) => ({ pid: r.pid, workers: replicaWorkers })), chainPid: cluster.chainPid })
     return { one, two }
   } finally {
     await cluster.stop()

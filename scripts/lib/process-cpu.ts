@@ -6,10 +6,12 @@
  */
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { sampleThreads, threadCpuBetween, v8PoolSizeOf, type ThreadCpu } from '../../test/support/thread-cpu.ts'
 
 /** clock ticks per second of /proc's utime and stime (USER_HZ; 100 on Linux almost everywhere) */
 let ticksPerSecond: number | undefined
-function clockTicks(): number {
+export function clockTicks(): number {
   if (ticksPerSecond === undefined) {
     const answer = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
     ticksPerSecond = Number.isInteger(answer) && answer > 0 ? answer : 100
@@ -68,6 +70,19 @@ export function startCpuWindow(pid: number): { stop(): CpuWindow } {
       const wallSeconds = (performance.now() - wall0) / 1000
       return { cpuSeconds, mainThreadCpuSeconds, wallSeconds, ...percents(cpuSeconds, mainThreadCpuSeconds, wallSeconds) }
     },
+  }
+}
+
+/**
+ * Starts a window on the threads of the Node process `pid`, whose worker pool has `workers`
+ * threads: `stop()` gives each kind's CPU seconds (test/support/thread-cpu.ts says how threads are
+ * told apart: main, workers, V8's platform threads, the rest).
+ */
+export function startThreadCpuWindow(pid: number, workers: number): { stop(): ThreadCpu } {
+  const poolSize = v8PoolSizeOf(pid, availableParallelism())
+  const before = sampleThreads(pid)
+  return {
+    stop: () => threadCpuBetween(before, sampleThreads(pid), { ticksPerSecond: clockTicks(), workers, poolSize }),
   }
 }
 
