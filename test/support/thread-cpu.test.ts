@@ -89,7 +89,7 @@ describe('threadCpuBetween', () => {
     const s0 = sampleThreads(pid)
     expect(s0.threads.some((t) => t.id === pid)).toBe(true)
     // a fixed amount of work, however long the machine makes it wait for a core
-    const worker = new Worker('let x = 0; for (let i = 0; i < 4e7; i++) x = (x + i) | 0; require("node:worker_threads").parentPort.postMessage(x)', { eval: true })
+    const worker = new Worker('let x = 0; for (let i = 0; i < 4e8; i++) x = (x + i) | 0; require("node:worker_threads").parentPort.postMessage(x)', { eval: true })
     await new Promise((resolve, reject) => {
       worker.once('message', resolve)
       worker.once('error', reject)
