@@ -91,8 +91,48 @@ export const MAINNET_VENUES: readonly Venue[] = Object.freeze([
   },
 ] satisfies Venue[])
 
+/** pool addresses venuePoolAddress keeps; past it the memo starts over */
+export const MAX_MEMOIZED_POOL_ADDRESSES = 8_192
+
+/**
+ * A bounded memo of venue pool addresses: (deployer, init code hash, tokens, fee) -> CREATE2
+ * address. Discovery asks for every venue, fee tier and token pair of a request's routing tokens at
+ * each block it does not carry over (every block in fork mode): ~150 addresses for the bench:quote
+ * mix's pairs, each a keccak over viem's hex encodings (0.1-0.3 ms each), for addresses that never
+ * change. At `max` entries it is cleared and starts over.
+ */
+export class PoolAddressMemo {
+  private readonly addresses = new Map<string, Address>()
+
+  constructor(private readonly max: number) {
+    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`PoolAddressMemo: max must be a positive integer, got ${max}`)
+  }
+
+  get size(): number {
+    return this.addresses.size
+  }
+
+  address(venue: V2Venue | V3Venue, token0: Address, token1: Address, fee?: number): Address {
+    const deployer = venue.protocol === 'uniswap-v2' ? venue.factory : venue.poolDeployer
+    const key = `${deployer}:${venue.initCodeHash}:${token0}:${token1}:${venue.protocol === 'uniswap-v2' ? '' : String(fee)}`
+    let address = this.addresses.get(key)
+    if (address === undefined) {
+      address = computePoolAddress(venue, token0, token1, fee)
+      if (this.addresses.size >= this.max) this.addresses.clear()
+      this.addresses.set(key, address)
+    }
+    return address
+  }
+}
+
+const poolAddresses = new PoolAddressMemo(MAX_MEMOIZED_POOL_ADDRESSES)
+
 /** Where the venue's pool of (token0, token1[, fee]) is, deployed or not; token0 < token1. */
 export function venuePoolAddress(venue: V2Venue | V3Venue, token0: Address, token1: Address, fee?: number): Address {
+  return poolAddresses.address(venue, token0, token1, fee)
+}
+
+function computePoolAddress(venue: V2Venue | V3Venue, token0: Address, token1: Address, fee?: number): Address {
   if (venue.protocol === 'uniswap-v2') {
     const salt = keccak256(encodePacked(['address', 'address'], [token0, token1]))
     return getContractAddress({ opcode: 'CREATE2', from: venue.factory, salt, bytecodeHash: venue.initCodeHash }).toLowerCase() as Address

@@ -59,6 +59,26 @@ export interface RouteSearchParams {
    * first's, so the hops both ask are quoted once
    */
   hopQuoter?: HopQuoter
+  /**
+   * the paths and gas rate preparePaths gives for these `pools`, tokens, `weth`, `maxHops` and
+   * `maxPaths` (kept per block by the routing engine: every quote of a pair at a block has the
+   * same ones); default: prepared here
+   */
+  prepared?: PreparedPaths
+}
+
+/** What a search derives from the pools alone, whatever the amount: its paths and its gas rate. */
+export interface PreparedPaths {
+  paths: PathHop[][]
+  /** tokenOut base units per wei (RouteSearchParams.tokenOutPerEth's default); undefined without weth or a path from it */
+  tokenOutPerEth: Rational | undefined
+}
+
+/** The paths from tokenIn to tokenOut through `pools` (shortest first, at most maxPaths) and the gas rate derived from them. */
+export function preparePaths(pools: readonly PoolSnapshot[], tokenIn: Address, tokenOut: Address, weth: Address | undefined, maxHops: number, maxPaths: number): PreparedPaths {
+  const graph = buildPoolGraph(pools)
+  const paths = enumeratePaths(graph, tokenIn, tokenOut, maxHops, maxPaths)
+  return { paths, tokenOutPerEth: paths.length === 0 || weth === undefined ? undefined : deriveTokenOutPerEth(graph, weth, tokenOut) }
 }
 
 /** A plan with the search's estimates beside it. */
@@ -175,12 +195,12 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   if (!Number.isInteger(splitParts) || splitParts < 1) throw new RouteSearchError(`splitParts ${splitParts} is not a positive integer`)
   if (tokenIn === tokenOut) return undefined
 
-  const graph = buildPoolGraph(params.pools)
-  const paths = enumeratePaths(graph, tokenIn, tokenOut, maxHops, params.maxPaths ?? 2_000)
-  if (paths.length === 0) return undefined
-
   const weth = params.weth?.toLowerCase() as Address | undefined
-  const rate = params.tokenOutPerEth ?? (weth !== undefined ? deriveTokenOutPerEth(graph, weth, tokenOut) : undefined)
+  // the rate is derived only when it is not given
+  const prepared = params.prepared ?? preparePaths(params.pools, tokenIn, tokenOut, params.tokenOutPerEth === undefined ? weth : undefined, maxHops, params.maxPaths ?? 2_000)
+  const paths = prepared.paths
+  if (paths.length === 0) return undefined
+  const rate = params.tokenOutPerEth ?? prepared.tokenOutPerEth
   const value = (gas: bigint): bigint => (rate === undefined ? 0n : gasCostInToken(gas, gasPriceWei, rate))
 
   const evaluate = (legs: Array<{ candidate: Candidate; amountIn: bigint }>): Evaluated | undefined => {

@@ -6,11 +6,12 @@
 import type { Address, StateReader } from '../chain/types.ts'
 import { nextBaseFee } from '../evm/block-context.ts'
 import type { Simulator } from '../evm/simulator.ts'
-import { buildPoolGraph, enumeratePaths } from '../pools/paths.ts'
+import { blockKey } from '../pools/view-calls.ts'
 import { PoolDiscovery, type DexDeployment, type PoolDiscoveryOptions } from '../pools/pool-discovery.ts'
 import { pathFailure, rememberingHopQuoter, type HopQuoter } from '../pools/pool-quote.ts'
 import { PoolStateLoader, type PoolLoadResult, type PoolStateLoaderOptions } from '../pools/pool-state.ts'
 import type { PoolSnapshot } from '../pools/pools.ts'
+import { PreparedPathsCache } from './prepared-paths-cache.ts'
 import { findBestPlan, type RoutedPlan, type RouteSearchParams } from './route-search.ts'
 import { MAX_HOPS, planHasEstimatedHops } from './swap-plan.ts'
 
@@ -60,6 +61,8 @@ export type RouteOutcome =
 export class RoutingEngine {
   readonly discovery: PoolDiscovery
   readonly poolStates: PoolStateLoader
+  /** every search's paths and gas rate, per block and pair */
+  private readonly paths = new PreparedPathsCache()
 
   constructor(
     simulator: Simulator,
@@ -84,16 +87,25 @@ export class RoutingEngine {
     const loaded = await this.loadPools(reader, request.tokenIn, request.tokenOut)
     const gasPriceWei = request.gasPriceWei ?? nextBaseFee(reader.block) ?? 0n
     const exactPools = loaded.pools.filter(isExactlyQuoted)
-    if (request.exactPoolsOnly === true) return this.search(request, exactPools, gasPriceWei, rememberingHopQuoter())
+    const block = blockKey(reader)
+    if (request.exactPoolsOnly === true) return this.search(block, request, exactPools, gasPriceWei, rememberingHopQuoter())
     const hopQuoter = rememberingHopQuoter()
-    const outcome = this.search(request, loaded.pools, gasPriceWei, hopQuoter)
+    const outcome = this.search(block, request, loaded.pools, gasPriceWei, hopQuoter)
     // the quote executes the exact pools' best plan beside a plan through an estimated pool: the
     // same snapshots and hop quotes serve it (its paths are a subset of the first search's)
     if (outcome.kind !== 'plan' || !planHasEstimatedHops(outcome.plan)) return outcome
-    return { ...outcome, exactPools: this.search(request, exactPools, gasPriceWei, hopQuoter) }
+    return { ...outcome, exactPools: this.search(block, request, exactPools, gasPriceWei, hopQuoter) }
   }
 
-  private search(request: PlanRequest, pools: readonly PoolSnapshot[], gasPriceWei: bigint, hopQuoter: HopQuoter): RouteOutcome {
+  private search(block: string, request: PlanRequest, pools: readonly PoolSnapshot[], gasPriceWei: bigint, hopQuoter: HopQuoter): RouteOutcome {
+    const tokenIn = request.tokenIn.toLowerCase() as Address
+    const tokenOut = request.tokenOut.toLowerCase() as Address
+    const weth = this.options.dex.weth.toLowerCase() as Address
+    // the same paths and gas rate for every quote of the pair at this block (prepared-paths-cache.ts)
+    const prepared =
+      tokenIn === tokenOut
+        ? undefined
+        : this.paths.get({ block, pools, tokenIn, tokenOut, weth, maxHops: this.options.search?.maxHops ?? MAX_HOPS, maxPaths: this.options.search?.maxPaths ?? 2_000 })
     const plan = findBestPlan({
       ...this.options.search,
       tokenIn: request.tokenIn,
@@ -103,16 +115,10 @@ export class RoutingEngine {
       gasPriceWei,
       weth: this.options.dex.weth,
       hopQuoter,
+      ...(prepared === undefined ? {} : { prepared }),
     })
     if (plan !== undefined) return { kind: 'plan', plan }
-    const maxHops = this.options.search?.maxHops ?? MAX_HOPS
-    const paths = enumeratePaths(
-      buildPoolGraph(pools),
-      request.tokenIn.toLowerCase() as Address,
-      request.tokenOut.toLowerCase() as Address,
-      maxHops,
-      this.options.search?.maxPaths ?? 2_000,
-    )
+    const paths = prepared?.paths ?? []
     if (paths.length === 0) return { kind: 'no-route' }
     // dust: a path takes the whole amount but its output rounds down to zero (pools too shallow
     // never give zero for a small amount; they refuse a large one)

@@ -14,6 +14,7 @@ import {
   VenueListError,
   venueJson,
   venuePoolAddress,
+  PoolAddressMemo,
   type V2Venue,
   type V3Venue,
   type Venue,
@@ -56,6 +57,25 @@ describe('venues', () => {
     // its pools are CREATE2-deployed by the PoolDeployer, not by the factory discovery asks
     expect(pancakeV3.protocol === 'uniswap-v3' && pancakeV3.poolDeployer).not.toBe(pancakeV3.factory)
     expect(pancakeV3.protocol === 'uniswap-v3' && pancakeV3.callback).toBe('pancakeV3SwapCallback')
+  })
+
+  it('pool addresses are memoized within a bound: the same CREATE2 addresses, asked again or after the memo starts over', () => {
+    const memo = new PoolAddressMemo(2)
+    const asks: Array<[V2Venue | V3Venue, number | undefined, string]> = [
+      [named('uniswap-v2'), undefined, '0xb4e16d0168e52d35cacd2c6185b44281ec28c9dc'],
+      [named('uniswap-v3'), 500, '0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640'],
+      [named('uniswap-v3'), 3000, '0x8ad599c3a0ff1de082011efddc58f1908eb6e6d8'],
+      [named('sushiswap-v2'), undefined, '0x397ff1542f962076d0bfe58ea045ffa2d347aca0'],
+    ]
+    for (let round = 0; round < 2; round++) {
+      for (const [venue, fee, expected] of asks) {
+        expect(memo.address(venue, USDC, WETH, fee)).toBe(expected)
+        expect(memo.size).toBeLessThanOrEqual(2)
+      }
+    }
+    // the fee is part of the key: one venue, two tiers, two pools
+    expect(new Set(asks.map(([venue, fee]) => memo.address(venue, USDC, WETH, fee))).size).toBe(4)
+    expect(() => new PoolAddressMemo(0)).toThrow(RangeError)
   })
 
   it('parses VENUES=mainnet and the JSON form, which round-trips through venueJson', () => {

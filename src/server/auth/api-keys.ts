@@ -9,7 +9,7 @@
  * limiting and logs, so neither the store nor a log line ever holds key material. Operators can
  * map an id back to its line in the digest file by prefix.
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { ConfigError } from '../../config-error.ts'
 
@@ -23,8 +23,9 @@ const DIGEST_HEX = /^[0-9a-fA-F]{64}$/
 /** id length in hex characters; grows only if two configured keys share a prefix */
 const KEY_ID_MIN_HEX = 8
 
+/** one-shot (no Hash object per call): lookup runs on every authenticated request */
 function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest()
+  return hash('sha256', text, 'buffer')
 }
 
 export class ApiKeyRegistry {

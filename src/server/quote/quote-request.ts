@@ -46,34 +46,38 @@ export type QuoteRequestParse = { ok: true; value: QuoteRequest } | { ok: false;
 
 const ADDRESS_MESSAGE = 'must be a string matching ^0x[a-fA-F0-9]{40}$ (0x followed by 40 hex characters)'
 
+/**
+ * One address field: lowercased when valid; a detail pushed to `details` when it is missing (and
+ * required) or invalid. A module function rather than a closure per request: under tsx (npm start)
+ * every closure is named by a call when it is created.
+ */
+function addressField(fields: Record<string, unknown>, name: 'tokenIn' | 'tokenOut' | 'recipient' | 'sender', required: boolean, details: ValidationDetail[]): Address | undefined {
+  // own properties only: nothing reached through a prototype counts as sent
+  if (!Object.hasOwn(fields, name)) {
+    if (required) details.push({ field: name, message: 'is required' })
+    return undefined
+  }
+  const v = fields[name]
+  if (typeof v !== 'string' || !ADDRESS_PATTERN.test(v)) {
+    details.push({ field: name, message: ADDRESS_MESSAGE })
+    return undefined
+  }
+  // the domain's Address is lowercase; the spec pattern accepts either case (no EIP-55 check)
+  return v.toLowerCase() as Address
+}
+
 export function parseQuoteRequest(body: unknown): QuoteRequestParse {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, details: [{ field: 'body', message: 'must be a JSON object' }] }
   }
   const fields = body as Record<string, unknown>
   const details: ValidationDetail[] = []
-  // own properties only: nothing reached through a prototype counts as sent
-  const has = (name: string) => Object.hasOwn(fields, name)
 
-  const address = (name: 'tokenIn' | 'tokenOut' | 'recipient' | 'sender', required: boolean): Address | undefined => {
-    if (!has(name)) {
-      if (required) details.push({ field: name, message: 'is required' })
-      return undefined
-    }
-    const v = fields[name]
-    if (typeof v !== 'string' || !ADDRESS_PATTERN.test(v)) {
-      details.push({ field: name, message: ADDRESS_MESSAGE })
-      return undefined
-    }
-    // the domain's Address is lowercase; the spec pattern accepts either case (no EIP-55 check)
-    return v.toLowerCase() as Address
-  }
-
-  const tokenIn = address('tokenIn', true)
-  const tokenOut = address('tokenOut', true)
+  const tokenIn = addressField(fields, 'tokenIn', true, details)
+  const tokenOut = addressField(fields, 'tokenOut', true, details)
 
   let amountIn: bigint | undefined
-  if (!has('amountIn')) details.push({ field: 'amountIn', message: 'is required' })
+  if (!Object.hasOwn(fields, 'amountIn')) details.push({ field: 'amountIn', message: 'is required' })
   else {
     const v = fields.amountIn
     if (typeof v !== 'string' || !AMOUNT_PATTERN.test(v)) {
@@ -85,15 +89,15 @@ export function parseQuoteRequest(body: unknown): QuoteRequestParse {
   }
 
   let slippageBps: number | undefined
-  if (has('slippageBps')) {
+  if (Object.hasOwn(fields, 'slippageBps')) {
     const v = fields.slippageBps
     if (typeof v !== 'number' || !Number.isInteger(v) || v < SLIPPAGE_BPS_MIN || v > SLIPPAGE_BPS_MAX) {
       details.push({ field: 'slippageBps', message: `must be an integer from ${SLIPPAGE_BPS_MIN} to ${SLIPPAGE_BPS_MAX} (basis points)` })
     } else slippageBps = v
   }
 
-  const recipient = address('recipient', false)
-  const sender = address('sender', false)
+  const recipient = addressField(fields, 'recipient', false, details)
+  const sender = addressField(fields, 'sender', false, details)
 
   let unknown = 0
   for (const name of Object.keys(fields)) {
