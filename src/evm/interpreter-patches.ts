@@ -60,7 +60,8 @@
  * 11. Storage (storage-slots.ts): SLOAD and SSTORE turned keys and values from bigints into
  *    bytes (through hex strings and array spreads) and back at every layer, and the journal's
  *    warm-slot keys into hex through noble: on the project's overlay they read and write bigints,
- *    and SSTORE's gas gives the stock EIP-2200/2929 functions bytes made directly.
+ *    and the EIP-2200 gas and EIP-2929 slot access are the stock functions over the words, the
+ *    journal keyed by the hex made once from the slot's word.
  * 12. KECCAK256 (keccak-opcode.ts): the stock handler copies the memory range and turns the digest
  *    into a bigint through a JavaScript hex encoder; here memory is hashed in place (with the
  *    native keccak of keccak.ts when it loads) and the digest converted through Node's; so is
@@ -335,10 +336,8 @@ async function apply(): Promise<void> {
   patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], Memory, Stack, EVMError, errorMessages: EVMError.errorMessages })
   patchAddresses({ Address, Journal, EVM: evmModule.EVM as unknown as AddressPatchModules['EVM'] })
   patchStorageJournal({ Journal })
-  const { updateSstoreGasEIP2200 } = (await import(new URL('./opcodes/EIP2200.js', evmEntry).href)) as Pick<StorageInternals, 'updateSstoreGasEIP2200'>
-  const { accessStorageEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as Pick<StorageInternals, 'accessStorageEIP2929'>
   const { trap } = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<StorageInternals, 'trap'>
-  storage = { updateSstoreGasEIP2200, accessStorageEIP2929, trap, errorMessages: EVMError.errorMessages }
+  storage = { trap, errorMessages: EVMError.errorMessages }
   Memory.prototype.extend = extendMemory
   Memory.prototype.write = writeMemory
   const syncGasHandlers = await loadSyncGasHandlers()
