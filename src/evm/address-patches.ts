@@ -61,6 +61,18 @@ export function addressWord(address: AddressWithBytes): bigint {
   return word
 }
 
+/**
+ * Keeps on a new Address what these patches would make of it: its hex (`unprefixed`, 40 lowercase
+ * digits, which its bytes were made from) and its word. For Addresses made from a stack word
+ * (call-opcodes.ts), which already has both.
+ */
+export function keepAddressKeys(address: object, unprefixed: string, word: bigint): void {
+  const keyed = address as AddressLike
+  keyed[UNPREFIXED] = unprefixed
+  keyed[HEX] = `0x${unprefixed}`
+  keyed[WORD] = word
+}
+
 interface TouchingJournal {
   touchAccount(address: string): void
 }

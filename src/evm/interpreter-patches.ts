@@ -93,6 +93,11 @@
  *    the EVM has the stock RETURN handler, the loop does what the handler does (pops offset and
  *    length, sets the result's return value to a copy of that memory) and ends the frame as the
  *    catch does for STOP, without the throw. REVERT keeps its throw: its error is the frame's result.
+ * 16. CALL and STATICCALL (call-opcodes.ts): the stock gas handler and handler each made the
+ *    target's Address from the stack word through a hex string and a padding copy, and its hex
+ *    again for the journal and the state; here it is made once from the word's hex, with that hex
+ *    and the word kept on it, and the same Address answered to the handler. The EIP-7702 check
+ *    and the return data's copy into memory read bytes in place.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -112,6 +117,7 @@ import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
 import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
+import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -338,6 +344,9 @@ async function apply(): Promise<void> {
   patchStorageJournal({ Journal })
   const { trap } = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<StorageInternals, 'trap'>
   storage = { trap, errorMessages: EVMError.errorMessages }
+  const { callFamilyGas } = (await import(new URL('./opcodes/EIP7928.js', evmEntry).href)) as Pick<CallInternals, 'callFamilyGas'>
+  const { getAddressAccessCost, warmAddress } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as Pick<CallInternals, 'getAddressAccessCost' | 'warmAddress'>
+  calls = callHandlers({ callFamilyGas, getAddressAccessCost, warmAddress, trap, errorMessages: EVMError.errorMessages })
   Memory.prototype.extend = extendMemory
   Memory.prototype.write = writeMemory
   const syncGasHandlers = await loadSyncGasHandlers()
@@ -549,6 +558,9 @@ let stockGasHandlers: Map<number, unknown> | undefined
 /** what SLOAD and SSTORE of 11. use of the EVM's internals, loaded once */
 let storage: StorageInternals | undefined
 
+/** CALL's and STATICCALL's handlers of 16., built once the EVM's internals are loaded */
+let calls: CallHandlers | undefined
+
 /** the copy opcodes' handlers of 7., built once the EVM's internals are loaded */
 let copies: Map<number, (runState: CopyRunState) => void | Promise<void>> | undefined
 
@@ -607,6 +619,18 @@ export function patchEvmInstance(evm: object): void {
     stock[0x54].opHandler = slots.sload
     stock[0x55].opHandler = slots.sstore
     stock[0x55].gasHandler = slots.sstoreGas
+  }
+  // 16. CALL and STATICCALL where this EVM has the stock handlers and gas handlers for them
+  if (calls !== undefined) {
+    const entries = map as unknown as Array<{ opHandler: unknown; gasHandler?: unknown } | undefined>
+    const replaceCall = (op: number, opHandler: unknown, gasHandler: unknown) => {
+      const entry = entries[op]
+      if (entry === undefined || entry.opHandler !== stockHandlers?.get(op) || entry.gasHandler === undefined || entry.gasHandler !== stockGasHandlers?.get(op)) return
+      entry.opHandler = opHandler
+      entry.gasHandler = gasHandler
+    }
+    replaceCall(0xf1, calls.call, calls.callGas)
+    replaceCall(0xfa, calls.staticCall, calls.staticCallGas)
   }
   // 14. TLOAD and TSTORE over this EVM's own entries, which they fall back to
   if (map[0x5c] !== undefined && map[0x5d] !== undefined) {
