@@ -61,16 +61,9 @@ export function addressWord(address: AddressWithBytes): bigint {
   return word
 }
 
-/**
- * Keeps on a new Address what these patches would make of it: its hex (`unprefixed`, 40 lowercase
- * digits, which its bytes were made from) and its word. For Addresses made from a stack word
- * (call-opcodes.ts), which already has both.
- */
-export function keepAddressKeys(address: object, unprefixed: string, word: bigint): void {
-  const keyed = address as AddressLike
-  keyed[UNPREFIXED] = unprefixed
-  keyed[HEX] = `0x${unprefixed}`
-  keyed[WORD] = word
+/** Keeps on a new Address the word it was made from (call-opcodes.ts), as `addressWord` would. */
+export function keepAddressWord(address: AddressWithBytes, word: bigint): void {
+  address[WORD] = word
 }
 
 interface TouchingJournal {
