@@ -61,6 +61,11 @@ export function addressWord(address: AddressWithBytes): bigint {
   return word
 }
 
+/** Keeps on a new Address the word it was made from (call-opcodes.ts), as `addressWord` would. */
+export function keepAddressWord(address: AddressWithBytes, word: bigint): void {
+  address[WORD] = word
+}
+
 interface TouchingJournal {
   touchAccount(address: string): void
 }

@@ -60,7 +60,8 @@
  * 11. Storage (storage-slots.ts): SLOAD and SSTORE turned keys and values from bigints into
  *    bytes (through hex strings and array spreads) and back at every layer, and the journal's
  *    warm-slot keys into hex through noble: on the project's overlay they read and write bigints,
- *    and SSTORE's gas gives the stock EIP-2200/2929 functions bytes made directly.
+ *    and the EIP-2200 gas and EIP-2929 slot access are the stock functions over the words, the
+ *    journal keyed by the hex made once from the slot's word.
  * 12. KECCAK256 (keccak-opcode.ts): the stock handler copies the memory range and turns the digest
  *    into a bigint through a JavaScript hex encoder; here memory is hashed in place (with the
  *    native keccak of keccak.ts when it loads) and the digest converted through Node's; so is
@@ -92,6 +93,11 @@
  *    the EVM has the stock RETURN handler, the loop does what the handler does (pops offset and
  *    length, sets the result's return value to a copy of that memory) and ends the frame as the
  *    catch does for STOP, without the throw. REVERT keeps its throw: its error is the frame's result.
+ * 16. CALL and STATICCALL (call-opcodes.ts): the stock gas handler and handler each made the
+ *    target's Address from the stack word through a hex string and a padding copy, and its hex
+ *    again for the journal and the state; here it is made once from the word's hex, with that hex
+ *    and the word kept on it, and the same Address answered to the handler. The EIP-7702 check
+ *    and the return data's copy into memory read bytes in place.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -111,6 +117,7 @@ import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
 import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
+import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -335,10 +342,11 @@ async function apply(): Promise<void> {
   patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], Memory, Stack, EVMError, errorMessages: EVMError.errorMessages })
   patchAddresses({ Address, Journal, EVM: evmModule.EVM as unknown as AddressPatchModules['EVM'] })
   patchStorageJournal({ Journal })
-  const { updateSstoreGasEIP2200 } = (await import(new URL('./opcodes/EIP2200.js', evmEntry).href)) as Pick<StorageInternals, 'updateSstoreGasEIP2200'>
-  const { accessStorageEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as Pick<StorageInternals, 'accessStorageEIP2929'>
   const { trap } = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<StorageInternals, 'trap'>
-  storage = { updateSstoreGasEIP2200, accessStorageEIP2929, trap, errorMessages: EVMError.errorMessages }
+  storage = { trap, errorMessages: EVMError.errorMessages }
+  const { callFamilyGas } = (await import(new URL('./opcodes/EIP7928.js', evmEntry).href)) as Pick<CallInternals, 'callFamilyGas'>
+  const { getAddressAccessCost, warmAddress } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as Pick<CallInternals, 'getAddressAccessCost' | 'warmAddress'>
+  calls = callHandlers({ callFamilyGas, getAddressAccessCost, warmAddress, trap, errorMessages: EVMError.errorMessages })
   Memory.prototype.extend = extendMemory
   Memory.prototype.write = writeMemory
   const syncGasHandlers = await loadSyncGasHandlers()
@@ -550,6 +558,9 @@ let stockGasHandlers: Map<number, unknown> | undefined
 /** what SLOAD and SSTORE of 11. use of the EVM's internals, loaded once */
 let storage: StorageInternals | undefined
 
+/** CALL's and STATICCALL's handlers of 16., built once the EVM's internals are loaded */
+let calls: CallHandlers | undefined
+
 /** the copy opcodes' handlers of 7., built once the EVM's internals are loaded */
 let copies: Map<number, (runState: CopyRunState) => void | Promise<void>> | undefined
 
@@ -608,6 +619,18 @@ export function patchEvmInstance(evm: object): void {
     stock[0x54].opHandler = slots.sload
     stock[0x55].opHandler = slots.sstore
     stock[0x55].gasHandler = slots.sstoreGas
+  }
+  // 16. CALL and STATICCALL where this EVM has the stock handlers and gas handlers for them
+  if (calls !== undefined) {
+    const entries = map as unknown as Array<{ opHandler: unknown; gasHandler?: unknown } | undefined>
+    const replaceCall = (op: number, opHandler: unknown, gasHandler: unknown) => {
+      const entry = entries[op]
+      if (entry === undefined || entry.opHandler !== stockHandlers?.get(op) || entry.gasHandler === undefined || entry.gasHandler !== stockGasHandlers?.get(op)) return
+      entry.opHandler = opHandler
+      entry.gasHandler = gasHandler
+    }
+    replaceCall(0xf1, calls.call, calls.callGas)
+    replaceCall(0xfa, calls.staticCall, calls.staticCallGas)
   }
   // 14. TLOAD and TSTORE over this EVM's own entries, which they fall back to
   if (map[0x5c] !== undefined && map[0x5d] !== undefined) {

@@ -15,13 +15,20 @@
  * has none of the EIPs whose branches these leave to the stock functions (6800, 7864, 7928, 8037,
  * 8038) and is at least Istanbul (EIP-2200 gas):
  * - SLOAD reads the slot as a bigint (`storageValue`, at once when an overlay holds it);
- * - SSTORE's gas reads the current and original values as bigints and gives the stock
- *   `updateSstoreGasEIP2200` and `accessStorageEIP2929` what the stock handler gives them (the
- *   values padded to 32 bytes or empty for zero, the key as 32 bytes), made directly;
+ * - SSTORE's gas reads the current and original values as bigints and runs `sstoreGasEIP2200`
+ *   and `accessSlot`: the stock `updateSstoreGasEIP2200` (with `adjustSstoreGasEIP2929`) and
+ *   `accessStorageEIP2929` line for line, over the words instead of their bytes. The stock
+ *   functions only compare the three values with one another and test them for emptiness
+ *   (`setLengthLeftStorage`: zero is no bytes, anything else 32), which the words answer alike;
+ *   the key goes to the journal as the hex it keys slots by, made once from the word (the stock:
+ *   the word to bytes through a hex string, the bytes to hex again two or three times: ~0.5 us a
+ *   slot access, 3% of a bench:quote mix's EVM CPU). SLOAD's warm/cold cost (sync-gas.ts) is
+ *   `accessSlot` too;
  * - SSTORE writes the slot as bigints (`putStorageValue`), then reads the account back into the
  *   frame's `env.contract` as `Interpreter.storageStore` does;
  * - the journal's `isWarmedStorage` and `addWarmedStorage` are the stock functions with the
- *   key's hex from Node's encoder, or the one `slotBytes` made it with.
+ *   key's hex from Node's encoder, or the one `slotBytes` made it with (`isWarmedSlot` and
+ *   `addWarmedSlot` take the hex itself).
  * Anything else runs the stock functions. Gas, refunds, warm sets and state are the stock ones:
  * storage-slots.test.ts compares them with the stock handlers over every EIP-2200 case, and the
  * anvil, geth and state tests check whole executions.
@@ -47,11 +54,24 @@ interface SlotStack {
 
 export interface SlotRunState {
   stack: SlotStack
-  interpreter: {
-    _stateManager: unknown
-    _env: { address: Address; contract: Account }
-    isStatic(): boolean
-  }
+  interpreter: SlotInterpreter
+}
+
+/** What `accessSlot` reads of the run state: the frame's journal and address. */
+export interface SlotAccessRunState {
+  interpreter: Pick<SlotInterpreter, 'journal' | 'getAddress'>
+}
+
+/** What the slot access and SSTORE's gas use of ethereumjs' Interpreter. */
+interface SlotInterpreter {
+  _stateManager: unknown
+  _env: { address: Address; contract: Account }
+  isStatic(): boolean
+  journal: unknown
+  getAddress(): { bytes: Uint8Array }
+  getGasLeft(): bigint
+  refundGas(amount: bigint, context?: string): void
+  subRefund(amount: bigint, context?: string): void
 }
 
 type Handler = (runState: SlotRunState, common: Common) => void | Promise<void>
@@ -64,8 +84,6 @@ export interface StorageHandlers {
 }
 
 export interface StorageInternals {
-  updateSstoreGasEIP2200(runState: SlotRunState, current: Uint8Array, original: Uint8Array, value: Uint8Array, key: Uint8Array, common: Common): bigint
-  accessStorageEIP2929(runState: SlotRunState, key: Uint8Array, isSstore: boolean, common: Common, chargeGas?: boolean): bigint
   trap(error: string): never
   errorMessages: Record<string, string>
 }
@@ -78,20 +96,19 @@ const SLOT_HEX = Symbol('slot hex')
 type SlotBytes = Uint8Array & { [SLOT_HEX]?: string }
 
 const ZEROS_64 = '0'.repeat(64)
-const NO_BYTES = new Uint8Array(0)
 
 /** The slot's 32-byte big-endian key, as `setLengthLeft(bigIntToBytes(key), 32)` makes it; its hex kept for the journal. */
 export function slotBytes(key: bigint): Uint8Array {
-  const hex = key.toString(16)
-  const padded = hex.length === 64 ? hex : ZEROS_64.slice(hex.length) + hex
+  const padded = slotKeyHex(key)
   const bytes = Buffer.from(padded, 'hex') as unknown as SlotBytes
   bytes[SLOT_HEX] = padded
   return bytes
 }
 
-/** `setLengthLeftStorage` of the value's bytes: no bytes for zero, else 32. */
-function storageBytes(value: bigint): Uint8Array {
-  return value === 0n ? NO_BYTES : slotBytes(value)
+/** The journal's key of the slot `key` (the unprefixed hex of its 32 bytes), made from the word. */
+export function slotKeyHex(key: bigint): string {
+  const hex = key.toString(16)
+  return hex.length === 64 ? hex : ZEROS_64.slice(hex.length) + hex
 }
 
 /** The journal's key of a slot: the unprefixed hex of its bytes (the stock: noble's bytesToUnprefixedHex). */
@@ -110,7 +127,7 @@ function supported(common: Common): boolean {
   return true
 }
 
-interface WarmJournal {
+export interface WarmJournal {
   journal: Map<string, Set<string>>
   alwaysWarmJournal: Map<string, Set<string>>
   journalDiff: Array<[number, [Set<string>, Map<string, Set<string>>, Set<string>]]>
@@ -122,6 +139,35 @@ export interface StorageJournalModule {
   Journal: { prototype: { isWarmedStorage: unknown; addWarmedStorage: unknown } }
 }
 
+/** The journal's `isWarmedStorage`, line for line, over the hex keys of the address and the slot. */
+export function isWarmedSlot(journal: WarmJournal, addressHex: string, slotStr: string): boolean {
+  const slots = journal.journal.get(addressHex)
+  if (slots === undefined) {
+    if (journal.alwaysWarmJournal.has(addressHex)) return journal.alwaysWarmJournal.get(addressHex)!.has(slotStr)
+    return false
+  }
+  if (slots.has(slotStr)) return true
+  if (journal.alwaysWarmJournal.has(addressHex)) return journal.alwaysWarmJournal.get(addressHex)!.has(slotStr)
+  return false
+}
+
+/** The journal's `addWarmedStorage`, line for line, over the hex keys of the address (and its bytes, to warm it) and the slot. */
+export function addWarmedSlot(journal: WarmJournal, address: Uint8Array, addressHex: string, slotStr: string): void {
+  let slots = journal.journal.get(addressHex)
+  if (slots === undefined) {
+    journal.addWarmedAddress(address)
+    slots = journal.journal.get(addressHex)!
+  }
+  if (!slots.has(slotStr)) {
+    slots.add(slotStr)
+    const addressSlotMap = journal.journalDiff[journal.journalDiff.length - 1][1][1]
+    let slotsSet = addressSlotMap.get(addressHex)
+    if (slotsSet === undefined) addressSlotMap.set(addressHex, (slotsSet = new Set()))
+    slotsSet.add(slotStr)
+  }
+  if (journal.accessList !== undefined) journal.accessList.get(addressHex)!.add(slotStr)
+}
+
 let journalPatched = false
 
 /** The journal's warm-slot functions, line for line the stock ones, with the keys from Node's hex encoder. */
@@ -129,39 +175,96 @@ export function patchStorageJournal({ Journal }: StorageJournalModule): void {
   if (journalPatched) return
   journalPatched = true
   Journal.prototype.isWarmedStorage = function (this: WarmJournal, address: Uint8Array, slot: Uint8Array): boolean {
-    const addressHex = unprefixedHex(address)
-    const slots = this.journal.get(addressHex)
-    if (slots === undefined) {
-      if (this.alwaysWarmJournal.has(addressHex)) return this.alwaysWarmJournal.get(addressHex)!.has(slotHex(slot))
-      return false
-    }
-    if (slots.has(slotHex(slot))) return true
-    if (this.alwaysWarmJournal.has(addressHex)) return this.alwaysWarmJournal.get(addressHex)!.has(slotHex(slot))
-    return false
+    return isWarmedSlot(this, unprefixedHex(address), slotHex(slot))
   }
   Journal.prototype.addWarmedStorage = function (this: WarmJournal, address: Uint8Array, slot: Uint8Array): void {
-    const addressHex = unprefixedHex(address)
-    let slots = this.journal.get(addressHex)
-    if (slots === undefined) {
-      this.addWarmedAddress(address)
-      slots = this.journal.get(addressHex)!
-    }
-    const slotStr = slotHex(slot)
-    if (!slots.has(slotStr)) {
-      slots.add(slotStr)
-      const addressSlotMap = this.journalDiff[this.journalDiff.length - 1][1][1]
-      let slotsSet = addressSlotMap.get(addressHex)
-      if (slotsSet === undefined) addressSlotMap.set(addressHex, (slotsSet = new Set()))
-      slotsSet.add(slotStr)
-    }
-    if (this.accessList !== undefined) this.accessList.get(addressHex)!.add(slotStr)
+    addWarmedSlot(this, address, unprefixedHex(address), slotHex(slot))
   }
+}
+
+/**
+ * The stock `accessStorageEIP2929` (opcodes/EIP2929.js; charged, as SLOAD and SSTORE call it) of
+ * the slot `key` in the frame's contract, where EIPs 6800 and 7864 are not active (the callers'
+ * condition: `supported`, and the fast step of interpreter-patches.ts 3.): a cold slot is warmed
+ * and costs `coldsloadGas`; a warm one `warmstoragereadGas` for SLOAD, nothing for SSTORE.
+ */
+export function accessSlot(runState: SlotAccessRunState, key: bigint, isSstore: boolean, common: Common): bigint {
+  if (!common.isActivatedEIP(2929)) return 0n
+  const journal = runState.interpreter.journal as WarmJournal
+  const address = runState.interpreter.getAddress().bytes
+  const addressHex = unprefixedHex(address)
+  const slotStr = slotKeyHex(key)
+  if (!isWarmedSlot(journal, addressHex, slotStr)) {
+    addWarmedSlot(journal, address, addressHex, slotStr)
+    return common.param('coldsloadGas')
+  }
+  return isSstore ? 0n : common.param('warmstoragereadGas')
+}
+
+/** The stock `adjustSstoreGasEIP2929` (opcodes/EIP2929.js) over the slot's word. */
+function adjustSstoreGasEIP2929(runState: SlotRunState, key: bigint, defaultCost: bigint, costName: 'noop' | 'initRefund' | 'cleanRefund', common: Common): bigint {
+  if (!common.isActivatedEIP(2929)) return defaultCost
+  const address = runState.interpreter.getAddress().bytes
+  const warmRead = common.param('warmstoragereadGas')
+  const coldSload = common.param('coldsloadGas')
+  if (isWarmedSlot(runState.interpreter.journal as WarmJournal, unprefixedHex(address), slotKeyHex(key))) {
+    switch (costName) {
+      case 'noop':
+        return warmRead
+      case 'initRefund':
+        return common.param('sstoreInitEIP2200Gas') - warmRead
+      case 'cleanRefund':
+        return common.param('sstoreResetGas') - coldSload - warmRead
+    }
+  }
+  return defaultCost
 }
 
 /** SLOAD's and SSTORE's handlers and SSTORE's gas over the stock ones (`stock` falls back to them). */
 export function storageHandlers(internals: StorageInternals, stock: StorageHandlers): StorageHandlers {
-  const { updateSstoreGasEIP2200, accessStorageEIP2929, trap, errorMessages } = internals
+  const { trap, errorMessages } = internals
   const STATIC_STATE_CHANGE = errorMessages.STATIC_STATE_CHANGE
+  const OUT_OF_GAS = errorMessages.OUT_OF_GAS
+
+  /**
+   * The stock `updateSstoreGasEIP2200` (opcodes/EIP2200.js) over the words: `equalsBytes` of two
+   * `setLengthLeftStorage` values is the words' equality, an empty one a zero word.
+   */
+  const sstoreGasEIP2200 = (runState: SlotRunState, current: bigint, original: bigint, value: bigint, key: bigint, common: Common): bigint => {
+    const interpreter = runState.interpreter
+    // Fail if not enough gas is left
+    if (interpreter.getGasLeft() <= common.param('sstoreSentryEIP2200Gas')) trap(OUT_OF_GAS)
+    // Noop
+    if (current === value) return adjustSstoreGasEIP2929(runState, key, common.param('sstoreNoopEIP2200Gas'), 'noop', common)
+    if (original === current) {
+      // Create slot
+      if (original === 0n) return common.param('sstoreInitEIP2200Gas')
+      // Delete slot
+      if (value === 0n) interpreter.refundGas(common.param('sstoreClearRefundEIP2200Gas'), 'EIP-2200 -> sstoreClearRefundEIP2200')
+      // Write existing slot
+      return common.param('sstoreCleanEIP2200Gas')
+    }
+    if (original !== 0n) {
+      if (current === 0n) {
+        // Recreate slot
+        interpreter.subRefund(common.param('sstoreClearRefundEIP2200Gas'), 'EIP-2200 -> sstoreClearRefundEIP2200')
+      } else if (value === 0n) {
+        // Delete slot
+        interpreter.refundGas(common.param('sstoreClearRefundEIP2200Gas'), 'EIP-2200 -> sstoreClearRefundEIP2200')
+      }
+    }
+    if (original === value) {
+      if (original === 0n) {
+        // Reset to original non-existent slot
+        interpreter.refundGas(adjustSstoreGasEIP2929(runState, key, common.param('sstoreInitRefundEIP2200Gas'), 'initRefund', common), 'EIP-2200 -> initRefund')
+      } else {
+        // Reset to original existing slot
+        interpreter.refundGas(adjustSstoreGasEIP2929(runState, key, common.param('sstoreCleanRefundEIP2200Gas'), 'cleanRefund', common), 'EIP-2200 -> cleanRefund')
+      }
+    }
+    // Dirty update
+    return common.param('sstoreDirtyEIP2200Gas')
+  }
 
   const sload: Handler = (runState, common) => {
     const state = runState.interpreter._stateManager
@@ -184,10 +287,9 @@ export function storageHandlers(internals: StorageInternals, stock: StorageHandl
     // the stock order: the current value, then the original one
     const current = await state.storageValue(address, key)
     const original = await state.originalStorageValue(address, key)
-    const keyBytes = slotBytes(key)
-    gas += updateSstoreGasEIP2200(runState, storageBytes(current), storageBytes(original), storageBytes(value), keyBytes, common)
+    gas += sstoreGasEIP2200(runState, current, original, value, key, common)
     // after the EIP-2200 checks, as the stock handler (its sentry check comes first)
-    return gas + accessStorageEIP2929(runState, keyBytes, true, common, true)
+    return gas + accessSlot(runState, key, true, common)
   }
 
   const sstore: Handler = (runState, common) => {

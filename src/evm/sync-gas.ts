@@ -7,7 +7,7 @@
  */
 import type { Common } from '@ethereumjs/common'
 import { withinPaidMemory, type PaidMemoryRunState } from './word-memory.ts'
-import { slotBytes } from './storage-slots.ts'
+import { accessSlot, type SlotAccessRunState } from './storage-slots.ts'
 
 export interface GasRunState {
   stack: { peek(n?: number): bigint[] }
@@ -32,10 +32,6 @@ interface EvmOpcodeUtil {
   trap(err: string): never
 }
 
-interface EvmEip2929 {
-  accessStorageEIP2929(runState: GasRunState, key: Uint8Array, isSstore: boolean, common: Common, chargeGas?: boolean): bigint
-}
-
 interface EvmErrors {
   EVMError: { errorMessages: Record<string, string> }
 }
@@ -44,7 +40,6 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
   const evmEntry = import.meta.resolve('@ethereumjs/evm')
   const util = (await import(new URL('./opcodes/util.js', evmEntry).href)) as EvmOpcodeUtil
   const { EVMError } = (await import(new URL('./errors.js', evmEntry).href)) as EvmErrors
-  const { accessStorageEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as EvmEip2929
   const { subMemUsage, divCeil, trap } = util
 
   // a word access inside the memory already paid for costs nothing (word-memory.ts), decided without bigint division
@@ -102,8 +97,7 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
     // SLOAD: warm/cold access cost (EIP-2929); the fast path never runs with stateless EIPs active
     [0x54, (rs, gas, common) => {
       const key = rs.stack.peek()[0]
-      if (common.isActivatedEIP(2929)) gas += accessStorageEIP2929(rs, slotBytes(key), false, common, true)
-      return gas
+      return gas + accessSlot(rs as unknown as SlotAccessRunState, key, false, common)
     }],
     [0xf3, range], // RETURN
     // LOG0-4 (gas.js 0xa0): no log in a static call; memory, then the topics and the data bytes
