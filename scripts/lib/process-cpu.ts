@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { sampleThreads, threadCpuBetween, v8PoolSizeOf, type ThreadCpu } from '../../test/support/thread-cpu.ts'
+import { parseProcStat, sampleThreads, threadCpuBetween, v8PoolSizeOf, type ThreadCpu } from '../../test/support/thread-cpu.ts'
 
 /** clock ticks per second of /proc's utime and stime (USER_HZ; 100 on Linux almost everywhere) */
 let ticksPerSecond: number | undefined
@@ -21,7 +21,7 @@ export function clockTicks(): number {
 
 /**
  * User + system CPU seconds `pid` has used since it started, all its threads summed (fields 14 and
- * 15 of /proc/<pid>/stat, counted after the command name, which may hold spaces and parentheses).
+ * 15 of /proc/<pid>/stat).
  * @throws Error when the process is gone or the file does not read as expected
  */
 export function processCpuSeconds(pid: number): number {
@@ -36,14 +36,9 @@ export function threadCpuSeconds(pid: number, tid: number): number {
   return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`)
 }
 
+/** the one parser of /proc stat lines (test/support/thread-cpu.ts), its ticks in seconds */
 function statCpuSeconds(file: string): number {
-  const stat = readFileSync(file, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  // after "pid (comm) ", field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12
-  const utime = Number(fields[11])
-  const stime = Number(fields[12])
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`${file}: no utime/stime in ${JSON.stringify(stat.slice(0, 200))}`)
-  return (utime + stime) / clockTicks()
+  return parseProcStat(readFileSync(file, 'utf8')).cpuTicks / clockTicks()
 }
 
 export interface CpuWindow {

@@ -4,25 +4,18 @@
  * core before the EVM work when both want one. Read back from /proc: the pool's threads run at the
  * main thread's niceness plus the configured amount, and the main thread keeps its own.
  */
-import { readdirSync, readFileSync } from 'node:fs'
 import { getPriority } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DomainServices } from '../../src/node/domain.ts'
 import type { WorkerPool } from '../../src/workers/worker-pool.ts'
 import { openDomainWithPool } from '../support/pooled-domain.ts'
+import { sampleThreads } from '../support/thread-cpu.ts'
 
 const ADDED = 7
 
-/** every thread of this process with its niceness (field 19 of /proc/<pid>/task/<tid>/stat) */
+/** every thread of this process with its niceness (read by the benchmarks' /proc parser) */
 function threadNiceness(): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const tid of readdirSync(`/proc/${process.pid}/task`)) {
-    const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
-    // the command name is in parentheses and may hold spaces: count fields after its closing one
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    out.set(Number(tid), Number(fields[16]))
-  }
-  return out
+  return new Map(sampleThreads(process.pid).threads.map((t) => [t.id, t.nice]))
 }
 
 describe.runIf(process.platform === 'linux')('WORKER_NICE', () => {
