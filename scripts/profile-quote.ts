@@ -27,7 +27,9 @@ import { join } from 'node:path'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { scrapeSums, startCpuWindow, threadCpuSeconds } from './lib/process-cpu.ts'
+import type { CpuProfile } from './lib/cpu-profile.ts'
+import { scrapeSums, startCpuWindow, threadSecondsBetween } from './lib/process-cpu.ts'
+import { sampleThreads } from '../test/support/thread-cpu.ts'
 import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 
 const WORKERS = Number(process.env.PROFILE_WORKERS ?? 2)
@@ -35,17 +37,6 @@ const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 8)
 const COUNTERS = ['worker_remote_state_reads_total', 'worker_remote_state_batches_total', 'worker_state_l1_hits_total', 'worker_state_l1_carried_total', 'worker_tasks_completed_total'] as const
 
-interface ProfileNode {
-  id: number
-  callFrame: { functionName: string; url: string; lineNumber: number }
-  children?: number[]
-}
-interface CpuProfile {
-  nodes: ProfileNode[]
-  startTime: number
-  samples: number[]
-  timeDeltas: number[]
-}
 
 /** Where a frame's code lives, by its URL (a few buckets that say which layer spends the time). */
 function area(url: string, functionName: string): string {
@@ -94,19 +85,6 @@ function profileThread(file: string): number {
   return Number(file.split('.').at(-3))
 }
 
-/** CPU seconds of every thread of `pid`, with its name (the main thread's tid is the pid). */
-function threadTimes(pid: number): Map<number, { name: string; seconds: number }> {
-  const out = new Map<number, { name: string; seconds: number }>()
-  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
-    try {
-      out.set(tid, { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), seconds: threadCpuSeconds(pid, tid) })
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return out
-}
-
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'profile-quote-'))
   process.env.BENCH_PROFILE_DIR = dir
@@ -119,7 +97,7 @@ async function main() {
     const before = await scrapeSums(base, COUNTERS)
     const window = startCpuWindow(service.pid!)
     const generator = startCpuWindow(process.pid)
-    const threads0 = threadTimes(service.pid!)
+    const threads0 = sampleThreads(service.pid!)
     // the profile's clock is the process's monotonic clock in µs; the window is found from the samples' density instead
     const startedAt = Date.now()
     let i = 0
@@ -131,8 +109,7 @@ async function main() {
     })
     const cpu = window.stop()
     const generatorCpu = generator.stop()
-    const threads1 = threadTimes(service.pid!)
-    const threadSeconds = [...threads1.entries()].map(([tid, t]) => ({ tid, name: t.name, seconds: t.seconds - (threads0.get(tid)?.seconds ?? 0) })).sort((a, b) => b.seconds - a.seconds)
+    const threadSeconds = threadSecondsBetween(threads0, sampleThreads(service.pid!))
     const threads = threadSeconds.map((t) => ({ tid: t.tid, name: t.name, cpu_percent: Math.round((100 * t.seconds) / SECONDS) })).filter((t) => t.cpu_percent > 0)
     const after = await scrapeSums(base, COUNTERS)
     const quotes = result['2xx']

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { parseProcStat, sampleThreads, threadCpuBetween, v8PoolSizeOf, type ThreadCpu } from '../../test/support/thread-cpu.ts'
+import { parseProcStat, sampleThreads, threadCpuBetween, v8PoolSizeOf, type ThreadCpu, type ThreadSample } from '../../test/support/thread-cpu.ts'
 
 /** clock ticks per second of /proc's utime and stime (USER_HZ; 100 on Linux almost everywhere) */
 let ticksPerSecond: number | undefined
@@ -34,6 +34,14 @@ export function processCpuSeconds(pid: number): number {
  */
 export function threadCpuSeconds(pid: number, tid: number): number {
   return statCpuSeconds(`/proc/${pid}/task/${tid}/stat`)
+}
+
+/** CPU seconds each live thread of `after` used since `before` (a thread new since then counts from 0), the busiest first, with its name */
+export function threadSecondsBetween(before: ThreadSample, after: ThreadSample): Array<{ tid: number; name: string; seconds: number }> {
+  const start = new Map(before.threads.map((t) => [t.id, t.cpuTicks]))
+  return after.threads
+    .map((t) => ({ tid: t.id, name: t.comm, seconds: (t.cpuTicks - (start.get(t.id) ?? 0)) / clockTicks() }))
+    .sort((a, b) => b.seconds - a.seconds)
 }
 
 /** the one parser of /proc stat lines (test/support/thread-cpu.ts), its ticks in seconds */

@@ -21,7 +21,9 @@ import { join } from 'node:path'
 import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { freePort } from '../../test/support/net.ts'
 import { startServiceProcess } from '../../test/support/service-process.ts'
-import { processCpuSeconds, threadCpuSeconds } from '../lib/process-cpu.ts'
+import type { CpuProfile, ProfileNode } from '../lib/cpu-profile.ts'
+import { processCpuSeconds, threadSecondsBetween } from '../lib/process-cpu.ts'
+import { sampleThreads } from '../../test/support/thread-cpu.ts'
 import { postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
 
 const WORKERS = Number(process.env.PROBE_WORKERS ?? 1)
@@ -29,33 +31,9 @@ const SECONDS = Number(process.env.PROBE_SECONDS ?? 8)
 const CONNECTIONS = Number(process.env.PROBE_CONNECTIONS ?? 4)
 const PROFILE = process.env.PROBE_PROFILE === '1'
 
-interface ProfileNode {
-  id: number
-  callFrame: { functionName: string; url: string; lineNumber: number }
-  children?: number[]
-}
-interface CpuProfile {
-  nodes: ProfileNode[]
-  startTime: number
-  samples: number[]
-  timeDeltas: number[]
-}
-
-function threads(pid: number): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
-    try {
-      out.set(tid, threadCpuSeconds(pid, tid))
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out
-}
-
 async function phase(pid: number, url: string, distinct: boolean) {
   let i = 0
-  const t0 = threads(pid)
+  const t0 = sampleThreads(pid)
   const p0 = processCpuSeconds(pid)
   const fromUs = Number(process.hrtime.bigint() / 1000n)
   const result = await autocannon({
@@ -65,11 +43,11 @@ async function phase(pid: number, url: string, distinct: boolean) {
     requests: [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, distinct) }) }],
   })
   const toUs = Number(process.hrtime.bigint() / 1000n)
-  const t1 = threads(pid)
+  const t1 = sampleThreads(pid)
   const answers = result['2xx']
-  const deltas = [...t1.entries()].map(([tid, s]) => ({ tid, s: s - (t0.get(tid) ?? 0) })).sort((a, b) => b.s - a.s)
-  const main = deltas.find((d) => d.tid === pid)!.s
-  const worker = deltas.find((d) => d.tid !== pid)?.s ?? 0
+  const deltas = threadSecondsBetween(t0, t1)
+  const main = deltas.find((d) => d.tid === pid)!.seconds
+  const worker = deltas.find((d) => d.tid !== pid)?.seconds ?? 0
   const ms = (s: number) => Math.round((100_000 * s) / answers) / 100
   return {
     fromUs,
