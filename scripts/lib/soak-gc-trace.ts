@@ -47,8 +47,11 @@ export interface HeapSpaces {
 }
 
 export interface SpaceUse {
+  /** after the minute's last collection */
   used: number
   committed: number
+  /** the most this space held committed after any of the minute's collections */
+  committedMax: number
 }
 
 type SpaceKey = 'newSpace' | 'oldSpace' | 'codeSpace' | 'largeObjects' | 'newLargeObjects' | 'all'
@@ -91,7 +94,11 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
     if (space !== null) {
       const entry = current.get(space[1]!)
       const key = SPACE_KEYS[space[2]!]
-      if (entry !== undefined && key !== undefined) (entry.spaces ??= {})[key] = { used: kbToMb(space[3]!), committed: kbToMb(space[4]!) }
+      if (entry !== undefined && key !== undefined) {
+        const spaces = (entry.spaces ??= {})
+        const committed = kbToMb(space[4]!)
+        spaces[key] = { used: kbToMb(space[3]!), committed, committedMax: Math.max(committed, spaces[key]?.committedMax ?? 0) }
+      }
       continue
     }
     const outside = OUTSIDE.exec(line)
@@ -158,11 +165,36 @@ function spacesText(spaces: HeapSpaces): string {
   return `after the minute's last collection, used/committed MB: ${parts.join(', ')}${outside.length === 0 ? '' : `; outside the heap, MB: ${outside.join(', ')}`}`
 }
 
+/**
+ * How much each space's committed size (its most within a minute) changed from minute `fromMinute`
+ * to the isolate's last complete minute (the trace's last minute is cut short by the end of the
+ * run), with --trace-gc-verbose; undefined without it or without both minutes.
+ */
+export function committedGrowth(trace: IsolateTrace, fromMinute: number): { from: number; to: number; bySpace: Partial<Record<SpaceKey, number>> } | undefined {
+  const complete = trace.minutes.slice(0, -1).filter((m) => m.spaces !== undefined)
+  const first = complete.find((m) => m.minute === fromMinute)
+  const last = complete.at(-1)
+  if (first === undefined || last === undefined || last.minute <= first.minute) return undefined
+  const bySpace: Partial<Record<SpaceKey, number>> = {}
+  for (const key of Object.values(SPACE_KEYS)) {
+    const a = first.spaces?.[key]
+    const b = last.spaces?.[key]
+    if (a !== undefined && b !== undefined) bySpace[key] = b.committedMax - a.committedMax
+  }
+  return { from: first.minute, to: last.minute, bySpace }
+}
+
 function print(traces: readonly IsolateTrace[], fromMinute: number): void {
   for (const t of traces) {
     const slope = liveSlopeMbPerMin(t, fromMinute)
     const slopeText = slope === undefined ? '' : `; live after full collections from minute ${fromMinute}: ${slope >= 0 ? '+' : ''}${slope.toFixed(2)} MB/min`
     console.log(`isolate ${t.isolate}: ${t.collections} collections${slopeText}`)
+    const growth = committedGrowth(t, fromMinute)
+    if (growth !== undefined) {
+      const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`
+      const parts = Object.entries(growth.bySpace).map(([k, v]) => `${k} ${signed(v)}`)
+      console.log(`  committed (each minute's most) from minute ${growth.from} to ${growth.to}, MB: ${parts.join(', ')}`)
+    }
     for (const m of t.minutes) {
       const live = m.liveAfterFull.length === 0 ? '-' : m.liveAfterFull.map((x) => x.toFixed(1)).join(', ')
       console.log(`  minute ${m.minute}: ${m.collections} collections; live after full ones ${live} MB; committed at most ${m.committedMax.toFixed(1)} MB`)
