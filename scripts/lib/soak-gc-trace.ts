@@ -10,6 +10,13 @@
  * skipped). Each isolate's line ends with its live heap's slope after full collections from that
  * minute of its clock (2 unless given): what bench:soak's RSS slope cannot separate per isolate.
  * Times are from each isolate's start: a worker replaced during the run is a new isolate.
+ *
+ * With `--trace-gc-verbose` beside `--trace-gc` (SOAK_SERVICE_NODE_ARGS="--trace-gc
+ * --trace-gc-verbose"), each minute also gets the heap's spaces as its last collection of that
+ * minute left them (used / committed: new space, old space, code, large objects) and the
+ * ArrayBuffers' backing stores: which part of a committed heap grows, the young generation V8
+ * sizes by its survival rate or the old space it sizes from the live heap, and what lies outside
+ * the heap.
  */
 import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
@@ -21,6 +28,41 @@ export interface IsolateMinute {
   liveAfterFull: number[]
   /** the most V8 held committed at any collection of the minute, MB */
   committedMax: number
+  /** with --trace-gc-verbose: the spaces after the minute's last collection */
+  spaces?: HeapSpaces
+}
+
+/** A heap's spaces as --trace-gc-verbose prints them after a collection, MB. */
+export interface HeapSpaces {
+  newSpace?: SpaceUse
+  oldSpace?: SpaceUse
+  codeSpace?: SpaceUse
+  largeObjects?: SpaceUse
+  newLargeObjects?: SpaceUse
+  all?: SpaceUse
+  /** ArrayBuffers' backing stores, outside the V8 heap */
+  backingStores?: number
+  /** external memory the embedder reported (Node's buffers and handles) */
+  external?: number
+}
+
+export interface SpaceUse {
+  /** after the minute's last collection */
+  used: number
+  committed: number
+  /** the most this space held committed after any of the minute's collections */
+  committedMax: number
+}
+
+type SpaceKey = 'newSpace' | 'oldSpace' | 'codeSpace' | 'largeObjects' | 'newLargeObjects' | 'all'
+
+const SPACE_KEYS: Readonly<Record<string, SpaceKey>> = {
+  'New space': 'newSpace',
+  'Old space': 'oldSpace',
+  'Code space': 'codeSpace',
+  'Large object space': 'largeObjects',
+  'New large object space': 'newLargeObjects',
+  'All spaces': 'all',
 }
 
 export interface IsolateTrace {
@@ -35,10 +77,36 @@ export interface IsolateTrace {
 // [pid:0xisolate]   1234 ms: Mark-Compact 88.7 (123.9) -> 64.1 (124.6) MB, ...
 const EVENT = /^\[\d+:(0x[0-9a-f]+)\]\s+(\d+) ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Sweep)\s+([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/
 
+// [pid:0xisolate] Old space,              used:   2476 KB, available:      7 KB, committed:   2528 KB
+const SPACE = /^\[\d+:(0x[0-9a-f]+)\] (New space|Old space|Code space|Large object space|New large object space|All spaces),\s+used:\s+(\d+) KB, available:\s+\d+ KB, committed:\s+(\d+) KB/
+// [pid:0xisolate] Backing store memory:   1165 KB  /  External memory reported:     10 KB
+const OUTSIDE = /^\[\d+:(0x[0-9a-f]+)\] (Backing store memory|External memory reported):\s+(\d+) KB/
+
+const kbToMb = (kb: string): number => Number(kb) / 1024
+
 /** The trace's collections grouped by isolate (in order of their first line) and minute. */
 export function summarizeGcTrace(text: string): IsolateTrace[] {
   const isolates = new Map<string, IsolateTrace>()
+  /** each isolate's minute of its latest collection: its verbose lines follow that collection's line */
+  const current = new Map<string, IsolateMinute>()
   for (const line of text.split('\n')) {
+    const space = SPACE.exec(line)
+    if (space !== null) {
+      const entry = current.get(space[1]!)
+      const key = SPACE_KEYS[space[2]!]
+      if (entry !== undefined && key !== undefined) {
+        const spaces = (entry.spaces ??= {})
+        const committed = kbToMb(space[4]!)
+        spaces[key] = { used: kbToMb(space[3]!), committed, committedMax: Math.max(committed, spaces[key]?.committedMax ?? 0) }
+      }
+      continue
+    }
+    const outside = OUTSIDE.exec(line)
+    if (outside !== null) {
+      const entry = current.get(outside[1]!)
+      if (entry !== undefined) (entry.spaces ??= {})[outside[2] === 'Backing store memory' ? 'backingStores' : 'external'] = kbToMb(outside[3]!)
+      continue
+    }
     const m = EVENT.exec(line)
     if (m === null) continue
     const [, isolate, ms, kind, , committedBefore, liveAfter, committedAfter] = m
@@ -53,6 +121,7 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
       entry = { minute, collections: 0, liveAfterFull: [], committedMax: 0 }
       trace.minutes.push(entry)
     }
+    current.set(isolate, entry)
     trace.collections++
     entry.collections++
     if (kind.startsWith('Mark-Compact')) {
@@ -79,14 +148,57 @@ export function liveSlopeMbPerMin(trace: IsolateTrace, fromMinute: number): numb
   return points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0) / sxx
 }
 
+function spacesText(spaces: HeapSpaces): string {
+  const use = (name: string, u: SpaceUse | undefined): string => (u === undefined ? '' : `${name} ${u.used.toFixed(1)}/${u.committed.toFixed(1)}`)
+  const parts = [
+    use('new', spaces.newSpace),
+    use('old', spaces.oldSpace),
+    use('code', spaces.codeSpace),
+    use('large', spaces.largeObjects),
+    use('new large', spaces.newLargeObjects),
+    use('all', spaces.all),
+  ].filter((p) => p !== '')
+  const outside = [
+    spaces.backingStores === undefined ? '' : `backing stores ${spaces.backingStores.toFixed(1)}`,
+    spaces.external === undefined ? '' : `external ${spaces.external.toFixed(1)}`,
+  ].filter((p) => p !== '')
+  return `after the minute's last collection, used/committed MB: ${parts.join(', ')}${outside.length === 0 ? '' : `; outside the heap, MB: ${outside.join(', ')}`}`
+}
+
+/**
+ * How much each space's committed size (its most within a minute) changed from minute `fromMinute`
+ * to the isolate's last complete minute (the trace's last minute is cut short by the end of the
+ * run), with --trace-gc-verbose; undefined without it or without both minutes.
+ */
+export function committedGrowth(trace: IsolateTrace, fromMinute: number): { from: number; to: number; bySpace: Partial<Record<SpaceKey, number>> } | undefined {
+  const complete = trace.minutes.slice(0, -1).filter((m) => m.spaces !== undefined)
+  const first = complete.find((m) => m.minute === fromMinute)
+  const last = complete.at(-1)
+  if (first === undefined || last === undefined || last.minute <= first.minute) return undefined
+  const bySpace: Partial<Record<SpaceKey, number>> = {}
+  for (const key of Object.values(SPACE_KEYS)) {
+    const a = first.spaces?.[key]
+    const b = last.spaces?.[key]
+    if (a !== undefined && b !== undefined) bySpace[key] = b.committedMax - a.committedMax
+  }
+  return { from: first.minute, to: last.minute, bySpace }
+}
+
 function print(traces: readonly IsolateTrace[], fromMinute: number): void {
   for (const t of traces) {
     const slope = liveSlopeMbPerMin(t, fromMinute)
     const slopeText = slope === undefined ? '' : `; live after full collections from minute ${fromMinute}: ${slope >= 0 ? '+' : ''}${slope.toFixed(2)} MB/min`
     console.log(`isolate ${t.isolate}: ${t.collections} collections${slopeText}`)
+    const growth = committedGrowth(t, fromMinute)
+    if (growth !== undefined) {
+      const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`
+      const parts = Object.entries(growth.bySpace).map(([k, v]) => `${k} ${signed(v)}`)
+      console.log(`  committed (each minute's most) from minute ${growth.from} to ${growth.to}, MB: ${parts.join(', ')}`)
+    }
     for (const m of t.minutes) {
       const live = m.liveAfterFull.length === 0 ? '-' : m.liveAfterFull.map((x) => x.toFixed(1)).join(', ')
       console.log(`  minute ${m.minute}: ${m.collections} collections; live after full ones ${live} MB; committed at most ${m.committedMax.toFixed(1)} MB`)
+      if (m.spaces !== undefined) console.log(`    ${spacesText(m.spaces)}`)
     }
   }
 }
