@@ -112,7 +112,7 @@ export function decodeSignedTransaction(
     if (cached !== undefined) return cached
   }
   const decoded = decodeUncached(bytes, rawHex, common, options)
-  cache.set(rawHex, decoded)
+  if (options.remember !== false) cache.set(rawHex, decoded)
   return decoded
 }
 

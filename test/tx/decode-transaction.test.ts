@@ -366,6 +366,17 @@ describe('transactions signed with viem (anvil dev key, chain 31337)', () => {
     // every spelling of the same bytes is the one remembered answer
     expect(ok(`0X${raw.slice(2)}`)).toBe(fromBytes)
     expect(ok(raw)).toBe(upper)
+  })
+
+  it('remember: false leaves a new answer out of the memo, and still finds a remembered one', async () => {
+    const raw = await signedEip1559({ nonce: 77 })
+    const once = decodeSignedTransaction(raw, { chainId: DEV_CHAIN, remember: false })
+    const again = decodeSignedTransaction(raw, { chainId: DEV_CHAIN, remember: false })
+    expect(again).not.toBe(once)
+    expect(again).toEqual(once)
+    const remembered = ok(raw)
+    expect(remembered).not.toBe(once)
+    expect(decodeSignedTransaction(raw, { chainId: DEV_CHAIN, remember: false })).toBe(remembered)
     // raw is a copy: mutating the caller's buffer afterwards does not change it
     const input = bytesOf(raw)
     const d = ok(input)
