@@ -21,11 +21,10 @@ function recoveryId(v: bigint, chainId: bigint | undefined): bigint {
 
 // Recovery failures stay plain Errors with ethereumjs' own messages: this replaces its ecrecover,
 // and its callers (transaction decoding, the precompile) catch any error of recovery alike.
-function pad32(bytes: Uint8Array): Uint8Array {
+/** `bytes` left-padded to 32 bytes at `offset` of the (zeroed) signature: no copy of its own (each acknowledgement recovers one) */
+function setPadded32(signature: Uint8Array, bytes: Uint8Array, offset: number): void {
   if (bytes.length > 32) throw new Error('Invalid signature: r or s is longer than 32 bytes')
-  const out = new Uint8Array(32)
-  out.set(bytes, 32 - bytes.length)
-  return out
+  signature.set(bytes, offset + 32 - bytes.length)
 }
 
 export const nativeEcrecover: Ecrecover | undefined =
@@ -35,8 +34,8 @@ export const nativeEcrecover: Ecrecover | undefined =
         const recid = recoveryId(v, chainId)
         if (recid !== 0n && recid !== 1n) throw new Error('Invalid signature v value')
         const signature = new Uint8Array(64)
-        signature.set(pad32(r), 0)
-        signature.set(pad32(s), 32)
+        setPadded32(signature, r, 0)
+        setPadded32(signature, s, 32)
         // throws for r or s of 0 or >= n, and for a signature no key recovers from
         return native.ecdsaRecover(signature, Number(recid), msgHash, false).slice(1)
       }

@@ -38,12 +38,12 @@ import {
 import { eoaCode7702RecoverAuthority } from '@ethereumjs/util'
 import { LRUCache } from 'lru-cache'
 
-import type { Address } from '../chain/types.ts'
+import type { Address, Hex } from '../chain/types.ts'
 import { keccak256 } from '../crypto/keccak.ts'
 import { positiveInt } from '../primitives/numbers.ts'
 import { bytesToBigInt, toHex } from './decode/bytes.ts'
 import { resolveCommon } from './decode/common.ts'
-import { envelope, inputBytes } from './decode/envelope.ts'
+import { envelope, inputBytes, tooLarge } from './decode/envelope.ts'
 import { decodeFields, type AuthorizationBytes, type RawFields } from './decode/fields.ts'
 import { minimumGasLimit } from './decode/minimum-gas.ts'
 import { isCanonicalEncoding, recoverSender } from './decode/sender.ts'
@@ -88,33 +88,61 @@ export function decodeSignedTransaction(
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_TX_BYTES
   positiveInt('maxBytes', maxBytes, 'decodeSignedTransaction')
   const common = resolveCommon(options)
-  const bytes = inputBytes(raw, maxBytes)
   // Sender recovery (secp256k1 in JavaScript) costs ~1 ms; one transaction is decoded at its
   // acknowledgement, again by the dispatcher, the planner and a builder. The result is a pure
-  // function of the bytes, the chain id, the Common and the legacy rule, so it is remembered.
-  let cache = decodedCache.get(common)
-  if (cache === undefined) {
-    cache = new LRUCache({ max: DECODED_CACHE_ENTRIES })
-    decodedCache.set(common, cache)
+  // function of the bytes, the chain id, the Common and the legacy rule, so it is remembered,
+  // keyed by the lowercase hex of the bytes (the result's own rawHex: the key is not another
+  // string). A hex string is looked up before it is read: only input that decoded is ever stored,
+  // so a hit is input that passed every check but the size limit, which is the caller's own.
+  const cache = decodedCacheFor(common, options)
+  // a string that decodes is its bytes' hex in lowercase (0X read as 0x); one over the size limit
+  // is not lowercased first, inputBytes refuses it by its length alone
+  const given = typeof raw === 'string' && raw.length <= 2 + 2 * maxBytes ? (raw.toLowerCase() as Hex) : undefined
+  if (given !== undefined) {
+    const cached = cache.get(given)
+    if (cached !== undefined) {
+      if (cached.raw.length > maxBytes) throw tooLarge(cached.raw.length, maxBytes)
+      return cached
+    }
   }
-  const cacheKey = `${options.chainId}:${options.allowUnprotectedLegacy ?? true}:${toHex(bytes)}`
-  const cached = cache.get(cacheKey)
-  if (cached !== undefined) return cached
-  const decoded = decodeUncached(bytes, common, options)
-  cache.set(cacheKey, decoded)
+  const bytes = inputBytes(raw, maxBytes)
+  const rawHex = given ?? toHex(bytes)
+  if (given === undefined) {
+    const cached = cache.get(rawHex)
+    if (cached !== undefined) return cached
+  }
+  const decoded = decodeUncached(bytes, rawHex, common, options)
+  if (options.remember !== false) cache.set(rawHex, decoded)
   return decoded
 }
 
 /**
- * decoded transactions remembered per Common. An entry that went through the EVM holds ~17 KB (the
- * ethereumjs tx keeps its own copy of the Common with a filled parameter cache), so the memo is
- * kept to what it is for: a burst of acknowledgements decoded again by the dispatcher moments
- * later. Beyond it a decode costs one native sender recovery (~50 us).
+ * decoded transactions remembered per Common, and within it per chain id and legacy rule. An entry
+ * that went through the EVM holds ~17 KB (the ethereumjs tx keeps its own copy of the Common with a
+ * filled parameter cache), so the memo is kept to what it is for: a burst of acknowledgements
+ * decoded again by the dispatcher moments later. Beyond it a decode costs one native sender
+ * recovery (~50 us).
  */
 const DECODED_CACHE_ENTRIES = 512
-const decodedCache = new WeakMap<Common, LRUCache<string, DecodedTransaction>>()
+const decodedCache = new WeakMap<Common, Map<string, LRUCache<string, DecodedTransaction>>>()
 
-function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransactionOptions): DecodedTransaction {
+function decodedCacheFor(common: Common, options: DecodeTransactionOptions): LRUCache<string, DecodedTransaction> {
+  let byRules = decodedCache.get(common)
+  if (byRules === undefined) {
+    byRules = new Map()
+    decodedCache.set(common, byRules)
+  }
+  // a Common has one chain id (resolveCommon checks options.chainId against it), so at most two entries
+  const rules = `${options.chainId}:${options.allowUnprotectedLegacy ?? true}`
+  let cache = byRules.get(rules)
+  if (cache === undefined) {
+    cache = new LRUCache({ max: DECODED_CACHE_ENTRIES })
+    byRules.set(rules, cache)
+  }
+  return cache
+}
+
+function decodeUncached(bytes: Uint8Array, rawHex: Hex, common: Common, options: DecodeTransactionOptions): DecodedTransaction {
   const { type, payload } = envelope(bytes, common)
   const fields = decodeFields(type, payload)
   checkChainId(fields, options)
@@ -149,7 +177,7 @@ function decodeUncached(bytes: Uint8Array, common: Common, options: DecodeTransa
     gasTipCap: fields.maxPriorityFeePerGas,
     signature: fields.signature,
     raw: bytes,
-    rawHex: toHex(bytes),
+    rawHex,
   }
 
   if (isLegacyTx(tx)) {

@@ -363,6 +363,20 @@ describe('transactions signed with viem (anvil dev key, chain 31337)', () => {
     const upper = ok(`0x${raw.slice(2).toUpperCase()}`)
     expect(upper.hash).toBe(fromBytes.hash)
     expect(upper.rawHex).toBe(raw)
+    // every spelling of the same bytes is the one remembered answer
+    expect(ok(`0X${raw.slice(2)}`)).toBe(fromBytes)
+    expect(ok(raw)).toBe(upper)
+  })
+
+  it('remember: false leaves a new answer out of the memo, and still finds a remembered one', async () => {
+    const raw = await signedEip1559({ nonce: 77 })
+    const once = decodeSignedTransaction(raw, { chainId: DEV_CHAIN, remember: false })
+    const again = decodeSignedTransaction(raw, { chainId: DEV_CHAIN, remember: false })
+    expect(again).not.toBe(once)
+    expect(again).toEqual(once)
+    const remembered = ok(raw)
+    expect(remembered).not.toBe(once)
+    expect(decodeSignedTransaction(raw, { chainId: DEV_CHAIN, remember: false })).toBe(remembered)
     // raw is a copy: mutating the caller's buffer afterwards does not change it
     const input = bytesOf(raw)
     const d = ok(input)
@@ -587,7 +601,10 @@ describe('refusals', () => {
     it('missing 0x prefix, non-hex characters, not a string', async () => {
       const raw = await signedEip1559()
       expectReject(raw.slice(2), 'malformed_hex')
-      expectReject(`${raw.slice(0, 10)}zz${raw.slice(12)}`, 'malformed_hex')
+      const error = expectReject(`${raw.slice(0, 10)}zz${raw.slice(12)}`, 'malformed_hex')
+      expect(error.message).toBe('transaction hex contains a non-hex character "z" at position 10')
+      // the first non-hex digit is named, whether it is the first or the second of its byte
+      expect(expectReject(`${raw.slice(0, 11)}g${raw.slice(12)}`, 'malformed_hex').message).toBe('transaction hex contains a non-hex character "g" at position 11')
       expectReject('0x 02', 'malformed_hex')
       expectReject(12345, 'malformed_hex')
       expectReject(null, 'malformed_hex')

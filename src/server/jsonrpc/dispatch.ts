@@ -10,6 +10,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { checkEnvelope, encodeError, encodeFixedError, encodeSuccess, readParamObject, type JsonRpcId } from './envelope.ts'
 import { rpcErrorAnswer } from '../errors/error-answers.ts'
+import { lazyChildLogger } from './lazy-child-logger.ts'
 import { RPC_INTERNAL_ERROR, RPC_INVALID_REQUEST, RPC_METHOD_NOT_FOUND, type JsonRpcErrorObject } from './errors.ts'
 import type { JsonRpcEndpointName, MethodRegistry } from './methods.ts'
 
@@ -30,7 +31,8 @@ export async function dispatchOne(value: unknown, ctx: DispatchContext): Promise
   const envelope = checkEnvelope(value)
   if (!envelope.ok) return encodeFixedError(envelope.id, RPC_INVALID_REQUEST, envelope.message)
   const { id, method, params } = envelope.call
-  const log = ctx.log.child({ rpcMethod: method, partnerId: ctx.partnerId, rpcRequestId: ctx.requestId })
+  // made on its first line only (see lazy-child-logger.ts)
+  const log = lazyChildLogger(ctx.log, { rpcMethod: method, partnerId: ctx.partnerId, rpcRequestId: ctx.requestId })
 
   const lookup = ctx.registry.lookup(ctx.endpoint, method)
   if (!lookup.ok) {

@@ -360,7 +360,8 @@ async function acceptOrRefuse(deps: SubmissionMethodsDeps, input: NewSubmission,
 
 export function submissionMethods(deps: SubmissionMethodsDeps): MethodTable {
   const limits = resolveSubmissionLimits(deps.limits)
-  const decode: DecodeTransactionOptions = { ...deps.decode, maxBytes: limits.maxRawTxBytes }
+  // an acknowledged transaction is not decoded again on this thread: not remembered (see DecodeTransactionOptions.remember)
+  const decode: DecodeTransactionOptions = { ...deps.decode, maxBytes: limits.maxRawTxBytes, remember: false }
   const now = deps.now ?? Date.now
 
   const single = (kind: 'private-tx' | 'notify') => async (params: Record<string, unknown>, ctx: JsonRpcCallContext): Promise<Hex> => {

@@ -21,6 +21,17 @@ export interface DecodeTransactionOptions {
    * `chainId`. ethereumjs copies it per transaction, so it is never mutated here.
    */
   common?: Common
+  /**
+   * Keep the answer in the decode memo for later callers (default true). A remembered answer is
+   * found again either way; false only leaves a new one out. The acknowledgement path passes false:
+   * the dispatcher takes the facts it needs from the acknowledgement and, with the worker pool (the
+   * default), decodes in the workers' own isolates, so on the acknowledging thread remembering each
+   * acknowledged transaction (an ethereumjs object, its bytes twice, ~1 KB of hex) mostly kept it
+   * alive past two scavenges into the old generation, for the major GC to collect later. Where it
+   * is decoded again on that thread (in-process ports with WORKERS=0, the devnet's local builder),
+   * that later decode remembers it.
+   */
+  remember?: boolean
 }
 
 export type SupportedTransactionType = 0 | 1 | 2 | 4

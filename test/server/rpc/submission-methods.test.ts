@@ -22,8 +22,8 @@ import {
 } from '../../../src/server/rpc/submission-methods.ts'
 import { Dispatcher, OutboxStore, submissionId, type BundleRelay, type NewSubmission } from '../../../src/submission/index.ts'
 import type { TxDecodeErrorReason } from '../../../src/tx/errors.ts'
-import { transactionTipCap } from '../../../src/tx/index.ts'
-import { loadFixtureTxs, type FixtureTx } from '../../support/devnet.ts'
+import { decodeSignedTransaction, transactionTipCap } from '../../../src/tx/index.ts'
+import { loadFixtureTxs, loadRegistry, signDevTransfer, type FixtureTx } from '../../support/devnet.ts'
 import { FixedPlanner, ManualHeads, ManualInclusion, simulator, tempDir } from '../../submission/helpers.ts'
 import { buildTestApp, post, request, TOKEN_BETA, type TestApp } from '../jsonrpc/helpers.ts'
 
@@ -144,6 +144,15 @@ describe('success paths', () => {
     }
     // the raw transaction never reaches the logs
     expect(t.logText()).not.toContain(A.raw.slice(2, 80))
+  })
+
+  it('leaves what it decoded out of the decode memo (the acknowledging thread does not decode it again)', async () => {
+    const raw = await signDevTransfer(loadRegistry(), 3, 901, 1_000_000_000n)
+    const t = await appWith()
+    expect((await call(t, 'eth_sendPrivateRawTransaction', { tx: raw })).result).toBe(txHashOf(raw))
+    // not remembered: two later decodes that do not remember either are two answers
+    const rules = { ...DEVNET, remember: false }
+    expect(decodeSignedTransaction(raw, rules)).not.toBe(decodeSignedTransaction(raw, rules))
   })
 
   it('hands the acceptor the tip cap its decode read (a bundle: the highest of its txs), so the dispatcher does not read the txs again', async () => {
