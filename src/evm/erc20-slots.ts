@@ -31,6 +31,22 @@ interface MappingLayout {
   order: MappingOrder
 }
 
+/**
+ * A token's balances layout and the slot of the holder written last: every quote funds the same
+ * synthetic taker, so its slot (a keccak of the holder and the base slot) is kept, not hashed
+ * again; one entry per token, inside the layouts' own bound
+ */
+interface BalanceLayout extends MappingLayout {
+  last?: { holder: Address; slot: bigint }
+}
+
+/** A token's allowances layout and the slot of the (owner, spender) pair written last (two keccaks each), as BalanceLayout */
+interface AllowanceLayout {
+  outer: MappingLayout
+  inner: MappingOrder
+  last?: { owner: Address; spender: Address; slot: bigint }
+}
+
 const MAX_BASE_SLOT = 256n
 const SYNTHETIC_CALLER: Address = '0x00000000000000000000000000000000005ea7c4'
 
@@ -54,8 +70,8 @@ function findLayout(slot: bigint, key: Address | bigint): MappingLayout | undefi
 
 export class Erc20StateWriter {
   /** token -> balances mapping layout; bounded by the number of tokens the service touches */
-  private readonly balanceLayouts = new Map<Address, MappingLayout>()
-  private readonly allowanceLayouts = new Map<Address, { outer: MappingLayout; inner: MappingOrder }>()
+  private readonly balanceLayouts = new Map<Address, BalanceLayout>()
+  private readonly allowanceLayouts = new Map<Address, AllowanceLayout>()
 
   constructor(
     private readonly simulator: Simulator,
@@ -65,7 +81,11 @@ export class Erc20StateWriter {
   /** Sets `holder`'s balance of `token` in `state` (which must be writable). */
   async setBalance(state: SimulationState, token: Address, holder: Address, amount: bigint): Promise<void> {
     const known = this.balanceLayouts.get(token)
-    if (known) return setStorage(state, token, mappingSlot(holder, known.baseSlot, known.order), amount)
+    if (known) {
+      let last = known.last
+      if (last === undefined || last.holder !== holder) known.last = last = { holder, slot: mappingSlot(holder, known.baseSlot, known.order) }
+      return setStorage(state, token, last.slot, amount)
+    }
     const data = encodeFunctionData({ abi: ERC20_ABI, functionName: 'balanceOf', args: [holder] })
     const slot = await this.discover(state, token, data, 'balanceOf')
     const layout = findLayout(slot, holder)
@@ -77,8 +97,12 @@ export class Erc20StateWriter {
   async setAllowance(state: SimulationState, token: Address, owner: Address, spender: Address, amount: bigint): Promise<void> {
     const known = this.allowanceLayouts.get(token)
     if (known) {
-      const inner = mappingSlot(owner, known.outer.baseSlot, known.outer.order)
-      return setStorage(state, token, mappingSlot(spender, inner, known.inner), amount)
+      let last = known.last
+      if (last === undefined || last.owner !== owner || last.spender !== spender) {
+        const inner = mappingSlot(owner, known.outer.baseSlot, known.outer.order)
+        known.last = last = { owner, spender, slot: mappingSlot(spender, inner, known.inner) }
+      }
+      return setStorage(state, token, last.slot, amount)
     }
     const data = encodeFunctionData({ abi: ERC20_ABI, functionName: 'allowance', args: [owner, spender] })
     const slot = await this.discover(state, token, data, 'allowance')

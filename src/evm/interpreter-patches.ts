@@ -16,8 +16,8 @@
  *    awaits. For the common case (static gas, synchronous handler, no tracer, no debug, no
  *    stateless witness, no pending EIP-7928 call) the step runs synchronously, doing exactly what
  *    the stock step does in that case: charge the static fee, advance the pc, run the handler.
- *    Memory-only dynamic gas (MLOAD, MSTORE, KECCAK256, copies, RETURN, ...) and SLOAD's access
- *    cost are computed by the synchronous twins in sync-gas.ts; an async handler (SLOAD's read)
+ *    Memory-only dynamic gas (MLOAD, MSTORE, KECCAK256, copies, RETURN, ...), SLOAD's and
+ *    EXTCODESIZE's access costs are computed by the synchronous twins in sync-gas.ts; an async handler (SLOAD's read)
  *    is returned as the step's only promise. Every other step goes to the stock implementation.
  * 4. MLOAD and MSTORE convert between bigint and bytes through hex strings (MSTORE also through
  *    array spreads, `setLengthLeft`), ~680 ns each, ~420 of them in a V3 swap: word-memory.ts

@@ -7,6 +7,7 @@ import { Account, bigIntToBytes, createAddressFromString, setLengthLeft } from '
 import { hexToBytesStrict } from '../chain/quantity.ts'
 import type { Address, Hex } from '../chain/types.ts'
 import type { SimulationState } from './simulator.ts'
+import { bytesOfWord } from './word-memory.ts'
 
 export interface AccountOverride {
   balance?: bigint
@@ -36,7 +37,10 @@ export async function applyAccountOverrides(state: SimulationState, overrides: A
   }
 }
 
+const MAX_UINT256 = (1n << 256n) - 1n
+
 export async function setStorage(state: SimulationState, address: Address, slot: bigint, value: bigint): Promise<void> {
-  const key = setLengthLeft(bigIntToBytes(slot), 32)
+  // a slot word as its 32 big-endian bytes (bytesOfWord: no hex string); anything else as it always was
+  const key = slot >= 0n && slot <= MAX_UINT256 ? bytesOfWord(slot) : setLengthLeft(bigIntToBytes(slot), 32)
   await state.overlay.putStorage(createAddressFromString(address), key, value === 0n ? new Uint8Array(0) : bigIntToBytes(value))
 }

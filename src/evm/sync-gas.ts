@@ -3,11 +3,13 @@
  * expansion and per-word costs. The stock handlers are `async` functions with no `await` inside;
  * as async functions they cost a promise per opcode. These compute the same value with the same
  * helpers (`subMemUsage`, `divCeil`, `trap` from the very module the EVM uses), line for line.
- * Gas equality with anvil and geth is checked by the fixture tests.
+ * SLOAD's and EXTCODESIZE's EIP-2929 access costs read and warm the journal's sets, synchronously
+ * as the stock handlers do. Gas equality with anvil and geth is checked by the fixture tests.
  */
 import type { Common } from '@ethereumjs/common'
 import { withinPaidMemory, type PaidMemoryRunState } from './word-memory.ts'
 import { accessSlot, type SlotAccessRunState } from './storage-slots.ts'
+import { addressOfWord } from './call-opcodes.ts'
 
 export interface GasRunState {
   stack: { peek(n?: number): bigint[] }
@@ -41,6 +43,9 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
   const util = (await import(new URL('./opcodes/util.js', evmEntry).href)) as EvmOpcodeUtil
   const { EVMError } = (await import(new URL('./errors.js', evmEntry).href)) as EvmErrors
   const { subMemUsage, divCeil, trap } = util
+  const { accessAddressEIP2929 } = (await import(new URL('./opcodes/EIP2929.js', evmEntry).href)) as {
+    accessAddressEIP2929(runState: GasRunState, address: Uint8Array, common: Common, chargeGas?: boolean): bigint
+  }
 
   // a word access inside the memory already paid for costs nothing (word-memory.ts), decided without bigint division
   const memory = (width: bigint): SyncGasHandler => {
@@ -98,6 +103,16 @@ export async function loadSyncGasHandlers(): Promise<Map<number, SyncGasHandler>
     [0x54, (rs, gas, common) => {
       const key = rs.stack.peek()[0]
       return gas + accessSlot(rs as unknown as SlotAccessRunState, key, false, common)
+    }],
+    // EXTCODESIZE (gas.js 0x3b): the account's EIP-2929 access cost (the fast path never runs with
+    // EIP 6800/7864 active, whose witness cost replaces it) and EIP-8038's code-read cost, the
+    // address made from the stack word by addressOfWord (the stock: createAddressFromStackBigInt,
+    // through a hex string), and no promise: the stock gas handler is an async function
+    [0x3b, (rs, gas, common) => {
+      const address = addressOfWord(rs.stack.peek()[0])
+      if (common.isActivatedEIP(2929)) gas += accessAddressEIP2929(rs, address.bytes, common, true)
+      if (common.isActivatedEIP(8038)) gas += common.param('warmstoragereadGas')
+      return gas
     }],
     [0xf3, range], // RETURN
     // LOG0-4 (gas.js 0xa0): no log in a static call; memory, then the topics and the data bytes

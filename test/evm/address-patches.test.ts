@@ -5,11 +5,11 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Address, bytesToHex, bytesToUnprefixedHex, createAddressFromString } from '@ethereumjs/util'
+import { Account, Address, bytesToHex, bytesToUnprefixedHex, createAddressFromString, hexToBytes } from '@ethereumjs/util'
 import { createVM } from '@ethereumjs/vm'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
-import { unprefixedHex } from '../../src/evm/address-patches.ts'
+import { addressOfUnprefixedHex, unprefixedHex } from '../../src/evm/address-patches.ts'
 import { applyInterpreterPatches } from '../../src/evm/interpreter-patches.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
 
@@ -24,6 +24,8 @@ interface JournalInstance {
   touched: Set<string>
   checkpoint(): Promise<void>
   revert(): Promise<void>
+  putAccount(address: Address, account: Account | undefined): Promise<void>
+  cleanup(): Promise<void>
 }
 const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as {
   Journal: { new (sm: unknown, common: unknown): JournalInstance; prototype: Record<string, unknown> }
@@ -35,6 +37,7 @@ const stock = {
   isWarmedAddress: Journal.prototype.isWarmedAddress,
   addWarmedAddress: Journal.prototype.addWarmedAddress,
   touchAddress: Journal.prototype.touchAddress,
+  cleanup: Journal.prototype.cleanup as (this: unknown) => Promise<void>,
 }
 await applyInterpreterPatches()
 
@@ -140,5 +143,63 @@ describe("the journal's warm addresses", () => {
       }),
       { numRuns: 500 },
     )
+  })
+})
+
+describe('addressOfUnprefixedHex', () => {
+  const parse = (hex: string) => new Address(hexToBytes(`0x${hex}`))
+  it("gives the Address ethereumjs' hexToBytes gives, with that hex as its toString, for any 20 bytes", () => {
+    fc.assert(
+      fc.property(address20, (bytes) => {
+        const hex = bytesToUnprefixedHex(bytes)
+        const address = addressOfUnprefixedHex(hex, parse)
+        expect(address).toBeInstanceOf(Address)
+        expect(address.bytes).toEqual(bytes)
+        // an array of its own: the decoder's pooled buffer is not kept
+        expect(address.bytes.byteLength).toBe(address.bytes.buffer.byteLength)
+        expect(address.toString()).toBe(bytesToHex(bytes))
+        expect(stock.toString.call(address)).toBe(bytesToHex(bytes))
+      }),
+      { numRuns: 500 },
+    )
+  })
+  it('leaves anything but 40 lowercase hex digits to the parse it is given', () => {
+    const parsed: string[] = []
+    const spy = (hex: string) => {
+      parsed.push(hex)
+      return parse(hex.toLowerCase())
+    }
+    for (const hex of ['AB'.repeat(20), 'ab'.repeat(19), 'ab'.repeat(21), `${'ab'.repeat(19)}zz`]) {
+      try {
+        addressOfUnprefixedHex(hex, spy)
+      } catch {
+        // ethereumjs refuses what it refused
+      }
+    }
+    expect(parsed).toEqual(['AB'.repeat(20), 'ab'.repeat(19), 'ab'.repeat(21), `${'ab'.repeat(19)}zz`])
+  })
+})
+
+describe("the journal's cleanup", () => {
+  it('deletes the touched empty accounts and keeps the others, as the stock function', async () => {
+    expect(Journal.prototype.cleanup).not.toBe(stock.cleanup)
+    const EMPTY = createAddressFromString('0x00000000000000000000000000000000000e0e01')
+    const FUNDED = createAddressFromString('0x00000000000000000000000000000000000f0f02')
+    const NONCE = createAddressFromString('0x00000000000000000000000000000000000a0a03')
+    const UNTOUCHED = createAddressFromString('0x00000000000000000000000000000000000b0b04')
+    const outcome = async (cleanup: (this: unknown) => Promise<void>) => {
+      const state = JournaledState.over(EMPTY_STATE_READER)
+      const journal = new Journal(state, common)
+      await journal.putAccount(EMPTY, new Account())
+      await journal.putAccount(FUNDED, new Account(0n, 5n))
+      await journal.putAccount(NONCE, new Account(1n, 0n))
+      await state.putAccount(UNTOUCHED, new Account())
+      await cleanup.call(journal)
+      const present = await Promise.all([EMPTY, FUNDED, NONCE, UNTOUCHED].map(async (a) => (await state.getAccount(a)) !== undefined))
+      return { present, touched: [...journal.touched] }
+    }
+    const ours = await outcome(Journal.prototype.cleanup as (this: unknown) => Promise<void>)
+    expect(ours).toEqual(await outcome(stock.cleanup))
+    expect(ours).toEqual({ present: [false, true, true, true], touched: [] })
   })
 })

@@ -124,6 +124,27 @@ describe('Simulator', () => {
     }
   })
 
+  it('writes each holder its own slot when the same token is funded for holders and spenders in turn (the last slot written is kept per token)', async () => {
+    const writer = new Erc20StateWriter(sim)
+    const token = tokenAddress(registry, 'USDC')
+    const state = sim.openState(source.latest())
+    const allowance = async (owner: Address, spender: Address) => {
+      const r = await sim.call(state, { from: VIEWER, to: token, data: encodeFunctionData({ abi: ERC20, functionName: 'allowance', args: [owner, spender] }) })
+      return BigInt(bytesToHexString(r.returnData))
+    }
+    // the first write of each kind finds the layout; the next ones reuse or replace the kept slot
+    await writer.setBalance(state, token, STRANGER, 1n)
+    await writer.setBalance(state, token, VIEWER, 2n)
+    await writer.setBalance(state, token, STRANGER, 3n)
+    await writer.setAllowance(state, token, STRANGER, VIEWER, 10n)
+    await writer.setAllowance(state, token, STRANGER, STRANGER, 20n)
+    await writer.setAllowance(state, token, VIEWER, STRANGER, 30n)
+    await writer.setAllowance(state, token, STRANGER, VIEWER, 40n)
+    // a call freezes the state (it forks it): every write first, then the reads
+    expect([await balanceOf(state, token, STRANGER), await balanceOf(state, token, VIEWER)]).toEqual([3n, 2n])
+    expect([await allowance(STRANGER, VIEWER), await allowance(STRANGER, STRANGER), await allowance(VIEWER, STRANGER)]).toEqual([40n, 20n, 30n])
+  })
+
   it('works for WETH9 (a different contract, a different layout) and refuses a non-token', async () => {
     const writer = new Erc20StateWriter(sim)
     const state = sim.openState(source.latest())

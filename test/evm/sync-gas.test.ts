@@ -1,7 +1,8 @@
 /**
  * sync-gas.ts: the synchronous RETURNDATACOPY gas handler keeps the EIP-211 rule that reading past
  * the end of the return data is an exceptional halt (ethereumjs puts that check in the gas handler,
- * so a twin that forgot it would silently copy zeros and succeed).
+ * so a twin that forgot it would silently copy zeros and succeed); EXTCODESIZE's twin charges and
+ * warms the account as the stock (async) gas handler does, on the stock step beside it.
  */
 import { describe, expect, it } from 'vitest'
 import type { Hex } from 'viem'
@@ -13,6 +14,10 @@ import { commonForChain } from '../../src/evm/chain-config.ts'
 import { applyAccountOverrides } from '../../src/evm/state-overrides.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
 import { loadSyncGasHandlers, type GasRunState } from '../../src/evm/sync-gas.ts'
+import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
+import { JournaledState } from '../../src/evm/journaled-state.ts'
+import { Account, createAddressFromString } from '@ethereumjs/util'
+import { createVM } from '@ethereumjs/vm'
 import { GENESIS_PATH } from '../support/devnet.ts'
 
 const RETURNDATACOPY = 0x3e
@@ -78,5 +83,48 @@ describe('sync gas: RETURNDATACOPY', () => {
     const fine = await sim.call(state, { from: caller, to: empty, gasLimit: 100_000n })
     expect(fine.status).toBe('success')
     expect(fine.gasUsed).toBe(21_000n + 3n * 3n + 3n)
+  })
+})
+
+describe('EXTCODESIZE gas', () => {
+  const caller = createAddressFromString('0x000000000000000000000000000000000000ca11')
+  const contract = createAddressFromString('0x00000000000000000000000000000000000000ee')
+  const word = (a: { toString(): string }) => BigInt(a.toString())
+  const push = (v: bigint) => {
+    const hex = v.toString(16)
+    const bytes = Math.max(1, Math.ceil(hex.length / 2))
+    return (0x5f + bytes).toString(16) + hex.padStart(bytes * 2, '0')
+  }
+  // EXTCODESIZE of: the contract (cold), again (warm), its word with dirty high bits (warm: the low
+  // 160 bits), an empty account (cold), the executing account (warm); each size stored in memory, GAS between
+  const targets = [word(contract), word(contract), word(contract) | (0xabcn << 170n), 0xdeadn, word(caller)]
+  const PROGRAM = targets.map((t, i) => push(t) + '3b' + push(BigInt(i * 64)) + '52' + '5a' + push(BigInt(i * 64 + 32)) + '52').join('') + push(BigInt(targets.length * 64)) + '6000f3'
+
+  async function run(stock: boolean, gasLimit: bigint) {
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    await state.putAccount(caller, new Account(0n, 1n))
+    await state.putCode(caller, Buffer.from(PROGRAM, 'hex'))
+    await state.putCode(contract, Buffer.from('6001600055', 'hex'))
+    const vm = await createVM({ common: commonForChain(31337n), stateManager: state })
+    // a step listener puts the EVM on the stock step, with the stock (async) gas handler
+    if (stock) vm.evm.events!.on('step', (_step: unknown, resolve?: () => void) => resolve?.())
+    const { execResult } = await vm.evm.runCall({ to: caller, caller: createAddressFromString('0x0000000000000000000000000000000000005e4d'), gasLimit })
+    const journal = vm.evm.journal as unknown as { journal: Map<string, Set<string>> }
+    return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed, returned: Buffer.from(execResult.returnValue).toString('hex'), warm: [...journal.journal.keys()].sort() }
+  }
+
+  it("is the stock handler's: cold and warm accounts, a dirty word, an empty account, out-of-gas halts around each access", async () => {
+    const full = await run(false, 1_000_000n)
+    expect(full).toEqual(await run(true, 1_000_000n))
+    expect(full.error).toBeUndefined()
+    // sizes 5, 5, 5, 0, the program's own
+    const sizes = [0, 1, 2, 3, 4].map((i) => BigInt(`0x${full.returned.slice(i * 128, i * 128 + 64)}`))
+    expect(sizes).toEqual([5n, 5n, 5n, 0n, BigInt(PROGRAM.length / 2)])
+    // between the GAS readings the same opcodes and memory growth: only the access differs, cold
+    // (2,600) for the empty account, warm (100) for the contract again, dirty word or not
+    const gasLeft = [0, 1, 2, 3, 4].map((i) => BigInt(`0x${full.returned.slice(i * 128 + 64, i * 128 + 128)}`))
+    const spent = [1, 2, 3].map((i) => gasLeft[i - 1] - gasLeft[i])
+    expect([spent[1] - spent[0], spent[2] - spent[0]]).toEqual([0n, 2_500n])
+    for (let limit = 2_500n; limit <= 9_000n; limit += 97n) expect(await run(false, limit)).toEqual(await run(true, limit))
   })
 })
