@@ -38,6 +38,13 @@
  * bodies, batches and request time are all bounded; receipts, (bundle, block) records and block
  * history are kept for the last `maxReceipts`, `maxTrackedBundles` (and `bundleStatsBlocks`
  * blocks) and `historyBlocks` entries. The simulations' states live only while a block is built.
+ *
+ * A block is built in slices of the event loop (`sliceMs`, builder/time-slices.ts): the builder
+ * shares its thread with the service on the embedded devnet, and a block of hundreds of bundles
+ * built in one go held every request of that thread for its whole duration. Between slices
+ * requests are served as at any other time: they see the head before the block until it is
+ * committed (in one synchronous turn with its receipts and records), and a bundle for the block
+ * being built that arrives meanwhile is `expired`, as before (it was not among the candidates).
  */
 import { toHex } from '../chain/quantity.ts'
 import type { Address, Hex, StateReader } from '../chain/types.ts'
@@ -49,6 +56,7 @@ import { bundleHash as computeBundleHash, decodeSignedTransaction, isTxDecodeErr
 import { mergeBundles, type Executed, type MergeContext } from './builder/bundle-merge.ts'
 import { BundleStatsStore } from './builder/bundle-stats.ts'
 import { includePublicTxs } from './builder/public-txs.ts'
+import { TimeSlices } from './builder/time-slices.ts'
 import { packReceipt, unpackReceipt, type KeptReceipt } from './builder/kept-receipts.ts'
 import {
   blockJson,
@@ -121,6 +129,9 @@ export class LocalBuilder {
   /** the history window's receipts, their logs packed (builder/kept-receipts.ts): the bulk of what the builder keeps */
   private readonly receipts = new Map<Hex, KeptReceipt>()
   private readonly stats: BundleStatsStore
+  /** the build's slices of the event loop (builder/time-slices.ts) */
+  private readonly slices: TimeSlices
+  private readonly pause = (): Promise<void> => this.slices.pause()
   private readonly history = new Map<bigint, { reader: StateReader; transactions: Hex[] }>()
   private seq = 0
   private readonly counts: LocalBuilderTotals = { blocksBuilt: 0, bundles: { included: 0, outbid: 0, invalid: 0, expired: 0 } }
@@ -152,6 +163,7 @@ export class LocalBuilder {
     this.onBlock = options.onBlock
     this.now = options.now ?? Date.now
     this.stats = new BundleStatsStore(this.limits.maxTrackedBundles, this.limits.bundleStatsBlocks)
+    this.slices = new TimeSlices(this.limits.sliceMs)
     this.remember(this.source.latest(), [])
   }
 
@@ -354,7 +366,10 @@ export class LocalBuilder {
 
     // 1. bundles: simulate at the top of the block, order by payment per gas, merge greedily
     const candidates = this.bundles.filter((b) => b.blockNumber === target)
-    const ctx: MergeContext = { simulator: this.simulator, context, coinbase: this.coinbase, receipts: this.receipts, onError: this.onError, now: this.now }
+    // the block is built in slices of the event loop: the service's requests interleave with it
+    this.slices.restart()
+    const pause = this.pause
+    const ctx: MergeContext = { simulator: this.simulator, context, coinbase: this.coinbase, receipts: this.receipts, onError: this.onError, now: this.now, pause }
     const merged = await mergeBundles(ctx, candidates, top)
     const inBlock = new Set<Hex>(merged.executed.map((e) => e.tx.hash))
 
@@ -368,6 +383,7 @@ export class LocalBuilder {
       isIncluded: (hash) => inBlock.has(hash) || this.receipts.has(hash),
       ttlBlocks: this.limits.pendingTxTtlBlocks,
       onError: this.onError,
+      pause,
     })
     const executed: Executed[] = [...merged.executed, ...pub.executed]
     const gasUsed = pub.gasUsed

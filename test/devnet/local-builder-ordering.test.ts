@@ -281,6 +281,42 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
     expect(builder.pending.bundles).toBe(0)
   })
 
+  it('builds a block in slices of the event loop (sliceMs): requests are answered while it is built, and the block is the same', async () => {
+    /** turns of the event loop while `run` is pending, and an HTTP answer fetched meanwhile */
+    const keys = Array.from({ length: 24 }, () => generatePrivateKey())
+    const during = async (sliceMs: number) => {
+      const { builder, url } = await startBuilder({ sliceMs })
+      // the same keys funded the same way on both builders: the same blocks
+      for (const [i, key] of keys.entries()) {
+        await ok(url, 'eth_sendRawTransaction', [(await transfer(FUNDER, i, { to: privateKeyToAccount(key).address.toLowerCase() as Address, value: parseEther('1') })).raw])
+      }
+      expect((await builder.mineNow()).receipts).toHaveLength(24)
+      for (const [i, key] of keys.entries()) await send(url, [await transfer(key, 0, { tip: parseGwei(String(1 + (i % 5))) })], 2)
+      let turns = 0
+      let ended = false
+      const count = (): void => {
+        if (ended) return
+        turns++
+        setImmediate(count)
+      }
+      setImmediate(count)
+      // asked while the block is being built: answered with the head before it (block 1) only when
+      // the build gives the event loop turns in which the builder's server reads the request
+      const answered = ok<string>(url, 'eth_blockNumber').then((n) => ({ n, ended }))
+      const built = await builder.mineNow()
+      ended = true
+      return { turns, answer: await answered, built }
+    }
+    const sliced = await during(1)
+    const whole = await during(60_000)
+    expect(sliced.built.receipts).toHaveLength(24)
+    expect(sliced.built.receipts.map((r) => r.transactionHash)).toEqual(whole.built.receipts.map((r) => r.transactionHash))
+    expect(sliced.built.block.hash).toBe(whole.built.block.hash)
+    expect(sliced.turns).toBeGreaterThan(whole.turns)
+    expect(sliced.answer).toEqual({ n: '0x1', ended: false })
+    expect(whole.answer).toEqual({ n: '0x2', ended: true })
+  })
+
   it('records are bounded: by count (maxTrackedBundles) and by age (bundleStatsBlocks); nothing pending is left behind', async () => {
     const { builder, url } = await startBuilder({ maxTrackedBundles: 6, bundleStatsBlocks: 2 })
     const keys = await fundedKeys(builder, url, 3)
