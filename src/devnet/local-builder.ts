@@ -140,6 +140,13 @@ export class LocalBuilder {
   private endpoint: string | undefined
   private timer: NodeJS.Timeout | undefined
   private building: Promise<unknown> = Promise.resolve()
+  /**
+   * The bundles the block being built considers. Built in slices, a block lets requests in while
+   * it is built: one of these cancelled or replaced meanwhile leaves the pending set but is
+   * settled by the build, with what became of it in the block (a cancellation that comes while
+   * its block is built is too late, as Flashbots' is best effort), and is counted once.
+   */
+  private inBuild: ReadonlySet<PendingBundle> = new Set()
   private closed = false
 
   constructor(options: LocalBuilderOptions) {
@@ -249,7 +256,7 @@ export class LocalBuilder {
     if (replaced >= 0) {
       const old = this.bundles[replaced]
       this.bundles.splice(replaced, 1)
-      this.settle(old, 'invalid', `replaced by bundle ${hash} (same replacementUuid)`)
+      if (!this.inBuild.has(old)) this.settle(old, 'invalid', `replaced by bundle ${hash} (same replacementUuid)`)
     }
     const bundle: PendingBundle = {
       bundleHash: hash,
@@ -281,7 +288,8 @@ export class LocalBuilder {
     const cancelled = this.bundles.filter((b) => b.replacementUuid === replacementUuid && b.signer === signerKey)
     if (cancelled.length === 0) return 0
     this.bundles = this.bundles.filter((b) => !cancelled.includes(b))
-    for (const b of cancelled) this.settle(b, 'invalid', 'cancelled (eth_cancelBundle)')
+    // one in the block being built is settled by that build (see inBuild)
+    for (const b of cancelled) if (!this.inBuild.has(b)) this.settle(b, 'invalid', 'cancelled (eth_cancelBundle)')
     return cancelled.length
   }
 
@@ -361,11 +369,19 @@ export class LocalBuilder {
     if (this.closed) throw new Error('the local builder is closed')
     const head = this.source.latest()
     const context: ExecutionBlock = { ...nextBlockContext(head.block, this.simulator.blockTimeSeconds), coinbase: this.coinbase }
-    const target = context.number
+    const candidates = this.bundles.filter((b) => b.blockNumber === context.number)
+    this.inBuild = new Set(candidates)
+    try {
+      return await this.buildOn(head, context, candidates)
+    } finally {
+      this.inBuild = new Set()
+    }
+  }
+
+  private async buildOn(head: StateReader, context: ExecutionBlock, candidates: PendingBundle[]): Promise<BuiltBlock> {
     const top = this.simulator.openState(head, context)
 
     // 1. bundles: simulate at the top of the block, order by payment per gas, merge greedily
-    const candidates = this.bundles.filter((b) => b.blockNumber === target)
     // the block is built in slices of the event loop: the service's requests interleave with it
     this.slices.restart()
     const pause = this.pause

@@ -281,6 +281,39 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
     expect(builder.pending.bundles).toBe(0)
   })
 
+  it('a bundle cancelled or replaced while its block is built is settled by that build, once (a cancellation then is too late)', async () => {
+    let hook: (() => void) | undefined
+    const { builder, url } = await startBuilder({
+      now: () => {
+        const h = hook
+        hook = undefined
+        h?.()
+        return Date.now()
+      },
+    })
+    const [a, b, c] = await fundedKeys(builder, url, 3)
+    const cancelled = (await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: [(await transfer(a, 0)).raw], blockNumber: '0x2', replacementUuid: 'u-cancel' }])).bundleHash
+    const replaced = (await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: [(await transfer(b, 0)).raw], blockNumber: '0x2', replacementUuid: 'u-replace' }])).bundleHash
+    const replacement = await transfer(c, 0)
+    let replacementHash: Hex | undefined
+    const before = builder.totals.bundles
+    // from inside the build of block 2 (its first simulation's time)
+    hook = () => {
+      expect(builder.cancelBundle('u-cancel')).toBe(1)
+      replacementHash = builder.sendBundle({ txs: [{ raw: replacement.raw }], blockNumber: 2n, replacementUuid: 'u-replace' }).bundleHash
+    }
+    const built = await builder.mineNow()
+    expect(replacementHash).toBeDefined()
+    expect(new Set(built.bundles)).toEqual(new Set([cancelled, replaced]))
+    expect(await statsOf(url, cancelled, 2)).toMatchObject({ status: 'included', includedBlock: '0x2' })
+    expect(await statsOf(url, replaced, 2)).toMatchObject({ status: 'included', includedBlock: '0x2' })
+    // the replacement came for a block already being built
+    expect(await statsOf(url, replacementHash!, 2)).toMatchObject({ status: 'expired' })
+    const after = builder.totals.bundles
+    expect({ included: after.included - before.included, invalid: after.invalid - before.invalid, expired: after.expired - before.expired }).toEqual({ included: 2, invalid: 0, expired: 1 })
+    expect(builder.pending.bundles).toBe(0)
+  })
+
   it('builds a block in slices of the event loop (sliceMs): requests are answered while it is built, and the block is the same', async () => {
     /** turns of the event loop while `run` is pending, and an HTTP answer fetched meanwhile */
     const keys = Array.from({ length: 24 }, () => generatePrivateKey())
