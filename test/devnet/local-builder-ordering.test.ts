@@ -76,6 +76,20 @@ async function fundedKeys(builder: LocalBuilder, url: string, n: number): Promis
   return keys
 }
 
+/** A builder whose clock runs `action` once, at its next reading: inside a build, its first simulation's time. */
+async function builderWithHook() {
+  let hook: (() => void) | undefined
+  const started = await startBuilder({
+    now: () => {
+      const h = hook
+      hook = undefined
+      h?.()
+      return Date.now()
+    },
+  })
+  return { ...started, duringBuild: (action: () => void) => (hook = action) }
+}
+
 afterEach(closeBuilders)
 
 describe('LocalBuilder: competing bundles, as a real builder resolves them', () => {
@@ -257,23 +271,15 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
   })
 
   it('a bundle for a block already being built when it arrives is expired', async () => {
-    let hook: (() => void) | undefined
-    const { builder, url } = await startBuilder({
-      now: () => {
-        const h = hook
-        hook = undefined
-        h?.()
-        return Date.now()
-      },
-    })
+    const { builder, url, duringBuild } = await builderWithHook()
     const [a, b] = await fundedKeys(builder, url, 2)
     await send(url, [await transfer(a, 0)], 2)
     const late = await transfer(b, 0)
     let lateHash: Hex | undefined
     // called from inside the build of block 2 (its first simulation's time)
-    hook = () => {
+    duringBuild(() => {
       lateHash = builder.sendBundle({ txs: [{ raw: late.raw }], blockNumber: 2n }).bundleHash
-    }
+    })
     const built = await builder.mineNow()
     expect(lateHash).toBeDefined()
     expect(built.outcomes).toContainEqual({ bundleHash: lateHash, status: 'expired', reason: expect.stringContaining('built before') })
@@ -282,15 +288,7 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
   })
 
   it('a bundle cancelled or replaced while its block is built is settled by that build, once (a cancellation then is too late)', async () => {
-    let hook: (() => void) | undefined
-    const { builder, url } = await startBuilder({
-      now: () => {
-        const h = hook
-        hook = undefined
-        h?.()
-        return Date.now()
-      },
-    })
+    const { builder, url, duringBuild } = await builderWithHook()
     const [a, b, c] = await fundedKeys(builder, url, 3)
     const cancelled = (await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: [(await transfer(a, 0)).raw], blockNumber: '0x2', replacementUuid: 'u-cancel' }])).bundleHash
     const replaced = (await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: [(await transfer(b, 0)).raw], blockNumber: '0x2', replacementUuid: 'u-replace' }])).bundleHash
@@ -298,10 +296,10 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
     let replacementHash: Hex | undefined
     const before = builder.totals.bundles
     // from inside the build of block 2 (its first simulation's time)
-    hook = () => {
+    duringBuild(() => {
       expect(builder.cancelBundle('u-cancel')).toBe(1)
       replacementHash = builder.sendBundle({ txs: [{ raw: replacement.raw }], blockNumber: 2n, replacementUuid: 'u-replace' }).bundleHash
-    }
+    })
     const built = await builder.mineNow()
     expect(replacementHash).toBeDefined()
     expect(new Set(built.bundles)).toEqual(new Set([cancelled, replaced]))
