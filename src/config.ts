@@ -205,7 +205,7 @@ export interface SubmissionConfig {
   maxBundleBytes: number
 }
 
-/** The embedded devnet and its local block builder: DEVNET_GENESIS, DEVNET_REGISTRY, DEVNET_STATE_LAYER_DEPTH, LOCAL_BUILDER_PORT, LOCAL_BUILDER_BLOCK_TIME_MS, LOCAL_BUILDER_HISTORY_BLOCKS. */
+/** The embedded devnet and its local block builder: DEVNET_GENESIS, DEVNET_REGISTRY, DEVNET_STATE_LAYER_DEPTH, LOCAL_BUILDER_PORT, LOCAL_BUILDER_BLOCK_TIME_MS, LOCAL_BUILDER_HISTORY_BLOCKS, LOCAL_BUILDER_SLICE_MS. */
 export interface DevnetConfig {
   genesisPath: string
   registryPath: string
@@ -218,6 +218,11 @@ export interface DevnetConfig {
    * its memory grows with this window, not with the chain's length
    */
   localBuilderHistoryBlocks: number
+  /**
+   * the local builder's longest synchronous stretch of block building, ms: it runs in the
+   * service's main thread, and gives the event loop a turn between transactions once this is spent
+   */
+  localBuilderSliceMs: number
   /** the devnet's per-block state layers are merged into one every this many blocks */
   stateLayerDepth: number
 }

@@ -51,7 +51,7 @@ describe('loadConfig', () => {
       leaseMs: 30_000,
       outboxLevelDb: { cacheBytes: 8_388_608, writeBufferBytes: 4_194_304, maxOpenFiles: 500, maxGroupOps: 64 },
     })
-    expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, stateLayerDepth: 8 })
+    expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, localBuilderSliceMs: 10, stateLayerDepth: 8 })
     expect(DEFAULTS.PORT).toBe(8080)
   })
 
@@ -273,6 +273,7 @@ describe('loadConfig', () => {
         HARDFORK: 'frontier',
         LOCAL_BUILDER_PORT: '70000',
         LOCAL_BUILDER_HISTORY_BLOCKS: '0',
+        LOCAL_BUILDER_SLICE_MS: '0',
         DEVNET_STATE_LAYER_DEPTH: 'deep',
         ETH_USD_FEED: 'feed',
       }),
@@ -293,6 +294,7 @@ describe('loadConfig', () => {
       'HARDFORK',
       'LOCAL_BUILDER_PORT',
       'LOCAL_BUILDER_HISTORY_BLOCKS',
+      'LOCAL_BUILDER_SLICE_MS',
       'DEVNET_STATE_LAYER_DEPTH',
       'ETH_USD_FEED',
       'ROUTER_ADDRESS: required in fork mode',

@@ -38,6 +38,13 @@
  * bodies, batches and request time are all bounded; receipts, (bundle, block) records and block
  * history are kept for the last `maxReceipts`, `maxTrackedBundles` (and `bundleStatsBlocks`
  * blocks) and `historyBlocks` entries. The simulations' states live only while a block is built.
+ *
+ * A block is built in slices of the event loop (`sliceMs`, builder/time-slices.ts): the builder
+ * shares its thread with the service on the embedded devnet, and a block of hundreds of bundles
+ * built in one go held every request of that thread for its whole duration. Between slices
+ * requests are served as at any other time: they see the head before the block until it is
+ * committed (in one synchronous turn with its receipts and records), and a bundle for the block
+ * being built that arrives meanwhile is `expired`, as before (it was not among the candidates).
  */
 import { toHex } from '../chain/quantity.ts'
 import type { Address, Hex, StateReader } from '../chain/types.ts'
@@ -49,6 +56,7 @@ import { bundleHash as computeBundleHash, decodeSignedTransaction, isTxDecodeErr
 import { mergeBundles, type Executed, type MergeContext } from './builder/bundle-merge.ts'
 import { BundleStatsStore } from './builder/bundle-stats.ts'
 import { includePublicTxs } from './builder/public-txs.ts'
+import { TimeSlices } from './builder/time-slices.ts'
 import { packReceipt, unpackReceipt, type KeptReceipt } from './builder/kept-receipts.ts'
 import {
   blockJson,
@@ -121,6 +129,9 @@ export class LocalBuilder {
   /** the history window's receipts, their logs packed (builder/kept-receipts.ts): the bulk of what the builder keeps */
   private readonly receipts = new Map<Hex, KeptReceipt>()
   private readonly stats: BundleStatsStore
+  /** the build's slices of the event loop (builder/time-slices.ts) */
+  private readonly slices: TimeSlices
+  private readonly pause = (): Promise<void> => this.slices.pause()
   private readonly history = new Map<bigint, { reader: StateReader; transactions: Hex[] }>()
   private seq = 0
   private readonly counts: LocalBuilderTotals = { blocksBuilt: 0, bundles: { included: 0, outbid: 0, invalid: 0, expired: 0 } }
@@ -129,6 +140,13 @@ export class LocalBuilder {
   private endpoint: string | undefined
   private timer: NodeJS.Timeout | undefined
   private building: Promise<unknown> = Promise.resolve()
+  /**
+   * The bundles the block being built considers. Built in slices, a block lets requests in while
+   * it is built: one of these cancelled or replaced meanwhile leaves the pending set but is
+   * settled by the build, with what became of it in the block (a cancellation that comes while
+   * its block is built is too late, as Flashbots' is best effort), and is counted once.
+   */
+  private inBuild: ReadonlySet<PendingBundle> = new Set()
   private closed = false
 
   constructor(options: LocalBuilderOptions) {
@@ -152,6 +170,7 @@ export class LocalBuilder {
     this.onBlock = options.onBlock
     this.now = options.now ?? Date.now
     this.stats = new BundleStatsStore(this.limits.maxTrackedBundles, this.limits.bundleStatsBlocks)
+    this.slices = new TimeSlices(this.limits.sliceMs)
     this.remember(this.source.latest(), [])
   }
 
@@ -237,7 +256,7 @@ export class LocalBuilder {
     if (replaced >= 0) {
       const old = this.bundles[replaced]
       this.bundles.splice(replaced, 1)
-      this.settle(old, 'invalid', `replaced by bundle ${hash} (same replacementUuid)`)
+      if (!this.inBuild.has(old)) this.settle(old, 'invalid', `replaced by bundle ${hash} (same replacementUuid)`)
     }
     const bundle: PendingBundle = {
       bundleHash: hash,
@@ -269,7 +288,8 @@ export class LocalBuilder {
     const cancelled = this.bundles.filter((b) => b.replacementUuid === replacementUuid && b.signer === signerKey)
     if (cancelled.length === 0) return 0
     this.bundles = this.bundles.filter((b) => !cancelled.includes(b))
-    for (const b of cancelled) this.settle(b, 'invalid', 'cancelled (eth_cancelBundle)')
+    // one in the block being built is settled by that build (see inBuild)
+    for (const b of cancelled) if (!this.inBuild.has(b)) this.settle(b, 'invalid', 'cancelled (eth_cancelBundle)')
     return cancelled.length
   }
 
@@ -349,12 +369,23 @@ export class LocalBuilder {
     if (this.closed) throw new Error('the local builder is closed')
     const head = this.source.latest()
     const context: ExecutionBlock = { ...nextBlockContext(head.block, this.simulator.blockTimeSeconds), coinbase: this.coinbase }
-    const target = context.number
+    const candidates = this.bundles.filter((b) => b.blockNumber === context.number)
+    this.inBuild = new Set(candidates)
+    try {
+      return await this.buildOn(head, context, candidates)
+    } finally {
+      this.inBuild = new Set()
+    }
+  }
+
+  private async buildOn(head: StateReader, context: ExecutionBlock, candidates: PendingBundle[]): Promise<BuiltBlock> {
     const top = this.simulator.openState(head, context)
 
     // 1. bundles: simulate at the top of the block, order by payment per gas, merge greedily
-    const candidates = this.bundles.filter((b) => b.blockNumber === target)
-    const ctx: MergeContext = { simulator: this.simulator, context, coinbase: this.coinbase, receipts: this.receipts, onError: this.onError, now: this.now }
+    // the block is built in slices of the event loop: the service's requests interleave with it
+    this.slices.restart()
+    const pause = this.pause
+    const ctx: MergeContext = { simulator: this.simulator, context, coinbase: this.coinbase, receipts: this.receipts, onError: this.onError, now: this.now, pause }
     const merged = await mergeBundles(ctx, candidates, top)
     const inBlock = new Set<Hex>(merged.executed.map((e) => e.tx.hash))
 
@@ -368,6 +399,7 @@ export class LocalBuilder {
       isIncluded: (hash) => inBlock.has(hash) || this.receipts.has(hash),
       ttlBlocks: this.limits.pendingTxTtlBlocks,
       onError: this.onError,
+      pause,
     })
     const executed: Executed[] = [...merged.executed, ...pub.executed]
     const gasUsed = pub.gasUsed

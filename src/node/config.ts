@@ -85,6 +85,7 @@ export const DEFAULTS = {
   LOCAL_BUILDER_PORT: 8546,
   LOCAL_BUILDER_BLOCK_TIME_MS: 12_000,
   LOCAL_BUILDER_HISTORY_BLOCKS: 8,
+  LOCAL_BUILDER_SLICE_MS: 10,
   DEVNET_STATE_LAYER_DEPTH: 8,
   EVM_MAX_GAS: 50_000_000,
   EVM_MAX_MS: 1_000,
@@ -168,6 +169,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     localBuilderPort: read.int('LOCAL_BUILDER_PORT', 0, 65_535),
     localBuilderBlockTimeMs: read.int('LOCAL_BUILDER_BLOCK_TIME_MS', 50, 600_000),
     localBuilderHistoryBlocks: read.int('LOCAL_BUILDER_HISTORY_BLOCKS', 1, 10_000),
+    localBuilderSliceMs: read.int('LOCAL_BUILDER_SLICE_MS', 1, 1_000),
     stateLayerDepth: read.int('DEVNET_STATE_LAYER_DEPTH', 1, 4_096),
   }
   const evm: EvmConfig = {

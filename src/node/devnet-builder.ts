@@ -31,6 +31,8 @@ export async function openDevnetBuilder(
     // that many blocks have passed (bench:soak measures it)
     historyBlocks: config.devnet.localBuilderHistoryBlocks,
     bundleStatsBlocks: config.devnet.localBuilderHistoryBlocks,
+    // it builds in the service's main thread: in slices, so requests are answered during a build
+    sliceMs: config.devnet.localBuilderSliceMs,
     // a chain keeps producing blocks: submissions are re-sent per block and expire by block count
     mineEmptyBlocks: true,
     onError: (err) => log.warn({ err }, 'local builder: block building failed'),

@@ -76,6 +76,20 @@ async function fundedKeys(builder: LocalBuilder, url: string, n: number): Promis
   return keys
 }
 
+/** A builder whose clock runs `action` once, at its next reading: inside a build, its first simulation's time. */
+async function builderWithHook() {
+  let hook: (() => void) | undefined
+  const started = await startBuilder({
+    now: () => {
+      const h = hook
+      hook = undefined
+      h?.()
+      return Date.now()
+    },
+  })
+  return { ...started, duringBuild: (action: () => void) => (hook = action) }
+}
+
 afterEach(closeBuilders)
 
 describe('LocalBuilder: competing bundles, as a real builder resolves them', () => {
@@ -257,28 +271,81 @@ describe('LocalBuilder: competing bundles, as a real builder resolves them', () 
   })
 
   it('a bundle for a block already being built when it arrives is expired', async () => {
-    let hook: (() => void) | undefined
-    const { builder, url } = await startBuilder({
-      now: () => {
-        const h = hook
-        hook = undefined
-        h?.()
-        return Date.now()
-      },
-    })
+    const { builder, url, duringBuild } = await builderWithHook()
     const [a, b] = await fundedKeys(builder, url, 2)
     await send(url, [await transfer(a, 0)], 2)
     const late = await transfer(b, 0)
     let lateHash: Hex | undefined
     // called from inside the build of block 2 (its first simulation's time)
-    hook = () => {
+    duringBuild(() => {
       lateHash = builder.sendBundle({ txs: [{ raw: late.raw }], blockNumber: 2n }).bundleHash
-    }
+    })
     const built = await builder.mineNow()
     expect(lateHash).toBeDefined()
     expect(built.outcomes).toContainEqual({ bundleHash: lateHash, status: 'expired', reason: expect.stringContaining('built before') })
     expect(await statsOf(url, lateHash!, 2)).toMatchObject({ status: 'expired' })
     expect(builder.pending.bundles).toBe(0)
+  })
+
+  it('a bundle cancelled or replaced while its block is built is settled by that build, once (a cancellation then is too late)', async () => {
+    const { builder, url, duringBuild } = await builderWithHook()
+    const [a, b, c] = await fundedKeys(builder, url, 3)
+    const cancelled = (await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: [(await transfer(a, 0)).raw], blockNumber: '0x2', replacementUuid: 'u-cancel' }])).bundleHash
+    const replaced = (await ok<{ bundleHash: Hex }>(url, 'eth_sendBundle', [{ txs: [(await transfer(b, 0)).raw], blockNumber: '0x2', replacementUuid: 'u-replace' }])).bundleHash
+    const replacement = await transfer(c, 0)
+    let replacementHash: Hex | undefined
+    const before = builder.totals.bundles
+    // from inside the build of block 2 (its first simulation's time)
+    duringBuild(() => {
+      expect(builder.cancelBundle('u-cancel')).toBe(1)
+      replacementHash = builder.sendBundle({ txs: [{ raw: replacement.raw }], blockNumber: 2n, replacementUuid: 'u-replace' }).bundleHash
+    })
+    const built = await builder.mineNow()
+    expect(replacementHash).toBeDefined()
+    expect(new Set(built.bundles)).toEqual(new Set([cancelled, replaced]))
+    expect(await statsOf(url, cancelled, 2)).toMatchObject({ status: 'included', includedBlock: '0x2' })
+    expect(await statsOf(url, replaced, 2)).toMatchObject({ status: 'included', includedBlock: '0x2' })
+    // the replacement came for a block already being built
+    expect(await statsOf(url, replacementHash!, 2)).toMatchObject({ status: 'expired' })
+    const after = builder.totals.bundles
+    expect({ included: after.included - before.included, invalid: after.invalid - before.invalid, expired: after.expired - before.expired }).toEqual({ included: 2, invalid: 0, expired: 1 })
+    expect(builder.pending.bundles).toBe(0)
+  })
+
+  it('builds a block in slices of the event loop (sliceMs): requests are answered while it is built, and the block is the same', async () => {
+    /** turns of the event loop while `run` is pending, and an HTTP answer fetched meanwhile */
+    const keys = Array.from({ length: 24 }, () => generatePrivateKey())
+    const during = async (sliceMs: number) => {
+      const { builder, url } = await startBuilder({ sliceMs })
+      // the same keys funded the same way on both builders: the same blocks
+      for (const [i, key] of keys.entries()) {
+        await ok(url, 'eth_sendRawTransaction', [(await transfer(FUNDER, i, { to: privateKeyToAccount(key).address.toLowerCase() as Address, value: parseEther('1') })).raw])
+      }
+      expect((await builder.mineNow()).receipts).toHaveLength(24)
+      for (const [i, key] of keys.entries()) await send(url, [await transfer(key, 0, { tip: parseGwei(String(1 + (i % 5))) })], 2)
+      let turns = 0
+      let ended = false
+      const count = (): void => {
+        if (ended) return
+        turns++
+        setImmediate(count)
+      }
+      setImmediate(count)
+      // asked while the block is being built: answered with the head before it (block 1) only when
+      // the build gives the event loop turns in which the builder's server reads the request
+      const answered = ok<string>(url, 'eth_blockNumber').then((n) => ({ n, ended }))
+      const built = await builder.mineNow()
+      ended = true
+      return { turns, answer: await answered, built }
+    }
+    const sliced = await during(1)
+    const whole = await during(60_000)
+    expect(sliced.built.receipts).toHaveLength(24)
+    expect(sliced.built.receipts.map((r) => r.transactionHash)).toEqual(whole.built.receipts.map((r) => r.transactionHash))
+    expect(sliced.built.block.hash).toBe(whole.built.block.hash)
+    expect(sliced.turns).toBeGreaterThan(whole.turns)
+    expect(sliced.answer).toEqual({ n: '0x1', ended: false })
+    expect(whole.answer).toEqual({ n: '0x2', ended: true })
   })
 
   it('records are bounded: by count (maxTrackedBundles) and by age (bundleStatsBlocks); nothing pending is left behind', async () => {

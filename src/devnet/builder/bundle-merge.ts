@@ -37,6 +37,8 @@ export interface MergeContext {
   receipts: ReadonlyMap<Hex, { readonly blockNumber: bigint }>
   onError: (error: unknown) => void
   now: () => number
+  /** before each transaction: gives the event loop a turn once the build's slice is spent (time-slices.ts) */
+  pause: () => Promise<void>
 }
 
 /** A bundle's top-of-block simulation. */
@@ -76,6 +78,7 @@ export async function runBundle(ctx: MergeContext, bundle: PendingBundle, state:
     if (used + tx.gasLimit > context.gasLimit) {
       return { reason: `tx ${i} (${tx.hash}): its gas limit ${tx.gasLimit} exceeds the gas left in the block (${context.gasLimit - used})` }
     }
+    await ctx.pause()
     let result: TransactionResult
     try {
       result = await ctx.simulator.transaction(current, tx.tx)

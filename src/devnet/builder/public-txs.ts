@@ -23,6 +23,8 @@ export interface PublicTxsInput {
   isIncluded: (hash: Hex) => boolean
   ttlBlocks: number
   onError: (error: unknown) => void
+  /** before each transaction: gives the event loop a turn once the build's slice is spent (time-slices.ts) */
+  pause: () => Promise<void>
 }
 
 export interface PublicTxsResult {
@@ -134,6 +136,7 @@ export async function includePublicTxs(input: PublicTxsInput): Promise<PublicTxs
       park(q)
       continue
     }
+    await input.pause()
     const nonce = (await state.overlay.readAccount(tx.sender))?.nonce ?? 0n
     if (tx.nonce < nonce) {
       leaving.add(tx.hash)

@@ -28,6 +28,7 @@ export const LOCAL_BUILDER_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   maxBatchSize: 100,
   requestTimeoutMs: 10_000,
+  sliceMs: 10,
 } as const
 
 export interface LocalBuilderOptions {
@@ -68,6 +69,12 @@ export interface LocalBuilderOptions {
   maxBatchSize?: number
   /** a whole HTTP request must arrive within this. Default 10 000 ms. */
   requestTimeoutMs?: number
+  /**
+   * the longest synchronous stretch of block building, ms: past it the build gives the event loop
+   * a turn before its next transaction, so requests to the process that hosts the builder (the
+   * service itself on the embedded devnet) are not held for a whole block. Default 10.
+   */
+  sliceMs?: number
   /** failures with no caller: a timer-built block that failed, a bundle whose simulation threw */
   onError?: (error: unknown) => void
   /** told of every block built (after it is the head) */
