@@ -27,7 +27,8 @@
  *    the upstream).
  * 5. Scaling over the cores (issue 13): two more service processes, one with WORKERS=1 and one with
  *    WORKERS=2, each saturated with distinct requests (autocannon, BENCH_CONNECTIONS connections
- *    for SCALING_SECONDS): `workers_scaling` is the second's requests/s over the first's. Then the
+ *    for SCALING_SECONDS, after SCALING_WARMUP_SECONDS of the same load, not measured):
+ *    `workers_scaling` is the second's requests/s over the first's. Then the
  *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS, distinct requests,
  *    from an open loop (scripts/lib/open-loop.ts): one request every 1/FIXED_RATE s, evenly spaced,
  *    sent when due whatever the answers, each one's latency from its scheduled send time, at most
@@ -74,7 +75,7 @@
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
  * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
  * (seconds, default 2), FORK_SECONDS (default 30), BENCH_SCALING (default 1; 0 skips step 5),
- * SCALING_SECONDS (default 8), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 24),
+ * SCALING_SECONDS (default 8), SCALING_WARMUP_SECONDS (default 4), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 24),
  * FIXED_RATE_MAX_INFLIGHT (default 500), FIXED_RATE_TIMEOUT_MS (default 10000), FIXED_RATE_AUTOCANNON
  * (default 0; 1 adds the old autocannon run), BENCH_VENUES (default 1; 0 skips step 6).
  * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
@@ -103,6 +104,13 @@ const FORK_BLOCK_TIME = Number(process.env.FORK_BLOCK_TIME ?? 2)
 const FORK_SECONDS = Number(process.env.FORK_SECONDS ?? 30)
 const SCALING = process.env.BENCH_SCALING !== '0'
 const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
+/**
+ * Seconds of the scaling load before the measured window (0: the 24 sequential warm-up requests
+ * only, as before the twelfth session): after those, V8's concurrent compilers were still
+ * optimizing the isolates' code during the window, CPU of the platform threads that the steady
+ * state does not pay (BENCHMARKS.md, issue 13, twelfth session).
+ */
+const SCALING_WARMUP_SECONDS = Number(process.env.SCALING_WARMUP_SECONDS ?? 4)
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
 const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 24)
 const FIXED_RATE_MAX_INFLIGHT = Number(process.env.FIXED_RATE_MAX_INFLIGHT ?? 500)
@@ -238,6 +246,7 @@ async function scalingRun(workers: number, fixedRate?: number) {
   try {
     // warm-up: a request refused here (e.g. over EVM_MAX_MS on a busy machine) does not stop the run
     for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, true)).catch((err: unknown) => console.error(`warm-up (WORKERS=${workers}): ${String(err)}`))
+    if (SCALING_WARMUP_SECONDS > 0) await sustained(url, true, { seconds: SCALING_WARMUP_SECONDS })
     const saturated = await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid, workers })
     const fixed = fixedRate === undefined ? undefined : await fixedRateRun(url, fixedRate, service.pid!)
     // the generator it replaced, on the same service right after (see the header)
@@ -393,6 +402,7 @@ async function main() {
             fixed_rate_p99_ms: two.fixed.p99_ms,
             scaling: {
               seconds: SCALING_SECONDS,
+              warmup_seconds: SCALING_WARMUP_SECONDS,
               cores: CORES,
               // the CPU per quote (service and generator) at which x1.8 would fit on the cores at WORKERS=1's requests/s
               cpu_ms_per_quote_for_1_8: round(CORES * 1000 / (1.8 * one.saturated.requests_per_s)),

@@ -6,7 +6,7 @@
  * calldata), driven by Fastify's inject (no socket: HTTP parsing and writing are not in it).
  * PROBE_ROUNDS (default 7) rounds of PROBE_REQUESTS (default 5,000) requests after one warm-up
  * round; prints each round's process CPU µs per request and the minimum (the round least moved by
- * other load). `nice -n 10 npx tsx scripts/probe/quote-route-cost.ts`
+ * other load), per variant (below). `nice -n 10 npx tsx scripts/probe/quote-route-cost.ts`
  */
 import Fastify from 'fastify'
 import type { Address } from '../../src/chain/types.ts'
@@ -16,6 +16,7 @@ import { ApiKeyRegistry, DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { registerMetrics } from '../../src/server/metrics/http-metrics.ts'
 import { createMetricsRegistry } from '../../src/server/metrics/registry.ts'
 import { registerOpenApi } from '../../src/server/openapi/openapi.ts'
+import { quoteJson, type QuoteJsonSource } from '../../src/server/quote/quote-json.ts'
 import { registerQuoteRoutes } from '../../src/server/quote/quote-routes.ts'
 
 const ROUNDS = Number(process.env.PROBE_ROUNDS ?? 7)
@@ -39,14 +40,36 @@ const ANSWER: QuoteResult = {
   ],
 }
 
-const service: QuoteService = { quote: async () => ANSWER }
+/**
+ * What each part of the route costs is read from variants of it (PROBE_VARIANTS, comma-separated,
+ * default all, each measured as above in its own app, in turns):
+ *   object     the service answers the domain value; the route converts and serializes it (WORKERS=0)
+ *   json       the service answers the 200 body already written (the pool's facade, quote-json.ts)
+ *   json-bare-metrics  as json, with no metrics registry (no HTTP or quote histograms and counters)
+ *   bare       a bare route on the same path: no schema, auth, rate limit, metrics or error
+ *              handler; sends the written body (what any Fastify route costs)
+ * object - json: the conversion and serialization the worker now does; json - json-bare-metrics:
+ * the metrics; json-bare-metrics - bare: authentication, validation, rate limit, hooks and logging.
+ */
+type Variant = 'object' | 'json' | 'json-bare-metrics' | 'bare'
+const VARIANTS = (process.env.PROBE_VARIANTS ?? 'object,json,json-bare-metrics,bare').split(',') as Variant[]
+const WRITTEN = quoteJson(ANSWER)
 
-const app = Fastify({ logger: serviceLoggerOptions('warn') })
-const registry = createMetricsRegistry({ defaultMetrics: false })
-registerMetrics(app, { registry })
-await registerOpenApi(app)
-await registerQuoteRoutes(app, { quoteService: service, apiKeys: ApiKeyRegistry.fromKeys([DEV_API_KEY]), rateLimit: { max: 1_000_000, timeWindowMs: 60_000 }, metrics: registry })
-await app.ready()
+async function appFor(variant: Variant) {
+  const app = Fastify({ logger: serviceLoggerOptions('warn') })
+  if (variant === 'bare') {
+    app.post('/v1/quote', async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(WRITTEN))
+    await app.ready()
+    return app
+  }
+  const service: QuoteService & Partial<QuoteJsonSource> = variant === 'object' ? { quote: async () => ANSWER } : { quote: async () => ANSWER, quoteJson: async () => WRITTEN }
+  const registry = variant === 'json-bare-metrics' ? undefined : createMetricsRegistry({ defaultMetrics: false })
+  if (registry !== undefined) registerMetrics(app, { registry })
+  await registerOpenApi(app)
+  await registerQuoteRoutes(app, { quoteService: service, apiKeys: ApiKeyRegistry.fromKeys([DEV_API_KEY]), rateLimit: { max: 1_000_000, timeWindowMs: 60_000 }, ...(registry === undefined ? {} : { metrics: registry }) })
+  await app.ready()
+  return app
+}
 
 const payload = JSON.stringify({ tokenIn: A, tokenOut: B, amountIn: '66000000000000000000' })
 const headers = { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }
@@ -54,14 +77,25 @@ const cpuUs = () => {
   const u = process.cpuUsage()
   return u.user + u.system
 }
-const rounds: number[] = []
+const apps = new Map<Variant, Awaited<ReturnType<typeof appFor>>>()
+for (const v of VARIANTS) apps.set(v, await appFor(v))
+const rounds = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]))
+let body: string | undefined
 for (let r = 0; r <= ROUNDS; r++) {
-  const t = cpuUs()
-  for (let i = 0; i < REQUESTS; i++) {
-    const res = await app.inject({ method: 'POST', url: '/v1/quote', headers, payload })
-    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${res.body}`)
+  // in turns: each round of every variant meets the same load
+  for (const v of VARIANTS) {
+    const app = apps.get(v)!
+    const t = cpuUs()
+    for (let i = 0; i < REQUESTS; i++) {
+      const res = await app.inject({ method: 'POST', url: '/v1/quote', headers, payload })
+      if (res.statusCode !== 200) throw new Error(`${v}: HTTP ${res.statusCode}: ${res.body}`)
+      // every variant answers the same bytes
+      if (body === undefined) body = res.body
+      else if (res.body !== body) throw new Error(`${v} answered other bytes than ${VARIANTS[0]}`)
+    }
+    if (r > 0) rounds.get(v)!.push(Math.round((10 * (cpuUs() - t)) / REQUESTS) / 10)
   }
-  if (r > 0) rounds.push(Math.round((10 * (cpuUs() - t)) / REQUESTS) / 10)
 }
-await app.close()
-console.log(JSON.stringify({ name: 'probe:quote-route-cost', requests_per_round: REQUESTS, us_per_request: rounds, min_us_per_request: Math.min(...rounds) }))
+for (const app of apps.values()) await app.close()
+const variants = Object.fromEntries(VARIANTS.map((v) => [v, { us_per_request: rounds.get(v)!, min_us_per_request: Math.min(...rounds.get(v)!) }]))
+console.log(JSON.stringify({ name: 'probe:quote-route-cost', requests_per_round: REQUESTS, variants }))

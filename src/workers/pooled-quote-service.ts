@@ -9,6 +9,10 @@
  * budget stops are not): with one cache per worker a repeated request would be a miss whenever it
  * reached another worker.
  *
+ * The worker answers with the 200 body already written (server/quote/quote-json.ts), and that string
+ * is what is cached and what quoteJson() gives the route: the main thread neither clones the nested
+ * answer nor serializes it (issue 13). quote() parses it back for callers that want the domain value.
+ *
  * A request whose worker hung or died is a 422 SIMULATION_FAILED whose details name the failure
  * (`worker`: hung | crashed | busy | closed); it is not cached.
  */
@@ -16,6 +20,7 @@ import type { StateReader } from '../chain/types.ts'
 import { BlockScopedCache } from '../pools/block-scoped-cache.ts'
 import { blockKey } from '../pools/view-calls.ts'
 import { QuoteFailedError, type QuoteRequest, type QuoteResult, type QuoteService, type QuoteServiceStats } from '../quote/types.ts'
+import { parseQuoteJson, type QuoteJsonSource } from '../server/quote/quote-json.ts'
 import type { WorkerPool } from './worker-pool.ts'
 import { WorkerTaskError } from './worker-task-error.ts'
 
@@ -24,9 +29,9 @@ export interface PooledQuoteServiceOptions {
   maxCachedQuotes: number
 }
 
-export class PooledQuoteService implements QuoteService {
+export class PooledQuoteService implements QuoteService, QuoteJsonSource {
   private cacheHits = 0
-  private readonly answers: BlockScopedCache<Promise<QuoteResult>> | undefined
+  private readonly answers: BlockScopedCache<Promise<string>> | undefined
 
   constructor(
     private readonly pool: WorkerPool,
@@ -42,7 +47,12 @@ export class PooledQuoteService implements QuoteService {
     return { quotesExecuted: workers.quotesExecuted, mathDisagreements: workers.mathDisagreements, cacheHits: this.cacheHits }
   }
 
-  quote(request: QuoteRequest): Promise<QuoteResult> {
+  async quote(request: QuoteRequest): Promise<QuoteResult> {
+    return parseQuoteJson(await this.quoteJson(request))
+  }
+
+  /** The 200 body of POST /v1/quote for `request`, as the worker wrote it. */
+  quoteJson(request: QuoteRequest): Promise<string> {
     const reader = this.pool.pinLatest()
     if (this.answers === undefined) return this.compute(reader, request)
     const block = blockKey(reader)
@@ -63,7 +73,7 @@ export class PooledQuoteService implements QuoteService {
     return answer
   }
 
-  private async compute(reader: StateReader, request: QuoteRequest): Promise<QuoteResult> {
+  private async compute(reader: StateReader, request: QuoteRequest): Promise<string> {
     try {
       return await this.pool.run('quote', request, reader)
     } catch (err) {

@@ -4,7 +4,7 @@
 import type { BackrunEngineStats } from '../backrun/backrun-engine.ts'
 import type { BackrunFound, BackrunRequest } from '../backrun/types.ts'
 import type { Address, BlockInfo, Hex } from '../chain/types.ts'
-import type { QuoteRequest, QuoteResult, QuoteServiceStats } from '../quote/types.ts'
+import type { QuoteRequest, QuoteServiceStats } from '../quote/types.ts'
 import type { BackrunPlanningSettings } from '../submission/backrun-planning.ts'
 import type { BackrunTransactionRequest } from '../submission/backrun-signer.ts'
 import type { BackrunPlan, SimulationReport } from '../submission/dispatcher-ports.ts'
@@ -48,7 +48,8 @@ export interface PlanTaskRequest extends SimulateTaskRequest {
 
 /** Kind of task -> its request and its answer. */
 export interface TaskKinds {
-  quote: { request: QuoteRequest; value: QuoteResult }
+  /** the answer as the 200 body of POST /v1/quote, written by the worker (server/quote/quote-json.ts) */
+  quote: { request: QuoteRequest; value: string }
   backrun: { request: BackrunRequest; value: BackrunFound | null }
   simulate: { request: SimulateTaskRequest; value: SimulationReport }
   plan: { request: PlanTaskRequest; value: BackrunPlan | null }

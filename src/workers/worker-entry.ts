@@ -22,6 +22,7 @@ import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_th
 import { BackrunEngine } from '../backrun/backrun-engine.ts'
 import type { Address, BlockInfo, Hex } from '../chain/types.ts'
 import { EvmQuoteService } from '../quote/evm-quote-service.ts'
+import { quoteJson } from '../server/quote/quote-json.ts'
 import { planBackrun, type SearcherKeyLeases } from '../submission/backrun-planning.ts'
 import { engineSubmissionSimulator } from '../submission/engine-simulator.ts'
 import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
@@ -105,7 +106,8 @@ export default async function runTask(task: WorkerTask): Promise<WorkerAnswer> {
 function run(task: WorkerTask, signal: AbortSignal): Promise<TaskKinds[TaskKind]['value']> {
   switch (task.kind) {
     case 'quote':
-      return quoteService.quote((task as WorkerTask<'quote'>).request)
+      // written here, not on the main thread: it sends the string as it comes (quote-json.ts)
+      return quoteService.quote((task as WorkerTask<'quote'>).request).then(quoteJson)
     case 'backrun':
       return backrunEngine.backrun((task as WorkerTask<'backrun'>).request)
     case 'simulate': {

@@ -28,6 +28,7 @@ import { API_BASE_PATH } from '../openapi/openapi.ts'
 import { RateLimitedError, ValidationFailedError } from '../errors/request-errors.ts'
 import { type MappedError, createQuoteErrorHandler, lastResortErrorHandler } from './quote-errors.ts'
 import { parseQuoteRequest } from './quote-request.ts'
+import { hasQuoteJson } from './quote-json.ts'
 import { toWireQuote } from './quote-response.ts'
 import { quoteRouteSchema } from './quote-schemas.ts'
 import { sharedRateLimitStore, type WindowCounter } from '../rate-limit/shared-rate-limit-store.ts'
@@ -37,6 +38,8 @@ export const QUOTE_PATH = `${API_BASE_PATH}/quote`
 export const DEFAULT_QUOTE_BODY_LIMIT_BYTES = 16 * 1024
 /** the shared rate-limit counter's failures are logged at most this often, ms */
 const LOG_FALLBACK_EVERY_MS = 10_000
+/** what Fastify gives a body its response serializer wrote */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
 export interface QuoteRoutesOptions {
   quoteService: QuoteService
@@ -165,6 +168,8 @@ const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options
   })
 
   const authenticate = apiKeyAuthHook(options.apiKeys)
+  const service = options.quoteService
+  const jsonSource = hasQuoteJson(service) ? service : undefined
 
   scope.post<{ Body: QuoteRequest }>(
     QUOTE_PATH,
@@ -192,14 +197,16 @@ const quoteRoute: FastifyPluginAsync<QuoteRoutesOptions> = async (scope, options
     },
     async (request, reply) => {
       const started = performance.now()
-      let result
+      let body
       try {
-        result = await options.quoteService.quote(request.body)
+        // the pool's facade answers with the body its worker wrote (quote-json.ts); sent as it is,
+        // with the content type the response serializer would have given it
+        body = jsonSource === undefined ? toWireQuote(await service.quote(request.body)) : await jsonSource.quoteJson(request.body)
       } finally {
         metrics?.serviceSeconds.observe((performance.now() - started) / 1000)
       }
-      const body = toWireQuote(result)
       metrics?.outcomes.inc({ outcome: 'ok' })
+      if (typeof body === 'string') reply.header('content-type', JSON_CONTENT_TYPE)
       return reply.code(200).send(body)
     },
   )

@@ -10,6 +10,7 @@ import { ApiKeyRegistry } from '../../../src/server/auth/api-keys.ts'
 import { registerMetrics } from '../../../src/server/metrics/http-metrics.ts'
 import { createMetricsRegistry, type MetricsRegistry } from '../../../src/server/metrics/registry.ts'
 import { registerOpenApi } from '../../../src/server/openapi/openapi.ts'
+import { quoteJson, type QuoteJsonSource } from '../../../src/server/quote/quote-json.ts'
 import { registerQuoteRoutes } from '../../../src/server/quote/quote-routes.ts'
 
 export const KEY_A = 'key-a-0123456789abcdef'
@@ -84,6 +85,16 @@ export class FakeQuoteService implements QuoteService {
   }
 }
 
+/**
+ * The same fake answering as the pool's facade does (quoteJson: the 200 body written beforehand,
+ * see src/server/quote/quote-json.ts); the route then sends that string as it is.
+ */
+export class FakeQuoteJsonService extends FakeQuoteService implements QuoteJsonSource {
+  async quoteJson(request: QuoteRequest): Promise<string> {
+    return quoteJson(await this.quote(request))
+  }
+}
+
 export interface Harness {
   app: FastifyInstance
   service: FakeQuoteService
@@ -92,7 +103,7 @@ export interface Harness {
   logs: () => string
 }
 
-export async function buildHarness(options: { max?: number; timeWindowMs?: number; bodyLimitBytes?: number } = {}): Promise<Harness> {
+export async function buildHarness(options: { max?: number; timeWindowMs?: number; bodyLimitBytes?: number; json?: boolean } = {}): Promise<Harness> {
   const lines: string[] = []
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -103,7 +114,7 @@ export async function buildHarness(options: { max?: number; timeWindowMs?: numbe
   // trace level and NO redaction configured: the test proves the HTTP layer itself never logs
   // key material, independent of the app's redact paths
   const app = Fastify({ logger: { level: 'trace', stream } })
-  const service = new FakeQuoteService()
+  const service = options.json === true ? new FakeQuoteJsonService() : new FakeQuoteService()
   const registry = createMetricsRegistry({ defaultMetrics: false })
   registerMetrics(app, { registry })
   await registerOpenApi(app)
