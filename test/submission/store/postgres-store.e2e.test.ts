@@ -73,6 +73,16 @@ describe('PostgresSubmissionStore migrations', () => {
     expect(await sql('SELECT version FROM schema_migrations')).toHaveLength(MIGRATIONS.length)
   })
 
+  it('a lifecycle row has one index entry: its key (submission, append, ordinal); its events still read back in order', async () => {
+    const store = newStore()
+    await store.open()
+    const indexes = await sql<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE tablename = 'submission_events'")
+    expect(indexes.map((i) => i.indexdef)).toEqual([expect.stringMatching(/UNIQUE INDEX .* USING btree \(submission_id, append_token, ordinal\)$/)])
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(1) })
+    for (let block = 1n; block <= 3n; block++) await store.append(record.id, [{ type: 'targeting', at: Number(block), firstBlock: block, lastBlock: block + 1n, relays: ['r'] }])
+    expect((await store.get(record.id))?.events.map((e) => e.type === 'targeting' ? e.firstBlock : e.type)).toEqual(['received', 1n, 2n, 3n])
+  })
+
   it('refuses a database migrated by a newer release', async () => {
     await newStore().open()
     await sql("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')")
