@@ -12,8 +12,10 @@
  * 2. `lifecycle`: PG_STORE_ROUNDS rounds (default 2) of what the dispatcher writes for every open
  *    submission at a head: a `relay-sending` append, then its `relay-result`, every submission at
  *    once (the store groups them as the dispatcher's do);
- * 3. `mixed`: persists as in 1 while rounds as in 2 run over the open submissions: the
- *    acknowledgement's latency when lifecycle writes share the database's WAL flushes with it.
+ * 3. `mixed`: persists as in 1 while a round as in 2 over the first 3,000 submissions starts
+ *    every PG_STORE_HEAD_MS (default 1,000; the next waits for the last to end): the
+ *    acknowledgement's latency when lifecycle writes share the database's WAL flushes with it, at
+ *    a fixed lifecycle rate, so two runs compare (`heads` says how many rounds ran).
  *
  * For each: the CPU of every PostgreSQL process and of this process (the store's client side), in
  * ms per operation, and what the database did per operation (scripts/lib/pg-activity.ts:
@@ -36,6 +38,7 @@ import { summarize } from '../lib/stats.ts'
 const PERSISTS = Number(process.env.PG_STORE_PERSISTS ?? 3_000)
 const CONCURRENCY = Number(process.env.PG_STORE_CONCURRENCY ?? 16)
 const ROUNDS = Number(process.env.PG_STORE_ROUNDS ?? 2)
+const HEAD_MS = Number(process.env.PG_STORE_HEAD_MS ?? 1_000)
 const OWNER = 'probe-replica'
 
 interface Phase {
@@ -47,6 +50,8 @@ interface Phase {
   wall_ms: number
   db: PgActivity
   latency?: { p50_ms: number; p99_ms: number }
+  /** mixed: the lifecycle rounds that ran beside the persists */
+  heads?: number
 }
 
 /** CPU of this process and of its PostgreSQL processes over `run`, and the database's activity, per operation */
@@ -126,20 +131,25 @@ async function main(): Promise<void> {
     console.log(`lifecycle (per event): ${JSON.stringify(lifecycle)}`)
 
     const mixedIds: SubmissionId[] = []
+    let heads = 0
     const mixed = await measure(databaseUrl, () => PERSISTS, async () => {
       const acks = persistAll(store, raws.slice(PERSISTS), mixedIds)
-      let heads = 0
       let done = false
       const rounds = (async () => {
-        while (!done) await headRound(store, ids, BigInt(100 + heads++))
+        while (!done) {
+          const next = performance.now() + HEAD_MS
+          await headRound(store, ids, BigInt(100 + heads++))
+          await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())))
+        }
       })()
       latencies = await acks
       done = true
       await rounds
     })
     mixed.latency = latency(latencies)
+    mixed.heads = heads
     console.log(`mixed (per persist, lifecycle rounds beside): ${JSON.stringify(mixed)}`)
-    console.log(JSON.stringify({ name: 'probe:pg-store-cost', persists: PERSISTS, concurrency: CONCURRENCY, rounds: ROUNDS, persist, lifecycle, mixed }))
+    console.log(JSON.stringify({ name: 'probe:pg-store-cost', persists: PERSISTS, concurrency: CONCURRENCY, rounds: ROUNDS, head_ms: HEAD_MS, persist, lifecycle, mixed }))
   } finally {
     await store.close().catch(() => undefined)
     await server.close()
