@@ -49,7 +49,12 @@
  * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS
  * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4), BENCH_REPLICA_WORKERS (WORKERS of each
  * replica in 4; default the cluster's own, 1), BENCH_ACK_TRACE (a directory: trace the LevelDB open
- * loop's acknowledgements phase by phase and print where the slowest 1% waited; off by default).
+ * loop's acknowledgements phase by phase and print where the slowest 1% waited; off by default),
+ * BENCH_PG_STATEMENTS (1: PostgreSQL preloads pg_stat_statements; see below).
+ *
+ * In 3 and 4 each loop also prints what the database did per answer (scripts/lib/pg-activity.ts):
+ * commits, WAL records, bytes and fsyncs, rows written per table, and with BENCH_PG_STATEMENTS=1
+ * every statement's calls and execution time.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
@@ -68,6 +73,7 @@ import { descendants, msPer, threadCpuPer, throughputCeiling, type ProcStat, typ
 import { summarize } from './lib/stats.ts'
 import { registry, senderAccounts, signSwaps } from './lib/submit-load.ts'
 import { ackTraceReport, type ClientSample } from './lib/ack-trace-report.ts'
+import { startPgActivityWindow } from './lib/pg-activity.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 
 const RATE = Number(process.env.BENCH_RATE ?? 200)
@@ -84,6 +90,13 @@ const CLUSTER_WORKERS = 1
  * the probe's wrappers cost the measured main thread a little.
  */
 const ACK_TRACE_DIR = process.env.BENCH_ACK_TRACE
+/**
+ * 1: the PostgreSQL servers of 3-4 preload pg_stat_statements, so each loop's database activity
+ * (printed per answer) names every statement's calls and time. Off by default: it costs the
+ * server a little per statement, which the CPU split would count.
+ */
+const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1'
+const PG_SETTINGS = PG_STATEMENTS ? { settings: { shared_preload_libraries: 'pg_stat_statements' } } : {}
 
 /** the service as startServiceProcess starts it, with the probe imported before src/main.ts; ready once /readyz answers */
 async function startTracedService(port: number, env: Record<string, string>): Promise<ChildProcess> {
@@ -367,6 +380,8 @@ interface RunProcesses {
   services: ReadonlyArray<{ pid: number; workers: number }>
   /** the devnet chain with its builder (the cluster's), when there is one */
   chainPid?: number
+  /** the services' PostgreSQL database: its activity per answer in each loop is printed (scripts/lib/pg-activity.ts) */
+  databaseUrl?: string
 }
 
 /** CPU ms per answer of a closed loop, by process and by thread kind within each service */
@@ -442,20 +457,24 @@ async function measure(label: string, url: string | string[], txs: { warmTxs: He
   const urls = Array.isArray(url) ? url : [url]
   for (const [i, tx] of txs.warmTxs.entries()) await send(urls[i % urls.length], 'eth_sendPrivateRawTransaction', tx)
   const mainThreads = await Promise.all(urls.map((u) => mainThreadWindow(new URL(u).origin)))
+  const openDb = run.databaseUrl === undefined ? undefined : await startPgActivityWindow(run.databaseUrl)
   const openCpu = pids.map((pid) => startCpuWindow(pid))
   const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
   const openWindows = openCpu.map((w) => w.stop())
+  if (openDb !== undefined) console.log(`${label}: open loop, the database per acknowledgement ${JSON.stringify(await openDb.stop(open.count))}`)
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
   console.log(`${label}: open loop, ${mainThreadCost(openWindows, open.count)}`)
   for (const [i, window] of mainThreads.entries()) console.log(`${label}: open loop, ${urls.length > 1 ? `replica ${i + 1}'s ` : ''}${await window.stop()}`)
   const dispatcherCounters = ['dispatcher_simulations_total', 'dispatcher_backrun_plans_total'] as const
   const dispatcherWork = () => Promise.all(urls.map((u) => scrapeSums(new URL(u).origin, dispatcherCounters)))
   const work0 = await dispatcherWork()
+  const closedDb = run.databaseUrl === undefined ? undefined : await startPgActivityWindow(run.databaseUrl)
   const windows = pids.map((pid) => startCpuWindow(pid))
   const treeWindow = treeCpuWindow(run)
   const closed = await closedLoop(url, txs.closedTxs)
   const answers = closed.count + closed.failed
   const { seconds: tree, split } = treeWindow.stop(answers)
+  if (closedDb !== undefined) console.log(`${label}: closed loop, the database per answer ${JSON.stringify(await closedDb.stop(answers))}`)
   const work1 = await dispatcherWork()
   const workDone = (name: (typeof dispatcherCounters)[number]) => work1.reduce((s, w, i) => s + w[name] - work0[i]![name], 0)
   // the workers run the dispatcher's simulations and plans (issue 10): their CPU over the tasks they completed
@@ -486,14 +505,15 @@ async function measure(label: string, url: string | string[], txs: { warmTxs: He
  */
 async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }): Promise<{ one: StoreRun; two: StoreRun }> {
   const relays = JSON.stringify([{ name: 'recorder', url: relayUrl }])
-  const pg = await startTestPostgres()
+  const pg = await startTestPostgres(PG_SETTINGS)
   let one: StoreRun
   try {
     const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-pg-'))
     const port = await freePort()
-    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: relays, LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
+    const databaseUrl = await pg.createDatabase()
+    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RELAYS: relays, LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
     try {
-      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, { services: [{ pid: service.pid!, workers: DEFAULT_WORKERS }] })
+      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, { services: [{ pid: service.pid!, workers: DEFAULT_WORKERS }], databaseUrl })
     } finally {
       await stopProcess(service, SERVICE_STOP_GRACE_MS)
       rmSync(dataDir, { recursive: true, force: true })
@@ -507,10 +527,10 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
   // to the pool: it then measured every simulation and backrun search on the replicas' main
   // threads, a setup neither `npm run cluster` nor the one-replica run (3) has.
   const workers: Record<string, string> = REPLICA_WORKERS === undefined ? {} : { WORKERS: REPLICA_WORKERS }
-  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', MAX_PENDING_SUBMISSIONS: MAX_PENDING, ...workers } })
+  const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', MAX_PENDING_SUBMISSIONS: MAX_PENDING, ...workers }, postgres: PG_SETTINGS })
   try {
     const replicaWorkers = Number(REPLICA_WORKERS ?? CLUSTER_WORKERS)
-    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, { services: cluster.replicas.map((r) => ({ pid: r.pid, workers: replicaWorkers })), chainPid: cluster.chainPid })
+    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, { services: cluster.replicas.map((r) => ({ pid: r.pid, workers: replicaWorkers })), chainPid: cluster.chainPid, databaseUrl: cluster.databaseUrl })
     return { one, two }
   } finally {
     await cluster.stop()

@@ -167,6 +167,14 @@ export interface SubmissionConfig {
    */
   leaseMs: number
   /**
+   * With DATABASE_URL, the store's connections and its group commit of acknowledgements:
+   * SUBMISSION_DB_POOL_SIZE connections at most; new submissions that arrive while an insert runs
+   * share the next insert statement (one transaction, one WAL flush), at most
+   * SUBMISSION_DB_MAX_INSERT_GROUP each, SUBMISSION_DB_INSERTS_IN_FLIGHT such statements at once
+   * (fewer than the pool's connections, so lifecycle writes, claims and reads keep one)
+   */
+  postgres: { poolSize: number; maxInsertGroup: number; insertsInFlight: number }
+  /**
    * SEARCHER_PRIVATE_KEY, then SEARCHER_PRIVATE_KEYS, each key once (lowercase 0x-hex, valid
    * secp256k1 keys): one backrun per key per block; the first also signs relay requests. Undefined:
    * none configured (devnet mode: the registry's public development keys). Never logged.

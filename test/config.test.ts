@@ -49,6 +49,7 @@ describe('loadConfig', () => {
       maxRawTxBytes: 131_072,
       maxBundleBytes: 300_000,
       leaseMs: 30_000,
+      postgres: { poolSize: 10, maxInsertGroup: 256, insertsInFlight: 2 },
       outboxLevelDb: { cacheBytes: 8_388_608, writeBufferBytes: 4_194_304, maxOpenFiles: 500, maxGroupOps: 64 },
     })
     expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, localBuilderSliceMs: 10, stateLayerDepth: 8 })
@@ -83,6 +84,26 @@ describe('loadConfig', () => {
     expect(loadConfig({ OUTBOX_MAX_GROUP_OPS: '1' }).submission.outboxLevelDb.maxGroupOps).toBe(1)
     expect(loadConfig({ OUTBOX_MAX_GROUP_OPS: '100000' }).submission.outboxLevelDb.maxGroupOps).toBe(100_000)
     for (const bad of ['0', '100001', '2.5', 'x']) expect(problemsOf(() => loadConfig({ OUTBOX_MAX_GROUP_OPS: bad })).join('\n')).toMatch(/^OUTBOX_MAX_GROUP_OPS/m)
+  })
+
+  it('SUBMISSION_DB_POOL_SIZE 2 to 1,000, SUBMISSION_DB_MAX_INSERT_GROUP 1 to 10,000, SUBMISSION_DB_INSERTS_IN_FLIGHT 1 to 999 and fewer than the pool', () => {
+    expect(loadConfig({}).submission.postgres).toEqual({ poolSize: 10, maxInsertGroup: 256, insertsInFlight: 2 })
+    expect(loadConfig({ SUBMISSION_DB_POOL_SIZE: '2', SUBMISSION_DB_MAX_INSERT_GROUP: '1', SUBMISSION_DB_INSERTS_IN_FLIGHT: '1' }).submission.postgres).toEqual({
+      poolSize: 2,
+      maxInsertGroup: 1,
+      insertsInFlight: 1,
+    })
+    expect(loadConfig({ SUBMISSION_DB_POOL_SIZE: '1000', SUBMISSION_DB_MAX_INSERT_GROUP: '10000', SUBMISSION_DB_INSERTS_IN_FLIGHT: '999' }).submission.postgres).toEqual({
+      poolSize: 1_000,
+      maxInsertGroup: 10_000,
+      insertsInFlight: 999,
+    })
+    for (const bad of ['1', '1001', '2.5', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_DB_POOL_SIZE: bad })).join('\n')).toMatch(/^SUBMISSION_DB_POOL_SIZE=.*from 2 to 1000/m)
+    for (const bad of ['0', '10001', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_DB_MAX_INSERT_GROUP: bad })).join('\n')).toMatch(/^SUBMISSION_DB_MAX_INSERT_GROUP=.*from 1 to 10000/m)
+    for (const bad of ['0', '1000', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_DB_INSERTS_IN_FLIGHT: bad })).join('\n')).toMatch(/^SUBMISSION_DB_INSERTS_IN_FLIGHT=.*from 1 to 999/m)
+    expect(problemsOf(() => loadConfig({ SUBMISSION_DB_POOL_SIZE: '4', SUBMISSION_DB_INSERTS_IN_FLIGHT: '4' }))).toEqual([
+      'SUBMISSION_DB_INSERTS_IN_FLIGHT: must be less than SUBMISSION_DB_POOL_SIZE',
+    ])
   })
 
   it('DISPATCHER_QUEUE_WAIT_MS: 1 ms to 60 s', () => {

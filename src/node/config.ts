@@ -72,6 +72,9 @@ export const DEFAULTS = {
   SUBMISSION_EXPIRY_BLOCKS: 25,
   MAX_PENDING_SUBMISSIONS: 5_000,
   SUBMISSION_LEASE_MS: 30_000,
+  SUBMISSION_DB_POOL_SIZE: 10,
+  SUBMISSION_DB_MAX_INSERT_GROUP: 256,
+  SUBMISSION_DB_INSERTS_IN_FLIGHT: 2,
   OUTBOX_CACHE_BYTES: 8_388_608,
   OUTBOX_MAX_GROUP_OPS: 64,
   OUTBOX_WRITE_BUFFER_BYTES: 4_194_304,
@@ -145,6 +148,11 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     dataDir: read.str('DATA_DIR'),
     databaseUrl: readDatabaseUrl(read),
     leaseMs: read.int('SUBMISSION_LEASE_MS', 1_000, 600_000),
+    postgres: {
+      poolSize: read.int('SUBMISSION_DB_POOL_SIZE', 2, 1_000),
+      maxInsertGroup: read.int('SUBMISSION_DB_MAX_INSERT_GROUP', 1, 10_000),
+      insertsInFlight: read.int('SUBMISSION_DB_INSERTS_IN_FLIGHT', 1, 999),
+    },
     searcherKeys: readSearcherKeys(env, mode, problems),
     relays: readRelays(env, mode, problems),
     maxPendingSubmissions: read.int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),
@@ -187,6 +195,8 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
 
   // across variables
   if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')
+  // the acknowledgements' inserts must leave a connection to the lifecycle writes, claims and reads
+  if (submission.postgres.insertsInFlight >= submission.postgres.poolSize) problems.push('SUBMISSION_DB_INSERTS_IN_FLIGHT: must be less than SUBMISSION_DB_POOL_SIZE')
   if (server.bodyLimitBytes < 2 * submission.maxBundleBytes + 1_024) {
     problems.push(`BODY_LIMIT_BYTES: must exceed 2 x MAX_BUNDLE_BYTES + 1024 (hex doubles the bytes), ${2 * submission.maxBundleBytes + 1_024}`)
   }

@@ -90,6 +90,7 @@ function createSubmissionStore(settings: ServiceConfig['submission'], log: Submi
   return new PostgresSubmissionStore(settings.databaseUrl, {
     ...limits,
     leaseMs: settings.leaseMs,
+    ...settings.postgres,
     // an idle connection lost (the database restarted): the next statement reconnects or fails with PersistenceError
     onConnectionError: (error) => log.warn({ err: error }, 'submission store: a database connection failed'),
   })

@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 import { devnetForkEnv, loadRegistry } from './devnet.ts'
-import { startTestPostgres, type TestPostgres } from './embedded-postgres.ts'
+import { startTestPostgres, type TestPostgres, type TestPostgresOptions } from './embedded-postgres.ts'
 import { freePort } from './net.ts'
 import { startScriptEnv, startScriptNodeArgs, startServiceProcess } from './service-process.ts'
 
@@ -29,6 +29,8 @@ export interface ClusterOptions {
   replicaEnv?: Record<string, string>
   /** environment of the devnet chain (e.g. DEVNET_GENESIS) */
   chainEnv?: Record<string, string>
+  /** settings of the shared PostgreSQL server (startTestPostgres) */
+  postgres?: TestPostgresOptions
   /** where the replicas' and the chain's stderr go; default this process's stderr */
   stderr?: 'inherit' | 'ignore'
 }
@@ -76,7 +78,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     for (const stop of stoppers.splice(0).reverse()) await stop().catch((err: unknown) => console.error('cluster: stopping failed:', err))
   }
   try {
-    const postgres = await startTestPostgres()
+    const postgres = await startTestPostgres(options.postgres)
     stoppers.push(() => postgres.close())
     const databaseUrl = await postgres.createDatabase()
 

@@ -32,7 +32,12 @@ export interface TestPostgres {
 const START_TIMEOUT_MS = 60_000
 const LOG_LINES = 200
 
-export async function startTestPostgres(): Promise<TestPostgres> {
+export interface TestPostgresOptions {
+  /** more server settings, as `-c name=value` pairs (a benchmark's `shared_preload_libraries=pg_stat_statements`) */
+  settings?: Record<string, string>
+}
+
+export async function startTestPostgres(options: TestPostgresOptions = {}): Promise<TestPostgres> {
   const dir = await mkdtemp(join(tmpdir(), 'pg-store-'))
   // the server runs as `postgres` when we are root: it must reach its data directory inside
   await chmod(dir, 0o755)
@@ -52,7 +57,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--no-locale'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=100'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=100', ...Object.entries(options.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`])],
     onLog: keep,
     onError: keep,
   })

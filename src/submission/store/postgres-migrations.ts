@@ -20,6 +20,15 @@
  * Version 3: `lease_heartbeats`, one row per lease owner (a replica's process): a submission whose
  * own lease expired stays its owner's while the owner's heartbeat has not expired, so renewing a
  * replica's leases writes one row instead of every row it holds.
+ *
+ * Version 4: `submission_events` keeps one index instead of three: its key is the unique
+ * (submission_id, append_token, ordinal) a retried append already relied on (all NOT NULL); the
+ * index on `seq` (its primary key until now) and the one on (submission_id, seq) go, dropped
+ * without rebuilding anything (a large table migrates within the statement timeout). Every read
+ * of events is by submission (its key's first column) and sorts that submission's few rows by
+ * `seq`, which stays (an identity column, assigned in insertion order). Each event was four
+ * writes to the WAL (the row and three index entries) and the dispatcher writes two per open
+ * submission per head: this leaves two (issue 14, scripts/probe/pg-store-cost.ts).
  */
 import type { PoolClient } from 'pg'
 
@@ -91,6 +100,14 @@ export const MIGRATIONS: readonly Migration[] = [
         owner      text PRIMARY KEY,
         expires_at timestamptz NOT NULL
       );
+    `,
+  },
+  {
+    version: 4,
+    name: 'lifecycle events: one index, by submission and append',
+    sql: `
+      ALTER TABLE submission_events DROP CONSTRAINT submission_events_pkey;
+      DROP INDEX submission_events_by_submission;
     `,
   },
 ]

@@ -63,6 +63,10 @@ export interface PostgresStoreOptions extends SubmissionStoreOptions {
   onConnectionError?: (error: Error) => void
   /** Connections at most. Default 10. */
   poolSize?: number
+  /** New submissions in one insert statement (one transaction, one WAL flush) at most. Default 256. */
+  maxInsertGroup?: number
+  /** Insert statements of new submissions running at once, fewer than poolSize. Default 2. */
+  insertsInFlight?: number
   /** Connecting gives up after this, ms. Default 5 000. */
   connectTimeoutMs?: number
   /** A statement is cancelled after this, ms. Default 10 000. */
@@ -77,6 +81,8 @@ export interface PostgresStoreOptions extends SubmissionStoreOptions {
 
 const DEFAULTS = {
   poolSize: 10,
+  maxInsertGroup: 256,
+  insertsInFlight: 2,
   connectTimeoutMs: 5_000,
   statementTimeoutMs: 10_000,
   idleTimeoutMs: 30_000,
@@ -263,6 +269,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
   private readonly settings: StoreSettings
   private readonly onConnectionError: (error: Error) => void
   private readonly poolSize: number
+  private readonly maxInsertGroup: number
+  private readonly insertsInFlight: number
   private readonly connectTimeoutMs: number
   private readonly statementTimeoutMs: number
   private readonly idleTimeoutMs: number
@@ -295,34 +303,38 @@ export class PostgresSubmissionStore implements SubmissionStore {
     { maxGroup: APPEND_GROUP_MAX, maxInFlight: 1 },
   )
   /**
-   * Group commit of new submissions: up to INSERTS_IN_FLIGHT statements run at once, each taking
-   * the persists queued when it starts (at most INSERT_GROUP_MAX), so a persist never waits for
+   * Group commit of new submissions: up to `insertsInFlight` statements run at once, each taking
+   * the persists queued when it starts (at most `maxInsertGroup`), so a persist never waits for
    * more than the statements already running, and under load many share one transaction and one
    * WAL flush. At 200 submissions/s most statements carry one row; in the closed loops of
    * bench:submit (16 at once) they carry several. A false answer: the id was there already (a
    * duplicate, or an earlier attempt of this persist whose answer was lost): persist() then reads
    * the stored row. A failed statement fails every persist of its group; nothing of it is stored.
    */
-  private readonly inserts = new TokenGroups<QueuedInsert>(
-    async (group) => {
-      const { rows } = await this.run('persist', (pool) =>
-        pool.query<{ token: string }>(SQL.insertMany, [
-          group.map((i) => i.record.id),
-          group.map((i) => i.record.kind),
-          group.map((i) => i.record.hash),
-          group.map((i) => i.record.partnerId),
-          group.map((i) => i.record.receivedAt),
-          group.map((i) => encodeJson(i.record)),
-          group.map((i) => i.token),
-          group.map((i) => i.owner),
-          group.map((i) => encodeJson({ type: 'received', at: i.record.receivedAt })),
-          this.settings.leaseMs,
-        ]),
-      )
-      return rows.map((r) => r.token)
-    },
-    { maxGroup: INSERT_GROUP_MAX, maxInFlight: INSERTS_IN_FLIGHT },
-  )
+  private readonly inserts: TokenGroups<QueuedInsert>
+
+  private insertGroup(): TokenGroups<QueuedInsert> {
+    return new TokenGroups<QueuedInsert>(
+      async (group) => {
+        const { rows } = await this.run('persist', (pool) =>
+          pool.query<{ token: string }>(SQL.insertMany, [
+            group.map((i) => i.record.id),
+            group.map((i) => i.record.kind),
+            group.map((i) => i.record.hash),
+            group.map((i) => i.record.partnerId),
+            group.map((i) => i.record.receivedAt),
+            group.map((i) => encodeJson(i.record)),
+            group.map((i) => i.token),
+            group.map((i) => i.owner),
+            group.map((i) => encodeJson({ type: 'received', at: i.record.receivedAt })),
+            this.settings.leaseMs,
+          ]),
+        )
+        return rows.map((r) => r.token)
+      },
+      { maxGroup: this.maxInsertGroup, maxInFlight: this.insertsInFlight },
+    )
+  }
 
   /** @param url a postgres:// URL (DATABASE_URL); nothing is connected before open() */
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -333,6 +345,12 @@ export class PostgresSubmissionStore implements SubmissionStore {
     this.settings = resolveStoreSettings(options, owner)
     this.onConnectionError = options.onConnectionError ?? (() => undefined)
     this.poolSize = positiveInt('poolSize', options.poolSize ?? DEFAULTS.poolSize, owner)
+    this.maxInsertGroup = positiveInt('maxInsertGroup', options.maxInsertGroup ?? DEFAULTS.maxInsertGroup, owner)
+    this.insertsInFlight = positiveInt('insertsInFlight', options.insertsInFlight ?? DEFAULTS.insertsInFlight, owner)
+    if (this.insertsInFlight >= this.poolSize) {
+      throw new RangeError(`${owner}: insertsInFlight must be less than poolSize (${this.poolSize}), got ${this.insertsInFlight}`)
+    }
+    this.inserts = this.insertGroup()
     this.connectTimeoutMs = positiveInt('connectTimeoutMs', options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs, owner)
     this.statementTimeoutMs = positiveInt('statementTimeoutMs', options.statementTimeoutMs ?? DEFAULTS.statementTimeoutMs, owner)
     this.idleTimeoutMs = positiveInt('idleTimeoutMs', options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs, owner)
@@ -606,9 +624,6 @@ export class PostgresSubmissionStore implements SubmissionStore {
 
 /** Most appends in one grouped statement. */
 const APPEND_GROUP_MAX = 500
-/** Most new submissions in one insert statement, and insert statements at once (see `inserts`). */
-const INSERT_GROUP_MAX = 256
-const INSERTS_IN_FLIGHT = 2
 
 interface QueuedInsert {
   record: SubmissionRecord

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 
 import pg from 'pg'
+import { keccak256 } from 'viem'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 import { LeaseLostError, PersistenceError } from '../../../src/submission/errors.ts'
@@ -71,6 +72,16 @@ describe('PostgresSubmissionStore migrations', () => {
     // reopening applies nothing new
     await newStore().open()
     expect(await sql('SELECT version FROM schema_migrations')).toHaveLength(MIGRATIONS.length)
+  })
+
+  it('a lifecycle row has one index entry: its key (submission, append, ordinal); its events still read back in order', async () => {
+    const store = newStore()
+    await store.open()
+    const indexes = await sql<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE tablename = 'submission_events'")
+    expect(indexes.map((i) => i.indexdef)).toEqual([expect.stringMatching(/UNIQUE INDEX .* USING btree \(submission_id, append_token, ordinal\)$/)])
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(1) })
+    for (let block = 1n; block <= 3n; block++) await store.append(record.id, [{ type: 'targeting', at: Number(block), firstBlock: block, lastBlock: block + 1n, relays: ['r'] }])
+    expect((await store.get(record.id))?.events.map((e) => e.type === 'targeting' ? e.firstBlock : e.type)).toEqual(['received', 1n, 2n, 3n])
   })
 
   it('refuses a database migrated by a newer release', async () => {
@@ -161,6 +172,63 @@ describe('PostgresSubmissionStore rows', () => {
     expect((await survivor.leases.claim('survivor', 10)).ids).toEqual([])
     expect((await sql<{ lease_owner: string }>('SELECT lease_owner FROM submissions'))[0].lease_owner).toBe('dying')
     await expect.poll(async () => (await survivor.leases.claim('survivor', 10)).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+  })
+})
+
+describe('PostgresSubmissionStore group commit of new submissions', () => {
+  // no re-count of the stats meanwhile: every statement counted is an insert or a duplicate's read
+  const bounds = { maxInsertGroup: 4, insertsInFlight: 1, poolSize: 2, statsMaxAgeMs: 600_000 }
+
+  it('persists queued while an insert runs share the next one, at most maxInsertGroup each, insertsInFlight at once; a duplicate inside one group is stored once', async () => {
+    const store = newStore(bounds)
+    await store.open()
+    const raws = await Promise.all(Array.from({ length: 12 }, (_, i) => userTx(200 + i)))
+    const statements = countStatements(store)
+    // the first runs alone; the other 11 and a copy of raws[3] queue meanwhile: 12 in groups of 4,
+    // the copy in the same group as its original (raws[1..4])
+    const sent = [...raws.slice(0, 4), raws[3], ...raws.slice(4)]
+    const results = await Promise.all(sent.map((rawTx, i) => store.persist({ kind: 'private-tx', partnerId: i === 4 ? 'second' : 'first', rawTx })))
+    expect(results.filter((r) => r.created)).toHaveLength(12)
+    expect(results[4]).toEqual({ record: results[3].record, created: false })
+    expect(results[4].record.partnerId).toBe('first')
+    // 1 + 3 inserts, and the copy's read of the row its group stored
+    expect(statements.count).toBe(1 + 3 + 1)
+    expect(await sql('SELECT id FROM submissions')).toHaveLength(12)
+    expect(await sql('SELECT submission_id FROM submission_events')).toHaveLength(12)
+  })
+
+  it('an insert that fails fails each persist of its group with the same error and stores none of them; the rest are stored', async () => {
+    const store = newStore({ ...bounds, maxInsertGroup: 8, writeAttempts: 1 })
+    await store.open()
+    const raws = await Promise.all(Array.from({ length: 9 }, (_, i) => userTx(300 + i)))
+    // the database refuses one row (raws[5], in the second group): its whole statement fails
+    await sql(`
+      CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.hash = '${keccak256(raws[5])}' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_one BEFORE INSERT ON submissions FOR EACH ROW EXECUTE FUNCTION refuse_one();`)
+    const results = await Promise.allSettled(raws.map((rawTx) => store.persist({ kind: 'private-tx', partnerId: 'p', rawTx })))
+    expect(results[0]).toMatchObject({ status: 'fulfilled', value: { created: true } })
+    const failures = results.slice(1).map((r) => (r.status === 'rejected' ? r.reason : r))
+    expect(new Set(failures).size).toBe(1)
+    expect(failures[0]).toBeInstanceOf(PersistenceError)
+    expect((failures[0] as PersistenceError).message).toMatch(/^submission store persist failed after 1 attempts: refused by the test/)
+    expect(await sql('SELECT id FROM submissions')).toHaveLength(1)
+    expect(await sql('SELECT submission_id FROM submission_events')).toHaveLength(1)
+    expect(store.stats()).toEqual({ open: 1, finished: 0 })
+    // nothing of the failed group was stored: sent again, each is new
+    await sql('DROP TRIGGER refuse_one ON submissions')
+    const again = await Promise.all(raws.slice(1).map((rawTx) => store.persist({ kind: 'private-tx', partnerId: 'p', rawTx })))
+    expect(again.every((r) => r.created)).toBe(true)
+    expect(await sql('SELECT id FROM submissions')).toHaveLength(9)
+  })
+
+  it('refuses group bounds out of range, and as many inserts at once as the pool has connections', () => {
+    expect(() => newStore({ maxInsertGroup: 0 })).toThrow(new RangeError('PostgresSubmissionStore: maxInsertGroup must be a positive integer, got 0'))
+    expect(() => newStore({ insertsInFlight: 1.5 })).toThrow(new RangeError('PostgresSubmissionStore: insertsInFlight must be a positive integer, got 1.5'))
+    expect(() => newStore({ poolSize: 3, insertsInFlight: 3 })).toThrow(new RangeError('PostgresSubmissionStore: insertsInFlight must be less than poolSize (3), got 3'))
   })
 })
 
