@@ -31,7 +31,8 @@ export interface ServiceConfig {
   workers: WorkersConfig
 }
 
-/** The HTTP front door: HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS, RPC_MAX_BATCH_SIZE. */
+/** The HTTP front door: HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS, RPC_MAX_BATCH_SIZE,
+ * SERVER_MAX_CONNECTIONS, SERVER_KEEP_ALIVE_TIMEOUT_MS. */
 export interface ServerConfig {
   host: string
   port: number
@@ -48,6 +49,14 @@ export interface ServerConfig {
   rateLimitDbTimeoutMs: number
   /** most entries in one JSON-RPC batch */
   rpcMaxBatchSize: number
+  /**
+   * SERVER_MAX_CONNECTIONS: open TCP connections the HTTP server holds at once; one more is closed
+   * as it arrives (Node's server.maxConnections). Keep-alive clients under load open connections
+   * and keep them: without a bound their sockets and buffers were memory no limit covered.
+   */
+  maxConnections: number
+  /** SERVER_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this, ms */
+  keepAliveTimeoutMs: number
 }
 
 /**

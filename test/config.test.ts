@@ -32,7 +32,7 @@ function problemsOf(load: () => unknown): string[] {
 describe('loadConfig', () => {
   it('defaults: devnet mode, loopback, port 8080, the README table', () => {
     const c = loadConfig({})
-    expect(c.server).toEqual({ host: '127.0.0.1', port: 8080, logLevel: 'info', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1_000, rateLimitDbTimeoutMs: 250, rpcMaxBatchSize: 100 })
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 8080, logLevel: 'info', bodyLimitBytes: 1_048_576, rateLimitMax: 100, rateLimitWindowMs: 1_000, rateLimitDbTimeoutMs: 250, rpcMaxBatchSize: 100, maxConnections: 4_096, keepAliveTimeoutMs: 72_000 })
     expect(c.chain).toEqual({ mode: 'devnet', hardfork: 'prague', blockTimeSeconds: 12n })
     expect(c.quote).toEqual({ defaultSlippageBps: 50, cacheMaxEntries: 10_000 })
     expect(c.backrun).toEqual({ minNetProfitWei: 0n, priorityFeeWei: 10n ** 9n, refundBps: 0, maxThirdTokens: 16, maxPoolsPerPair: 5, searchBudgetMs: 20 })
@@ -222,6 +222,8 @@ describe('loadConfig', () => {
       ['BACKRUN_MAX_POOLS_PER_PAIR', '0'],
       ['BACKRUN_SEARCH_BUDGET_MS', '0'],
       ['RPC_MAX_BATCH_SIZE', '0'],
+      ['SERVER_MAX_CONNECTIONS', '0'],
+      ['SERVER_KEEP_ALIVE_TIMEOUT_MS', '999'],
       ['QUOTE_CACHE_MAX_ENTRIES', '-3'],
       ['SEARCHER_PRIVATE_KEY', '0x1234'],
       ['MAX_BUNDLE_TXS', '0'],

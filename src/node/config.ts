@@ -62,6 +62,8 @@ export const DEFAULTS = {
   DEFAULT_SLIPPAGE_BPS: 50,
   QUOTE_CACHE_MAX_ENTRIES: 10_000,
   RPC_MAX_BATCH_SIZE: 100,
+  SERVER_MAX_CONNECTIONS: 4_096,
+  SERVER_KEEP_ALIVE_TIMEOUT_MS: 72_000,
   BACKRUN_MIN_NET_PROFIT_WEI: '0',
   BACKRUN_PRIORITY_FEE_WEI: '1000000000',
   BACKRUN_REFUND_BPS: 0,
@@ -128,6 +130,8 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     rateLimitWindowMs: read.int('RATE_LIMIT_WINDOW_MS', 100, 3_600_000),
     rateLimitDbTimeoutMs: read.int('RATE_LIMIT_DB_TIMEOUT_MS', 10, 10_000),
     rpcMaxBatchSize: read.int('RPC_MAX_BATCH_SIZE', 1, 10_000),
+    maxConnections: read.int('SERVER_MAX_CONNECTIONS', 1, 1_000_000),
+    keepAliveTimeoutMs: read.int('SERVER_KEEP_ALIVE_TIMEOUT_MS', 1_000, 600_000),
   }
   const access = readAccess(env, mode, problems, options.readFile)
   const chain = readChain(read, mode)

@@ -74,6 +74,7 @@ export async function buildApp(config: ServiceConfig, services: AppServices, opt
     // while closing, the front door answers in the documented shape (see http-errors.ts)
     return503OnClosing: false,
     bodyLimit: config.server.bodyLimitBytes,
+    keepAliveTimeout: config.server.keepAliveTimeoutMs,
     ...(options.loggerInstance === undefined ? { logger: serviceLoggerOptions(config.server.logLevel) } : { loggerInstance: options.loggerInstance }),
     // request ids for correlating logs; no trust in client-supplied ids
     genReqId: (() => {
@@ -81,6 +82,8 @@ export async function buildApp(config: ServiceConfig, services: AppServices, opt
       return () => `req-${(++n).toString(36)}`
     })(),
   })
+  // a connection past the bound is closed as it arrives (Node's server.maxConnections)
+  app.server.maxConnections = config.server.maxConnections
   // Fastify's default 404 logs the raw URL, which may carry a partner token, and repeats it in its body
   frontDoor.install(app)
 
