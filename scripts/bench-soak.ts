@@ -430,7 +430,7 @@ async function main() {
     try {
       log(`pending: the submission pipeline in this process, ${PENDING} submissions`)
       pending = await measurePendingSubmissionMemory(PENDING, 50, log)
-      log(`pending: ${pending.count} accepted in ${pending.acceptMs} ms, one head prepared and sent in ${pending.prepareMs} ms; ${pending.active} active; relay got ${pending.relayBundles} bundles (${pending.relayBundlesWithBackrun} with a backrun); heap ${pending.heapBeforeMb} -> ${pending.heapAfterMb} MB = ${pending.bytesPerPending} bytes per pending submission (external ${pending.externalDeltaBytesPerPending} B each), of which the decoded-transaction memo (bounded at 4,096 entries) ~${pending.decodeMemoBytesPerEntry} B each; raw tx ${pending.rawTxBytes} bytes`)
+      log(`pending: ${pending.count} accepted in ${pending.acceptMs} ms, one head prepared and sent in ${pending.prepareMs} ms; ${pending.active} active; relay got ${pending.relayBundles} bundles (${pending.relayBundlesWithBackrun} with a backrun); heap ${pending.heapBeforeMb} -> ${pending.heapAfterMb} MB = ${pending.bytesPerPending} bytes per pending submission (external ${pending.externalDeltaBytesPerPending} B each), of which the decoded-transaction memo (bounded at 512 entries) ~${pending.decodeMemoBytesPerEntry} B each; raw tx ${pending.rawTxBytes} bytes`)
     } catch (err) {
       pendingError = err instanceof Error ? err.message : String(err)
       log(`pending measurement failed: ${pendingError}`)
