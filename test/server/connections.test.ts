@@ -8,12 +8,7 @@ import { connect, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { DevnetStateSource } from '../../src/chain/memory/devnet-source.ts'
-import { parseGenesis } from '../../src/chain/memory/genesis.ts'
-import { loadConfig } from '../../src/node/config.ts'
-import { buildApp } from '../../src/server/app.ts'
-import { ApiKeyRegistry } from '../../src/server/auth/api-keys.ts'
-import { createPartnerRegistry } from '../../src/server/jsonrpc/index.ts'
+import { buildFullApp } from './full-app.ts'
 
 let app: FastifyInstance | undefined
 const sockets: Socket[] = []
@@ -24,11 +19,7 @@ afterEach(async () => {
 })
 
 async function listening(env: Record<string, string>): Promise<number> {
-  const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
-  const quote = { quote: () => Promise.reject(new Error('not used')) }
-  const backrun = { backrun: () => Promise.reject(new Error('not used')) }
-  const partners = createPartnerRegistry([{ partnerId: 'p', token: 'partner-token-0123456789' }])
-  app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', ...env }), { chain, quote, backrun, partners, apiKeys: ApiKeyRegistry.fromKeys(['k-0123456789abcdef']) })
+  app = await buildFullApp({ env })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (typeof address !== 'object' || address === null) throw new Error('no port')

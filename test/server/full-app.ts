@@ -15,13 +15,18 @@ import type { SubmissionStatusStore } from '../../src/server/rpc/submission-stat
 export const FULL_APP_TOKEN = 'front-door-partner-tok-0123'
 export const FULL_APP_API_KEY = 'front-door-api-key-0123456789'
 
-/** `loggerInstance`: a logger made with serviceLoggerOptions, to read what the app logs; default: silent */
-export async function buildFullApp(options: { store?: SubmissionStatusStore; loggerInstance?: FastifyBaseLogger } = {}): Promise<FastifyInstance> {
+/**
+ * `loggerInstance`: a logger made with serviceLoggerOptions, to read what the app logs; default: silent.
+ * `env`: configuration variables beside LOG_LEVEL=silent (as loadConfig reads them).
+ */
+export async function buildFullApp(
+  options: { store?: SubmissionStatusStore; loggerInstance?: FastifyBaseLogger; env?: Record<string, string> } = {},
+): Promise<FastifyInstance> {
   const chain = new DevnetStateSource(parseGenesis({ config: { chainId: 31337 }, alloc: {} }))
   const quote = { quote: () => Promise.reject(new Error('not used')) }
   const backrun = { backrun: () => Promise.reject(new Error('not used')) }
   const app = await buildApp(
-    loadConfig({ LOG_LEVEL: 'silent' }),
+    loadConfig({ LOG_LEVEL: 'silent', ...options.env }),
     {
       chain,
       quote,
