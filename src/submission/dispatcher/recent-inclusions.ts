@@ -8,14 +8,16 @@
  * heap (and, through V8's old-space sizing, RSS ~1.5 times that) until minute 13, long after the
  * first minute after which RSS must be flat (issue 10). Here every entry lives in one of
  * `maxEntries` slots held in typed arrays allocated by the constructor: the id's kind as a byte,
- * its 32-byte hash as bytes, its block and the order it was added in as float64s, a stack of the
- * free slots, and a hash index over the slots (open addressing, linear probing, at least twice as
- * many cells as slots) so that add() finds an id already held. ~70 bytes a slot at any fill
- * (~0.7 MB at the default 10,000), against ~113 bytes an entry in the `Map` at its fullest.
+ * its 32-byte hash as bytes, its block as a float64, links to the slots added before and after it
+ * (a list in insertion order), a stack of the free slots, and a hash index over the slots (open
+ * addressing, linear probing, at least twice as many cells as slots) so that add() finds an id
+ * already held. ~70 bytes a slot at any fill (~0.7 MB at the default 10,000), against ~113 bytes an
+ * entry in the `Map` at its fullest.
  *
  * It behaves as the `Map` in insertion order did: an id added again moves to the newest place,
  * takeAbove() hands entries back oldest added first, and an add beyond `maxEntries` forgets the
- * oldest added entry (found by a scan of the slots: only at capacity). An id of another shape
+ * oldest added entry (the list's head: no scan, which matters at 100 requests/s, where the
+ * window stays at its bound). An id of another shape
  * (its hash not 32 bytes of lower-case hex; the dispatcher makes none) is kept beside the slots in
  * a `Map` by slot, so it still obeys the same bound.
  */
@@ -56,8 +58,12 @@ export class RecentInclusions {
   private readonly hashes: Uint8Array
   /** per slot: the block it was included in (block numbers stay far below 2^53) */
   private readonly blocks: Float64Array
-  /** per slot: when it was added (a counter): the order takeAbove() and the bound follow */
-  private readonly order: Float64Array
+  /** per slot: the slot added just before / after it (-1: none), the order takeAbove() and the bound follow */
+  private readonly prev: Int32Array
+  private readonly next: Int32Array
+  /** the oldest and the newest slot held (-1: none) */
+  private head = -1
+  private tail = -1
   /** the free slots, a stack: free[0 .. freeCount) */
   private readonly free: Int32Array
   private freeCount: number
@@ -68,7 +74,6 @@ export class RecentInclusions {
   private readonly cellMask: number
   /** ids of another shape, by slot (normally empty) */
   private readonly oddIds = new Map<number, SubmissionId>()
-  private added = 0
   /** the id being added or looked up, parsed */
   private readonly scratch = Buffer.alloc(HASH_BYTES)
 
@@ -78,7 +83,8 @@ export class RecentInclusions {
     this.codes = new Uint8Array(this.capacity)
     this.hashes = new Uint8Array(this.capacity * HASH_BYTES)
     this.blocks = new Float64Array(this.capacity)
-    this.order = new Float64Array(this.capacity)
+    this.prev = new Int32Array(this.capacity)
+    this.next = new Int32Array(this.capacity)
     // slot 0 on top: the slots are used in order while none has been freed
     this.free = Int32Array.from({ length: this.capacity }, (_, i) => this.capacity - 1 - i)
     this.freeCount = this.capacity
@@ -100,11 +106,15 @@ export class RecentInclusions {
       if (cell >= 0) this.release(this.cells[cell] - 1)
     }
     // past maxEntries: the oldest added goes
-    if (this.freeCount === 0) this.release(this.oldestSlot())
+    if (this.freeCount === 0) this.release(this.head)
     const slot = this.free[--this.freeCount]
     this.codes[slot] = code
     this.blocks[slot] = Number(block)
-    this.order[slot] = this.added++
+    this.prev[slot] = this.tail
+    this.next[slot] = -1
+    if (this.tail >= 0) this.next[this.tail] = slot
+    else this.head = slot
+    this.tail = slot
     if (code === ODD) {
       this.oddIds.set(slot, id)
       return
@@ -127,8 +137,7 @@ export class RecentInclusions {
   takeAbove(floor: bigint): RecentInclusion[] {
     const above = Number(floor)
     const slots: number[] = []
-    for (let slot = 0; slot < this.capacity; slot++) if (this.codes[slot] !== EMPTY && this.blocks[slot] > above) slots.push(slot)
-    slots.sort((a, b) => this.order[a] - this.order[b])
+    for (let slot = this.head; slot >= 0; slot = this.next[slot]) if (this.blocks[slot] > above) slots.push(slot)
     const taken = slots.map((slot) => ({ id: this.idAt(slot), block: BigInt(this.blocks[slot]) }))
     for (const slot of slots) this.release(slot)
     return taken
@@ -140,7 +149,7 @@ export class RecentInclusions {
 
   /** bytes of the typed arrays allocated by the constructor: what it holds from the start, whatever its fill */
   get bytesAllocated(): number {
-    return [this.codes, this.hashes, this.blocks, this.order, this.free, this.homes, this.cells].reduce((sum, a) => sum + a.byteLength, 0)
+    return [this.codes, this.hashes, this.blocks, this.prev, this.next, this.free, this.homes, this.cells].reduce((sum, a) => sum + a.byteLength, 0)
   }
 
   /** The index cell `scratch`'s hash starts from: all of its bytes mixed (ids need not be uniform in any one part). */
@@ -148,13 +157,6 @@ export class RecentInclusions {
     let h = 0
     for (let i = 0; i < HASH_BYTES; i += 4) h = Math.imul(h ^ this.scratch.readUInt32LE(i), 0x9e3779b1)
     return (h ^ (h >>> 16)) & this.cellMask
-  }
-
-  /** The held slot added first (called when every slot is held). */
-  private oldestSlot(): number {
-    let oldest = 0
-    for (let slot = 1; slot < this.capacity; slot++) if (this.order[slot] < this.order[oldest]) oldest = slot
-    return oldest
   }
 
   /** The id's kind byte, with its hash bytes in `scratch`; ODD for an id of another shape. */
@@ -192,12 +194,18 @@ export class RecentInclusions {
     return `${KINDS[code - 1]}:0x${hash}` as `${SubmissionKind}:${Hex}`
   }
 
-  /** Empties `slot`, takes it out of the index and returns it to the free stack. */
+  /** Empties `slot`, takes it out of the list and the index, and returns it to the free stack. */
   private release(slot: number): void {
     const code = this.codes[slot]
     if (code === EMPTY) return
     this.codes[slot] = EMPTY
     this.free[this.freeCount++] = slot
+    const before = this.prev[slot]
+    const after = this.next[slot]
+    if (before >= 0) this.next[before] = after
+    else this.head = after
+    if (after >= 0) this.prev[after] = before
+    else this.tail = before
     if (code === ODD) {
       this.oddIds.delete(slot)
       return
