@@ -2,8 +2,12 @@
  * npm start: the service on the embedded devnet, or on a fork of UPSTREAM_RPC_URL, composed by
  * src/node/start.ts. A wrong configuration prints every problem at once and exits with status 1.
  */
+import { boundResourceTimings } from './node/resource-timing.ts'
 import { startNode } from './node/start.ts'
 import { collectLoaderIsolateGarbage, runsUnderTsxLoader } from './workers/loader-gc.ts'
+
+// no fetch's timing kept for the life of the process (resource-timing.ts)
+boundResourceTimings()
 
 startNode(process.env).then(
   (node) => {
