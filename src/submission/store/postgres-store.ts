@@ -183,7 +183,10 @@ const SQL = {
   getForPartner: `${SELECT_SUBMISSION} WHERE s.id = $1 AND s.partner_id = $2`,
   findForPartner: `${SELECT_SUBMISSION} WHERE s.hash = $1 AND s.partner_id = $2`,
   listOpen: `${SELECT_SUBMISSION} WHERE s.finished_at IS NULL ORDER BY s.received_at, s.id`,
-  /** oldest finished first: those older than $1 (ms) or beyond the newest $2, at most $3 */
+  /**
+   * oldest finished first: those older than $1 (ms) or beyond the newest $2, at most $3, with their
+   * events (no foreign key cascades since migration 5). A row re-opened meanwhile (a reorg) stays.
+   */
   prune: `
     WITH finished AS (
       SELECT count(*) AS n FROM submissions WHERE finished_at IS NOT NULL
@@ -192,10 +195,14 @@ const SQL = {
       FROM submissions WHERE finished_at IS NOT NULL
       ORDER BY finished_at, id
       LIMIT $3
+    ), deleted AS (
+      DELETE FROM submissions s USING candidates c, finished f
+      WHERE s.id = c.id AND s.finished_at IS NOT NULL AND (c.finished_at < $1 OR c.rank <= f.n - $2)
+      RETURNING s.id
+    ), events AS (
+      DELETE FROM submission_events e USING deleted d WHERE e.submission_id = d.id
     )
-    DELETE FROM submissions s USING candidates c, finished f
-    WHERE s.id = c.id AND (c.finished_at < $1 OR c.rank <= f.n - $2)
-    RETURNING s.id`,
+    SELECT id FROM deleted`,
   counts: `
     SELECT (SELECT count(*) FROM submissions WHERE finished_at IS NULL)::int AS open,
            (SELECT count(*) FROM submissions WHERE finished_at IS NOT NULL)::int AS finished`,

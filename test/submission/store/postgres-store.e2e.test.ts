@@ -84,6 +84,40 @@ describe('PostgresSubmissionStore migrations', () => {
     expect((await store.get(record.id))?.events.map((e) => e.type === 'targeting' ? e.firstBlock : e.type)).toEqual(['received', 1n, 2n, 3n])
   })
 
+  it('migration 5: a database of the previous schema (events under a foreign key) opens without it, its events read back, and retention deletes them with their submission', async () => {
+    const first = newStore({ retention: { maxFinished: 0 } })
+    await first.open()
+    const { record } = await first.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(2) })
+    await first.append(record.id, [{ type: 'targeting', at: 1, firstBlock: 5n, lastBlock: 6n, relays: ['r'] }])
+    await first.close()
+    // back to schema 4 as the previous release left it: the foreign key, no migration 5
+    await sql('ALTER TABLE submission_events ADD CONSTRAINT submission_events_submission_id_fkey FOREIGN KEY (submission_id) REFERENCES submissions (id) ON DELETE CASCADE')
+    await sql('DELETE FROM schema_migrations WHERE version = 5')
+    const store = newStore({ retention: { maxFinished: 0 } })
+    await store.open()
+    expect(await sql("SELECT conname FROM pg_constraint WHERE conrelid = 'submission_events'::regclass AND contype = 'f'")).toEqual([])
+    expect((await store.get(record.id))?.events.map((e) => e.type)).toEqual(['received', 'targeting'])
+    await store.append(record.id, [{ type: 'expired', at: 2, lastBlock: 6n, reason: 'test' }])
+    expect(await store.pruneFinished()).toBe(1)
+    expect(await sql('SELECT submission_id FROM submission_events')).toEqual([])
+  })
+
+  it('retention deletes the events of the submissions it deletes, and only theirs', async () => {
+    const store = newStore({ retention: { maxFinished: 1 } })
+    await store.open()
+    const ids: SubmissionId[] = []
+    for (let i = 0; i < 3; i++) {
+      const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(20 + i) })
+      ids.push(record.id)
+      await store.append(record.id, [{ type: 'targeting', at: i, firstBlock: 5n, lastBlock: 6n, relays: ['r'] }])
+    }
+    await store.append(ids[0], [{ type: 'expired', at: Date.now(), lastBlock: 6n, reason: 'test' }])
+    await store.append(ids[1], [{ type: 'expired', at: Date.now() + 1, lastBlock: 6n, reason: 'test' }])
+    expect(await store.pruneFinished()).toBe(1)
+    const left = await sql<{ submission_id: string; n: number }>('SELECT submission_id, count(*)::int AS n FROM submission_events GROUP BY submission_id ORDER BY submission_id')
+    expect(left).toEqual([ids[1], ids[2]].sort().map((id) => ({ submission_id: id, n: id === ids[1] ? 3 : 2 })))
+  })
+
   it('refuses a database migrated by a newer release', async () => {
     await newStore().open()
     await sql("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')")
