@@ -154,8 +154,11 @@ const SQL = {
     ), ${appendEventsFrom('target')}`,
   /**
    * Many non-terminal appends in one statement (see `appends`): $1 ids, $2 event arrays (JSON
-   * text), $3 append tokens, $4 lease owners (NULL: unchecked), one element per append. As
-   * `append` for each; answers the tokens whose events are stored (now or by an earlier attempt).
+   * text), $3 append tokens, $4 lease owners (NULL: unchecked), one element per append; $5 whether
+   * an earlier attempt of this statement ran (its answer lost). As `append` for each; answers the
+   * tokens whose events are stored (now or by an earlier attempt). A first attempt skips the
+   * search for its tokens (one index probe per append): they are new random ids, nothing can hold
+   * them yet.
    */
   appendMany: `
     WITH input AS (
@@ -164,6 +167,7 @@ const SQL = {
       SELECT id, lease_owner FROM submissions WHERE id IN (SELECT id FROM input) AND finished_at IS NULL FOR SHARE
     ), already AS (
       SELECT DISTINCT e.append_token AS token FROM submission_events e JOIN input i ON e.submission_id = i.id AND e.append_token = i.token
+      WHERE $5::boolean
     ), accepted AS (
       SELECT i.* FROM input i JOIN target t ON t.id = i.id
       WHERE (i.owner IS NULL OR t.lease_owner = i.owner) AND i.token NOT IN (SELECT token FROM already)
@@ -302,8 +306,9 @@ export class PostgresSubmissionStore implements SubmissionStore {
    */
   private readonly appends = new TokenGroups<QueuedAppend>(
     async (group) => {
+      let attempts = 0
       const { rows } = await this.run('append', (pool) =>
-        pool.query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner)]),
+        pool.query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner), ++attempts > 1]),
       )
       return rows.map((r) => r.token)
     },

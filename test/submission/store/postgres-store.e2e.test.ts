@@ -336,4 +336,29 @@ describe('PostgresSubmissionStore grouped appends', () => {
     for (const r of ours) expect((await store.get(r.id))?.events.map((e) => e.at)).toEqual([r.receivedAt, 1, 2, 3])
     expect((await store.get(theirs.id))?.events.map((e) => e.type)).toEqual(['received'])
   })
+
+  it('a grouped append whose answer was lost is retried: the retry finds its committed events by their tokens and stores nothing twice', async () => {
+    const store = newStore()
+    await store.open()
+    const records = []
+    for (let i = 0; i < 5; i++) records.push((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(60 + i) }, { leaseOwner: 'a' })).record)
+    // the first grouped statement commits, then its answer is lost (as when the connection drops)
+    const pool = (store as unknown as { pool: pg.Pool }).pool
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>
+    const sent: unknown[][] = []
+    let lost = false
+    ;(pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args) => {
+      sent.push(args)
+      const answer = await query(...args)
+      if (!lost) {
+        lost = true
+        throw new Error('connection lost after the commit')
+      }
+      return answer
+    }
+    await Promise.all(records.map((r, i) => store.append(r.id, [{ type: 'simulated', at: i, success: true }, { type: 'simulated', at: 100 + i, success: true }], { leaseOwner: 'a' })))
+    // the first append's statement, its retry (which finds it stored), then the other four's group
+    expect(sent.map((args) => (args[1] as unknown[])[4])).toEqual([false, true, false])
+    for (const [i, r] of records.entries()) expect((await store.get(r.id))?.events.map((e) => e.at)).toEqual([r.receivedAt, i, 100 + i])
+  })
 })
