@@ -22,6 +22,22 @@
  * writes only if the row's `lease_owner` is that owner, checked in the same statement that writes
  * (the row locked), so a process whose lease was taken over cannot write another line.
  *
+ * Lifecycle commits (`lifecycleCommit`, default 'async'): the grouped non-terminal appends (the
+ * dispatcher's lifecycle rows: relay sends and results, simulations, plans, most of the database's
+ * writes) run on a connection of their own with `synchronous_commit = off`, so their commits do not
+ * flush the WAL and acknowledgements do not queue behind those flushes (issue 14: sampled, an
+ * acknowledgement's insert spent nearly all its time waiting for WAL flushes, a lifecycle commit's
+ * among them; scripts/probe/pg-store-cost.ts PG_STORE_WAIT_SAMPLE_MS). Such a commit is visible to
+ * every process at once, and survives any crash of a service process (a replica killed, a lease
+ * taken over): what the guarantees of the lifecycle rest on. Only a crash of PostgreSQL itself can
+ * lose the newest of them (at most 3 x `wal_writer_delay`, 600 ms by default, before the WAL writer
+ * flushes them; any later synchronous commit, an acknowledgement or a terminal event, flushes them
+ * too): the WAL is replayed in order, so each submission keeps a prefix of its lifecycle, and a
+ * send whose `relay-sending` was lost could be sent again for that block only if the process that
+ * sent it also restarted (or lost its lease) before the chain moved on (the same bundle for the same
+ * block, which relays treat as one). Terminal events, re-openings, acknowledgements, claims and
+ * renewals commit synchronously. 'sync': every write commits synchronously (the previous behaviour).
+ *
  * Failures: a statement that fails (server unreachable, connection lost, timeout) is retried with
  * backoff (`writeAttempts`), then rejects with PersistenceError: nothing is acknowledged.
  *
@@ -77,7 +93,17 @@ export interface PostgresStoreOptions extends SubmissionStoreOptions {
   readyTimeoutMs?: number
   /** stats() re-counts when its counts are older than this, ms. Default 5 000. */
   statsMaxAgeMs?: number
+  /**
+   * How the grouped lifecycle appends commit (see the module comment): 'async' (default) on a
+   * connection of their own with `synchronous_commit = off`; 'sync' on the pool, flushed.
+   */
+  lifecycleCommit?: LifecycleCommit
 }
+
+/** How the grouped lifecycle appends commit: see PostgresStoreOptions.lifecycleCommit. */
+export type LifecycleCommit = 'sync' | 'async'
+
+export const LIFECYCLE_COMMITS: readonly LifecycleCommit[] = ['sync', 'async']
 
 const DEFAULTS = {
   poolSize: 10,
@@ -88,7 +114,8 @@ const DEFAULTS = {
   idleTimeoutMs: 30_000,
   readyTimeoutMs: 2_000,
   statsMaxAgeMs: 5_000,
-} as const
+  lifecycleCommit: 'async',
+} as const satisfies Partial<Record<keyof PostgresStoreOptions, unknown>>
 
 /** A row with a submission and its events (events aggregated in seq order, JSON decoded by the pool). */
 interface SubmissionRow {
@@ -277,6 +304,9 @@ export class PostgresSubmissionStore implements SubmissionStore {
   readonly leases: SubmissionLeases
   private readonly url: string
   private pool: pg.Pool | undefined
+  /** the grouped appends' connection with lifecycleCommit 'async' (the pool itself with 'sync') */
+  private lifecyclePool: pg.Pool | undefined
+  private readonly lifecycleCommit: LifecycleCommit
   private readonly settings: StoreSettings
   private readonly onConnectionError: (error: Error) => void
   private readonly poolSize: number
@@ -307,8 +337,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
   private readonly appends = new TokenGroups<QueuedAppend>(
     async (group) => {
       let attempts = 0
-      const { rows } = await this.run('append', (pool) =>
-        pool.query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner), ++attempts > 1]),
+      const { rows } = await this.run('append', () =>
+        this.requireLifecyclePool().query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner), ++attempts > 1]),
       )
       return rows.map((r) => r.token)
     },
@@ -368,6 +398,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
     this.idleTimeoutMs = positiveInt('idleTimeoutMs', options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs, owner)
     this.readyTimeoutMs = positiveInt('readyTimeoutMs', options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs, owner)
     this.statsMaxAgeMs = nonNegativeInt('statsMaxAgeMs', options.statsMaxAgeMs ?? DEFAULTS.statsMaxAgeMs, owner)
+    this.lifecycleCommit = options.lifecycleCommit ?? DEFAULTS.lifecycleCommit
+    if (!LIFECYCLE_COMMITS.includes(this.lifecycleCommit)) throw new RangeError(`${owner}: lifecycleCommit must be one of ${LIFECYCLE_COMMITS.join(', ')}, got ${String(this.lifecycleCommit)}`)
     this.leases = {
       leaseMs: this.settings.leaseMs,
       claim: (leaseOwner, limit) => this.claim(leaseOwner, limit),
@@ -400,10 +432,23 @@ export class PostgresSubmissionStore implements SubmissionStore {
       } finally {
         client.release()
       }
+      // one connection: the grouped appends run one statement at a time (`appends`)
+      this.lifecyclePool =
+        this.lifecycleCommit === 'sync'
+          ? pool
+          : createPostgresPool(this.url, {
+              poolSize: 1,
+              connectTimeoutMs: this.connectTimeoutMs,
+              statementTimeoutMs: this.statementTimeoutMs,
+              idleTimeoutMs: this.idleTimeoutMs,
+              onError: this.onConnectionError,
+              synchronousCommit: false,
+            })
       this.pool = pool
       await this.recount()
     } catch (cause) {
       this.pool = undefined
+      await this.endLifecyclePool(pool).catch(() => undefined)
       await pool.end().catch(() => undefined)
       throw new PersistenceError(`cannot open the submission store (${this.description}): ${errorText(cause)}`, 'open', 0, { cause })
     }
@@ -420,7 +465,14 @@ export class PostgresSubmissionStore implements SubmissionStore {
       await Promise.allSettled(running)
     }
     this.pool = undefined
+    await this.endLifecyclePool(pool)
     await pool.end()
+  }
+
+  private async endLifecyclePool(pool: pg.Pool): Promise<void> {
+    const lifecycle = this.lifecyclePool
+    this.lifecyclePool = undefined
+    if (lifecycle !== undefined && lifecycle !== pool) await lifecycle.end()
   }
 
   /** Whether the database answers within `readyTimeoutMs`. */
@@ -611,6 +663,12 @@ export class PostgresSubmissionStore implements SubmissionStore {
     const { rows } = await this.run('read', (pool) => pool.query<OutboxStats>(SQL.counts))
     this.countedAt = this.settings.now()
     if (this.countChanges === changes) this.counts = { open: rows[0].open, finished: rows[0].finished }
+  }
+
+  private requireLifecyclePool(): pg.Pool {
+    const pool = this.lifecyclePool
+    if (this.pool === undefined || pool === undefined) throw new PersistenceError('the submission store is not open (call open() first)', 'append', 0)
+    return pool
   }
 
   private requireOpen(operation: PersistenceError['operation']): pg.Pool {

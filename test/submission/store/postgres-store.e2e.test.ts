@@ -42,14 +42,21 @@ function newStore(options: PostgresStoreOptions = {}): PostgresSubmissionStore {
   return store
 }
 
-/** counts the statements `store` sends from now on (its pool's query calls) */
+/** the store's pools: the pool, and the grouped lifecycle appends' own (the same pool with lifecycleCommit 'sync') */
+function poolsOf(store: PostgresSubmissionStore): { pool: pg.Pool; lifecycle: pg.Pool } {
+  const pools = store as unknown as { pool: pg.Pool; lifecyclePool: pg.Pool }
+  return { pool: pools.pool, lifecycle: pools.lifecyclePool }
+}
+
+/** counts the statements `store` sends from now on (its pools' query calls) */
 function countStatements(store: PostgresSubmissionStore): { count: number } {
-  const pool = (store as unknown as { pool: pg.Pool }).pool
-  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown
   const counter = { count: 0 }
-  ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-    counter.count++
-    return query(...args)
+  for (const pool of new Set(Object.values(poolsOf(store)))) {
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown
+    ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      counter.count++
+      return query(...args)
+    }
   }
   return counter
 }
@@ -337,13 +344,54 @@ describe('PostgresSubmissionStore grouped appends', () => {
     expect((await store.get(theirs.id))?.events.map((e) => e.type)).toEqual(['received'])
   })
 
+  it("lifecycleCommit 'async' (default): grouped appends run on a connection of their own that commits without waiting for the WAL flush; persists and terminal appends commit synchronously on the pool", async () => {
+    const store = newStore()
+    await store.open()
+    const { pool, lifecycle } = poolsOf(store)
+    expect(lifecycle).not.toBe(pool)
+    const setting = async (p: pg.Pool): Promise<string> => (await p.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0].synchronous_commit
+    expect(await setting(lifecycle)).toBe('off')
+    expect(await setting(pool)).toBe('on')
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(70) }, { leaseOwner: 'a' })
+    const texts = { pool: [] as string[], lifecycle: [] as string[] }
+    for (const [name, p] of [['pool', pool], ['lifecycle', lifecycle]] as const) {
+      const query = p.query.bind(p) as (...args: unknown[]) => unknown
+      ;(p as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+        texts[name].push(String(args[0]))
+        return query(...args)
+      }
+    }
+    await store.append(record.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'a' })
+    await store.append(record.id, [{ type: 'expired', at: Date.now(), lastBlock: 1n, reason: 'test' }], { leaseOwner: 'a' })
+    expect(texts.lifecycle).toHaveLength(1)
+    expect(texts.lifecycle[0]).toContain('FROM accepted a CROSS JOIN')
+    expect(texts.pool).toHaveLength(1)
+    expect(texts.pool[0]).toContain('UPDATE submissions SET finished_at')
+    // what the other connection committed is what every reader sees
+    expect((await newStore().open().then(async () => stores[stores.length - 1].get(record.id)))?.events.map((e) => e.type)).toEqual(['received', 'simulated', 'expired'])
+  })
+
+  it("lifecycleCommit 'sync': grouped appends commit synchronously on the pool; other values are refused", async () => {
+    const store = newStore({ lifecycleCommit: 'sync' })
+    await store.open()
+    const { pool, lifecycle } = poolsOf(store)
+    expect(lifecycle).toBe(pool)
+    expect(() => newStore({ lifecycleCommit: 'off' as unknown as 'sync' })).toThrow(new RangeError('PostgresSubmissionStore: lifecycleCommit must be one of sync, async, got off'))
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(71) }, { leaseOwner: 'a' })
+    await store.append(record.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'a' })
+    expect((await store.get(record.id))?.events.map((e) => e.type)).toEqual(['received', 'simulated'])
+    await store.close()
+    // closed: both gone, and a write is refused
+    await expect(store.append(record.id, [{ type: 'simulated', at: 2, success: true }])).rejects.toBeInstanceOf(PersistenceError)
+  })
+
   it('a grouped append whose answer was lost is retried: the retry finds its committed events by their tokens and stores nothing twice', async () => {
     const store = newStore()
     await store.open()
     const records = []
     for (let i = 0; i < 5; i++) records.push((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(60 + i) }, { leaseOwner: 'a' })).record)
     // the first grouped statement commits, then its answer is lost (as when the connection drops)
-    const pool = (store as unknown as { pool: pg.Pool }).pool
+    const pool = poolsOf(store).lifecycle
     const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>
     const sent: unknown[][] = []
     let lost = false
