@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { LeaseLostError, PersistenceError } from '../../../src/submission/errors.ts'
 import { PostgresSubmissionStore, type PostgresStoreOptions } from '../../../src/submission/store/postgres-store.ts'
 import { MIGRATIONS } from '../../../src/submission/store/postgres-migrations.ts'
-import type { SubmissionId } from '../../../src/submission/types.ts'
+import { summarizeLifecycle, wasSent } from '../../../src/submission/lifecycle.ts'
+import type { LifecycleEvent, SubmissionId } from '../../../src/submission/types.ts'
 import { userTx } from '../helpers.ts'
 import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 
@@ -213,6 +214,29 @@ describe('PostgresSubmissionStore rows', () => {
     expect((await survivor.leases.claim('survivor', 10)).ids).toEqual([])
     expect((await sql<{ lease_owner: string }>('SELECT lease_owner FROM submissions'))[0].lease_owner).toBe('dying')
     await expect.poll(async () => (await survivor.leases.claim('survivor', 10)).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+  })
+})
+
+describe('PostgresSubmissionStore lifecycle commits and lease takeovers', () => {
+  it("a send recorded by a grouped append (asynchronous commit) is seen at once by another process, and by the one that takes the submission over: it is not sent again for that block", async () => {
+    const dying = newStore({ leaseMs: 500 })
+    const survivor = newStore({ leaseMs: 500 })
+    await Promise.all([dying.open(), survivor.open()])
+    const { record } = await dying.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(3) }, { leaseOwner: 'dying' })
+    const sending: LifecycleEvent = { type: 'relay-sending', at: 1, relay: 'r', block: 7n, attemptId: 'a7', part: 'user', bundleHash: '0x01' }
+    await dying.append(record.id, [{ type: 'targeting', at: 1, firstBlock: 7n, lastBlock: 30n, relays: ['r'] }, sending], { leaseOwner: 'dying' })
+    // committed: every other connection reads it at once
+    expect((await survivor.get(record.id))?.events.map((e) => e.type)).toEqual(['received', 'targeting', 'relay-sending'])
+    // the owner's backends end abruptly (as when its process is killed): no release, no renewal
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = 'swap-backrun-router' AND backend_type = 'client backend'")
+    await expect.poll(async () => (await survivor.leases.claim('survivor', 10).catch(() => ({ ids: [] }))).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+    const taken = await survivor.get(record.id)
+    const summary = summarizeLifecycle(taken?.events ?? [])
+    expect(wasSent(summary, 'r', 7n, 'user')).toBe(true)
+    expect(wasSent(summary, 'r', 8n, 'user')).toBe(false)
+    expect(summary.relays.get('r')).toMatchObject({ blocks: [7n], lastBlock: 7n, state: 'sending' })
+    // the old owner can write no more
+    await expect(dying.append(record.id, [{ ...sending, block: 8n }], { leaseOwner: 'dying' })).rejects.toBeInstanceOf(LeaseLostError)
   })
 })
 
