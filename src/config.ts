@@ -180,9 +180,12 @@ export interface SubmissionConfig {
    * SUBMISSION_DB_POOL_SIZE connections at most; new submissions that arrive while an insert runs
    * share the next insert statement (one transaction, one WAL flush), at most
    * SUBMISSION_DB_MAX_INSERT_GROUP each, SUBMISSION_DB_INSERTS_IN_FLIGHT such statements at once
-   * (fewer than the pool's connections, so lifecycle writes, claims and reads keep one)
+   * (fewer than the pool's connections, so lifecycle writes, claims and reads keep one);
+   * SUBMISSION_DB_LIFECYCLE_COMMIT: 'async', the dispatcher's grouped lifecycle writes commit on a
+   * connection of their own without waiting for the WAL flush (durable against any crash of a
+   * service process, not of PostgreSQL itself: see postgres-store.ts), or 'sync'
    */
-  postgres: { poolSize: number; maxInsertGroup: number; insertsInFlight: number }
+  postgres: { poolSize: number; maxInsertGroup: number; insertsInFlight: number; lifecycleCommit: 'async' | 'sync' }
   /**
    * SEARCHER_PRIVATE_KEY, then SEARCHER_PRIVATE_KEYS, each key once (lowercase 0x-hex, valid
    * secp256k1 keys): one backrun per key per block; the first also signs relay requests. Undefined:

@@ -49,7 +49,7 @@ describe('loadConfig', () => {
       maxRawTxBytes: 131_072,
       maxBundleBytes: 300_000,
       leaseMs: 30_000,
-      postgres: { poolSize: 10, maxInsertGroup: 256, insertsInFlight: 2 },
+      postgres: { poolSize: 10, maxInsertGroup: 256, insertsInFlight: 2, lifecycleCommit: 'async' },
       outboxLevelDb: { cacheBytes: 8_388_608, writeBufferBytes: 4_194_304, maxOpenFiles: 500, maxGroupOps: 64 },
     })
     expect(c.devnet).toEqual({ genesisPath: 'fixtures/devnet/genesis.json', registryPath: 'fixtures/devnet/registry.json', localBuilderPort: 8546, localBuilderBlockTimeMs: 12_000, localBuilderHistoryBlocks: 8, localBuilderSliceMs: 10, stateLayerDepth: 8 })
@@ -87,16 +87,18 @@ describe('loadConfig', () => {
   })
 
   it('SUBMISSION_DB_POOL_SIZE 2 to 1,000, SUBMISSION_DB_MAX_INSERT_GROUP 1 to 10,000, SUBMISSION_DB_INSERTS_IN_FLIGHT 1 to 999 and fewer than the pool', () => {
-    expect(loadConfig({}).submission.postgres).toEqual({ poolSize: 10, maxInsertGroup: 256, insertsInFlight: 2 })
+    expect(loadConfig({}).submission.postgres).toEqual({ poolSize: 10, maxInsertGroup: 256, insertsInFlight: 2, lifecycleCommit: 'async' })
     expect(loadConfig({ SUBMISSION_DB_POOL_SIZE: '2', SUBMISSION_DB_MAX_INSERT_GROUP: '1', SUBMISSION_DB_INSERTS_IN_FLIGHT: '1' }).submission.postgres).toEqual({
       poolSize: 2,
       maxInsertGroup: 1,
       insertsInFlight: 1,
+      lifecycleCommit: 'async',
     })
     expect(loadConfig({ SUBMISSION_DB_POOL_SIZE: '1000', SUBMISSION_DB_MAX_INSERT_GROUP: '10000', SUBMISSION_DB_INSERTS_IN_FLIGHT: '999' }).submission.postgres).toEqual({
       poolSize: 1_000,
       maxInsertGroup: 10_000,
       insertsInFlight: 999,
+      lifecycleCommit: 'async',
     })
     for (const bad of ['1', '1001', '2.5', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_DB_POOL_SIZE: bad })).join('\n')).toMatch(/^SUBMISSION_DB_POOL_SIZE=.*from 2 to 1000/m)
     for (const bad of ['0', '10001', 'x']) expect(problemsOf(() => loadConfig({ SUBMISSION_DB_MAX_INSERT_GROUP: bad })).join('\n')).toMatch(/^SUBMISSION_DB_MAX_INSERT_GROUP=.*from 1 to 10000/m)
@@ -104,6 +106,12 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ SUBMISSION_DB_POOL_SIZE: '4', SUBMISSION_DB_INSERTS_IN_FLIGHT: '4' }))).toEqual([
       'SUBMISSION_DB_INSERTS_IN_FLIGHT: must be less than SUBMISSION_DB_POOL_SIZE',
     ])
+  })
+
+  it('SUBMISSION_DB_LIFECYCLE_COMMIT: async (default) or sync, nothing else', () => {
+    expect(loadConfig({ SUBMISSION_DB_LIFECYCLE_COMMIT: 'sync' }).submission.postgres.lifecycleCommit).toBe('sync')
+    expect(loadConfig({ SUBMISSION_DB_LIFECYCLE_COMMIT: 'async' }).submission.postgres.lifecycleCommit).toBe('async')
+    for (const bad of ['off', 'SYNC', '1']) expect(problemsOf(() => loadConfig({ SUBMISSION_DB_LIFECYCLE_COMMIT: bad })).join('\n')).toMatch(/^SUBMISSION_DB_LIFECYCLE_COMMIT=.*expected one of async, sync/m)
   })
 
   it('DISPATCHER_QUEUE_WAIT_MS: 1 ms to 60 s', () => {

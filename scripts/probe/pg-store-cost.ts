@@ -17,6 +17,13 @@
  *    acknowledgement's latency when lifecycle writes share the database's WAL flushes with it, at
  *    a fixed lifecycle rate, so two runs compare (`heads` says how many rounds ran).
  *
+ *    With PG_STORE_WAIT_SAMPLE_MS (default 0: off) a separate connection samples
+ *    pg_stat_activity at that interval during this phase: what the backends running the
+ *    acknowledgements' insert and the grouped lifecycle appends wait for (nothing: on CPU; WAL
+ *    flushes: IO WalSync / LWLock WALWrite, the flush another commit started; row locks: Lock), and
+ *    how many statements were queued for a pool connection (the store's pool.waitingCount). The
+ *    sampling costs PostgreSQL CPU of its own: leave it off when comparing CPU.
+ *
  * For each: the CPU of every PostgreSQL process and of this process (the store's client side), in
  * ms per operation, and what the database did per operation (scripts/lib/pg-activity.ts:
  * commits, WAL records/bytes/fsyncs, rows written per table). Alternate runs of two commits'
@@ -24,6 +31,8 @@
  * Last line: one JSON object.
  */
 import { randomUUID } from 'node:crypto'
+
+import pg from 'pg'
 
 import type { Hex } from '../../src/chain/types.ts'
 import { PostgresSubmissionStore } from '../../src/submission/store/postgres-store.ts'
@@ -39,7 +48,54 @@ const PERSISTS = Number(process.env.PG_STORE_PERSISTS ?? 3_000)
 const CONCURRENCY = Number(process.env.PG_STORE_CONCURRENCY ?? 16)
 const ROUNDS = Number(process.env.PG_STORE_ROUNDS ?? 2)
 const HEAD_MS = Number(process.env.PG_STORE_HEAD_MS ?? 1_000)
+const WAIT_SAMPLE_MS = Number(process.env.PG_STORE_WAIT_SAMPLE_MS ?? 0)
 const OWNER = 'probe-replica'
+
+/** what the sampled backends of each statement kind were doing, and the pool's queue, over the samples */
+interface WaitSamples {
+  samples: number
+  /** per statement kind (ack: the insert of new submissions, lifecycle: the grouped appends): samples per wait ('cpu': none) */
+  waits: Record<'ack' | 'lifecycle', Record<string, number>>
+  /** samples in which at least one statement waited for a pool connection, and the most waiting at once */
+  pool_waiting_samples: number
+  pool_waiting_max: number
+}
+
+/** Samples pg_stat_activity and the store's pool queue every WAIT_SAMPLE_MS until stopped (see the module comment). */
+function sampleWaits(url: string, store: PostgresSubmissionStore): { stop: () => Promise<WaitSamples> } {
+  const result: WaitSamples = { samples: 0, waits: { ack: {}, lifecycle: {} }, pool_waiting_samples: 0, pool_waiting_max: 0 }
+  const pool = (store as unknown as { pool: { waitingCount: number } }).pool
+  let running = true
+  const done = (async () => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
+    await client.connect()
+    try {
+      while (running) {
+        const { rows } = await client.query<{ kind: 'ack' | 'lifecycle'; wait: string }>(`
+          SELECT CASE WHEN query LIKE '%INSERT INTO submissions %' THEN 'ack' ELSE 'lifecycle' END AS kind,
+                 coalesce(wait_event_type || ' ' || wait_event, 'cpu') AS wait
+          FROM pg_stat_activity
+          WHERE state = 'active' AND pid <> pg_backend_pid()
+            AND (query LIKE '%INSERT INTO submissions %' OR query LIKE '%FROM accepted a CROSS JOIN%')`)
+        result.samples++
+        for (const { kind, wait } of rows) result.waits[kind][wait] = (result.waits[kind][wait] ?? 0) + 1
+        const waiting = pool.waitingCount
+        if (waiting > 0) result.pool_waiting_samples++
+        result.pool_waiting_max = Math.max(result.pool_waiting_max, waiting)
+        await new Promise((r) => setTimeout(r, WAIT_SAMPLE_MS))
+      }
+    } finally {
+      await client.end()
+    }
+  })()
+  return {
+    stop: async () => {
+      running = false
+      await done
+      return result
+    },
+  }
+}
 
 interface Phase {
   ops: number
@@ -132,7 +188,8 @@ async function main(): Promise<void> {
 
     const mixedIds: SubmissionId[] = []
     let heads = 0
-    const mixed = await measure(databaseUrl, () => PERSISTS, async () => {
+    const sampler = WAIT_SAMPLE_MS > 0 ? sampleWaits(databaseUrl, store) : undefined
+    const mixed: Phase & { wait_samples?: WaitSamples } = await measure(databaseUrl, () => PERSISTS, async () => {
       const acks = persistAll(store, raws.slice(PERSISTS), mixedIds)
       let done = false
       const rounds = (async () => {
@@ -148,6 +205,7 @@ async function main(): Promise<void> {
     })
     mixed.latency = latency(latencies)
     mixed.heads = heads
+    if (sampler !== undefined) mixed.wait_samples = await sampler.stop()
     console.log(`mixed (per persist, lifecycle rounds beside): ${JSON.stringify(mixed)}`)
     console.log(JSON.stringify({ name: 'probe:pg-store-cost', persists: PERSISTS, concurrency: CONCURRENCY, rounds: ROUNDS, head_ms: HEAD_MS, persist, lifecycle, mixed }))
   } finally {

@@ -29,6 +29,13 @@
  * `seq`, which stays (an identity column, assigned in insertion order). Each event was four
  * writes to the WAL (the row and three index entries) and the dispatcher writes two per open
  * submission per head: this leaves two (issue 14, scripts/probe/pg-store-cost.ts).
+ *
+ * Version 5: `submission_events` loses its foreign key to `submissions`. Its check was a trigger
+ * run for every inserted event (a query on `submissions` per lifecycle row), although every
+ * statement that inserts events already holds the submission's row (an append locks it FOR SHARE
+ * or updates it; a persist inserts it in the same statement), so no event can name a missing
+ * submission. Retention deletes a submission's events in the statement that deletes it (what the
+ * cascade did).
  */
 import type { PoolClient } from 'pg'
 
@@ -108,6 +115,13 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE submission_events DROP CONSTRAINT submission_events_pkey;
       DROP INDEX submission_events_by_submission;
+    `,
+  },
+  {
+    version: 5,
+    name: 'lifecycle events: no foreign key check per row',
+    sql: `
+      ALTER TABLE submission_events DROP CONSTRAINT submission_events_submission_id_fkey;
     `,
   },
 ]

@@ -22,6 +22,22 @@
  * writes only if the row's `lease_owner` is that owner, checked in the same statement that writes
  * (the row locked), so a process whose lease was taken over cannot write another line.
  *
+ * Lifecycle commits (`lifecycleCommit`, default 'async'): the grouped non-terminal appends (the
+ * dispatcher's lifecycle rows: relay sends and results, simulations, plans, most of the database's
+ * writes) run on a connection of their own with `synchronous_commit = off`, so their commits do not
+ * flush the WAL and acknowledgements do not queue behind those flushes (issue 14: sampled, an
+ * acknowledgement's insert spent nearly all its time waiting for WAL flushes, a lifecycle commit's
+ * among them; scripts/probe/pg-store-cost.ts PG_STORE_WAIT_SAMPLE_MS). Such a commit is visible to
+ * every process at once, and survives any crash of a service process (a replica killed, a lease
+ * taken over): what the guarantees of the lifecycle rest on. Only a crash of PostgreSQL itself can
+ * lose the newest of them (at most 3 x `wal_writer_delay`, 600 ms by default, before the WAL writer
+ * flushes them; any later synchronous commit, an acknowledgement or a terminal event, flushes them
+ * too): the WAL is replayed in order, so each submission keeps a prefix of its lifecycle, and a
+ * send whose `relay-sending` was lost could be sent again for that block only if the process that
+ * sent it also restarted (or lost its lease) before the chain moved on (the same bundle for the same
+ * block, which relays treat as one). Terminal events, re-openings, acknowledgements, claims and
+ * renewals commit synchronously. 'sync': every write commits synchronously (the previous behaviour).
+ *
  * Failures: a statement that fails (server unreachable, connection lost, timeout) is retried with
  * backoff (`writeAttempts`), then rejects with PersistenceError: nothing is acknowledged.
  *
@@ -77,7 +93,17 @@ export interface PostgresStoreOptions extends SubmissionStoreOptions {
   readyTimeoutMs?: number
   /** stats() re-counts when its counts are older than this, ms. Default 5 000. */
   statsMaxAgeMs?: number
+  /**
+   * How the grouped lifecycle appends commit (see the module comment): 'async' (default) on a
+   * connection of their own with `synchronous_commit = off`; 'sync' on the pool, flushed.
+   */
+  lifecycleCommit?: LifecycleCommit
 }
+
+/** How the grouped lifecycle appends commit: see PostgresStoreOptions.lifecycleCommit. */
+export type LifecycleCommit = 'sync' | 'async'
+
+export const LIFECYCLE_COMMITS: readonly LifecycleCommit[] = ['sync', 'async']
 
 const DEFAULTS = {
   poolSize: 10,
@@ -88,7 +114,8 @@ const DEFAULTS = {
   idleTimeoutMs: 30_000,
   readyTimeoutMs: 2_000,
   statsMaxAgeMs: 5_000,
-} as const
+  lifecycleCommit: 'async',
+} as const satisfies Partial<Record<keyof PostgresStoreOptions, unknown>>
 
 /** A row with a submission and its events (events aggregated in seq order, JSON decoded by the pool). */
 interface SubmissionRow {
@@ -154,8 +181,11 @@ const SQL = {
     ), ${appendEventsFrom('target')}`,
   /**
    * Many non-terminal appends in one statement (see `appends`): $1 ids, $2 event arrays (JSON
-   * text), $3 append tokens, $4 lease owners (NULL: unchecked), one element per append. As
-   * `append` for each; answers the tokens whose events are stored (now or by an earlier attempt).
+   * text), $3 append tokens, $4 lease owners (NULL: unchecked), one element per append; $5 whether
+   * an earlier attempt of this statement ran (its answer lost). As `append` for each; answers the
+   * tokens whose events are stored (now or by an earlier attempt). A first attempt skips the
+   * search for its tokens (one index probe per append): they are new random ids, nothing can hold
+   * them yet.
    */
   appendMany: `
     WITH input AS (
@@ -164,6 +194,7 @@ const SQL = {
       SELECT id, lease_owner FROM submissions WHERE id IN (SELECT id FROM input) AND finished_at IS NULL FOR SHARE
     ), already AS (
       SELECT DISTINCT e.append_token AS token FROM submission_events e JOIN input i ON e.submission_id = i.id AND e.append_token = i.token
+      WHERE $5::boolean
     ), accepted AS (
       SELECT i.* FROM input i JOIN target t ON t.id = i.id
       WHERE (i.owner IS NULL OR t.lease_owner = i.owner) AND i.token NOT IN (SELECT token FROM already)
@@ -183,7 +214,10 @@ const SQL = {
   getForPartner: `${SELECT_SUBMISSION} WHERE s.id = $1 AND s.partner_id = $2`,
   findForPartner: `${SELECT_SUBMISSION} WHERE s.hash = $1 AND s.partner_id = $2`,
   listOpen: `${SELECT_SUBMISSION} WHERE s.finished_at IS NULL ORDER BY s.received_at, s.id`,
-  /** oldest finished first: those older than $1 (ms) or beyond the newest $2, at most $3 */
+  /**
+   * oldest finished first: those older than $1 (ms) or beyond the newest $2, at most $3, with their
+   * events (no foreign key cascades since migration 5). A row re-opened meanwhile (a reorg) stays.
+   */
   prune: `
     WITH finished AS (
       SELECT count(*) AS n FROM submissions WHERE finished_at IS NOT NULL
@@ -192,10 +226,14 @@ const SQL = {
       FROM submissions WHERE finished_at IS NOT NULL
       ORDER BY finished_at, id
       LIMIT $3
+    ), deleted AS (
+      DELETE FROM submissions s USING candidates c, finished f
+      WHERE s.id = c.id AND s.finished_at IS NOT NULL AND (c.finished_at < $1 OR c.rank <= f.n - $2)
+      RETURNING s.id
+    ), events AS (
+      DELETE FROM submission_events e USING deleted d WHERE e.submission_id = d.id
     )
-    DELETE FROM submissions s USING candidates c, finished f
-    WHERE s.id = c.id AND (c.finished_at < $1 OR c.rank <= f.n - $2)
-    RETURNING s.id`,
+    SELECT id FROM deleted`,
   counts: `
     SELECT (SELECT count(*) FROM submissions WHERE finished_at IS NULL)::int AS open,
            (SELECT count(*) FROM submissions WHERE finished_at IS NOT NULL)::int AS finished`,
@@ -266,6 +304,9 @@ export class PostgresSubmissionStore implements SubmissionStore {
   readonly leases: SubmissionLeases
   private readonly url: string
   private pool: pg.Pool | undefined
+  /** the grouped appends' connection with lifecycleCommit 'async' (the pool itself with 'sync') */
+  private lifecyclePool: pg.Pool | undefined
+  private readonly lifecycleCommit: LifecycleCommit
   private readonly settings: StoreSettings
   private readonly onConnectionError: (error: Error) => void
   private readonly poolSize: number
@@ -295,8 +336,9 @@ export class PostgresSubmissionStore implements SubmissionStore {
    */
   private readonly appends = new TokenGroups<QueuedAppend>(
     async (group) => {
-      const { rows } = await this.run('append', (pool) =>
-        pool.query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner)]),
+      let attempts = 0
+      const { rows } = await this.run('append', () =>
+        this.requireLifecyclePool().query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner), ++attempts > 1]),
       )
       return rows.map((r) => r.token)
     },
@@ -356,6 +398,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
     this.idleTimeoutMs = positiveInt('idleTimeoutMs', options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs, owner)
     this.readyTimeoutMs = positiveInt('readyTimeoutMs', options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs, owner)
     this.statsMaxAgeMs = nonNegativeInt('statsMaxAgeMs', options.statsMaxAgeMs ?? DEFAULTS.statsMaxAgeMs, owner)
+    this.lifecycleCommit = options.lifecycleCommit ?? DEFAULTS.lifecycleCommit
+    if (!LIFECYCLE_COMMITS.includes(this.lifecycleCommit)) throw new RangeError(`${owner}: lifecycleCommit must be one of ${LIFECYCLE_COMMITS.join(', ')}, got ${String(this.lifecycleCommit)}`)
     this.leases = {
       leaseMs: this.settings.leaseMs,
       claim: (leaseOwner, limit) => this.claim(leaseOwner, limit),
@@ -388,10 +432,23 @@ export class PostgresSubmissionStore implements SubmissionStore {
       } finally {
         client.release()
       }
+      // one connection: the grouped appends run one statement at a time (`appends`)
+      this.lifecyclePool =
+        this.lifecycleCommit === 'sync'
+          ? pool
+          : createPostgresPool(this.url, {
+              poolSize: 1,
+              connectTimeoutMs: this.connectTimeoutMs,
+              statementTimeoutMs: this.statementTimeoutMs,
+              idleTimeoutMs: this.idleTimeoutMs,
+              onError: this.onConnectionError,
+              synchronousCommit: false,
+            })
       this.pool = pool
       await this.recount()
     } catch (cause) {
       this.pool = undefined
+      await this.endLifecyclePool(pool).catch(() => undefined)
       await pool.end().catch(() => undefined)
       throw new PersistenceError(`cannot open the submission store (${this.description}): ${errorText(cause)}`, 'open', 0, { cause })
     }
@@ -408,7 +465,14 @@ export class PostgresSubmissionStore implements SubmissionStore {
       await Promise.allSettled(running)
     }
     this.pool = undefined
+    await this.endLifecyclePool(pool)
     await pool.end()
+  }
+
+  private async endLifecyclePool(pool: pg.Pool): Promise<void> {
+    const lifecycle = this.lifecyclePool
+    this.lifecyclePool = undefined
+    if (lifecycle !== undefined && lifecycle !== pool) await lifecycle.end()
   }
 
   /** Whether the database answers within `readyTimeoutMs`. */
@@ -599,6 +663,12 @@ export class PostgresSubmissionStore implements SubmissionStore {
     const { rows } = await this.run('read', (pool) => pool.query<OutboxStats>(SQL.counts))
     this.countedAt = this.settings.now()
     if (this.countChanges === changes) this.counts = { open: rows[0].open, finished: rows[0].finished }
+  }
+
+  private requireLifecyclePool(): pg.Pool {
+    const pool = this.lifecyclePool
+    if (this.pool === undefined || pool === undefined) throw new PersistenceError('the submission store is not open (call open() first)', 'append', 0)
+    return pool
   }
 
   private requireOpen(operation: PersistenceError['operation']): pg.Pool {

@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { LeaseLostError, PersistenceError } from '../../../src/submission/errors.ts'
 import { PostgresSubmissionStore, type PostgresStoreOptions } from '../../../src/submission/store/postgres-store.ts'
 import { MIGRATIONS } from '../../../src/submission/store/postgres-migrations.ts'
-import type { SubmissionId } from '../../../src/submission/types.ts'
+import { summarizeLifecycle, wasSent } from '../../../src/submission/lifecycle.ts'
+import type { LifecycleEvent, SubmissionId } from '../../../src/submission/types.ts'
 import { userTx } from '../helpers.ts'
 import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 
@@ -42,14 +43,21 @@ function newStore(options: PostgresStoreOptions = {}): PostgresSubmissionStore {
   return store
 }
 
-/** counts the statements `store` sends from now on (its pool's query calls) */
+/** the store's pools: the pool, and the grouped lifecycle appends' own (the same pool with lifecycleCommit 'sync') */
+function poolsOf(store: PostgresSubmissionStore): { pool: pg.Pool; lifecycle: pg.Pool } {
+  const pools = store as unknown as { pool: pg.Pool; lifecyclePool: pg.Pool }
+  return { pool: pools.pool, lifecycle: pools.lifecyclePool }
+}
+
+/** counts the statements `store` sends from now on (its pools' query calls) */
 function countStatements(store: PostgresSubmissionStore): { count: number } {
-  const pool = (store as unknown as { pool: pg.Pool }).pool
-  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown
   const counter = { count: 0 }
-  ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-    counter.count++
-    return query(...args)
+  for (const pool of new Set(Object.values(poolsOf(store)))) {
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown
+    ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      counter.count++
+      return query(...args)
+    }
   }
   return counter
 }
@@ -82,6 +90,40 @@ describe('PostgresSubmissionStore migrations', () => {
     const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(1) })
     for (let block = 1n; block <= 3n; block++) await store.append(record.id, [{ type: 'targeting', at: Number(block), firstBlock: block, lastBlock: block + 1n, relays: ['r'] }])
     expect((await store.get(record.id))?.events.map((e) => e.type === 'targeting' ? e.firstBlock : e.type)).toEqual(['received', 1n, 2n, 3n])
+  })
+
+  it('migration 5: a database of the previous schema (events under a foreign key) opens without it, its events read back, and retention deletes them with their submission', async () => {
+    const first = newStore({ retention: { maxFinished: 0 } })
+    await first.open()
+    const { record } = await first.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(2) })
+    await first.append(record.id, [{ type: 'targeting', at: 1, firstBlock: 5n, lastBlock: 6n, relays: ['r'] }])
+    await first.close()
+    // back to schema 4 as the previous release left it: the foreign key, no migration 5
+    await sql('ALTER TABLE submission_events ADD CONSTRAINT submission_events_submission_id_fkey FOREIGN KEY (submission_id) REFERENCES submissions (id) ON DELETE CASCADE')
+    await sql('DELETE FROM schema_migrations WHERE version = 5')
+    const store = newStore({ retention: { maxFinished: 0 } })
+    await store.open()
+    expect(await sql("SELECT conname FROM pg_constraint WHERE conrelid = 'submission_events'::regclass AND contype = 'f'")).toEqual([])
+    expect((await store.get(record.id))?.events.map((e) => e.type)).toEqual(['received', 'targeting'])
+    await store.append(record.id, [{ type: 'expired', at: 2, lastBlock: 6n, reason: 'test' }])
+    expect(await store.pruneFinished()).toBe(1)
+    expect(await sql('SELECT submission_id FROM submission_events')).toEqual([])
+  })
+
+  it('retention deletes the events of the submissions it deletes, and only theirs', async () => {
+    const store = newStore({ retention: { maxFinished: 1 } })
+    await store.open()
+    const ids: SubmissionId[] = []
+    for (let i = 0; i < 3; i++) {
+      const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(20 + i) })
+      ids.push(record.id)
+      await store.append(record.id, [{ type: 'targeting', at: i, firstBlock: 5n, lastBlock: 6n, relays: ['r'] }])
+    }
+    await store.append(ids[0], [{ type: 'expired', at: Date.now(), lastBlock: 6n, reason: 'test' }])
+    await store.append(ids[1], [{ type: 'expired', at: Date.now() + 1, lastBlock: 6n, reason: 'test' }])
+    expect(await store.pruneFinished()).toBe(1)
+    const left = await sql<{ submission_id: string; n: number }>('SELECT submission_id, count(*)::int AS n FROM submission_events GROUP BY submission_id ORDER BY submission_id')
+    expect(left).toEqual([ids[1], ids[2]].sort().map((id) => ({ submission_id: id, n: id === ids[1] ? 3 : 2 })))
   })
 
   it('refuses a database migrated by a newer release', async () => {
@@ -172,6 +214,29 @@ describe('PostgresSubmissionStore rows', () => {
     expect((await survivor.leases.claim('survivor', 10)).ids).toEqual([])
     expect((await sql<{ lease_owner: string }>('SELECT lease_owner FROM submissions'))[0].lease_owner).toBe('dying')
     await expect.poll(async () => (await survivor.leases.claim('survivor', 10)).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+  })
+})
+
+describe('PostgresSubmissionStore lifecycle commits and lease takeovers', () => {
+  it("a send recorded by a grouped append (asynchronous commit) is seen at once by another process, and by the one that takes the submission over: it is not sent again for that block", async () => {
+    const dying = newStore({ leaseMs: 500 })
+    const survivor = newStore({ leaseMs: 500 })
+    await Promise.all([dying.open(), survivor.open()])
+    const { record } = await dying.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(3) }, { leaseOwner: 'dying' })
+    const sending: LifecycleEvent = { type: 'relay-sending', at: 1, relay: 'r', block: 7n, attemptId: 'a7', part: 'user', bundleHash: '0x01' }
+    await dying.append(record.id, [{ type: 'targeting', at: 1, firstBlock: 7n, lastBlock: 30n, relays: ['r'] }, sending], { leaseOwner: 'dying' })
+    // committed: every other connection reads it at once
+    expect((await survivor.get(record.id))?.events.map((e) => e.type)).toEqual(['received', 'targeting', 'relay-sending'])
+    // the owner's backends end abruptly (as when its process is killed): no release, no renewal
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND application_name = 'swap-backrun-router' AND backend_type = 'client backend'")
+    await expect.poll(async () => (await survivor.leases.claim('survivor', 10).catch(() => ({ ids: [] }))).ids, { timeout: 5_000, interval: 100 }).toEqual([record.id])
+    const taken = await survivor.get(record.id)
+    const summary = summarizeLifecycle(taken?.events ?? [])
+    expect(wasSent(summary, 'r', 7n, 'user')).toBe(true)
+    expect(wasSent(summary, 'r', 8n, 'user')).toBe(false)
+    expect(summary.relays.get('r')).toMatchObject({ blocks: [7n], lastBlock: 7n, state: 'sending' })
+    // the old owner can write no more
+    await expect(dying.append(record.id, [{ ...sending, block: 8n }], { leaseOwner: 'dying' })).rejects.toBeInstanceOf(LeaseLostError)
   })
 })
 
@@ -301,5 +366,71 @@ describe('PostgresSubmissionStore grouped appends', () => {
     expect(statements.count).toBeLessThanOrEqual(5)
     for (const r of ours) expect((await store.get(r.id))?.events.map((e) => e.at)).toEqual([r.receivedAt, 1, 2, 3])
     expect((await store.get(theirs.id))?.events.map((e) => e.type)).toEqual(['received'])
+  })
+
+  it("lifecycleCommit 'async' (default): grouped appends run on a connection of their own that commits without waiting for the WAL flush; persists and terminal appends commit synchronously on the pool", async () => {
+    const store = newStore()
+    await store.open()
+    const { pool, lifecycle } = poolsOf(store)
+    expect(lifecycle).not.toBe(pool)
+    const setting = async (p: pg.Pool): Promise<string> => (await p.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0].synchronous_commit
+    expect(await setting(lifecycle)).toBe('off')
+    expect(await setting(pool)).toBe('on')
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(70) }, { leaseOwner: 'a' })
+    const texts = { pool: [] as string[], lifecycle: [] as string[] }
+    for (const [name, p] of [['pool', pool], ['lifecycle', lifecycle]] as const) {
+      const query = p.query.bind(p) as (...args: unknown[]) => unknown
+      ;(p as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+        texts[name].push(String(args[0]))
+        return query(...args)
+      }
+    }
+    await store.append(record.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'a' })
+    await store.append(record.id, [{ type: 'expired', at: Date.now(), lastBlock: 1n, reason: 'test' }], { leaseOwner: 'a' })
+    expect(texts.lifecycle).toHaveLength(1)
+    expect(texts.lifecycle[0]).toContain('FROM accepted a CROSS JOIN')
+    expect(texts.pool).toHaveLength(1)
+    expect(texts.pool[0]).toContain('UPDATE submissions SET finished_at')
+    // what the other connection committed is what every reader sees
+    expect((await newStore().open().then(async () => stores[stores.length - 1].get(record.id)))?.events.map((e) => e.type)).toEqual(['received', 'simulated', 'expired'])
+  })
+
+  it("lifecycleCommit 'sync': grouped appends commit synchronously on the pool; other values are refused", async () => {
+    const store = newStore({ lifecycleCommit: 'sync' })
+    await store.open()
+    const { pool, lifecycle } = poolsOf(store)
+    expect(lifecycle).toBe(pool)
+    expect(() => newStore({ lifecycleCommit: 'off' as unknown as 'sync' })).toThrow(new RangeError('PostgresSubmissionStore: lifecycleCommit must be one of sync, async, got off'))
+    const { record } = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(71) }, { leaseOwner: 'a' })
+    await store.append(record.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'a' })
+    expect((await store.get(record.id))?.events.map((e) => e.type)).toEqual(['received', 'simulated'])
+    await store.close()
+    // closed: both gone, and a write is refused
+    await expect(store.append(record.id, [{ type: 'simulated', at: 2, success: true }])).rejects.toBeInstanceOf(PersistenceError)
+  })
+
+  it('a grouped append whose answer was lost is retried: the retry finds its committed events by their tokens and stores nothing twice', async () => {
+    const store = newStore()
+    await store.open()
+    const records = []
+    for (let i = 0; i < 5; i++) records.push((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(60 + i) }, { leaseOwner: 'a' })).record)
+    // the first grouped statement commits, then its answer is lost (as when the connection drops)
+    const pool = poolsOf(store).lifecycle
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>
+    const sent: unknown[][] = []
+    let lost = false
+    ;(pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args) => {
+      sent.push(args)
+      const answer = await query(...args)
+      if (!lost) {
+        lost = true
+        throw new Error('connection lost after the commit')
+      }
+      return answer
+    }
+    await Promise.all(records.map((r, i) => store.append(r.id, [{ type: 'simulated', at: i, success: true }, { type: 'simulated', at: 100 + i, success: true }], { leaseOwner: 'a' })))
+    // the first append's statement, its retry (which finds it stored), then the other four's group
+    expect(sent.map((args) => (args[1] as unknown[])[4])).toEqual([false, true, false])
+    for (const [i, r] of records.entries()) expect((await store.get(r.id))?.events.map((e) => e.at)).toEqual([r.receivedAt, i, 100 + i])
   })
 })
