@@ -207,12 +207,6 @@ export interface SubmissionConfig {
    * (recorded) and the user's own bundle goes out without it. Its 2 s run bound counts from its start.
    */
   queueWaitMs: number
-  /**
-   * DISPATCHER_LOOP_SHARE_PERCENT: the share of the main thread's event loop (1 to 100 %) beyond
-   * which the dispatcher's per-head steps and relay sends wait a timer (at most 5 ms) instead of the
-   * next turn, so acknowledgements find the thread free during a head's burst; 100: never
-   */
-  loopSharePercent: number
   /** blocks a submission is re-sent for before it expires */
   expiryBlocks: number
   /**

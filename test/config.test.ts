@@ -44,7 +44,6 @@ describe('loadConfig', () => {
       maxBackrunPlansPerBlock: 32,
       maxResendsPerBlock: 512,
       queueWaitMs: 500,
-      loopSharePercent: 50,
       expiryBlocks: 25,
       maxBundleTxs: 16,
       maxRawTxBytes: 131_072,
@@ -105,11 +104,6 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ SUBMISSION_DB_POOL_SIZE: '4', SUBMISSION_DB_INSERTS_IN_FLIGHT: '4' }))).toEqual([
       'SUBMISSION_DB_INSERTS_IN_FLIGHT: must be less than SUBMISSION_DB_POOL_SIZE',
     ])
-  })
-
-  it('DISPATCHER_LOOP_SHARE_PERCENT: 1 to 100', () => {
-    expect(loadConfig({ DISPATCHER_LOOP_SHARE_PERCENT: '100' }).submission.loopSharePercent).toBe(100)
-    for (const bad of ['0', '101', '50.5', 'x']) expect(problemsOf(() => loadConfig({ DISPATCHER_LOOP_SHARE_PERCENT: bad })).join('\n')).toMatch(/^DISPATCHER_LOOP_SHARE_PERCENT/m)
   })
 
   it('DISPATCHER_QUEUE_WAIT_MS: 1 ms to 60 s', () => {

@@ -84,7 +84,6 @@ export const DEFAULTS = {
   MAX_BACKRUN_PLANS_PER_BLOCK: 32,
   MAX_RESENDS_PER_BLOCK: 512,
   DISPATCHER_QUEUE_WAIT_MS: 500,
-  DISPATCHER_LOOP_SHARE_PERCENT: 50,
   MAX_BUNDLE_TXS: 16,
   MAX_RAW_TX_BYTES: 131_072,
   MAX_BUNDLE_BYTES: 300_000,
@@ -164,7 +163,6 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxBackrunPlansPerBlock: read.int('MAX_BACKRUN_PLANS_PER_BLOCK', 1, 100_000),
     maxResendsPerBlock: read.int('MAX_RESENDS_PER_BLOCK', 1, 1_000_000),
     queueWaitMs: read.int('DISPATCHER_QUEUE_WAIT_MS', 1, 60_000),
-    loopSharePercent: read.int('DISPATCHER_LOOP_SHARE_PERCENT', 1, 100),
     expiryBlocks: read.int('SUBMISSION_EXPIRY_BLOCKS', 1, 10_000),
     // LevelDB's own ranges (it clips the last two silently; refused here instead)
     outboxLevelDb: {

@@ -152,7 +152,6 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     maxPlansPerBlock: settings.maxBackrunPlansPerBlock,
     maxSimulationsPerBlock: settings.maxResendsPerBlock,
     queueWaitMs: settings.queueWaitMs,
-    maxLoopShare: settings.loopSharePercent / 100,
     // a database several replicas share: each dispatches only what it holds a lease on
     leases: settings.databaseUrl === undefined || store.leases === undefined ? undefined : { leases: store.leases },
     log: options.log,

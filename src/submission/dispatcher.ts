@@ -125,8 +125,8 @@ export class Dispatcher {
   private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent[]>()
   /** with a shared store: the leases this process holds (undefined: it owns every submission) */
   private readonly leases: LeaseKeeper | undefined
-  /** the per-head work of the open submissions, one step or send per turn of the event loop, paced by the loop's busy share */
-  private readonly turns: EventLoopTurns
+  /** the per-head work of the open submissions, one step or send per turn of the event loop */
+  private readonly turns = new EventLoopTurns()
   /** queued by accept(): their txs were decoded as they were accepted, with their tip cap (weak: gone with the queue entry) */
   private readonly decodedOnAccept = new WeakMap<StoredSubmission, { tipCap: bigint | undefined }>()
 
@@ -150,7 +150,6 @@ export class Dispatcher {
    */
   constructor(options: DispatcherOptions) {
     this.limits = dispatcherLimits(options)
-    this.turns = new EventLoopTurns(1, { maxLoopShare: this.limits.maxLoopShare })
     this.store = options.store
     this.hashRelays = options.relays.filter((r) => r.acceptsHashReference)
     this.heads = options.heads

@@ -51,13 +51,6 @@ export interface DispatcherOptions {
   /** inclusion checks running at the same time. Default 16. */
   inclusionConcurrency?: number
   /**
-   * the share of the event loop's time, (0, 1], beyond which the per-head steps and sends of open
-   * submissions wait their turn on a timer instead of the next turn (see
-   * dispatcher/event-loop-turns.ts), so that the acknowledgements sharing the thread find it free.
-   * 1: never. Default 0.5 (DISPATCHER_LOOP_SHARE_PERCENT).
-   */
-  maxLoopShare?: number
-  /**
    * put the backrun's hash in revertingTxHashes of the backrun bundle. Default false: the user's
    * own bundle already keeps the user's inclusion independent of the backrun, and a backrun
    * allowed to revert would cost the searcher gas for nothing.
@@ -82,9 +75,6 @@ export interface DispatcherOptions {
 /** DispatcherOptions.queueWaitMs by default, ms: a simulation the user's own bundle waits for must not cost a 2 s block */
 export const DEFAULT_QUEUE_WAIT_MS = 500
 
-/** DispatcherOptions.maxLoopShare by default */
-export const DEFAULT_MAX_LOOP_SHARE = 0.5
-
 /** The limits of DispatcherOptions, checked, with their defaults filled in. */
 export interface DispatcherLimits {
   expiryBlocks: bigint
@@ -93,7 +83,6 @@ export interface DispatcherLimits {
   prepareTimeoutMs: number
   queueWaitMs: number
   inclusionConcurrency: number
-  maxLoopShare: number
   maxPlansPerBlock: number
   maxSimulationsPerBlock: number
   pruneIntervalMs: number
@@ -102,7 +91,7 @@ export interface DispatcherLimits {
 
 /**
  * @throws TypeError for missing relays or duplicate relay names
- * @throws RangeError for a limit that is not a positive integer, or a maxLoopShare outside (0, 1]
+ * @throws RangeError for a limit that is not a positive integer
  */
 export function dispatcherLimits(options: DispatcherOptions): DispatcherLimits {
   if (options.relays.length === 0) throw new TypeError('Dispatcher: at least one relay is required')
@@ -115,16 +104,9 @@ export function dispatcherLimits(options: DispatcherOptions): DispatcherLimits {
     prepareTimeoutMs: positiveInt('prepareTimeoutMs', options.prepareTimeoutMs ?? 2_000, 'Dispatcher'),
     queueWaitMs: positiveInt('queueWaitMs', options.queueWaitMs ?? DEFAULT_QUEUE_WAIT_MS, 'Dispatcher'),
     inclusionConcurrency: positiveInt('inclusionConcurrency', options.inclusionConcurrency ?? 16, 'Dispatcher'),
-    maxLoopShare: loopShare(options.maxLoopShare ?? DEFAULT_MAX_LOOP_SHARE),
     backrunMayRevert: options.backrunMayRevert ?? false,
     maxPlansPerBlock: positiveInt('maxPlansPerBlock', options.maxPlansPerBlock ?? 32, 'Dispatcher'),
     maxSimulationsPerBlock: positiveInt('maxSimulationsPerBlock', options.maxSimulationsPerBlock ?? 512, 'Dispatcher'),
     pruneIntervalMs: positiveInt('pruneIntervalMs', options.pruneIntervalMs ?? 60_000, 'Dispatcher'),
   }
-}
-
-/** @throws RangeError outside (0, 1] */
-function loopShare(share: number): number {
-  if (!(share > 0 && share <= 1)) throw new RangeError(`Dispatcher: maxLoopShare must be in (0, 1], got ${share}`)
-  return share
 }

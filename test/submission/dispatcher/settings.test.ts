@@ -23,7 +23,6 @@ describe('dispatcherLimits', () => {
       prepareTimeoutMs: 2_000,
       queueWaitMs: 500,
       inclusionConcurrency: 16,
-      maxLoopShare: 0.5,
       backrunMayRevert: false,
       maxPlansPerBlock: 32,
       maxSimulationsPerBlock: 512,
@@ -47,10 +46,5 @@ describe('dispatcherLimits', () => {
     expect(() => dispatcherLimits(options({ queueCapacity: bad }))).toThrow(RangeError)
     expect(() => dispatcherLimits(options({ prepareTimeoutMs: bad }))).toThrow(`Dispatcher: prepareTimeoutMs must be a positive integer, got ${bad}`)
     expect(() => dispatcherLimits(options({ queueWaitMs: bad }))).toThrow(`Dispatcher: queueWaitMs must be a positive integer, got ${bad}`)
-  })
-
-  it.each([0, -0.5, 1.5, Number.NaN])('refuses %s as maxLoopShare (RangeError naming it); 1 turns the pacing off', (bad) => {
-    expect(() => dispatcherLimits(options({ maxLoopShare: bad }))).toThrow(`Dispatcher: maxLoopShare must be in (0, 1], got ${bad}`)
-    expect(dispatcherLimits(options({ maxLoopShare: 1 })).maxLoopShare).toBe(1)
   })
 })
