@@ -219,9 +219,10 @@ const epochMs = (): number => performance.timeOrigin + performance.now()
  * request that fails (no connection within undici's 10 s, an error answer, no answer in 30 s) is
  * counted in `failed`, not in the latency figures: a p99 of the answered ones next to it.
  */
-async function openLoop(url: string | string[], method: string, txs: Hex[], kept?: ClientSample[]): Promise<ReturnType<typeof summarize> & { failed: number; firstFailure?: string }> {
+async function openLoop(url: string | string[], method: string, txs: Hex[], kept?: ClientSample[]): Promise<ReturnType<typeof summarize> & { failed: number; firstFailure?: string; bySecond: BySecond }> {
   const urls = Array.isArray(url) ? url : [url]
   const samples: number[] = []
+  const dueSecond: Array<{ second: number; ms: number }> = []
   const pending: Array<Promise<void>> = []
   let failed = 0
   let firstFailure: string | undefined
@@ -235,6 +236,7 @@ async function openLoop(url: string | string[], method: string, txs: Hex[], kept
       sendKept(urls[i % urls.length], method, txs[i]).then(
         (answer) => {
           samples.push(answer.answeredAt - answer.sentAt)
+          dueSecond.push({ second: Math.floor((due - start) / 1000), ms: answer.answeredAt - answer.sentAt })
           kept?.push({ ...answer, dueAt })
         },
         (err: unknown) => {
@@ -245,7 +247,20 @@ async function openLoop(url: string | string[], method: string, txs: Hex[], kept
     )
   }
   await Promise.all(pending)
-  return { ...summarize(samples), failed, firstFailure }
+  return { ...summarize(samples), failed, firstFailure, bySecond: bySecond(dueSecond) }
+}
+
+/** the open loop's p50 / p99 over the requests due in its first WARM_SECONDS, and over the rest */
+type BySecond = { first: ReturnType<typeof summarize>; rest: ReturnType<typeof summarize> }
+/**
+ * Seconds at the start of an open loop told apart: the slowest 1% of bench:submit's
+ * acknowledgements came from its first two seconds in a traced run with no head in the loop
+ * (BENCHMARKS.md, issue 13, thirteenth session): the service going from 20 sequential warm-up
+ * submissions to 200 a second, its workers' caches and the JIT cold. Printed, not a JSON key.
+ */
+const WARM_SECONDS = 2
+function bySecond(samples: ReadonlyArray<{ second: number; ms: number }>): BySecond {
+  return { first: summarize(samples.filter((s) => s.second < WARM_SECONDS).map((s) => s.ms)), rest: summarize(samples.filter((s) => s.second >= WARM_SECONDS).map((s) => s.ms)) }
 }
 
 /** `url`: one service, or several replicas the connections are spread over */
@@ -299,6 +314,8 @@ async function main() {
     const dispatcher = { dispatcher_simulations_per_s: perSecond('dispatcher_simulations_total'), dispatcher_plans_per_s: perSecond('dispatcher_backrun_plans_total') }
     console.log(`open loop: service CPU ${cpu.cpuPercent.toFixed(0)}%, dispatcher ${dispatcher.dispatcher_simulations_per_s} simulations/s, ${dispatcher.dispatcher_plans_per_s} plans/s`)
     console.log(`open loop ${RATE}/s: ours p50 ${ours.p50.toFixed(2)} ms p99 ${ours.p99.toFixed(2)} ms (${ours.count} acks, ${ours.failed} failed${ours.firstFailure ? `: ${ours.firstFailure}` : ''})`)
+    const { first, rest } = ours.bySecond
+    console.log(`open loop ${RATE}/s: due in its first ${WARM_SECONDS} s p50 ${first.p50.toFixed(2)} / p99 ${first.p99.toFixed(2)} ms (${first.count}), after them p50 ${rest.p50.toFixed(2)} / p99 ${rest.p99.toFixed(2)} ms (${rest.count})`)
     const peer = await openLoop(anvil.url, 'eth_sendRawTransaction', peerTxs)
     console.log(`open loop ${RATE}/s: anvil eth_sendRawTransaction p50 ${peer.p50.toFixed(2)} ms p99 ${peer.p99.toFixed(2)} ms`)
     const closedCpu = startCpuWindow(service.pid!)

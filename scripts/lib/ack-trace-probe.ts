@@ -22,6 +22,7 @@ import http from 'node:http'
 import { syncBuiltinESMExports } from 'node:module'
 import { PerformanceObserver } from 'node:perf_hooks'
 import { ClassicLevel } from 'classic-level'
+import { Dispatcher } from '../../src/submission/dispatcher.ts'
 import { OutboxStore } from '../../src/submission/outbox-store.ts'
 
 const MAX_EVENTS = 200_000
@@ -57,9 +58,13 @@ export interface AckTrace {
   gc: Array<{ startAt: number; ms: number; kind: number }>
   /** the main thread's event loop late by more than STALL_MS on a STALL_TICK_MS timer: from when, how long */
   stalls: Array<{ startAt: number; ms: number }>
+  /** each new head the dispatcher took (its onHead), with the open submissions it scheduled */
+  heads: Array<{ at: number; number: string; open: number }>
+  /** the same instant on both clocks, at exit: a V8 CPU profile's microseconds (the monotonic clock) map to epoch ms by it */
+  clock?: { epochMs: number; monotonicUs: number }
 }
 
-const trace: AckTrace = { requests: [], enqueues: [], batches: [], checks: [], outgoing: [], gc: [], stalls: [] }
+const trace: AckTrace = { requests: [], enqueues: [], batches: [], checks: [], outgoing: [], gc: [], stalls: [], heads: [] }
 const push = <T>(list: T[], item: T): T => {
   if (list.length < MAX_EVENTS) list.push(item)
   return item
@@ -132,6 +137,14 @@ level.getMany = function (this: unknown, ...args: unknown[]) {
   return done
 }
 
+// the dispatcher's heads (onHead is private to TypeScript, a method at run time)
+const dispatcher = Dispatcher.prototype as unknown as { onHead(head: { number: bigint }): void; stats(): { active: number } }
+const onHead = dispatcher.onHead
+dispatcher.onHead = function (this: typeof dispatcher, head) {
+  push(trace.heads, { at: now(), number: head.number.toString(), open: this.stats().active })
+  return onHead.call(this, head)
+}
+
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) push(trace.gc, { startAt: performance.timeOrigin + e.startTime, ms: e.duration, kind: ((e as { detail?: { kind?: number } }).detail)?.kind ?? 0 })
 }).observe({ entryTypes: ['gc'] })
@@ -146,4 +159,7 @@ setInterval(() => {
   lastTick = t
 }, STALL_TICK_MS).unref()
 
-process.on('exit', () => writeFileSync(file, JSON.stringify(trace)))
+process.on('exit', () => {
+  trace.clock = { epochMs: now(), monotonicUs: Number(process.hrtime.bigint() / 1000n) }
+  writeFileSync(file, JSON.stringify(trace))
+})

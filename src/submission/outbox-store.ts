@@ -22,13 +22,18 @@
  *
  * Group commit: writes issued while another write is being fsynced are merged into the next
  * batch, so one fsync covers many submissions under load; each caller's promise still resolves
- * only after its own keys are durable. New submissions (acknowledgements waiting) go first into
- * the next batch, ahead of the dispatcher's lifecycle writes, and a batch holds at most
- * `maxGroupOps` operations: an acknowledgement waits for at most one bounded batch in flight and
- * its own, never behind a head's thousands of lifecycle events (a synced batch of 2 000
- * operations took ~70 ms on the 2-core machine, 1 000 ~32 ms, 100 ~10 ms, 3 operations ~5 ms: the
- * bound of 64 keeps the two batches an acknowledgement may wait for near 6-7 ms each, where 256
- * made each ~13 ms, beyond the 20 ms target together). A new submission's duplicate
+ * only after its own keys are durable. Writes go in two lanes, each one batch in flight at a
+ * time: new submissions (acknowledgements waiting), and everything else (the dispatcher's
+ * lifecycle writes, re-opens, pruning). A batch carries one lane's writes only, at most
+ * `maxGroupOps` operations, so an acknowledgement's batch is never filled up with lifecycle
+ * events, and it is handed to LevelDB while a lifecycle batch is in flight: LevelDB queues it
+ * behind that write by itself, without waiting for this thread to take up the lifecycle batch's
+ * completion first (under bench:submit that hop was 17.5 ms of the slowest 1% of
+ * acknowledgements, h10-acktail). A synced batch of 2 000 operations took ~70 ms on the 2-core
+ * machine, 1 000 ~32 ms, 100 ~10 ms, 3 operations ~5 ms. The lanes commute: a new submission's
+ * keys are its own (nothing else writes a record, and an append needs its submission open,
+ * which its persist's resolution makes it), and pruning deletes finished submissions only. Until
+ * 2026-11-27 one batch at a time carried both, new submissions first. A new submission's duplicate
  * check is read as it arrives, not when its group is formed: the new submissions of one turn of the
  * event loop share one `getMany` (a LevelDB get per acknowledgement was 4% of the service's main
  * thread under bench:submit), which runs while the group in flight is being fsynced, and its group
@@ -91,10 +96,10 @@ export const OUTBOX_LEVELDB_DEFAULTS = {
 
 export interface OutboxStoreOptions extends SubmissionStoreOptions {
   /**
-   * Most batch operations merged into one group commit (OUTBOX_MAX_GROUP_OPS). Default 64: an
-   * acknowledgement waits for the batch in flight and then its own, each as long as its operations
-   * make it, and a group that carries acknowledgements is filled up with queued lifecycle writes.
-   * Until 2026-11-26 256 (see the module comment).
+   * Most batch operations merged into one group commit (OUTBOX_MAX_GROUP_OPS), in each lane.
+   * Default 64: an acknowledgement waits for the batches in flight before its own (LevelDB writes
+   * one at a time), each as long as its operations make it. Until 2026-11-26 256 (see the module
+   * comment).
    */
   maxGroupOps?: number
   /** LevelDB's memory bounds */
@@ -111,6 +116,13 @@ interface PendingWrite {
   resolve: (existing: string | undefined) => void
   reject: (error: PersistenceError) => void
 }
+
+/** one lane of the group commit: its queued writes and its batch in flight (one at a time) */
+interface WriteLane {
+  queue: PendingWrite[]
+  flushing: Promise<void> | undefined
+}
+const newLane = (): WriteLane => ({ queue: [], flushing: undefined })
 
 const DEFAULT_MAX_GROUP_OPS = 64
 
@@ -143,10 +155,8 @@ export class OutboxStore implements SubmissionStore {
   private boot = 0
   private seq = 0
   private readonly persisting = new Map<SubmissionId, Promise<PersistResult>>()
-  /** writes waiting for the next group commit: new submissions (acknowledgements) apart, they go first */
-  private pendingPersists: PendingWrite[] = []
-  private pending: PendingWrite[] = []
-  private flushing: Promise<void> | undefined
+  /** writes waiting for their lane's next group commit: new submissions (acknowledgements), and the rest */
+  private readonly lanes: { persists: WriteLane; others: WriteLane } = { persists: newLane(), others: newLane() }
   /** duplicate checks waiting for the next getMany (one per turn of the event loop, see checkAbsent) */
   private checks: Array<{ key: string; resolve: (value: string | undefined) => void; reject: (error: unknown) => void }> = []
   private checkScheduled = false
@@ -215,7 +225,7 @@ export class OutboxStore implements SubmissionStore {
 
   /** Waits for queued writes, then closes the database. Later calls fail with PersistenceError. */
   async close(): Promise<void> {
-    while (this.flushing !== undefined) await this.flushing
+    for (let lane = this.flushingLane(); lane !== undefined; lane = this.flushingLane()) await lane
     await this.pruning?.catch(() => undefined)
     await this.db?.close()
   }
@@ -459,26 +469,31 @@ export class OutboxStore implements SubmissionStore {
   private commit(ops: WriteOp[], operation: PersistenceError['operation'], unlessKey?: string): Promise<string | undefined> {
     return new Promise<string | undefined>((resolve, reject) => {
       const write: PendingWrite = { ops, operation, resolve, reject, ...(unlessKey === undefined ? {} : { unlessKey: { key: unlessKey, value: this.checkAbsent(unlessKey) } }) }
-      // persists go ahead of the other writes: none of those can depend on a persist still queued
-      // (an append needs its submission open, which its persist's resolution makes it)
-      if (operation === 'persist') this.pendingPersists.push(write)
-      else this.pending.push(write)
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = undefined
+      // a new submission never waits behind, nor in, a batch of other writes: none of those can
+      // depend on a persist still queued (an append needs its submission open, which its
+      // persist's resolution makes it)
+      const lane = operation === 'persist' ? this.lanes.persists : this.lanes.others
+      lane.queue.push(write)
+      lane.flushing ??= this.flush(lane).finally(() => {
+        lane.flushing = undefined
       })
     })
   }
 
-  private async flush(): Promise<void> {
-    while (this.pendingPersists.length > 0 || this.pending.length > 0) {
+  /** a lane's batch in flight, if any */
+  private flushingLane(): Promise<void> | undefined {
+    return this.lanes.persists.flushing ?? this.lanes.others.flushing
+  }
+
+  private async flush(lane: WriteLane): Promise<void> {
+    const queue = lane.queue
+    while (queue.length > 0) {
       const group: PendingWrite[] = []
       let size = 0
-      for (const queue of [this.pendingPersists, this.pending]) {
-        while (queue.length > 0 && (group.length === 0 || size + queue[0].ops.length <= this.maxGroupOps)) {
-          const next = queue.shift() as PendingWrite
-          group.push(next)
-          size += next.ops.length
-        }
+      while (queue.length > 0 && (group.length === 0 || size + queue[0].ops.length <= this.maxGroupOps)) {
+        const next = queue.shift() as PendingWrite
+        group.push(next)
+        size += next.ops.length
       }
       try {
         const operation = group[0].operation

@@ -372,14 +372,70 @@ describe('OutboxStore group commit', () => {
     expect((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx })).created).toBe(true)
   })
 
-  it('a new submission goes into the next batch ahead of queued lifecycle writes, and batches hold at most maxGroupOps', async () => {
+  it("a new submission's batch goes to LevelDB while a lifecycle batch is in flight, and carries no lifecycle write", async () => {
+    const store = newStore()
+    await store.open()
+    const open = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(510) })
+    const db = (store as unknown as { db: { batch: (ops: Array<{ key: string }>, ...rest: unknown[]) => Promise<void> } }).db
+    const { batch } = db
+    const batches: string[][] = []
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    // the first batch (the append's) stays in flight until released
+    db.batch = async (ops, ...rest) => {
+      batches.push(ops.map((o) => o.key.slice(0, 2)))
+      if (batches.length === 1) await held
+      return batch.apply(db, [ops, ...rest])
+    }
+    const append = store.append(open.record.id, [{ type: 'no-backrun', at: 1, reason: 'test', block: 1n }])
+    const queuedBehind = store.append(open.record.id, [{ type: 'no-backrun', at: 2, reason: 'test', block: 1n }])
+    // acknowledged while the lifecycle batch is still in flight: its own batch did not wait for it
+    const persisted = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(511) })
+    expect(persisted.created).toBe(true)
+    expect(batches).toEqual([['e!'], ['s!', 'o!', 'e!']])
+    release()
+    await Promise.all([append, queuedBehind])
+    // the second append waited for the first (one lifecycle batch at a time, in order)
+    expect(batches).toEqual([['e!'], ['s!', 'o!', 'e!'], ['e!']])
+    expect((await store.get(open.record.id))?.events.map((e) => e.type)).toEqual(['received', 'no-backrun', 'no-backrun'])
+    await store.close()
+    const reopened = newStore()
+    await reopened.open()
+    expect((await reopened.get(persisted.record.id))?.events.map((e) => e.type)).toEqual(['received'])
+  })
+
+  it('a failed batch of new submissions fails only them; the lifecycle lane goes on', async () => {
+    const store = newStore({ writeAttempts: 2, writeBackoff: { baseMs: 1, maxMs: 1 } })
+    await store.open()
+    const open = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(512) })
+    const db = (store as unknown as { db: { batch: (ops: Array<{ key: string }>, ...rest: unknown[]) => Promise<void> } }).db
+    const { batch } = db
+    // every batch that writes a record fails
+    db.batch = (ops, ...rest) => (ops.some((o) => o.key.startsWith('s!')) ? Promise.reject(new Error('disk full')) : batch.apply(db, [ops, ...rest]))
+    const [persisted, appended] = await Promise.allSettled([
+      store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(513) }),
+      store.append(open.record.id, [{ type: 'no-backrun', at: 1, reason: 'test', block: 1n }]),
+    ])
+    expect(persisted.status).toBe('rejected')
+    expect((persisted as PromiseRejectedResult).reason).toBeInstanceOf(PersistenceError)
+    expect(appended.status).toBe('fulfilled')
+    expect(store.stats().open).toBe(1)
+    await store.close()
+  })
+
+  it('a new submission goes ahead of queued lifecycle writes, in a batch of its own, and batches hold at most maxGroupOps', async () => {
     const store = newStore({ maxGroupOps: 50 })
     await store.open()
     const open = await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(400) })
     const batches: number[] = []
-    const db = (store as unknown as { db: { batch: (ops: unknown[], ...rest: unknown[]) => unknown } }).db
+    const recordBatches: string[][] = []
+    const db = (store as unknown as { db: { batch: (ops: Array<{ key: string }>, ...rest: unknown[]) => unknown } }).db
     const { batch } = db
-    db.batch = (ops, ...rest) => (batches.push(ops.length), batch.apply(db, [ops, ...rest]))
+    db.batch = (ops, ...rest) => {
+      batches.push(ops.length)
+      if (ops.some((o) => o.key.startsWith('s!'))) recordBatches.push(ops.map((o) => o.key.slice(0, 2)))
+      return batch.apply(db, [ops, ...rest])
+    }
     const order: string[] = []
     // 10 appends of 40 events each: one per batch (two do not fit in 50 operations)
     const appends = Array.from({ length: 10 }, (_, i) =>
@@ -389,6 +445,8 @@ describe('OutboxStore group commit', () => {
     await Promise.all([...appends, late])
     // queued behind the first append's batch only, not behind the nine others
     expect(order.indexOf('persist true')).toBeLessThanOrEqual(2)
+    // its batch carried its own three writes and no lifecycle event
+    expect(recordBatches).toEqual([['s!', 'o!', 'e!']])
     expect(Math.max(...batches)).toBeLessThanOrEqual(50)
     expect((await store.get(open.record.id))?.events).toHaveLength(401)
   })
