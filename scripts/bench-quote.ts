@@ -27,7 +27,9 @@
  *    the upstream).
  * 5. Scaling over the cores (issue 13): two more service processes, one with WORKERS=1 and one with
  *    WORKERS=2, each saturated with distinct requests (autocannon, BENCH_CONNECTIONS connections
- *    for SCALING_SECONDS, after SCALING_WARMUP_SECONDS of the same load, not measured):
+ *    for SCALING_SECONDS, after a warm-up of the same load, not measured: at least
+ *    SCALING_WARMUP_SECONDS, then more until each worker has answered SCALING_WARMUP_QUOTES_PER_WORKER
+ *    quotes, within SCALING_WARMUP_MAX_SECONDS; the pool's completed tasks on /metrics count them):
  *    `workers_scaling` is the second's requests/s over the first's. Then the
  *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS, distinct requests,
  *    from an open loop (scripts/lib/open-loop.ts): one request every 1/FIXED_RATE s, evenly spaced,
@@ -75,7 +77,8 @@
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
  * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
  * (seconds, default 2), FORK_SECONDS (default 30), BENCH_SCALING (default 1; 0 skips step 5),
- * SCALING_SECONDS (default 8), SCALING_WARMUP_SECONDS (default 4), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 24),
+ * SCALING_SECONDS (default 8), SCALING_WARMUP_SECONDS (default 4), SCALING_WARMUP_QUOTES_PER_WORKER
+ * (default 2500), SCALING_WARMUP_MAX_SECONDS (default 60), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 24),
  * FIXED_RATE_MAX_INFLIGHT (default 500), FIXED_RATE_TIMEOUT_MS (default 10000), FIXED_RATE_AUTOCANNON
  * (default 0; 1 adds the old autocannon run), BENCH_VENUES (default 1; 0 skips step 6).
  * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
@@ -88,7 +91,7 @@ import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { startCpuWindow, startThreadCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
+import { scrapeSums, startCpuWindow, startThreadCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
 import { msPer, scalingCeiling, threadCpuPer, type ThreadCpu } from '../test/support/thread-cpu.ts'
 import { availableParallelism } from 'node:os'
 import { summarize } from './lib/stats.ts'
@@ -111,6 +114,19 @@ const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
  * state does not pay (BENCHMARKS.md, issue 13, twelfth session).
  */
 const SCALING_WARMUP_SECONDS = Number(process.env.SCALING_WARMUP_SECONDS ?? 4)
+/**
+ * Quotes each worker answers before the measured window (thirteenth session, issue 13). A worker's
+ * isolate compiles and re-optimizes its hot code over its first few thousand quotes (probe
+ * worker-scaling: V8's platform threads spend 1.9 ms per quote in the first ~250 quotes of an
+ * isolate and 0.13 by ~3,000), so a warm-up measured in seconds gave each of two workers half the
+ * quotes one worker had had: the WORKERS=2 window sat earlier on that curve, and its extra cost was
+ * warm-up, not scaling. Counted per worker, both phases measure isolates equally warm.
+ */
+const SCALING_WARMUP_QUOTES_PER_WORKER = Number(process.env.SCALING_WARMUP_QUOTES_PER_WORKER ?? 2500)
+/** The longest the warm-up goes on for SCALING_WARMUP_QUOTES_PER_WORKER (a loaded machine answers slowly), s. */
+const SCALING_WARMUP_MAX_SECONDS = Number(process.env.SCALING_WARMUP_MAX_SECONDS ?? 60)
+/** Each further slice of warm-up load while a worker has answered fewer quotes than that, s. */
+const SCALING_WARMUP_SLICE_SECONDS = 2
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
 const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 24)
 const FIXED_RATE_MAX_INFLIGHT = Number(process.env.FIXED_RATE_MAX_INFLIGHT ?? 500)
@@ -246,14 +262,31 @@ async function scalingRun(workers: number, fixedRate?: number) {
   try {
     // warm-up: a request refused here (e.g. over EVM_MAX_MS on a busy machine) does not stop the run
     for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, true)).catch((err: unknown) => console.error(`warm-up (WORKERS=${workers}): ${String(err)}`))
-    if (SCALING_WARMUP_SECONDS > 0) await sustained(url, true, { seconds: SCALING_WARMUP_SECONDS })
-    const saturated = await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid, workers })
+    const warmup = await warmUpWorkers(url, `http://127.0.0.1:${port}`, workers)
+    const saturated = { ...(await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid, workers })), warmup }
     const fixed = fixedRate === undefined ? undefined : await fixedRateRun(url, fixedRate, service.pid!)
     // the generator it replaced, on the same service right after (see the header)
     const autocannonFixed = fixedRate === undefined || !FIXED_RATE_AUTOCANNON ? undefined : await sustained(url, true, { seconds: FIXED_RATE_SECONDS, rate: fixedRate, pid: service.pid })
     return { saturated, fixed, autocannonFixed }
   } finally {
     service.kill('SIGKILL')
+  }
+}
+
+/**
+ * The scaling load, unmeasured, for SCALING_WARMUP_SECONDS and then in slices until each of the
+ * service's `workers` has answered SCALING_WARMUP_QUOTES_PER_WORKER quotes (the pool's completed
+ * tasks; the sequential warm-up's included), or SCALING_WARMUP_MAX_SECONDS have passed: what each
+ * worker had answered, and how long it took.
+ */
+async function warmUpWorkers(url: string, base: string, workers: number): Promise<{ quotes_per_worker: number; seconds: number }> {
+  const started = performance.now()
+  const elapsed = () => (performance.now() - started) / 1000
+  if (SCALING_WARMUP_SECONDS > 0) await sustained(url, true, { seconds: SCALING_WARMUP_SECONDS })
+  for (;;) {
+    const done = (await scrapeSums(base, ['worker_tasks_completed_total'] as const)).worker_tasks_completed_total / workers
+    if (done >= SCALING_WARMUP_QUOTES_PER_WORKER || elapsed() >= SCALING_WARMUP_MAX_SECONDS) return { quotes_per_worker: Math.round(done), seconds: round(elapsed()) }
+    await sustained(url, true, { seconds: SCALING_WARMUP_SLICE_SECONDS })
   }
 }
 
@@ -403,11 +436,12 @@ async function main() {
             scaling: {
               seconds: SCALING_SECONDS,
               warmup_seconds: SCALING_WARMUP_SECONDS,
+              warmup_quotes_per_worker: SCALING_WARMUP_QUOTES_PER_WORKER,
               cores: CORES,
               // the CPU per quote (service and generator) at which x1.8 would fit on the cores at WORKERS=1's requests/s
               cpu_ms_per_quote_for_1_8: round(CORES * 1000 / (1.8 * one.saturated.requests_per_s)),
-              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(one.saturated) },
-              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(two.saturated) },
+              workers_1: { warmed: one.saturated.warmup, requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(one.saturated) },
+              workers_2: { warmed: two.saturated.warmup, requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(two.saturated) },
               fixed_rate: two.fixed,
               ...(two.autocannonFixed === undefined
                 ? {}
