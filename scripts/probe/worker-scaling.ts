@@ -4,7 +4,9 @@
  * Why a quote costs two workers more worker CPU than it costs one (issue 13: 3.66 against 2.99 ms in
  * the idle bench:quote of the twelfth session), thread by thread. bench:quote's saturated load
  * (autocannon, BENCH_CONNECTIONS connections, default 8, distinct amounts, SCALING_SECONDS, default
- * 8, after SCALING_WARMUP_SECONDS, default 4, of the same load not measured) on the service as
+ * 8, after SCALING_WARMUP_SECONDS, default 4, of the same load not measured, then more until each
+ * worker has answered SCALING_WARMUP_QUOTES_PER_WORKER quotes, default 0, within
+ * SCALING_WARMUP_MAX_SECONDS, default 60) on the service as
  * `npm start` starts it, under these variants, in turns for SCALING_ROUNDS rounds (default 2):
  * - `w1`, `w2`: one process with WORKERS=1, with WORKERS=2;
  * - `w1x2`: two processes with WORKERS=1 each, both loaded at once (half the connections each):
@@ -36,6 +38,10 @@ const SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const WARMUP_SECONDS = Number(process.env.SCALING_WARMUP_SECONDS ?? 4)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8)
 const ROUNDS = Number(process.env.SCALING_ROUNDS ?? 2)
+/** quotes each worker answers before the first window (default 0: SCALING_WARMUP_SECONDS alone), as bench:quote's SCALING_WARMUP_QUOTES_PER_WORKER */
+const WARMUP_QUOTES_PER_WORKER = Number(process.env.SCALING_WARMUP_QUOTES_PER_WORKER ?? 0)
+/** the longest that counted warm-up lasts, s */
+const WARMUP_MAX_SECONDS = Number(process.env.SCALING_WARMUP_MAX_SECONDS ?? 60)
 /** consecutive measured windows per service (default 1): how the costs move as the isolates warm */
 const WINDOWS = Number(process.env.SCALING_WINDOWS ?? 1)
 const READY_TIMEOUT_MS = 120_000
@@ -238,6 +244,13 @@ async function measure(variant: Variant) {
     const connections = Math.max(1, Math.round(CONNECTIONS / variant.processes))
     for (const s of services) for (let k = 0; k < 3 * QUOTE_MIX.length; k++) await postQuote(`${s.base}/v1/quote`, quoteBody(k, true)).catch((err: unknown) => console.error(`warm-up: ${String(err)}`))
     if (WARMUP_SECONDS > 0) await Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, WARMUP_SECONDS)))
+    // then until every worker has answered WARMUP_QUOTES_PER_WORKER quotes (bench:quote's warm-up), within WARMUP_MAX_SECONDS
+    const warmStart = performance.now()
+    while ((performance.now() - warmStart) / 1000 < WARMUP_MAX_SECONDS) {
+      const done = await Promise.all(services.map(async (s) => (await scrapeSums(s.base, ['worker_tasks_completed_total'] as const)).worker_tasks_completed_total / variant.workers))
+      if (Math.min(...done) >= WARMUP_QUOTES_PER_WORKER) break
+      await Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, 2)))
+    }
     if (variant.pin === true) {
       for (const s of services) {
         const pid = s.child.pid!
