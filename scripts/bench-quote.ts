@@ -13,7 +13,9 @@
  * polls a quote within one block) is measured separately and reported as `repeat`.
  *
  * 1. Warm latency: sequential requests over the mix (one at a time), p50/p99.
- * 2. Sustained throughput: autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS seconds.
+ * 2. Sustained throughput: autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS seconds,
+ *    after distinct quotes, unmeasured, until each worker has answered BENCH_WARMUP_QUOTES_PER_WORKER
+ *    (default 2500; 0: the sequential runs alone, as before the thirteenth session; `load_warmed`).
  *    The service process's CPU over that window (all its threads, /proc/<pid>/stat): `cpu_percent`
  *    (over 100 when the second core works) and `cpu_ms_per_quote` (CPU ms per answered quote at
  *    saturation).
@@ -27,7 +29,9 @@
  *    the upstream).
  * 5. Scaling over the cores (issue 13): two more service processes, one with WORKERS=1 and one with
  *    WORKERS=2, each saturated with distinct requests (autocannon, BENCH_CONNECTIONS connections
- *    for SCALING_SECONDS, after SCALING_WARMUP_SECONDS of the same load, not measured):
+ *    for SCALING_SECONDS, after a warm-up of the same load, not measured: at least
+ *    SCALING_WARMUP_SECONDS, then more until each worker has answered SCALING_WARMUP_QUOTES_PER_WORKER
+ *    quotes, within SCALING_WARMUP_MAX_SECONDS; the pool's completed tasks on /metrics count them):
  *    `workers_scaling` is the second's requests/s over the first's. Then the
  *    WORKERS=2 service at a fixed FIXED_RATE requests/s for FIXED_RATE_SECONDS, distinct requests,
  *    from an open loop (scripts/lib/open-loop.ts): one request every 1/FIXED_RATE s, evenly spaced,
@@ -75,7 +79,9 @@
  * Options (environment): BENCH_ITERATIONS (default 300), BENCH_SECONDS (default 10),
  * BENCH_CONNECTIONS (default 8), BENCH_FORK (default 1; 0 skips the fork run), FORK_BLOCK_TIME
  * (seconds, default 2), FORK_SECONDS (default 30), BENCH_SCALING (default 1; 0 skips step 5),
- * SCALING_SECONDS (default 8), SCALING_WARMUP_SECONDS (default 4), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 24),
+ * SCALING_SECONDS (default 8), SCALING_WARMUP_SECONDS (default 4), SCALING_WARMUP_QUOTES_PER_WORKER
+ * (default 2500), SCALING_WARMUP_MAX_SECONDS (default 60; step 2's warm-up's bound too),
+ * BENCH_WARMUP_QUOTES_PER_WORKER (default 2500), FIXED_RATE (requests/s, default 100), FIXED_RATE_SECONDS (default 24),
  * FIXED_RATE_MAX_INFLIGHT (default 500), FIXED_RATE_TIMEOUT_MS (default 10000), FIXED_RATE_AUTOCANNON
  * (default 0; 1 adds the old autocannon run), BENCH_VENUES (default 1; 0 skips step 6).
  * WORKERS in the environment reaches the service of steps 1-4 (as it reaches `npm start`).
@@ -88,7 +94,7 @@ import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
-import { startCpuWindow, startThreadCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
+import { scrapeSums, startCpuWindow, startThreadCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
 import { msPer, scalingCeiling, threadCpuPer, type ThreadCpu } from '../test/support/thread-cpu.ts'
 import { availableParallelism } from 'node:os'
 import { summarize } from './lib/stats.ts'
@@ -111,6 +117,28 @@ const SCALING_SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
  * state does not pay (BENCHMARKS.md, issue 13, twelfth session).
  */
 const SCALING_WARMUP_SECONDS = Number(process.env.SCALING_WARMUP_SECONDS ?? 4)
+/**
+ * Quotes each worker answers before the measured window (thirteenth session, issue 13). A worker's
+ * isolate compiles and re-optimizes its hot code over its first few thousand quotes (probe
+ * worker-scaling: V8's platform threads spend 1.9 ms per quote in the first ~250 quotes of an
+ * isolate and 0.13 by ~3,000), so a warm-up measured in seconds gave each of two workers half the
+ * quotes one worker had had: the WORKERS=2 window sat earlier on that curve, and its extra cost was
+ * warm-up, not scaling. Counted per worker, both phases measure isolates equally warm.
+ */
+const SCALING_WARMUP_QUOTES_PER_WORKER = Number(process.env.SCALING_WARMUP_QUOTES_PER_WORKER ?? 2500)
+/**
+ * Quotes each worker of the main service answers before step 2's window (0: none beyond the
+ * sequential runs, as before the thirteenth session): `cpu_ms_per_quote` (issue 12) is the CPU per
+ * quote at saturation, and after the ~160 sequential quotes per worker alone it still paid each
+ * isolate's compiles (see SCALING_WARMUP_QUOTES_PER_WORKER).
+ */
+const BENCH_WARMUP_QUOTES_PER_WORKER = Number(process.env.BENCH_WARMUP_QUOTES_PER_WORKER ?? 2500)
+/** the main service's workers: WORKERS from the environment (it reaches the service), else the service's default, one per core */
+const LOAD_WORKERS = Number(process.env.WORKERS ?? availableParallelism())
+/** The longest the warm-up goes on for SCALING_WARMUP_QUOTES_PER_WORKER (a loaded machine answers slowly), s. */
+const SCALING_WARMUP_MAX_SECONDS = Number(process.env.SCALING_WARMUP_MAX_SECONDS ?? 60)
+/** Each further slice of warm-up load while a worker has answered fewer quotes than that, s. */
+const SCALING_WARMUP_SLICE_SECONDS = 2
 const FIXED_RATE = Number(process.env.FIXED_RATE ?? 100)
 const FIXED_RATE_SECONDS = Number(process.env.FIXED_RATE_SECONDS ?? 24)
 const FIXED_RATE_MAX_INFLIGHT = Number(process.env.FIXED_RATE_MAX_INFLIGHT ?? 500)
@@ -246,14 +274,31 @@ async function scalingRun(workers: number, fixedRate?: number) {
   try {
     // warm-up: a request refused here (e.g. over EVM_MAX_MS on a busy machine) does not stop the run
     for (let i = 0; i < 3 * MIX.length; i++) await post(url, body(i, true)).catch((err: unknown) => console.error(`warm-up (WORKERS=${workers}): ${String(err)}`))
-    if (SCALING_WARMUP_SECONDS > 0) await sustained(url, true, { seconds: SCALING_WARMUP_SECONDS })
-    const saturated = await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid, workers })
+    const warmup = await warmUpWorkers(url, `http://127.0.0.1:${port}`, workers, SCALING_WARMUP_QUOTES_PER_WORKER, SCALING_WARMUP_SECONDS)
+    const saturated = { ...(await sustained(url, true, { seconds: SCALING_SECONDS, pid: service.pid, workers })), warmup }
     const fixed = fixedRate === undefined ? undefined : await fixedRateRun(url, fixedRate, service.pid!)
     // the generator it replaced, on the same service right after (see the header)
     const autocannonFixed = fixedRate === undefined || !FIXED_RATE_AUTOCANNON ? undefined : await sustained(url, true, { seconds: FIXED_RATE_SECONDS, rate: fixedRate, pid: service.pid })
     return { saturated, fixed, autocannonFixed }
   } finally {
     service.kill('SIGKILL')
+  }
+}
+
+/**
+ * Distinct quotes on `url`, unmeasured, for `minSeconds` and then in slices until each of the
+ * service's `workers` has answered `quotesPerWorker` quotes (the pool's completed tasks; earlier
+ * requests included), or SCALING_WARMUP_MAX_SECONDS have passed: what each worker had answered, and
+ * how long it took.
+ */
+async function warmUpWorkers(url: string, base: string, workers: number, quotesPerWorker: number, minSeconds: number): Promise<{ quotes_per_worker: number; seconds: number }> {
+  const started = performance.now()
+  const elapsed = () => (performance.now() - started) / 1000
+  if (minSeconds > 0) await sustained(url, true, { seconds: minSeconds })
+  for (;;) {
+    const done = (await scrapeSums(base, ['worker_tasks_completed_total'] as const)).worker_tasks_completed_total / workers
+    if (done >= quotesPerWorker || elapsed() >= SCALING_WARMUP_MAX_SECONDS) return { quotes_per_worker: Math.round(done), seconds: round(elapsed()) }
+    await sustained(url, true, { seconds: SCALING_WARMUP_SLICE_SECONDS })
   }
 }
 
@@ -376,6 +421,8 @@ async function main() {
     const oursSeq = await sequential(ours)
     const peerSeq = await sequential(peer)
     console.log(`sequential  ours p50 ${oursSeq.p50.toFixed(2)} ms p99 ${oursSeq.p99.toFixed(2)} ms | naive p50 ${peerSeq.p50.toFixed(2)} ms p99 ${peerSeq.p99.toFixed(2)} ms`)
+    // warmed like the scaling phases (see BENCH_WARMUP_QUOTES_PER_WORKER): the CPU per quote at saturation is the steady state's
+    const loadWarmup = BENCH_WARMUP_QUOTES_PER_WORKER > 0 && LOAD_WORKERS > 0 ? await warmUpWorkers(ours, `http://127.0.0.1:${ourPort}`, LOAD_WORKERS, BENCH_WARMUP_QUOTES_PER_WORKER, 0) : undefined
     const oursLoad = await sustained(ours, true, { pid: service.pid })
     const oursCpu = cpuFigures(oursLoad)
     const peerLoad = await sustained(peer)
@@ -403,11 +450,12 @@ async function main() {
             scaling: {
               seconds: SCALING_SECONDS,
               warmup_seconds: SCALING_WARMUP_SECONDS,
+              warmup_quotes_per_worker: SCALING_WARMUP_QUOTES_PER_WORKER,
               cores: CORES,
               // the CPU per quote (service and generator) at which x1.8 would fit on the cores at WORKERS=1's requests/s
               cpu_ms_per_quote_for_1_8: round(CORES * 1000 / (1.8 * one.saturated.requests_per_s)),
-              workers_1: { requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(one.saturated) },
-              workers_2: { requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(two.saturated) },
+              workers_1: { warmed: one.saturated.warmup, requests_per_s: one.saturated.requests_per_s, p99_ms: one.saturated.p99_ms, failures: failures(one.saturated), ...cpuFigures(one.saturated), main_thread_cpu_percent: mainThreadPercent(one.saturated), load_generator_cpu_percent: generatorPercent(one.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(one.saturated) },
+              workers_2: { warmed: two.saturated.warmup, requests_per_s: two.saturated.requests_per_s, p99_ms: two.saturated.p99_ms, failures: failures(two.saturated), ...cpuFigures(two.saturated), main_thread_cpu_percent: mainThreadPercent(two.saturated), load_generator_cpu_percent: generatorPercent(two.saturated), cpu_ms_per_quote_by_thread: perQuoteByThread(two.saturated) },
               fixed_rate: two.fixed,
               ...(two.autocannonFixed === undefined
                 ? {}
@@ -449,6 +497,7 @@ async function main() {
       load_p99_ms: oursLoad.p99_ms,
       load_failures: failures(oursLoad),
       ...oursCpu,
+      ...(loadWarmup === undefined ? {} : { load_warmed: loadWarmup }),
       peer: { name: 'naive EVM quoter (QuoterV2 / getAmountsOut per path, best single path)', p50_ms: round(peerSeq.p50), p99_ms: round(peerSeq.p99), requests_per_s: peerLoad.requests_per_s },
       repeat: { p50_ms: round(repeatSeq.p50), p99_ms: round(repeatSeq.p99), requests_per_s: repeatLoad.requests_per_s, load_p99_ms: repeatLoad.p99_ms },
       ratio_p50: round(peerSeq.p50 / oursSeq.p50),
