@@ -26,7 +26,7 @@
  */
 
 import { addressWord, type AddressWithBytes } from './address-patches.ts'
-import { readWord, wordOfBytes, writeWord, type WordMemory } from './word-memory.ts'
+import { readWord, wordAt, writeWord, type WordMemory } from './word-memory.ts'
 
 const TWO_POW256 = 1n << 256n
 const MAX_UINT256 = TWO_POW256 - 1n
@@ -102,6 +102,19 @@ export interface InlineBatch {
    */
   memoryGas?: number
   quadCoefficient?: number
+}
+
+/** the calldata CALLDATALOAD read last, and a DataView over it: a frame reads its words in bursts (ABI decoding) */
+let viewedCalldata: Uint8Array | undefined
+let calldataWords: DataView | undefined
+
+/** a DataView over `data`, the same one while the same calldata is read (calldata is never written) */
+function calldataView(data: Uint8Array): DataView {
+  if (data !== viewedCalldata || calldataWords === undefined) {
+    calldataWords = new DataView(data.buffer, data.byteOffset, data.byteLength)
+    viewedCalldata = data
+  }
+  return calldataWords
 }
 
 /**
@@ -187,10 +200,12 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
         case 0x56: {
           // JUMP: dest = pop(); a destination past the code or not at a JUMPDEST traps (stock step)
           if (len < 1) break run
-          const dest = s[len - 1]
-          if (!(dest < end) || validJumps[Number(dest)] !== 1) break run
+          // the word as a number, converted once: exact below 2^53, at least 2^53 above it (past
+          // any code); compared as numbers, not a bigint with a number (a runtime call in V8)
+          const dest = Number(s[len - 1])
+          if (!(dest < end) || validJumps[dest] !== 1) break run
           len--
-          pc = Number(dest)
+          pc = dest
           break
         }
         case 0x57: {
@@ -201,10 +216,10 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
             pc++
             break
           }
-          const dest = s[len - 1]
-          if (!(dest < end) || validJumps[Number(dest)] !== 1) break run
+          const dest = Number(s[len - 1]) // as JUMP's
+          if (!(dest < end) || validJumps[dest] !== 1) break run
           len -= 2
-          pc = Number(dest)
+          pc = dest
           break
         }
         case 0x15: // ISZERO
@@ -253,12 +268,19 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           if (len < 1) break run
           const data = rs.interpreter.getCallData()
           const pos = s[len - 1]
-          if (pos >= data.length) {
+          if (pos > NUMBER_OFFSET_MAX) {
+            // past any calldata shorter than that (the stock handler's pos >= length)
+            if (data.length > NUMBER_OFFSET_MAX) break run
             s[len - 1] = 0n
           } else {
             const i = Number(pos)
-            if (i + 32 > data.length) break run
-            s[len - 1] = wordOfBytes(data.subarray(i, i + 32))
+            if (i >= data.length) {
+              s[len - 1] = 0n
+            } else {
+              if (i + 32 > data.length) break run
+              // read in place: no subarray and DataView made per word
+              s[len - 1] = wordAt(calldataView(data), i)
+            }
           }
           pc++
           break
@@ -270,9 +292,10 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           // the stock gas handler's subMemUsage charges it (readWord and writeWord then extend the
           // store as the stock Memory does)
           if (len < (op === 0x51 ? 1 : 2)) break run
-          const offset = s[len - 1]
-          if (offset > NUMBER_OFFSET_MAX) break run
-          const end = Number(offset) + 32
+          const word = s[len - 1]
+          if (word > NUMBER_OFFSET_MAX) break run
+          const offset = Number(word)
+          const end = offset + 32
           if (end > paidBytes) {
             const words = Math.ceil(end / 32)
             const cost = memoryCost(words, batch)
@@ -287,9 +310,9 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
             paidBytes = words * 32
           }
           if (op === 0x51) {
-            s[len - 1] = readWord(rs.memory, Number(offset))
+            s[len - 1] = readWord(rs.memory, offset)
           } else {
-            writeWord(rs.memory, Number(offset), s[len - 2])
+            writeWord(rs.memory, offset, s[len - 2])
             len -= 2
           }
           pc++

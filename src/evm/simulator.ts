@@ -210,7 +210,7 @@ export class Simulator {
     )
     // with the gas it asked for it might have finished: the budget stopped it, not its own limit
     if (capped && result.execResult.exceptionError?.error === OUT_OF_GAS) throw ExecutionBudgetError.gasCapped(this.budget.maxGas)
-    return { ...toOutcome(result, this.common), state }
+    return toOutcome(result, this.common, { state })
   }
 
   /** The unsigned zero-price transaction runTx executes for a call. */
@@ -288,35 +288,54 @@ export class Simulator {
       if (err instanceof UpstreamError || err instanceof ExecutionBudgetError) throw err
       throw new TransactionRejectedError(rejectionMessage(err))
     }
-    return {
-      ...toOutcome(result, this.common),
-      state,
-      hash: bytesToHexString(tx.hash()),
-      from: tx.getSenderAddress().toString() as Address,
-    }
+    return toOutcome(result, this.common, { state, hash: bytesToHexString(tx.hash()), from: tx.getSenderAddress().toString() as Address })
   }
 }
 
-function toOutcome(result: CallRunResult, common: Common): ExecutionOutcome {
+function toOutcome<T extends object>(result: CallRunResult, common: Common, rest: T): ExecutionOutcome & T {
   const exec = result.execResult
-  const logs: SimulationLog[] = (exec.logs ?? []).map(([address, topics, data]) => ({
-    address: bytesToHexString(address),
-    topics: topics.map(bytesToHexString),
-    data: bytesToHexString(data),
-  }))
   let error = exec.exceptionError?.error
   // Frontier: a creation that cannot pay for storing its code succeeds with empty code.
   if (error === 'code store out of gas' && !common.gteHardfork('homestead')) error = undefined
   const status: ExecutionStatus = error === undefined ? 'success' : error === 'revert' ? 'reverted' : 'halted'
-  return {
-    status,
-    gasUsed: result.totalGasSpent,
-    returnData: exec.returnValue,
-    revertReason: status === 'reverted' ? decodeRevertReason(exec.returnValue) : undefined,
-    error: status === 'halted' ? error : undefined,
-    logs: status === 'success' ? logs : [],
-    createdAddress: result.createdAddress?.toString() as Address | undefined,
-  }
+  const outcome = Object.assign(
+    {
+      status,
+      gasUsed: result.totalGasSpent,
+      returnData: exec.returnValue,
+      revertReason: status === 'reverted' ? decodeRevertReason(exec.returnValue) : undefined,
+      error: status === 'halted' ? error : undefined,
+      logs: [] as SimulationLog[],
+      createdAddress: result.createdAddress?.toString() as Address | undefined,
+    },
+    rest,
+  )
+  const raw = exec.logs
+  if (status === 'success' && raw !== undefined && raw.length > 0) defineLazyLogs(outcome, raw)
+  return outcome
+}
+
+type RawLog = [Uint8Array, Uint8Array[], Uint8Array]
+
+/**
+ * `logs` as hex made when first read, then kept as a plain property: a quote reads only the return
+ * data and gas of its router execution (tens of logs: a Transfer and a Swap per hop), so their
+ * hex (~1.5% of a quote's CPU when made for every call) is made only for the callers that read them.
+ * An own enumerable accessor: spreads, structured clones and equality checks read it as a value.
+ */
+function defineLazyLogs(outcome: { logs: SimulationLog[] }, raw: readonly RawLog[]): void {
+  Object.defineProperty(outcome, 'logs', {
+    configurable: true,
+    enumerable: true,
+    get(this: { logs: SimulationLog[] }): SimulationLog[] {
+      const logs = raw.map(([address, topics, data]) => ({ address: bytesToHexString(address), topics: topics.map(bytesToHexString), data: bytesToHexString(data) }))
+      Object.defineProperty(this, 'logs', { value: logs, writable: true, enumerable: true, configurable: true })
+      return logs
+    },
+    set(this: { logs: SimulationLog[] }, logs: SimulationLog[]) {
+      Object.defineProperty(this, 'logs', { value: logs, writable: true, enumerable: true, configurable: true })
+    },
+  })
 }
 
 /** ethereumjs appends block and tx dumps to its messages; keep the sentence a partner can act on. */

@@ -162,6 +162,32 @@ describe('inlined opcodes against the stock handlers', () => {
     expect((await sameAsStock('600456fe5b' + '6064' + '600a' + 'f3')).output).toBe('00'.repeat(100))
   })
 
+  it('CALLDATALOAD reads each frame its own calldata: a caller, its callee with other data, the caller again', async () => {
+    const data = Uint8Array.from({ length: 70 }, (_, i) => (i * 53 + 7) & 0xff)
+    const hex2 = (n: number) => n.toString(16).padStart(4, '0')
+    // the callee (this same code, called with 32 bytes) returns its calldata's first word; the
+    // caller (70 bytes) stores its first word, calls itself with another word, stores what that
+    // returns and its own first word again
+    let body = '36' + '6020' + '14' + '61XXXX' + '57'
+    body += '6000' + '35' + storeResult(0)
+    body += push32(0xabcdefn * 2n ** 200n + 77n) + '610100' + '52'
+    body += '6020' + '610200' + '6020' + '610100' + '6000' + '30' + '5a' + 'f1' + '50'
+    body += '610200' + '51' + storeResult(1)
+    body += '6000' + '35' + storeResult(2)
+    body += '61YYYY' + '56'
+    const inner = 5 + body.length / 2
+    body += '5b' + '6000' + '35' + '6000' + '52' + '6020' + '6000' + 'f3'
+    const end = 5 + body.length / 2
+    body += '5b'
+    body = body.replace('XXXX', hex2(inner)).replace('YYYY', hex2(end))
+    const outcome = await sameAsStock(program(body, 3), undefined, { data })
+    expect(outcome.error).toBeUndefined()
+    const word = (i: number) => outcome.output.slice(64 * i, 64 * i + 64)
+    expect(word(0)).toBe(Buffer.from(data.subarray(0, 32)).toString('hex'))
+    expect(BigInt('0x' + word(1))).toBe(0xabcdefn * 2n ** 200n + 77n)
+    expect(word(2)).toBe(word(0))
+  })
+
   it('PUSH0-32, DUP1-16, SWAP1-16, POP, JUMPDEST, JUMP and JUMPI taken and not', async () => {
     let body = '5f'
     for (let n = 1; n <= 32; n++) body += hexByte(0x5f + n) + 'ab'.repeat(n - 1) + 'cd'
@@ -197,6 +223,9 @@ describe('inlined opcodes against the stock handlers', () => {
       '6003' + '56', // JUMP to the INVALID at 3
       '6007' + '56' + '00' + '6100' + '5b', // JUMP into PUSH2's data (a 0x5b byte there)
       push32(2n ** 64n) + '56', // JUMP far past the code
+      push32(2n ** 53n + 5n) + '56', // JUMP to a word a double cannot hold exactly
+      push32(2n ** 256n - 1n) + '56', // JUMP to the largest word
+      '6001' + push32(2n ** 53n + 1n) + '57', // JUMPI taken there
       '6001' + '6003' + '57', // JUMPI taken to no JUMPDEST
       '6000' + '6003' + '57' + '00', // JUMPI not taken: STOP, no error
       '5b'.repeat(3) + '6000'.repeat(1025), // PUSH past 1,024 items

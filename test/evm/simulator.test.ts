@@ -47,6 +47,32 @@ describe('Simulator', () => {
     expect(r.logs).toEqual([])
   })
 
+  it('gives the logs of a successful execution as hex, made when first read, also through spreads, clones and calls', async () => {
+    const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+    const base = sim.openState(source.latest())
+    const r = await sim.transaction(base, decode(fixture('v2-swapExactETHForTokens-small').raw))
+    expect(r.status).toBe('success')
+    const fresh = await sim.transaction(base, decode(fixture('v2-swapExactETHForTokens-small').raw))
+    // a structured clone (as a worker posts it) reads them before anything else has
+    const { logs: cloned } = structuredClone(Object.assign(fresh, { state: undefined })) as { logs: unknown }
+    expect(r.logs.length).toBeGreaterThan(1)
+    expect(r.logs.some((l) => l.topics[0] === TRANSFER)).toBe(true)
+    for (const log of r.logs) {
+      expect(log.address).toMatch(/^0x[0-9a-f]{40}$/)
+      expect(log.data).toMatch(/^0x([0-9a-f]{2})*$/)
+      for (const topic of log.topics) expect(topic).toMatch(/^0x[0-9a-f]{64}$/)
+    }
+    expect(r.logs).toBe(r.logs) // made once
+    expect(cloned).toEqual(r.logs)
+    expect({ ...r }.logs).toEqual(r.logs)
+    // the same swap as a call from the same sender logs the same
+    const tx = decode(fixture('v2-swapExactETHForTokens-small').raw)
+    const call = await sim.call(base, { from: lower(tx.getSenderAddress().toString()) as Address, to: lower(tx.to!.toString()) as Address, data: tx.data, value: tx.value })
+    expect(call.logs).toEqual(r.logs)
+    r.logs = []
+    expect(r.logs).toEqual([])
+  })
+
   it('rejects a transaction that cannot be included, with an actionable message', async () => {
     const base = sim.openState(source.latest())
     const tx = decode(fixture('v2-swapExactETHForTokens-small').raw)

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
 import { gasCostInToken, type PoolSnapshot, type Rational } from '../../src/pools/index.ts'
 import { buildPoolGraph, enumeratePaths } from '../../src/pools/paths.ts'
-import { quoteHop, quotePath, type HopQuoter } from '../../src/pools/pool-quote.ts'
-import { DEFAULT_GAS_MODEL, findBestPlan, RouteSearchError, RoutingEngine, type RoutedPlan } from '../../src/routing/index.ts'
+import { pathMaxRate, quoteHop, quotePath, type HopQuoter } from '../../src/pools/pool-quote.ts'
+import { DEFAULT_GAS_MODEL, findBestPlan, legGas, planGas, RouteSearchError, RoutingEngine, splitNetBound, type RoutedPlan } from '../../src/routing/index.ts'
 import { DEX, E18, lower, referencePathQuote, referencePaths, referenceQuote, registry, sim, source, syntheticToken, tok, v2Pool, v3Pool, type ReferencePath } from './helpers.ts'
 
 const engine = new RoutingEngine(sim, { dex: DEX })
@@ -222,6 +222,26 @@ describe('findBestPlan on the devnet', () => {
     }
   })
 
+  it('leaves the split allocator out where no plan of two legs could net more than the best single path', async () => {
+    const pools = await poolsFor(tok('WETH'), tok('USDC'))
+    const amountIn = E18
+    const part = amountIn / 30n // splitParts' default: the allocator asks the paths for multiples of it
+    const asked = (gasPriceWei: bigint) => {
+      const amounts = new Set<bigint>()
+      const hopQuoter: HopQuoter = (pool, zeroForOne, amount) => (amounts.add(amount), quoteHop(pool, zeroForOne, amount))
+      const plan = findBestPlan({ tokenIn: tok('WETH'), tokenOut: tok('USDC'), amountIn, pools, gasPriceWei, weth: DEX.weth, hopQuoter })
+      return { plan, amounts }
+    }
+    // gas at 20 gwei: a second leg's gas costs more than splitting 1 WETH could gain over the
+    // deepest pool, by the pools' prices alone: nothing is asked at a part's amount
+    const dear = asked(20n * GWEI)
+    expect(dear.plan?.legs).toHaveLength(1)
+    expect(dear.amounts.has(part)).toBe(false)
+    expect(dear.plan).toEqual(findBestPlan({ tokenIn: tok('WETH'), tokenOut: tok('USDC'), amountIn, pools, gasPriceWei: 20n * GWEI, weth: DEX.weth, maxSplits: 1 }))
+    // with free gas the bound leaves the split a chance: the allocator runs (the detector above works)
+    expect(asked(0n).amounts.has(part)).toBe(true)
+  })
+
   it('has no plan when there is no path, and refuses nonsense', async () => {
     const pools = await poolsFor(tok('WETH'), tok('USDC'))
     const nowhere = '0x00000000000000000000000000000000000fee11' as Address
@@ -307,6 +327,48 @@ describe('findBestPlan on synthetic pool graphs', () => {
     checkPlan(plan, pools)
     expect(plan.legs).toHaveLength(2)
     expect(plan.bestSinglePathNetAmountOut).toBeUndefined()
+  })
+
+  it('property: no plan of two pool-disjoint paths nets more than splitNetBound', () => {
+    const tokens = [A, B, C, D]
+    const poolArb = fc.record({
+      a: fc.integer({ min: 0, max: 3 }),
+      b: fc.integer({ min: 0, max: 3 }),
+      reserveA: fc.bigInt({ min: 10n ** 6n, max: 10n ** 27n }),
+      reserveB: fc.bigInt({ min: 10n ** 6n, max: 10n ** 27n }),
+    })
+    const model = DEFAULT_GAS_MODEL
+    fc.assert(
+      fc.property(
+        fc.array(poolArb, { minLength: 2, maxLength: 7 }),
+        fc.bigInt({ min: 2n, max: 10n ** 26n }),
+        fc.constantFrom(0n, GWEI, 1000n * GWEI),
+        fc.array(fc.integer({ min: 1, max: 999 }), { minLength: 1, maxLength: 4 }),
+        (specs, amountIn, gasPriceWei, shares) => {
+          const pools = specs.filter((s) => s.a !== s.b).map((s) => v2Pool(tokens[s.a], tokens[s.b], s.reserveA, s.reserveB))
+          const paths = enumeratePaths(buildPoolGraph(pools), A, D, 3)
+          if (paths.length < 2) return
+          const value = (gas: bigint) => gasCostInToken(gas, gasPriceWei, { num: 1n, den: 1000n })
+          const legOf = (path: (typeof paths)[number]) => ({ protocols: path.map((h) => h.pool.protocol), ticksCrossed: 0 })
+          const bound = splitNetBound(paths.map((p) => ({ maxRate: pathMaxRate(p), fixedGas: legGas(model, legOf(p).protocols, 0) })), Number(amountIn), model, value)
+          for (let i = 0; i < paths.length; i++) {
+            for (let j = i + 1; j < paths.length; j++) {
+              if (paths[i].some((h) => paths[j].some((k) => k.pool.address === h.pool.address))) continue
+              for (const share of shares) {
+                const first = (amountIn * BigInt(share)) / 1000n
+                if (first === 0n || first === amountIn) continue
+                const q1 = quotePath(paths[i], first)
+                const q2 = quotePath(paths[j], amountIn - first)
+                if (q1 === undefined || q2 === undefined) continue
+                const net = q1.amountOut + q2.amountOut - value(planGas(model, [legOf(paths[i]), legOf(paths[j])]))
+                expect(Number(net)).toBeLessThanOrEqual(bound)
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    )
   })
 
   it('property: on random V2 graphs the plan conserves the input, is exact, and beats brute force over single paths', () => {
