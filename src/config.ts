@@ -13,6 +13,7 @@ import type { Venue } from './pools/pools.ts'
 import type { ApiKeyRegistry } from './server/auth/api-keys.ts'
 import type { PartnerRegistry } from './server/jsonrpc/partners.ts'
 import type { RelayEndpoint } from './submission/relay-client.ts'
+import type { LifecycleCommit } from './submission/store/postgres-store.ts'
 
 export { ConfigError } from './config-error.ts'
 
@@ -185,7 +186,7 @@ export interface SubmissionConfig {
    * connection of their own without waiting for the WAL flush (durable against any crash of a
    * service process, not of PostgreSQL itself: see postgres-store.ts), or 'sync'
    */
-  postgres: { poolSize: number; maxInsertGroup: number; insertsInFlight: number; lifecycleCommit: 'async' | 'sync' }
+  postgres: { poolSize: number; maxInsertGroup: number; insertsInFlight: number; lifecycleCommit: LifecycleCommit }
   /**
    * SEARCHER_PRIVATE_KEY, then SEARCHER_PRIVATE_KEYS, each key once (lowercase 0x-hex, valid
    * secp256k1 keys): one backrun per key per block; the first also signs relay requests. Undefined:

@@ -665,10 +665,10 @@ export class PostgresSubmissionStore implements SubmissionStore {
     if (this.countChanges === changes) this.counts = { open: rows[0].open, finished: rows[0].finished }
   }
 
+  /** the grouped appends' pool (see lifecycleCommit), set and ended with the pool */
   private requireLifecyclePool(): pg.Pool {
-    const pool = this.lifecyclePool
-    if (this.pool === undefined || pool === undefined) throw new PersistenceError('the submission store is not open (call open() first)', 'append', 0)
-    return pool
+    this.requireOpen('append')
+    return this.lifecyclePool as pg.Pool
   }
 
   private requireOpen(operation: PersistenceError['operation']): pg.Pool {
