@@ -83,10 +83,18 @@ describe('Dispatcher: queue overflow', () => {
     const stats = dispatcher.stats()
     expect(stats.queued).toBeLessThanOrEqual(2)
     expect(stats.queued + stats.active).toBeLessThan(raws.length)
-    // once per overflow: one per group commit of the burst at most (two, see above), never one per refused submission
+    // once per overflow, never one per refused submission. An overflow ends only when the queue
+    // has drained with no preparation running, and its end re-reads the store at once (in the same
+    // turn), so every warning after the first follows a re-read: warnings <= reads of the store,
+    // counted at the same instant. How many overflows the burst makes depends on timing (the
+    // acknowledgements' group commits, preparations that finish before the gate): a clean-clone CI
+    // run saw three, so the count itself is not pinned.
     const queueFull = warnings.filter((w) => /queue full/.test(w)).length
+    const readsNow = storeReads
     expect(queueFull).toBeGreaterThanOrEqual(1)
-    expect(queueFull).toBeLessThanOrEqual(2)
+    expect(queueFull).toBeLessThanOrEqual(readsNow)
+    const refusedAtLeast = raws.length - 2 - 1 // beyond the queue's capacity and the one preparation held
+    expect(queueFull).toBeLessThan(refusedAtLeast)
     // every one is durable and undelivered, whether queued or not
     expect(store.undeliveredIds()).toHaveLength(raws.length)
 
