@@ -13,7 +13,7 @@ import {
   leastSignificantBit,
   MAX_TICK,
   MIN_TICK,
-  simulateV3Swap,
+  v3ExactInput,
   v3MaxRate,
   type V3PoolState,
   type V3TickInfo,
@@ -28,11 +28,10 @@ export function quoteV3(pool: V3PoolSnapshot, zeroForOne: boolean, amountIn: big
   if (amountIn <= 0n) return undefined
   const limit = zeroForOne ? pool.coverage.sqrtPriceLimitDown : pool.coverage.sqrtPriceLimitUp
   try {
-    const r = simulateV3Swap(pool.state, { zeroForOne, amountSpecified: amountIn, sqrtPriceLimitX96: limit })
-    const [used, out] = zeroForOne ? [r.amount0, -r.amount1] : [r.amount1, -r.amount0]
+    const r = v3ExactInput(pool.state, zeroForOne, amountIn, limit)
     // a partial fill: the pool ran out of liquidity, or of loaded ticks (which we cannot tell apart)
-    if (used !== amountIn || out <= 0n) return undefined
-    return { amountOut: out, ticksCrossed: r.initializedTicksCrossed }
+    if (r.amountUsed !== amountIn || r.amountOut <= 0n) return undefined
+    return { amountOut: r.amountOut, ticksCrossed: r.initializedTicksCrossed }
   } catch (err) {
     if (isAmmMathError(err)) return undefined
     throw err
@@ -43,9 +42,8 @@ function roundsToZeroV3(pool: V3PoolSnapshot, zeroForOne: boolean, amountIn: big
   if (amountIn <= 0n) return false
   const limit = zeroForOne ? pool.coverage.sqrtPriceLimitDown : pool.coverage.sqrtPriceLimitUp
   try {
-    const r = simulateV3Swap(pool.state, { zeroForOne, amountSpecified: amountIn, sqrtPriceLimitX96: limit })
-    const [used, out] = zeroForOne ? [r.amount0, -r.amount1] : [r.amount1, -r.amount0]
-    return used === amountIn && out === 0n
+    const r = v3ExactInput(pool.state, zeroForOne, amountIn, limit)
+    return r.amountUsed === amountIn && r.amountOut === 0n
   } catch (err) {
     if (isAmmMathError(err)) return false
     throw err

@@ -15,7 +15,7 @@
  * the hop.
  */
 import type { Address } from '../chain/types.ts'
-import { isAmmMathError, simulateV3Swap, v3MaxRate, v4SwapFee, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
+import { isAmmMathError, v3ExactInput, v3MaxRate, v4SwapFee, type V3PoolState, type V3TickInfo } from '../dex/math/index.ts'
 import type { HopQuote, PoolKind, PoolLoadSettings } from './pool-kind.ts'
 import { sortTokens, type PoolRef, type V4PoolRef, type V4PoolSnapshot, type V4Venue } from './pools.ts'
 import { setBits, tickCoverage } from './uniswap-v3.ts'
@@ -122,6 +122,22 @@ export function roundsToZeroV4(pool: V4PoolSnapshot, zeroForOne: boolean, amount
   return r !== undefined && r.used === amountIn && r.out === 0n
 }
 
+/**
+ * the pool's state at a direction's swap fee (slot0's LP fee with the protocol fee on top), one per
+ * snapshot and fee: the swap math keeps what every quote of a state repeats beside the state object
+ * (dex/math/v3-exact-input.ts), so a state made per quote would keep nothing
+ */
+const statesAtFee = new WeakMap<V4PoolSnapshot, Map<number, V3PoolState>>()
+
+function stateAtFee(pool: V4PoolSnapshot, fee: number): V3PoolState {
+  if (fee === pool.state.fee) return pool.state
+  let byFee = statesAtFee.get(pool)
+  if (byFee === undefined) statesAtFee.set(pool, (byFee = new Map()))
+  let state = byFee.get(fee)
+  if (state === undefined) byFee.set(fee, (state = { ...pool.state, fee }))
+  return state
+}
+
 function swapV4(pool: V4PoolSnapshot, routeZeroForOne: boolean, amountIn: bigint): { used: bigint; out: bigint; ticksCrossed: number } | undefined {
   if (amountIn <= 0n) return undefined
   const zeroForOne = v4KeyZeroForOne(pool, routeZeroForOne)
@@ -130,10 +146,8 @@ function swapV4(pool: V4PoolSnapshot, routeZeroForOne: boolean, amountIn: bigint
     const fee = v4SwapFee(pool.slot0.protocolFee, pool.slot0.lpFee, zeroForOne)
     // a 100% fee takes the whole input: nothing comes out (the V3 loop refuses fee = 1e6)
     if (fee === 1_000_000) return { used: amountIn, out: 0n, ticksCrossed: 0 }
-    const state = fee === pool.state.fee ? pool.state : { ...pool.state, fee }
-    const r = simulateV3Swap(state, { zeroForOne, amountSpecified: amountIn, sqrtPriceLimitX96: limit })
-    const [used, out] = zeroForOne ? [r.amount0, -r.amount1] : [r.amount1, -r.amount0]
-    return { used, out, ticksCrossed: r.initializedTicksCrossed }
+    const r = v3ExactInput(stateAtFee(pool, fee), zeroForOne, amountIn, limit)
+    return { used: r.amountUsed, out: r.amountOut, ticksCrossed: r.initializedTicksCrossed }
   } catch (err) {
     if (isAmmMathError(err)) return undefined
     throw err

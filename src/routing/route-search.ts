@@ -123,19 +123,25 @@ interface PathFacts {
   readonly pools: string[]
   readonly maxRate: number
   readonly fixedGas: bigint
+  /** the plan's base gas and fixedGas, as a double (singleNetBound) */
+  readonly planFixedGas: number
 }
 
-const pathFactsByModel = new WeakMap<GasModel, WeakMap<readonly PathHop[], PathFacts>>()
+/** every path's facts for a paths array and model: one lookup per search, not two per path */
+const pathFactsByModel = new WeakMap<GasModel, WeakMap<readonly PathHop[][], PathFacts[]>>()
 
-function pathFacts(path: readonly PathHop[], model: GasModel): PathFacts {
-  let byPath = pathFactsByModel.get(model)
-  if (byPath === undefined) pathFactsByModel.set(model, (byPath = new WeakMap()))
-  let facts = byPath.get(path)
+function pathFacts(paths: readonly PathHop[][], model: GasModel): PathFacts[] {
+  let byPaths = pathFactsByModel.get(model)
+  if (byPaths === undefined) pathFactsByModel.set(model, (byPaths = new WeakMap()))
+  let facts = byPaths.get(paths)
   if (facts === undefined) {
-    const protocols = path.map((h) => h.pool.protocol)
-    const extraGas = v4ExtrasGas(model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
-    facts = { protocols, extraGas, pools: path.map((h) => h.pool.address), maxRate: pathMaxRate(path), fixedGas: legGas(model, protocols, 0, extraGas) }
-    byPath.set(path, facts)
+    facts = paths.map((path) => {
+      const protocols = path.map((h) => h.pool.protocol)
+      const extraGas = v4ExtrasGas(model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
+      const fixedGas = legGas(model, protocols, 0, extraGas)
+      return { protocols, extraGas, pools: path.map((h) => h.pool.address), maxRate: pathMaxRate(path), fixedGas, planFixedGas: Number(model.base + fixedGas) }
+    })
+    byPaths.set(paths, facts)
   }
   return facts
 }
@@ -154,20 +160,22 @@ class Candidate implements SplitCandidate {
   readonly maxRate: number
   /** the gas of its hops and leg, without ticks crossed */
   readonly fixedGas: bigint
+  private readonly planFixedGas: number
   private fixedCostMemo: bigint | undefined
   /** the single-path pass, the candidate ranking and the allocator ask for the same amounts (made at the first quote: most paths are never quoted) */
   private memo: Map<bigint, PathQuote | null> | undefined
 
   constructor(
     readonly path: PathHop[],
+    facts: PathFacts,
     private readonly search: SearchContext,
   ) {
-    const facts = pathFacts(path, search.model)
     this.protocols = facts.protocols
     this.extraGas = facts.extraGas
     this.pools = facts.pools
     this.maxRate = facts.maxRate
     this.fixedGas = facts.fixedGas
+    this.planFixedGas = facts.planFixedGas
   }
 
   get fixedCost(): bigint {
@@ -180,7 +188,7 @@ class Candidate implements SplitCandidate {
    */
   singleNetBound(amountIn: number): number {
     const out = amountIn * this.maxRate
-    const gas = Number(this.search.model.base + this.fixedGas) * this.search.valuePerGas
+    const gas = this.planFixedGas * this.search.valuePerGas
     return boundWithSlack(out - gas, out, gas)
   }
 
@@ -256,7 +264,8 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
     value,
     valuePerGas: rate === undefined ? 0 : (Number(gasPriceWei) * Number(rate.num)) / Number(rate.den),
   }
-  const candidates = paths.map((path) => new Candidate(path, search))
+  const facts = pathFacts(paths, model)
+  const candidates = paths.map((path, i) => new Candidate(path, facts[i], search))
   // the single-path outcomes read: the best one's alone without splits, every path's when they all
   // go to the split allocator, otherwise the deep routes among its candidates (splitCandidates)
   const maxCandidates = params.maxSplitCandidates ?? 16

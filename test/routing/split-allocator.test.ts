@@ -7,6 +7,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { getAmountOut } from '../../src/dex/math/index.ts'
 import { allocateSplit, type Allocation, type SplitCandidate } from '../../src/routing/index.ts'
+import { referenceAllocateSplit } from './reference-split-allocator.ts'
 
 interface Pair {
   reserveIn: bigint
@@ -100,6 +101,41 @@ describe('allocateSplit', () => {
         },
       ),
       { numRuns: 500 },
+    )
+  })
+
+  it('property: the same allocation as the reference allocator (shared pools, gas per leg and per amount, capacities, parts below the amount)', () => {
+    // legs of one or two hops over six pools, so that many share one; a variable cost that grows
+    // with the amount (a V3 leg's ticks) and capacities, so that gains can be negative or missing;
+    // reserves from two pairs only, so that legs often tie (the first in order wins a tie)
+    const specArb = fc.record({
+      pools: fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), { minLength: 1, maxLength: 2 }),
+      pair: fc.integer({ min: 0, max: 1 }),
+      fixedCost: costArb,
+      costPerUnit: fc.oneof(fc.constant(0n), fc.bigInt({ min: 1n, max: 10n ** 6n })),
+      capacity: fc.option(fc.bigInt({ min: 1n, max: 10n ** 26n }), { nil: undefined }),
+    })
+    fc.assert(
+      fc.property(
+        fc.array(specArb, { minLength: 1, maxLength: 10 }),
+        fc.tuple(pairArb, pairArb),
+        fc.oneof(fc.bigInt({ min: 1n, max: 100n }), fc.bigInt({ min: 1n, max: 10n ** 26n })),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 5 }),
+        (specs, pairs, amountIn, parts, maxSplits) => {
+          const candidates: SplitCandidate[] = specs.map((s) => ({
+            pools: s.pools,
+            fixedCost: s.fixedCost,
+            evaluate: (amount) => {
+              if (s.capacity !== undefined && amount > s.capacity) return undefined
+              const amountOut = v2Out(pairs[s.pair], amount)
+              return amountOut === undefined ? undefined : { amountOut, variableCost: (amount / 10n ** 15n) * s.costPerUnit }
+            },
+          }))
+          expect(allocateSplit(candidates, amountIn, { parts, maxSplits })).toEqual(referenceAllocateSplit(candidates, amountIn, { parts, maxSplits }))
+        },
+      ),
+      { numRuns: 2_000 },
     )
   })
 

@@ -29,6 +29,8 @@ export interface SwapStep {
  * of per-step allocations (beyond the bigints themselves).
  *
  * sqrt prices uint160, liquidity uint128, amountRemaining int256, feePips in [0, 1e6).
+ * `amountInToTarget`: for an exact input, the step's first figure (the input to reach the target,
+ * rounded up) when the caller already has it for these prices and liquidity (v3-exact-input.ts).
  */
 export function computeSwapStepInto(
   out: SwapStep,
@@ -37,6 +39,7 @@ export function computeSwapStepInto(
   liquidity: bigint,
   amountRemaining: bigint,
   feePips: bigint,
+  amountInToTarget?: bigint,
 ): SwapStep {
   const zeroForOne = sqrtRatioCurrentX96 >= sqrtRatioTargetX96
   const exactIn = amountRemaining >= 0n
@@ -49,9 +52,7 @@ export function computeSwapStepInto(
   if (exactIn) {
     // mulDiv(amountRemaining, 1e6 - fee, 1e6): an int256 times < 2^20 cannot overflow, so plain floor division
     const amountRemainingLessFee = (amountRemaining * feeComplement) / FEE_PIPS_DENOMINATOR
-    amountIn = zeroForOne
-      ? getAmount0Delta(sqrtRatioTargetX96, sqrtRatioCurrentX96, liquidity, true)
-      : getAmount1Delta(sqrtRatioCurrentX96, sqrtRatioTargetX96, liquidity, true)
+    amountIn = amountInToTarget ?? v3AmountInToTarget(sqrtRatioCurrentX96, sqrtRatioTargetX96, liquidity)
     sqrtRatioNextX96 =
       amountRemainingLessFee >= amountIn
         ? sqrtRatioTargetX96
@@ -92,6 +93,13 @@ export function computeSwapStepInto(
   out.amountOut = amountOut
   out.feeAmount = feeAmount
   return out
+}
+
+/** an exact-input step's input (fee excluded) to move the price from current to target, rounded up */
+export function v3AmountInToTarget(sqrtRatioCurrentX96: bigint, sqrtRatioTargetX96: bigint, liquidity: bigint): bigint {
+  return sqrtRatioCurrentX96 >= sqrtRatioTargetX96
+    ? getAmount0Delta(sqrtRatioTargetX96, sqrtRatioCurrentX96, liquidity, true)
+    : getAmount1Delta(sqrtRatioCurrentX96, sqrtRatioTargetX96, liquidity, true)
 }
 
 /** computeSwapStep with a fresh result record; `feePips` as the pool's fee number (500 = 0.05%) */

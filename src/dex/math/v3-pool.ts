@@ -69,89 +69,141 @@ function assertPoolState(pool: V3PoolState): void {
   }
 }
 
-function toInt256(x: bigint): bigint {
+export function toInt256(x: bigint): bigint {
   if (x > MAX_INT256) throw new AmmMathError('OVERFLOW', `${x} does not fit in int256`)
   return x
 }
 
 /** LowGasSafeMath's checked int256 add */
-function checkedAddInt256(a: bigint, b: bigint): bigint {
+export function checkedAddInt256(a: bigint, b: bigint): bigint {
   const z = a + b
   if (z > MAX_INT256 || z < MIN_INT256) throw new AmmMathError('OVERFLOW', 'amountCalculated overflows int256')
   return z
 }
 
-/** UniswapV3Pool.swap without the token transfers: amounts, final price, tick and liquidity */
-export function simulateV3Swap(pool: V3PoolState, params: V3SwapParams): V3SwapResult {
-  const { zeroForOne, amountSpecified } = params
+/** UniswapV3Pool.swap's SwapState: what its loop carries from step to step */
+export interface V3SwapCursor {
+  amountSpecifiedRemaining: bigint
+  amountCalculated: bigint
+  sqrtPriceX96: bigint
+  tick: number
+  liquidity: bigint
+  initializedTicksCrossed: number
+}
+
+/**
+ * Where a step swaps towards: the next initialized tick within one bitmap word (or the word's last
+ * tick), its price, and the target (that price, or the limit if that comes first). For an exact
+ * input, `amountInToTarget` is the step's input (fee excluded, rounded up) to reach the target.
+ */
+export interface V3StepTarget {
+  tickNext: number
+  initialized: boolean
+  sqrtPriceNextX96: bigint
+  target: bigint
+  amountInToTarget: bigint | undefined
+}
+
+/** the price limit a swap defaults to: the widest QuoterV2 and SwapRouter use */
+export function defaultSqrtPriceLimit(zeroForOne: boolean): bigint {
+  return zeroForOne ? MIN_SQRT_RATIO + 1n : MAX_SQRT_RATIO - 1n
+}
+
+/** the pool, the amount and the limit checked as UniswapV3Pool.swap checks them (throws where it reverts) */
+export function assertSwapInputs(pool: V3PoolState, zeroForOne: boolean, amountSpecified: bigint, sqrtPriceLimitX96: bigint): void {
   assertPoolState(pool)
   if (amountSpecified > MAX_INT256 || amountSpecified < MIN_INT256) throw new AmmMathError('INVALID_INPUT', 'amountSpecified is not an int256')
   if (amountSpecified === 0n) throw new AmmMathError('ZERO_AMOUNT', 'amountSpecified is zero', 'AS')
-
-  const sqrtPriceLimitX96 = params.sqrtPriceLimitX96 ?? (zeroForOne ? MIN_SQRT_RATIO + 1n : MAX_SQRT_RATIO - 1n)
   const limitValid = zeroForOne
     ? sqrtPriceLimitX96 < pool.sqrtPriceX96 && sqrtPriceLimitX96 > MIN_SQRT_RATIO
     : sqrtPriceLimitX96 > pool.sqrtPriceX96 && sqrtPriceLimitX96 < MAX_SQRT_RATIO
   if (!limitValid) throw new AmmMathError('PRICE_LIMIT', `sqrtPriceLimitX96 ${sqrtPriceLimitX96} is on the wrong side of the price or out of range`, 'SPL')
+}
 
-  const exactInput = amountSpecified > 0n
-  const fee = BigInt(pool.fee)
-  const { bitmap, ticks, tickSpacing } = pool
+/** the target of the step that starts at `tick` (the swap loop's first lines), written into `out` */
+export function v3StepTarget(out: V3StepTarget, next: NextInitializedTick, pool: V3PoolState, tick: number, zeroForOne: boolean, sqrtPriceLimitX96: bigint): V3StepTarget {
+  nextInitializedTickWithinOneWordInto(next, pool.bitmap, tick, pool.tickSpacing, zeroForOne)
+  // the bitmap does not know the tick bounds
+  const tickNext = next.tick < MIN_TICK ? MIN_TICK : next.tick > MAX_TICK ? MAX_TICK : next.tick
+  const sqrtPriceNextX96 = getSqrtRatioAtTick(tickNext)
+  out.tickNext = tickNext
+  out.initialized = next.initialized
+  out.sqrtPriceNextX96 = sqrtPriceNextX96
+  // swap towards the next tick, or the limit if that comes first
+  out.target = (zeroForOne ? sqrtPriceNextX96 < sqrtPriceLimitX96 : sqrtPriceNextX96 > sqrtPriceLimitX96) ? sqrtPriceLimitX96 : sqrtPriceNextX96
+  out.amountInToTarget = undefined
+  return out
+}
 
-  let amountSpecifiedRemaining = amountSpecified
-  let amountCalculated = 0n
-  let sqrtPriceX96 = pool.sqrtPriceX96
-  let tick = pool.tick
-  let liquidity = pool.liquidity
-  let initializedTicksCrossed = 0
-
-  // two records reused by every step of this swap
+/**
+ * UniswapV3Pool.swap's loop from `cur` (checked inputs: assertSwapInputs; `exactInput`: the swap's
+ * amountSpecified was positive), stepping until the
+ * amount is used up or the price reaches the limit. `first`: the first step's target when the
+ * caller knows it (v3-exact-input.ts keeps the steps every quote of a pool starts with). Without
+ * `wantTickAtEnd`, the tick of the price a final step stops inside is not computed (a quote never
+ * reads it; nothing else changes).
+ */
+export function runV3SwapLoop(cur: V3SwapCursor, pool: V3PoolState, zeroForOne: boolean, exactInput: boolean, fee: bigint, sqrtPriceLimitX96: bigint, wantTickAtEnd: boolean, first?: V3StepTarget): void {
+  // records reused by every step of this swap
   const next: NextInitializedTick = { tick: 0, initialized: false }
   const step: SwapStep = { sqrtRatioNextX96: 0n, amountIn: 0n, amountOut: 0n, feeAmount: 0n }
+  const own: V3StepTarget = { tickNext: 0, initialized: false, sqrtPriceNextX96: 0n, target: 0n, amountInToTarget: undefined }
+  let target: V3StepTarget | undefined = first
 
   // continue while input / output remains and the price limit is not reached
-  while (amountSpecifiedRemaining !== 0n && sqrtPriceX96 !== sqrtPriceLimitX96) {
-    const sqrtPriceStartX96 = sqrtPriceX96
-
-    nextInitializedTickWithinOneWordInto(next, bitmap, tick, tickSpacing, zeroForOne)
-    // the bitmap does not know the tick bounds
-    const tickNext = next.tick < MIN_TICK ? MIN_TICK : next.tick > MAX_TICK ? MAX_TICK : next.tick
-    const sqrtPriceNextX96 = getSqrtRatioAtTick(tickNext)
-
-    // swap towards the next tick, or the limit if that comes first
-    const target = (zeroForOne ? sqrtPriceNextX96 < sqrtPriceLimitX96 : sqrtPriceNextX96 > sqrtPriceLimitX96) ? sqrtPriceLimitX96 : sqrtPriceNextX96
-    computeSwapStepInto(step, sqrtPriceX96, target, liquidity, amountSpecifiedRemaining, fee)
-    sqrtPriceX96 = step.sqrtRatioNextX96
+  while (cur.amountSpecifiedRemaining !== 0n && cur.sqrtPriceX96 !== sqrtPriceLimitX96) {
+    const sqrtPriceStartX96 = cur.sqrtPriceX96
+    const t = target ?? v3StepTarget(own, next, pool, cur.tick, zeroForOne, sqrtPriceLimitX96)
+    target = undefined
+    computeSwapStepInto(step, sqrtPriceStartX96, t.target, cur.liquidity, cur.amountSpecifiedRemaining, fee, t.amountInToTarget)
+    cur.sqrtPriceX96 = step.sqrtRatioNextX96
 
     // the contract's `amountSpecifiedRemaining -= / +=` is unchecked int256, but a step never
     // takes more than remains, so it stays between 0 and amountSpecified and plain bigint matches
     if (exactInput) {
-      amountSpecifiedRemaining -= toInt256(step.amountIn + step.feeAmount)
-      amountCalculated = checkedAddInt256(amountCalculated, -toInt256(step.amountOut))
+      cur.amountSpecifiedRemaining -= toInt256(step.amountIn + step.feeAmount)
+      cur.amountCalculated = checkedAddInt256(cur.amountCalculated, -toInt256(step.amountOut))
     } else {
-      amountSpecifiedRemaining += toInt256(step.amountOut)
-      amountCalculated = checkedAddInt256(amountCalculated, toInt256(step.amountIn + step.feeAmount))
+      cur.amountSpecifiedRemaining += toInt256(step.amountOut)
+      cur.amountCalculated = checkedAddInt256(cur.amountCalculated, toInt256(step.amountIn + step.feeAmount))
     }
 
-    if (sqrtPriceX96 === sqrtPriceNextX96) {
+    if (cur.sqrtPriceX96 === t.sqrtPriceNextX96) {
       // reached the next tick: cross it if initialized
-      if (next.initialized) {
-        const info = ticks.get(tickNext)
-        if (info === undefined) throw new AmmMathError('INVALID_POOL_STATE', `tick ${tickNext} is set in the bitmap but missing from ticks`)
-        // moving left, liquidityNet applies with the opposite sign
-        liquidity = addDelta(liquidity, zeroForOne ? -info.liquidityNet : info.liquidityNet)
-        initializedTicksCrossed++
-      }
-      tick = zeroForOne ? tickNext - 1 : tickNext
-    } else if (sqrtPriceX96 !== sqrtPriceStartX96) {
+      if (t.initialized) crossTick(cur, pool, t.tickNext, zeroForOne)
+      cur.tick = zeroForOne ? t.tickNext - 1 : t.tickNext
+    } else if (cur.sqrtPriceX96 !== sqrtPriceStartX96 && (wantTickAtEnd || cur.amountSpecifiedRemaining !== 0n)) {
       // recompute unless the price did not move (we may sit on a lower tick boundary already crossed)
-      tick = getTickAtSqrtRatio(sqrtPriceX96)
+      cur.tick = getTickAtSqrtRatio(cur.sqrtPriceX96)
     }
   }
+}
 
-  const amountUsed = amountSpecified - amountSpecifiedRemaining
-  const [amount0, amount1] = zeroForOne === exactInput ? [amountUsed, amountCalculated] : [amountCalculated, amountUsed]
-  return { amount0, amount1, sqrtPriceX96After: sqrtPriceX96, tickAfter: tick, liquidityAfter: liquidity, initializedTicksCrossed }
+/** Tick.cross: the tick's liquidityNet applied to the in-range liquidity (with the opposite sign moving left) */
+export function crossTick(cur: V3SwapCursor, pool: V3PoolState, tick: number, zeroForOne: boolean): void {
+  const info = pool.ticks.get(tick)
+  if (info === undefined) throw new AmmMathError('INVALID_POOL_STATE', `tick ${tick} is set in the bitmap but missing from ticks`)
+  cur.liquidity = addDelta(cur.liquidity, zeroForOne ? -info.liquidityNet : info.liquidityNet)
+  cur.initializedTicksCrossed++
+}
+
+/** the cursor of a swap that has not started */
+export function v3SwapStart(pool: V3PoolState, amountSpecified: bigint): V3SwapCursor {
+  return { amountSpecifiedRemaining: amountSpecified, amountCalculated: 0n, sqrtPriceX96: pool.sqrtPriceX96, tick: pool.tick, liquidity: pool.liquidity, initializedTicksCrossed: 0 }
+}
+
+/** UniswapV3Pool.swap without the token transfers: amounts, final price, tick and liquidity */
+export function simulateV3Swap(pool: V3PoolState, params: V3SwapParams): V3SwapResult {
+  const { zeroForOne, amountSpecified } = params
+  const sqrtPriceLimitX96 = params.sqrtPriceLimitX96 ?? defaultSqrtPriceLimit(zeroForOne)
+  assertSwapInputs(pool, zeroForOne, amountSpecified, sqrtPriceLimitX96)
+  const cur = v3SwapStart(pool, amountSpecified)
+  const exactInput = amountSpecified > 0n
+  runV3SwapLoop(cur, pool, zeroForOne, exactInput, BigInt(pool.fee), sqrtPriceLimitX96, true)
+
+  const amountUsed = amountSpecified - cur.amountSpecifiedRemaining
+  const [amount0, amount1] = zeroForOne === exactInput ? [amountUsed, cur.amountCalculated] : [cur.amountCalculated, amountUsed]
+  return { amount0, amount1, sqrtPriceX96After: cur.sqrtPriceX96, tickAfter: cur.tick, liquidityAfter: cur.liquidity, initializedTicksCrossed: cur.initializedTicksCrossed }
 }
 
 function quoterPriceLimit(sqrtPriceLimitX96: bigint | undefined): bigint | undefined {
