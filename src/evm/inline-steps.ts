@@ -102,6 +102,11 @@ export interface InlineBatch {
    */
   memoryGas?: number
   quadCoefficient?: number
+  /**
+   * the frame's code's PUSH-then-jump destinations (inline-analysis.ts's `pushJumps`); absent,
+   * every PUSH and jump runs as a step of its own
+   */
+  pushJumps?: Int32Array
 }
 
 /** the calldata CALLDATALOAD read last, and a DataView over it: a frame reads its words in bursts (ABI decoding) */
@@ -147,6 +152,7 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
   const maxHeight = stack._maxHeight
   const pushes = rs.cachedPushes
   const validJumps = rs.validJumps
+  const pushJumps = batch.pushJumps
   // what is paid for changes only where MLOAD or MSTORE grows memory (set then here and in rs)
   let paidBytes = Number(rs.memoryWordCount) * 32
   let pc = rs.programCounter
@@ -160,8 +166,31 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
       if (op <= 0x7f) {
         // PUSH1-32: stack.push(runState.cachedPushes[programCounter]); programCounter += numToPush
         if (len >= maxHeight) break
+        const target = pushJumps === undefined ? 0 : pushJumps[pc]
+        const next = pc + op - 0x5e
+        if (target !== 0 && steps + 1 < maxSteps) {
+          // PUSH and the JUMP or JUMPI after it (inline-analysis.ts: its word a valid destination)
+          // as one step of two: the word pushed and popped at once; the second step's fee here,
+          // the PUSH's below as every step's
+          const jumpOp = code[next]
+          const jumpFee = fees[jumpOp]
+          if (jumpFee !== 0 && gas - fee >= jumpFee && (jumpOp === 0x56 || len >= 1)) {
+            if (jumpOp === 0x56) {
+              pc = target - 1
+            } else {
+              // JUMPI: [dest, cond] = popN(2), the condition the item under the pushed word
+              len--
+              pc = s[len] === 0n ? next + 1 : target - 1
+            }
+            gas -= jumpFee
+            steps++
+            gas -= fee
+            steps++
+            continue
+          }
+        }
         s[len++] = pushes[pc + 1]
-        pc += op - 0x5e
+        pc = next
       } else if (op <= 0x8f) {
         // DUP1-16: stack.dup(opCode - 0x7f)
         const n = op - 0x7f

@@ -73,7 +73,9 @@
  *    of a whole word, and MLOAD and MSTORE (inside paid memory, or growing it by less than 16 MiB,
  *    their memory gas the stock `subMemUsage`'s in numbers) itself, in batches of consecutive
  *    ones (runInlineSteps: the program counter and stack height in locals, no call per step),
- *    where the EVM has their stock handlers (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
+ *    where the EVM has their stock handlers (a PUSH and the JUMP or JUMPI after it as one step of
+    two where the word is a valid destination: inline-analysis.ts, made with the jump analysis of
+    1., whose pushes it keeps as a packed array) (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
  *    12., MLOAD's and MSTORE's gas the stock memory gas; ethereumjs flags ADDRESS, CALLER, CALLVALUE,
  *    CALLDATA* and RETURNDATASIZE asynchronous, but their handlers are not), with the frame's gas
  *    as a number (while it is below 2^53) written back to the run state before any other step
@@ -115,6 +117,7 @@ import { mload, mstore } from './word-memory.ts'
 import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
+import { inlineAnalysis } from './inline-analysis.ts'
 import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
@@ -124,6 +127,8 @@ interface JumpAnalysis {
   jumps: Uint8Array
   pushes: Record<number, bigint>
   opcodesCached: unknown[]
+  /** 13. the inline batch's PUSH-then-jump destinations (inline-analysis.ts) */
+  pushJumps: Int32Array
 }
 
 interface OpInfo {
@@ -197,7 +202,7 @@ export function applyInterpreterPatches(): Promise<void> {
   return applied
 }
 
-/** Code bytes analysed at most in the content-keyed table of one Common (the analyses take ~10 bytes per code byte). */
+/** Code bytes analysed at most in the content-keyed table of one Common (the analyses take ~20 bytes per code byte: the opcode entries, the words, the jump tables of 13.). */
 export const SHARED_ANALYSIS_CODE_BYTES = 4 * 1024 * 1024
 
 /** The jump analyses shared by the EVMs of one Common while its EIP set stays the same. */
@@ -420,7 +425,9 @@ async function apply(): Promise<void> {
     let doJumpAnalysis = true
     // 13. the memory gas parameters of MLOAD and MSTORE growing memory in the batch
     const batch: InlineBatch =
-      inlineFees === undefined ? { steps: 0 } : { steps: 0, memoryGas: Number(this.common.param('memoryGas')), quadCoefficient: Number(this.common.param('quadCoefficientDivGas')) }
+      inlineFees === undefined
+        ? { steps: 0, pushJumps: undefined }
+        : { steps: 0, memoryGas: Number(this.common.param('memoryGas')), quadCoefficient: Number(this.common.param('quadCoefficientDivGas')), pushJumps: undefined }
     while (rs.programCounter < rs.code.length) {
       if (deadline !== undefined && --countdown === 0) {
         countdown = DEADLINE_CHECK_STEPS
@@ -446,7 +453,8 @@ async function apply(): Promise<void> {
         opCode = rs.code[programCounter]
         // the analysis runs once the code is seen to jump (JUMP, JUMPI, MCOPY as in the stock loop)
         if (opCode === 0x56 || opCode === 0x57 || opCode === 0x5e) {
-          const { jumps, pushes, opcodesCached } = this._getValidJumpDestinations(rs.code)
+          const { jumps, pushes, opcodesCached, pushJumps } = this._getValidJumpDestinations(rs.code)
+          batch.pushJumps = pushJumps
           rs.validJumps = jumps
           rs.cachedPushes = pushes
           rs.shouldDoJumpAnalysis = false
@@ -541,7 +549,12 @@ async function apply(): Promise<void> {
   }
 
   iproto._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
-    return sharedAnalysis(this.common as unknown as CommonInternals, code, () => stockAnalysis.call(this, code))
+    return sharedAnalysis(this.common as unknown as CommonInternals, code, () => {
+      const stock = stockAnalysis.call(this, code)
+      // 13. the words as a packed array, and the PUSH-then-jump destinations, for the inline batch
+      const { pushes, pushJumps } = inlineAnalysis(code, stock.jumps, stock.pushes)
+      return { jumps: stock.jumps, pushes, opcodesCached: stock.opcodesCached, pushJumps }
+    })
   }
 }
 

@@ -214,6 +214,33 @@ describe('inlined opcodes against the stock handlers', () => {
     expect(BigInt('0x' + outcome.output)).toBeGreaterThan(0n) // GAS read after the inline steps
   })
 
+  it('PUSH then JUMP or JUMPI (one step of two in the batch): taken, not taken, failing, out of gas between them', async () => {
+    const at = (body: string) => 5 + body.length / 2 // the body starts after PUSH1 4 JUMP INVALID JUMPDEST
+    const to = (offset: number) => '61' + offset.toString(16).padStart(4, '0')
+    // JUMPI not taken on 0, taken on 1 and on 2^256 - 1 (each over an INVALID), JUMP over another; GAS after each
+    let body = ''
+    let words = 0
+    body += '6000' + to(at(body) + 2 + 3 + 1) + '57' + '5b' + '5a' + storeResult(words++) // not taken: on to the JUMPDEST after it
+    for (const cond of ['6001', push32(2n ** 256n - 1n)]) {
+      body += cond
+      body += to(at(body) + 3 + 1 + 1) + '57' + 'fe' + '5b' + '5a' + storeResult(words++)
+    }
+    body += to(at(body) + 3 + 1 + 1) + '56' + 'fe' + '5b' + '5a' + storeResult(words++)
+    // a countdown whose JUMPI back is a fused pair: taken 9 times, then not
+    const loop = at(body) + 2
+    body += '600a' + '5b' + '6001' + '90' + '03' + '80' + to(loop) + '57' + '50' + '5a' + storeResult(words++)
+    const outcome = await sameAsStock(program(body, words))
+    expect(outcome.error).toBeUndefined()
+    // JUMPI with only its destination on the stack (underflow at the JUMPI), PUSH+JUMP at 1,024 items (overflow at the PUSH)
+    await sameAsStock(program(to(4) + '57', 0)) // to the program's JUMPDEST at 4
+    await sameAsStock(program('5b'.repeat(3) + '6000'.repeat(1024) + to(5) + '56', 0))
+    await sameAsStock(program('5b'.repeat(3) + '6000'.repeat(1023) + to(5 + 3 + 1023 * 2 + 4) + '56' + '5b', 0))
+    // out of gas at the PUSH, between the PUSH and the jump, and after it, for JUMP and JUMPI taken and not
+    for (const pair of [to(9) + '56' + '5b', '6001' + to(11) + '57' + '5b', '6000' + to(11) + '57' + '5b']) {
+      for (let gasLimit = 20n; gasLimit <= 45n; gasLimit++) await sameAsStock(program(pair, 0), gasLimit)
+    }
+  })
+
   it('failures: underflow, overflow, jumps to no JUMPDEST or into push data, out of gas at an inlined opcode', async () => {
     const failing = [
       ...[...BINARY, 0x57].map((op) => '6001' + hexByte(op)), // one item where two are needed
@@ -348,6 +375,43 @@ describe('runInlineSteps', () => {
     const poor = withMemory()
     expect(runInlineSteps(poor, fees3, 11, 10, paid)).toBe(11)
     expect([paid.steps, poor.memoryWordCount, poor.highestMemCost, poor.stack._len]).toEqual([0, 0n, 0n, 2])
+  })
+
+  it('runs a PUSH and the jump after it as one step of two only when both fit in maxSteps and the gas', () => {
+    // 0: PUSH1 4, 2: JUMP, 3: INVALID, 4: JUMPDEST; the jump's fee 8, the others' 3
+    const code = [0x60, 0x04, 0x56, 0xfe, 0x5b]
+    const jumpFees = new Uint8Array(fees)
+    jumpFees[0x56] = 8
+    const pushJumps = new Int32Array(code.length)
+    pushJumps[0] = 4 + 1
+    const jumping = () => {
+      const rs = state([], code, Uint8Array.from([0, 0, 0, 0, 1]))
+      rs.cachedPushes = [0n, 4n, 0n, 0n, 0n, 0n]
+      return rs
+    }
+    const batch: InlineBatch = { steps: 0, pushJumps }
+    // both: PUSH and JUMP, then the JUMPDEST
+    let rs = jumping()
+    expect(runInlineSteps(rs, jumpFees, 100, 100, batch)).toBe(100 - 3 - 8 - 3)
+    expect([batch.steps, rs.programCounter, rs.stack._len]).toEqual([3, 5, 0])
+    // one step allowed: the PUSH alone, its word on the stack
+    rs = jumping()
+    expect(runInlineSteps(rs, jumpFees, 100, 1, batch)).toBe(97)
+    expect([batch.steps, rs.programCounter, rs.stack._len, rs.stack._store[0]]).toEqual([1, 2, 1, 4n])
+    // gas for the PUSH, not for the JUMP after it: the PUSH alone, the JUMP left to the stock step
+    rs = jumping()
+    expect(runInlineSteps(rs, jumpFees, 10, 100, batch)).toBe(7)
+    expect([batch.steps, rs.programCounter, rs.stack._len]).toEqual([1, 2, 1])
+    // JUMPI with its condition under the pushed destination: 0 falls through, anything else jumps
+    const jumpi = [0x60, 0x05, 0x57, 0x5b, 0xfe, 0x5b]
+    const jumpiPushes = new Int32Array(jumpi.length)
+    jumpiPushes[0] = 5 + 1
+    for (const [cond, pc] of [[0n, 3], [1n, 5]] as const) {
+      const r = state([9n, cond], jumpi, Uint8Array.from([0, 0, 0, 1, 0, 1]))
+      r.cachedPushes = [0n, 5n, 0n, 0n, 0n, 0n, 0n]
+      expect(runInlineSteps(r, fees, 100, 2, { steps: 0, pushJumps: jumpiPushes })).toBe(94)
+      expect([r.programCounter, r.stack._len, r.stack._store[0]]).toEqual([pc, 1, 9n])
+    }
   })
 
   it('covers only static-fee opcodes', () => {
