@@ -206,6 +206,12 @@ export interface SubmissionConfig {
    */
   maxResendsPerBlock: number
   /**
+   * INCLUSION_INDEX_MAX_HASHES: the transaction hashes the inclusion index holds at most over its
+   * window (SUBMISSION_EXPIRY_BLOCKS + 2 blocks), ~56 bytes each allocated at start; a block whose
+   * hashes do not fit is checked by receipt instead
+   */
+  inclusionIndexMaxHashes: number
+  /**
    * DISPATCHER_QUEUE_WAIT_MS: the longest one of the dispatcher's simulations or backrun plans waits
    * for a place to run (a worker of the pool, a plan slot), ms; past it the work fails as busy
    * (recorded) and the user's own bundle goes out without it. Its 2 s run bound counts from its start.

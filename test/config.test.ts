@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ConfigError, type ServiceConfig } from '../src/config.ts'
 import { DEFAULTS, loadConfig } from '../src/node/config.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
+import { BLOCK_TX_INDEX_DEFAULTS } from '../src/submission/block-tx-index.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 import type { Address } from '../src/chain/types.ts'
 import { MAINNET_VENUES, uniswapV2Venue, uniswapV3Venue, venueJson } from '../src/pools/index.ts'
@@ -43,6 +44,7 @@ describe('loadConfig', () => {
       maxPendingSubmissions: 5_000,
       maxBackrunPlansPerBlock: 32,
       maxResendsPerBlock: 512,
+      inclusionIndexMaxHashes: 16_384,
       queueWaitMs: 500,
       expiryBlocks: 25,
       maxBundleTxs: 16,
@@ -66,6 +68,12 @@ describe('loadConfig', () => {
   it('RATE_LIMIT_DB_TIMEOUT_MS: 10 ms to 10 s', () => {
     expect(loadConfig({ RATE_LIMIT_DB_TIMEOUT_MS: '100' }).server.rateLimitDbTimeoutMs).toBe(100)
     for (const bad of ['9', '10001', '-1']) expect(problemsOf(() => loadConfig({ RATE_LIMIT_DB_TIMEOUT_MS: bad })).join('\n')).toMatch(/^RATE_LIMIT_DB_TIMEOUT_MS/m)
+  })
+
+  it('INCLUSION_INDEX_MAX_HASHES: 256 to 10,000,000, by default the index\'s own bound', () => {
+    expect(DEFAULTS.INCLUSION_INDEX_MAX_HASHES).toBe(BLOCK_TX_INDEX_DEFAULTS.maxHashes)
+    expect(loadConfig({ INCLUSION_INDEX_MAX_HASHES: '256' }).submission.inclusionIndexMaxHashes).toBe(256)
+    for (const bad of ['255', '10000001', '1.5', 'x']) expect(problemsOf(() => loadConfig({ INCLUSION_INDEX_MAX_HASHES: bad })).join('\n')).toMatch(/^INCLUSION_INDEX_MAX_HASHES/m)
   })
 
   it('SUBMISSION_LEASE_MS: 1 s to 10 min', () => {

@@ -84,6 +84,7 @@ export const DEFAULTS = {
   OUTBOX_MAX_OPEN_FILES: 500,
   MAX_BACKRUN_PLANS_PER_BLOCK: 32,
   MAX_RESENDS_PER_BLOCK: 512,
+  INCLUSION_INDEX_MAX_HASHES: 16_384,
   DISPATCHER_QUEUE_WAIT_MS: 500,
   MAX_BUNDLE_TXS: 16,
   MAX_RAW_TX_BYTES: 131_072,
@@ -164,6 +165,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxPendingSubmissions: read.int('MAX_PENDING_SUBMISSIONS', 1, 10_000_000),
     maxBackrunPlansPerBlock: read.int('MAX_BACKRUN_PLANS_PER_BLOCK', 1, 100_000),
     maxResendsPerBlock: read.int('MAX_RESENDS_PER_BLOCK', 1, 1_000_000),
+    inclusionIndexMaxHashes: read.int('INCLUSION_INDEX_MAX_HASHES', 256, 10_000_000),
     queueWaitMs: read.int('DISPATCHER_QUEUE_WAIT_MS', 1, 60_000),
     expiryBlocks: read.int('SUBMISSION_EXPIRY_BLOCKS', 1, 10_000),
     // LevelDB's own ranges (it clips the last two silently; refused here instead)

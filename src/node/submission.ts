@@ -151,6 +151,7 @@ export async function openSubmissionServices(options: SubmissionServicesOptions)
     expiryBlocks: settings.expiryBlocks,
     maxPlansPerBlock: settings.maxBackrunPlansPerBlock,
     maxSimulationsPerBlock: settings.maxResendsPerBlock,
+    maxIndexedHashes: settings.inclusionIndexMaxHashes,
     queueWaitMs: settings.queueWaitMs,
     // a database several replicas share: each dispatches only what it holds a lease on
     leases: settings.databaseUrl === undefined || store.leases === undefined ? undefined : { leases: store.leases },

@@ -15,8 +15,23 @@
  * always read again when it arrives (a same-height reorg replaces it); a deeper reorg is told by the
  * chain source, and `dropAbove` forgets the replaced blocks (gaps until read again). Expiry and a
  * used nonce are always settled with a direct receipt check.
+ *
+ * Its memory is fixed when it is made, not when it fills (issue 10: RSS flat after the first
+ * minute). The window fills over `windowBlocks` heads (27 blocks of 12 s with the default expiry:
+ * 5.4 minutes), and as a `Map` of hashes (a string, a map entry and a list slot each) it grew the
+ * main thread's heap, and through V8's old-space sizing RSS ~1.5 times that, until then. Here every
+ * hash lives in one of `maxHashes` slots held in typed arrays allocated (and written, so that their
+ * pages are resident) by the constructor: its 32 bytes, the window place of its block, the next
+ * slot of the same block (each block's hashes a list, dropped as a whole), a stack of the free
+ * slots, and a hash index over the slots (open addressing, linear probing, at least twice as many
+ * cells as slots). A block is kept at place `number mod windowBlocks`, so the blocks of the window
+ * never share one. A block whose hashes do not all fit in the free slots (or that carries a hash of
+ * another shape) is a gap, like an unreadable one: its submissions are checked by receipt, so the
+ * bound costs requests, never a wrong answer. ~56 bytes a slot at any fill (0.92 MB at the default
+ * 16,384).
  */
 import type { Hex } from '../chain/types.ts'
+import { KEY_BYTES, cellCountFor, homeCell, unlinkCell } from '../primitives/linear-probing.ts'
 import { positiveInt } from '../primitives/numbers.ts'
 
 /** The transaction hashes of block `number`, or null when the node does not have it (yet). */
@@ -27,6 +42,11 @@ export interface BlockTxIndexOptions {
   /** blocks kept (the newest ones); a submission older than that is checked by receipt */
   windowBlocks: number
   /**
+   * hashes held at most over the window (their slots allocated up front); a block whose hashes do
+   * not fit in what is free is a gap. Default BLOCK_TX_INDEX_DEFAULTS.maxHashes.
+   */
+  maxHashes?: number
+  /**
    * blocks read at most per head (in parallel), the head first, then missing ones newest first;
    * the others stay gaps until a later head. Default 4: one read per head in steady state, and a
    * window's worth of gaps filled over a few heads without ever holding a head up behind a long
@@ -36,23 +56,67 @@ export interface BlockTxIndexOptions {
   onError?: (block: bigint, error: unknown) => void
 }
 
+/**
+ * maxHashes by default: 27 blocks (the default expiry's window) of ~600 transactions, twice what
+ * bench:soak's 100 requests/s puts in a block and above mainnet's usual 150-400.
+ */
+export const BLOCK_TX_INDEX_DEFAULTS = { maxHashes: 16_384 } as const
+
+const HASH = /^0x[0-9a-fA-F]{64}$/
+/** a window place without a block */
+const NONE = -1
+
 export class BlockTxIndex {
   private readonly read: BlockTransactionsReader
   private readonly windowBlocks: bigint
+  private readonly places: number
   private readonly maxReadsPerHead: number
   private readonly onError: (block: bigint, error: unknown) => void
-  /** block number -> its tx hashes (lower case) */
-  private readonly blocks = new Map<bigint, readonly string[]>()
-  /** tx hash (lower case) -> block number */
-  private readonly where = new Map<string, bigint>()
+  private readonly capacity: number
+  /** per window place (block number mod windowBlocks): the block held there, NONE for none */
+  private readonly placeBlock: Float64Array
+  /** per window place: the first slot of its block's hashes (-1: none) */
+  private readonly placeFirst: Int32Array
+  /** per slot: its hash's bytes */
+  private readonly keys: Uint8Array
+  /** per slot: the window place of its block */
+  private readonly slotPlace: Int32Array
+  /** per slot: the next slot of the same block (-1: the last) */
+  private readonly slotNext: Int32Array
+  /** the free slots, a stack: free[0 .. freeCount) */
+  private readonly free: Int32Array
+  private freeCount: number
+  /** per slot: the index cell its hash starts from */
+  private readonly homes: Uint32Array
+  /** the hash index: cell -> slot + 1 (0: empty cell) */
+  private readonly cells: Int32Array
+  private readonly cellMask: number
+  private blocksHeld = 0
+  /** the hash being put or looked up, parsed */
+  private readonly scratch = Buffer.alloc(KEY_BYTES)
   private newest = -1n
   private chain: Promise<void> = Promise.resolve()
 
   constructor(options: BlockTxIndexOptions) {
-    this.windowBlocks = BigInt(positiveInt('windowBlocks', options.windowBlocks, 'BlockTxIndex'))
+    this.places = positiveInt('windowBlocks', options.windowBlocks, 'BlockTxIndex')
+    this.windowBlocks = BigInt(this.places)
+    this.capacity = positiveInt('maxHashes', options.maxHashes ?? BLOCK_TX_INDEX_DEFAULTS.maxHashes, 'BlockTxIndex')
     this.maxReadsPerHead = positiveInt('maxReadsPerHead', options.maxReadsPerHead ?? 4, 'BlockTxIndex')
     this.read = options.read
     this.onError = options.onError ?? (() => undefined)
+    this.placeBlock = new Float64Array(this.places).fill(NONE)
+    this.placeFirst = new Int32Array(this.places).fill(-1)
+    // written once here (fill), so that their pages are resident from the start rather than
+    // faulted in as the window fills: what RSS must not do after the first minute
+    this.keys = new Uint8Array(this.capacity * KEY_BYTES).fill(0)
+    this.slotPlace = new Int32Array(this.capacity).fill(0)
+    this.slotNext = new Int32Array(this.capacity).fill(-1)
+    this.homes = new Uint32Array(this.capacity).fill(0)
+    // slot 0 on top: the slots are used in order while none has been freed
+    this.free = Int32Array.from({ length: this.capacity }, (_, i) => this.capacity - 1 - i)
+    this.freeCount = this.capacity
+    this.cells = new Int32Array(cellCountFor(this.capacity)).fill(0)
+    this.cellMask = this.cells.length - 1
   }
 
   /**
@@ -70,13 +134,18 @@ export class BlockTxIndex {
   /** Every block from `from` to `to` (both included) is indexed. */
   covers(from: bigint, to: bigint): boolean {
     if (to - from + 1n > this.windowBlocks) return false
-    for (let n = from; n <= to; n++) if (!this.blocks.has(n)) return false
+    for (let n = from; n <= to; n++) if (!this.holds(n)) return false
     return true
   }
 
-  /** The indexed block that holds `hash`, if any. */
+  /**
+   * An indexed block that holds `hash`, if any (a hash in two blocks of the window, which only a
+   * reorg the index was not told of leaves, is found in one of them).
+   */
   blockOf(hash: Hex): bigint | undefined {
-    return this.where.get(hash.toLowerCase())
+    if (!this.parse(hash)) return undefined
+    const cell = this.find()
+    return cell < 0 ? undefined : BigInt(this.placeBlock[this.slotPlace[this.cells[cell] - 1]])
   }
 
   /**
@@ -86,7 +155,8 @@ export class BlockTxIndex {
    */
   dropAbove(block: bigint): Promise<void> {
     const run = this.chain.then(() => {
-      for (const n of [...this.blocks.keys()]) if (n > block) this.drop(n)
+      const floor = Number(block)
+      for (let place = 0; place < this.places; place++) if (this.placeBlock[place] > floor) this.dropPlace(place)
       if (this.newest > block) this.newest = block
     })
     this.chain = run
@@ -95,17 +165,23 @@ export class BlockTxIndex {
 
   /** blocks and hashes held (for tests and metrics) */
   size(): { blocks: number; hashes: number } {
-    return { blocks: this.blocks.size, hashes: this.where.size }
+    return { blocks: this.blocksHeld, hashes: this.capacity - this.freeCount }
+  }
+
+  /** bytes of the typed arrays allocated by the constructor: what it holds from the start, whatever its fill */
+  get bytesAllocated(): number {
+    return [this.placeBlock, this.placeFirst, this.keys, this.slotPlace, this.slotNext, this.free, this.homes, this.cells].reduce((sum, a) => sum + a.byteLength, 0)
   }
 
   private async index(head: bigint, headHashes: readonly Hex[] | undefined): Promise<void> {
     if (head > this.newest) this.newest = head
     const oldest = this.newest - this.windowBlocks + 1n
-    for (const n of [...this.blocks.keys()]) if (n < oldest) this.drop(n)
+    const oldestNumber = Number(oldest)
+    for (let place = 0; place < this.places; place++) if (this.placeBlock[place] !== NONE && this.placeBlock[place] < oldestNumber) this.dropPlace(place)
     if (headHashes !== undefined) this.put(head, headHashes)
     const wanted: bigint[] = []
     for (let n = head; n >= oldest && n >= 0n && wanted.length < this.maxReadsPerHead; n--) {
-      if ((n === head && headHashes === undefined) || !this.blocks.has(n)) wanted.push(n)
+      if ((n === head && headHashes === undefined) || !this.holds(n)) wanted.push(n)
     }
     const answers = await Promise.all(
       wanted.map((n) =>
@@ -124,17 +200,82 @@ export class BlockTxIndex {
     }
   }
 
+  private holds(n: bigint): boolean {
+    return n >= 0n && this.placeBlock[Number(n % this.windowBlocks)] === Number(n)
+  }
+
+  /**
+   * Indexes block `n` with `hashes`, replacing what its place held. A block outside the window,
+   * one whose hashes do not all fit in the free slots, or one with a hash of another shape stays a
+   * gap (checked by receipt).
+   */
   private put(n: bigint, hashes: readonly Hex[]): void {
     this.drop(n)
-    const lower = hashes.map((h) => h.toLowerCase())
-    this.blocks.set(n, lower)
-    for (const h of lower) this.where.set(h, n)
+    if (n < 0n || n > BigInt(Number.MAX_SAFE_INTEGER) || n <= this.newest - this.windowBlocks) return
+    const place = Number(n % this.windowBlocks)
+    if (this.placeBlock[place] !== NONE) this.dropPlace(place)
+    if (hashes.length > this.freeCount) {
+      this.onError(n, new RangeError(`block ${n} has ${hashes.length} transactions, more than the ${this.freeCount} free of the inclusion index's ${this.capacity} hashes`))
+      return
+    }
+    if (!hashes.every((h) => HASH.test(h))) return
+    this.placeBlock[place] = Number(n)
+    this.placeFirst[place] = -1
+    this.blocksHeld++
+    for (const hash of hashes) {
+      this.parse(hash)
+      const slot = this.free[--this.freeCount]
+      this.keys.set(this.scratch, slot * KEY_BYTES)
+      this.slotPlace[slot] = place
+      this.slotNext[slot] = this.placeFirst[place]
+      this.placeFirst[place] = slot
+      const home = homeCell(this.keys, slot * KEY_BYTES, this.cellMask)
+      this.homes[slot] = home
+      let cell = home
+      while (this.cells[cell] !== 0) cell = (cell + 1) & this.cellMask
+      this.cells[cell] = slot + 1
+    }
   }
 
   private drop(n: bigint): void {
-    const hashes = this.blocks.get(n)
-    if (hashes === undefined) return
-    this.blocks.delete(n)
-    for (const h of hashes) if (this.where.get(h) === n) this.where.delete(h)
+    if (this.holds(n)) this.dropPlace(Number(n % this.windowBlocks))
+  }
+
+  /** Empties window place `place`: its block's slots leave the index and go back to the free stack. */
+  private dropPlace(place: number): void {
+    if (this.placeBlock[place] === NONE) return
+    for (let slot = this.placeFirst[place]; slot >= 0; slot = this.slotNext[slot]) {
+      let cell = this.homes[slot]
+      while (this.cells[cell] !== slot + 1) cell = (cell + 1) & this.cellMask
+      unlinkCell(this.cells, this.cellMask, this.homes, cell)
+      this.free[this.freeCount++] = slot
+    }
+    this.placeBlock[place] = NONE
+    this.placeFirst[place] = -1
+    this.blocksHeld--
+  }
+
+  /** Puts `hash`'s bytes in `scratch`; false for a hash of another shape. */
+  private parse(hash: string): boolean {
+    if (!HASH.test(hash)) return false
+    this.scratch.write(hash.slice(2), 0, KEY_BYTES, 'hex')
+    return true
+  }
+
+  /** The index cell holding the slot whose hash is `scratch`, or -1. */
+  private find(): number {
+    let cell = homeCell(this.scratch, 0, this.cellMask)
+    for (;;) {
+      const entry = this.cells[cell]
+      if (entry === 0) return -1
+      if (this.sameKey(entry - 1)) return cell
+      cell = (cell + 1) & this.cellMask
+    }
+  }
+
+  private sameKey(slot: number): boolean {
+    const base = slot * KEY_BYTES
+    for (let i = 0; i < KEY_BYTES; i++) if (this.keys[base + i] !== this.scratch[i]) return false
+    return true
   }
 }

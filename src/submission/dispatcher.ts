@@ -170,7 +170,7 @@ export class Dispatcher {
     const limits = this.limits
     // inclusion checks and the relays' bundle-stats questions share one bound
     const inclusionLimit = new Limiter(limits.inclusionConcurrency)
-    this.inclusion = new InclusionWatch(this.ctx, options.inclusion, inclusionLimit, limits.expiryBlocks)
+    this.inclusion = new InclusionWatch(this.ctx, options.inclusion, inclusionLimit, limits.expiryBlocks, limits.maxIndexedHashes)
     const sends = new RelaySends(this.ctx, inclusionLimit, new PerBlockBudget(limits.maxSimulationsPerBlock), limits.prepareTimeoutMs)
     const { counts, ...ports } = countedPorts(options)
     this.work = counts

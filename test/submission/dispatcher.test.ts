@@ -317,6 +317,24 @@ describe('Dispatcher: private transactions', () => {
     expect(h.dispatcher.stats().active).toBe(1)
   })
 
+  it('a head with more hashes than the index holds (maxIndexedHashes): its submissions are checked by receipt', async () => {
+    const inclusion = new BlockReadingInclusion()
+    const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion, heads: new ManualHeads(100n), dispatcher: { maxIndexedHashes: 2 } })
+    const { record } = await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx: await userTx(85) })
+    await h.dispatcher.whenIdle()
+    const others = [1, 2, 3].map((n) => `0x${n.toString(16).padStart(64, '0')}` as Hex)
+    // the node has them too: the index's read of the block it could not hold finds the same three
+    for (const other of others) inclusion.include(other, 101n)
+    h.heads.emit(101n, others)
+    await h.dispatcher.whenIdle()
+    // three hashes, room for two: block 101 is a gap, so the receipt is asked for (with it indexed, none would be)
+    expect(inclusion.queries.map((q) => q.id)).toEqual([record.id])
+    inclusion.include(record.hash, 102n)
+    h.heads.emit(102n, [record.hash])
+    await h.dispatcher.whenIdle()
+    expect(summarizeLifecycle(await h.events(record.id)).outcome).toMatchObject({ type: 'included', block: 102n })
+  })
+
   it('a block the index could not read: its submissions are checked by receipt, and land all the same', async () => {
     const inclusion = new BlockReadingInclusion()
     const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), inclusion })

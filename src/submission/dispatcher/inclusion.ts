@@ -25,6 +25,8 @@ export class InclusionWatch {
     /** inclusion checks running at the same time (shared with the relays' bundle-stats questions) */
     private readonly limit: Limiter,
     expiryBlocks: bigint,
+    /** hashes the block index holds at most (allocated up front) */
+    maxHashes: number,
   ) {
     this.blockIndex = new BlockTxIndex({
       // a checker that cannot read blocks leaves the heads that came without hashes as gaps
@@ -32,6 +34,7 @@ export class InclusionWatch {
       // a submission's whole life (and the block before its first, where a notified tx sent by
       // the partner itself may land) fits in the window
       windowBlocks: Number(expiryBlocks) + 2,
+      maxHashes,
       onError: (block, err) => ctx.log.warn({ block: block.toString(), err: errorText(err) }, 'reading a block for the inclusion index failed; its submissions are checked by receipt'),
     })
   }

@@ -3,6 +3,7 @@
  * once, so the parts of the dispatcher read plain numbers.
  */
 import { positiveInt } from '../../primitives/numbers.ts'
+import { BLOCK_TX_INDEX_DEFAULTS } from '../block-tx-index.ts'
 import type { DecodeTransactionOptions } from '../../tx/decode-transaction.ts'
 import type { BackrunPlanner, DispatcherLogger, HeadSource, InclusionChecker, SubmissionOutbox, SubmissionSimulator } from '../dispatcher-ports.ts'
 import type { BundleRelay } from '../relay-client.ts'
@@ -51,6 +52,12 @@ export interface DispatcherOptions {
   /** inclusion checks running at the same time. Default 16. */
   inclusionConcurrency?: number
   /**
+   * transaction hashes the inclusion index holds at most over its window, allocated up front; a
+   * block whose hashes do not fit is a gap (its submissions checked by receipt). Default 16,384
+   * (BLOCK_TX_INDEX_DEFAULTS.maxHashes).
+   */
+  maxIndexedHashes?: number
+  /**
    * put the backrun's hash in revertingTxHashes of the backrun bundle. Default false: the user's
    * own bundle already keeps the user's inclusion independent of the backrun, and a backrun
    * allowed to revert would cost the searcher gas for nothing.
@@ -83,6 +90,7 @@ export interface DispatcherLimits {
   prepareTimeoutMs: number
   queueWaitMs: number
   inclusionConcurrency: number
+  maxIndexedHashes: number
   maxPlansPerBlock: number
   maxSimulationsPerBlock: number
   pruneIntervalMs: number
@@ -104,6 +112,7 @@ export function dispatcherLimits(options: DispatcherOptions): DispatcherLimits {
     prepareTimeoutMs: positiveInt('prepareTimeoutMs', options.prepareTimeoutMs ?? 2_000, 'Dispatcher'),
     queueWaitMs: positiveInt('queueWaitMs', options.queueWaitMs ?? DEFAULT_QUEUE_WAIT_MS, 'Dispatcher'),
     inclusionConcurrency: positiveInt('inclusionConcurrency', options.inclusionConcurrency ?? 16, 'Dispatcher'),
+    maxIndexedHashes: positiveInt('maxIndexedHashes', options.maxIndexedHashes ?? BLOCK_TX_INDEX_DEFAULTS.maxHashes, 'Dispatcher'),
     backrunMayRevert: options.backrunMayRevert ?? false,
     maxPlansPerBlock: positiveInt('maxPlansPerBlock', options.maxPlansPerBlock ?? 32, 'Dispatcher'),
     maxSimulationsPerBlock: positiveInt('maxSimulationsPerBlock', options.maxSimulationsPerBlock ?? 512, 'Dispatcher'),

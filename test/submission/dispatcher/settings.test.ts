@@ -23,6 +23,7 @@ describe('dispatcherLimits', () => {
       prepareTimeoutMs: 2_000,
       queueWaitMs: 500,
       inclusionConcurrency: 16,
+      maxIndexedHashes: 16_384,
       backrunMayRevert: false,
       maxPlansPerBlock: 32,
       maxSimulationsPerBlock: 512,
@@ -31,7 +32,8 @@ describe('dispatcherLimits', () => {
   })
 
   it('keeps given limits', () => {
-    const limits = dispatcherLimits(options({ expiryBlocks: 3, maxPlansPerBlock: 1, backrunMayRevert: true }))
+    const limits = dispatcherLimits(options({ expiryBlocks: 3, maxPlansPerBlock: 1, backrunMayRevert: true, maxIndexedHashes: 300 }))
+    expect(limits.maxIndexedHashes).toBe(300)
     expect(limits.expiryBlocks).toBe(3n)
     expect(limits.maxPlansPerBlock).toBe(1)
     expect(limits.backrunMayRevert).toBe(true)
@@ -46,5 +48,6 @@ describe('dispatcherLimits', () => {
     expect(() => dispatcherLimits(options({ queueCapacity: bad }))).toThrow(RangeError)
     expect(() => dispatcherLimits(options({ prepareTimeoutMs: bad }))).toThrow(`Dispatcher: prepareTimeoutMs must be a positive integer, got ${bad}`)
     expect(() => dispatcherLimits(options({ queueWaitMs: bad }))).toThrow(`Dispatcher: queueWaitMs must be a positive integer, got ${bad}`)
+    expect(() => dispatcherLimits(options({ maxIndexedHashes: bad }))).toThrow(`Dispatcher: maxIndexedHashes must be a positive integer, got ${bad}`)
   })
 })
