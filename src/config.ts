@@ -293,4 +293,10 @@ export interface WorkersConfig {
    * has given up (src/workers/task-gate.ts)
    */
   queueMaxWaitMs: number
+  /**
+   * WORKER_MAX_YOUNG_GENERATION_MB: V8's young generation of each worker, MB (its
+   * resourceLimits.maxYoungGenerationSizeMb: three semi-spaces' worth); larger, a worker scavenges
+   * less often for the same allocation (src/workers/worker-pool.ts)
+   */
+  maxYoungGenerationMb: number
 }

@@ -40,6 +40,9 @@ const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague'] as const s
 const MAX_SEARCHER_KEYS = 256
 /** WORKERS at most: each worker holds its own EVM, caches and heap (src/workers/worker-pool.ts) */
 const MAX_WORKERS = 64
+/** WORKER_MAX_YOUNG_GENERATION_MB's range: semi-spaces of 1 to 128 MB (V8 sizes the young generation as three of them) */
+const MIN_WORKER_YOUNG_GENERATION_MB = 3
+const MAX_WORKER_YOUNG_GENERATION_MB = 384
 
 export const DEFAULTS = {
   HOST: '127.0.0.1',
@@ -106,6 +109,13 @@ export const DEFAULTS = {
   WORKER_BACKGROUND_MAX: 0,
   /** a quote or eth_backrun that found no free worker within this many ms fails as busy instead of being computed after its client gave up */
   WORKER_QUEUE_MAX_WAIT_MS: 10_000,
+  /**
+   * each worker's V8 young generation, MB: twice V8's 48 (semi-spaces of 32 MB instead of 16). A
+   * quote allocates ~1.7 MB in its worker and little of it outlives the quote, so a scavenge costs
+   * about the same whatever the young generation's size, and twice the size halves them
+   * (BENCHMARKS.md, h14-mainq)
+   */
+  WORKER_MAX_YOUNG_GENERATION_MB: 96,
 } as const
 
 export interface LoadConfigOptions {
@@ -199,6 +209,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     backgroundEvery: read.int('WORKER_BACKGROUND_EVERY', 1, 1_000),
     backgroundMax: read.int('WORKER_BACKGROUND_MAX', 0, MAX_WORKERS),
     queueMaxWaitMs: read.int('WORKER_QUEUE_MAX_WAIT_MS', 100, 600_000),
+    maxYoungGenerationMb: read.int('WORKER_MAX_YOUNG_GENERATION_MB', MIN_WORKER_YOUNG_GENERATION_MB, MAX_WORKER_YOUNG_GENERATION_MB),
   }
 
   // across variables

@@ -59,6 +59,7 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     nice: config.workers.nice,
     backgroundEvery: config.workers.backgroundEvery,
     interactiveMaxWaitMs: config.workers.queueMaxWaitMs,
+    maxYoungGenerationMb: config.workers.maxYoungGenerationMb,
     ...(config.workers.backgroundMax === 0 ? {} : { maxBackgroundRunning: config.workers.backgroundMax }),
     chain,
     engines: settings,

@@ -16,7 +16,8 @@
  *   workers that keep dying at start do not start threads over and over; while the old instance
  *   drains, up to twice WORKERS threads exist;
  * - heap: WORKER_MAX_OLD_GENERATION_MB of V8 old space per worker (resourceLimits): a worker past
- *   it dies (ERR_WORKER_OUT_OF_MEMORY), its task fails, a new worker takes its place;
+ *   it dies (ERR_WORKER_OUT_OF_MEMORY), its task fails, a new worker takes its place; and the
+ *   young generation its options give (WORKER_MAX_YOUNG_GENERATION_MB), V8's own when unset;
  * - queue: MAX_QUEUED_TASKS tasks waiting for a worker; one more fails at once (busy). They wait
  *   in this pool's own TaskGate (task-gate.ts), which hands piscina one task per worker: a new
  *   submission's first simulation first, then quotes and eth_backrun, with the dispatcher's
@@ -41,7 +42,7 @@
  * answers.
  */
 import { fileURLToPath } from 'node:url'
-import type { Worker } from 'node:worker_threads'
+import type { ResourceLimits, Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { BackrunEngineStats } from '../backrun/backrun-engine.ts'
 import type { ChainStateSource, StateReader } from '../chain/types.ts'
@@ -92,6 +93,12 @@ export interface WorkerPoolOptions {
   maxBackgroundRunning?: number
   /** ms an interactive task (quote, eth_backrun) may wait for a worker before it fails as busy (default: no bound) */
   interactiveMaxWaitMs?: number
+  /**
+   * V8's young generation of each worker, MB (resourceLimits.maxYoungGenerationSizeMb; default:
+   * V8's, 48 beside WORKER_MAX_OLD_GENERATION_MB). A quote's garbage dies young: a larger young
+   * generation means fewer scavenges of about the same cost each
+   */
+  maxYoungGenerationMb?: number
 }
 
 export interface WorkerPoolStats {
@@ -260,7 +267,7 @@ export class WorkerPool {
       // the bootstrap loads TypeScript itself; except V8's CPU profiler, so that a process started
       // with --cpu-prof (scripts/profile-quote.ts) profiles its workers too, one file per thread
       execArgv: cpuProfilerFlags(process.execArgv),
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_MAX_OLD_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_MAX_OLD_GENERATION_MB, ...(options.maxYoungGenerationMb === undefined ? {} : { maxYoungGenerationSizeMb: options.maxYoungGenerationMb }) },
       workerData: settings,
     })
     piscina.on('message', (message: unknown) => this.offered(piscina, message))
@@ -448,6 +455,11 @@ export class WorkerPool {
       total.verificationMisses += c.backrun.verificationMisses
     }
     return total
+  }
+
+  /** Each live worker's V8 limits as Node applied them (Worker.resourceLimits): what its isolate runs with. */
+  resourceLimits(): ResourceLimits[] {
+    return this.instances().flatMap((p) => p.threads.map((t) => ({ ...t.resourceLimits })))
   }
 
   stats(): WorkerPoolStats {

@@ -82,3 +82,15 @@ describe('WORKER_QUEUE_MAX_WAIT_MS (how long a quote or eth_backrun waits for a 
     expect(problemsOf({ WORKER_QUEUE_MAX_WAIT_MS: value })).toContain(`WORKER_QUEUE_MAX_WAIT_MS=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: ${why}`)
   })
 })
+
+describe('WORKER_MAX_YOUNG_GENERATION_MB (each worker\'s V8 young generation, src/workers/worker-pool.ts)', () => {
+  it('defaults to 96 (twice V8\'s 48: half the scavenges) and takes a whole number of MB', () => {
+    expect(loadConfig({}).workers.maxYoungGenerationMb).toBe(96)
+    expect(loadConfig({ WORKER_MAX_YOUNG_GENERATION_MB: '48' }).workers.maxYoungGenerationMb).toBe(48)
+    expect(loadConfig({ WORKER_MAX_YOUNG_GENERATION_MB: '384' }).workers.maxYoungGenerationMb).toBe(384)
+  })
+
+  it.each(['2', '385', '1.5', '96MB'])('refuses WORKER_MAX_YOUNG_GENERATION_MB=%j, naming it', (value) => {
+    expect(problemsOf({ WORKER_MAX_YOUNG_GENERATION_MB: value })).toContain(`WORKER_MAX_YOUNG_GENERATION_MB=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: expected a whole number from 3 to 384`)
+  })
+})
