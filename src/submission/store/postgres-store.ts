@@ -123,9 +123,17 @@ interface SubmissionRow {
   events: LifecycleEvent[]
 }
 
+/**
+ * A row of `submission_events` holds one append (migration 6): its body is the JSON array of the
+ * append's events, or one event object (rows written before migration 6, and the `received` event
+ * stored with the submission). Read back flat, in `seq` order and each append's own order.
+ */
 const SELECT_SUBMISSION = `
   SELECT s.record,
-         (SELECT coalesce(json_agg(e.body ORDER BY e.seq), '[]'::json) FROM submission_events e WHERE e.submission_id = s.id) AS events
+         (SELECT coalesce(json_agg(x.body ORDER BY e.seq, x.n), '[]'::json)
+          FROM submission_events e
+          CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(e.body) = 'array' THEN e.body ELSE jsonb_build_array(e.body) END) WITH ORDINALITY AS x(body, n)
+          WHERE e.submission_id = s.id) AS events
   FROM submissions s`
 
 const SQL = {
@@ -200,9 +208,9 @@ const SQL = {
       WHERE (i.owner IS NULL OR t.lease_owner = i.owner) AND i.token NOT IN (SELECT token FROM already)
     ), inserted AS (
       INSERT INTO submission_events (submission_id, append_token, ordinal, body)
-      SELECT a.id, a.token, e.ordinal, e.body
-      FROM accepted a CROSS JOIN jsonb_array_elements(a.body::jsonb) WITH ORDINALITY AS e(body, ordinal)
-      ORDER BY a.n, e.ordinal
+      SELECT a.id, a.token, 1, a.body::jsonb
+      FROM accepted a
+      ORDER BY a.n
       ON CONFLICT DO NOTHING
       RETURNING append_token
     )
@@ -283,16 +291,15 @@ const SQL = {
   settings: "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
 } as const
 
-/** The events of one append: inserted once per append token, in order, onto the row `target` yields. */
+/** The events of one append: inserted once per append token, as one row (their JSON array), onto the row `target` yields. */
 function appendEventsFrom(target: string): string {
   return `already AS (
       SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $3) AS landed
     ), inserted AS (
       INSERT INTO submission_events (submission_id, append_token, ordinal, body)
-      SELECT ${target}.id, $3, e.ordinal, e.body
-      FROM ${target} CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(body, ordinal)
+      SELECT ${target}.id, $3, 1, $2::jsonb
+      FROM ${target}
       WHERE NOT (SELECT landed FROM already)
-      ORDER BY e.ordinal
       ON CONFLICT DO NOTHING
       RETURNING 1
     )
