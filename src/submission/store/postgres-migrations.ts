@@ -44,6 +44,10 @@
  * send's announcement and result together): each row is a heap tuple, an index entry and ~800
  * bytes of WAL (issue 14). The migration changes no table: it records the new row format, so a
  * release from before it refuses this database instead of reading an array as one event.
+ *
+ * Version 7: `send_horizons`, one row per lease owner: the newest block its sends may have gone
+ * out for (SubmissionLeases.markSendHorizon). Written once per owner per head instead of a
+ * `relay-sending` event per submission before each send; a claim reads the previous owner's row.
  */
 import type { PoolClient } from 'pg'
 
@@ -137,6 +141,19 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'lifecycle events: one row per append',
     sql: `
       COMMENT ON COLUMN submission_events.body IS 'the events of one append: a JSON array of lifecycle events (one event object in rows from before migration 6)';
+    `,
+  },
+  {
+    version: 7,
+    name: 'one send horizon per lease owner',
+    // logged, like the leases it is read with: after a crash of the database a claim still finds
+    // the horizon of an owner that died before it
+    sql: `
+      CREATE TABLE send_horizons (
+        owner      text PRIMARY KEY,
+        block      bigint NOT NULL,
+        marked_at  timestamptz NOT NULL
+      );
     `,
   },
 ]

@@ -265,6 +265,24 @@ describe('PostgresSubmissionStore lifecycle commits and lease takeovers', () => 
   })
 })
 
+describe('PostgresSubmissionStore send horizons', () => {
+  it('a send horizon is marked only while its owner has a live heartbeat (its renewal, also with nothing held): no claim can take its submissions meanwhile', async () => {
+    const store = newStore({ leaseMs: 400 })
+    await store.open()
+    const horizon = async (): Promise<string[]> => (await sql<{ block: string }>("SELECT block::text FROM send_horizons WHERE owner = 'a'")).map((r) => r.block)
+    // never renewed: refused, nothing written
+    expect(await store.leases.markSendHorizon('a', 5n)).toBe(false)
+    expect(await horizon()).toEqual([])
+    await store.leases.renew('a', [])
+    expect(await store.leases.markSendHorizon('a', 5n)).toBe(true)
+    expect(await horizon()).toEqual(['5'])
+    // its heartbeat lapsed (a claim may take its submissions now): refused, the row stays as it was
+    await sleep(600)
+    expect(await store.leases.markSendHorizon('a', 6n)).toBe(false)
+    expect(await horizon()).toEqual(['5'])
+  })
+})
+
 describe('PostgresSubmissionStore group commit of new submissions', () => {
   // no re-count of the stats meanwhile: every statement counted is an insert or a duplicate's read
   const bounds = { maxInsertGroup: 4, insertsInFlight: 1, poolSize: 2, statsMaxAgeMs: 600_000 }
