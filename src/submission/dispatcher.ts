@@ -53,6 +53,7 @@ import { HeadStep } from './dispatcher/head-step.ts'
 import { InclusionWatch } from './dispatcher/inclusion.ts'
 import { PerBlockBudget } from './dispatcher/per-block-budget.ts'
 import { RelaySends } from './dispatcher/relay-sends.ts'
+import { SendHorizon } from './dispatcher/send-horizon.ts'
 import { Replanning } from './dispatcher/replanning.ts'
 import { RECENT_INCLUSIONS_DEFAULTS, RecentInclusions, reorgEvent, resetForReorg, touchedByReorg } from './dispatcher/reorg.ts'
 import { dispatcherLimits, type DispatcherLimits, type DispatcherOptions } from './dispatcher/settings.ts'
@@ -125,6 +126,10 @@ export class Dispatcher {
   private readonly pendingReorgs = new Map<SubmissionId, ReorgEvent[]>()
   /** with a shared store: the leases this process holds (undefined: it owns every submission) */
   private readonly leases: LeaseKeeper | undefined
+  /** with a shared store: this process's send horizon (see dispatcher/send-horizon.ts) */
+  private readonly sendHorizon: SendHorizon | undefined
+  /** claimed from an owner with a send horizon: that horizon, until the task is made (weak: gone with the queue entry) */
+  private readonly barredOnAdopt = new WeakMap<StoredSubmission, bigint>()
   /** the per-head work of the open submissions, one step or send per turn of the event loop */
   private readonly turns = new EventLoopTurns()
   /** queued by accept(): their txs were decoded as they were accepted, with their tip cap (weak: gone with the queue entry) */
@@ -155,17 +160,22 @@ export class Dispatcher {
     this.heads = options.heads
     this.log = options.log ?? NOOP_LOGGER
     this.now = options.now ?? Date.now
+    this.leases = options.leases === undefined ? undefined : this.leaseKeeper(options.leases)
+    const leases = this.leases
+    this.sendHorizon = leases === undefined || options.leases === undefined ? undefined : new SendHorizon(options.leases.leases, leases.owner, this.log)
+    const sendHorizon = this.sendHorizon
     this.ctx = {
       log: this.log,
       now: this.now,
       head: () => this.head,
       stopping: () => this.stopping,
       tasks: () => this.active.values(),
-      record: (task, events) => this.record(task, events),
+      record: (task, events, applied) => this.record(task, events, applied),
       finish: (task, terminal, before) => this.finish(task, terminal, before),
       reschedule: (task) => this.schedule(task),
       track: (promise) => this.track(promise),
       turn: () => this.turns.next(),
+      horizon: leases === undefined || sendHorizon === undefined ? undefined : { cover: (block) => sendHorizon.cover(block), valid: () => leases.valid() },
     }
     const limits = this.limits
     // inclusion checks and the relays' bundle-stats questions share one bound
@@ -180,7 +190,6 @@ export class Dispatcher {
       maxEntries: options.maxRecentInclusions ?? RECENT_INCLUSIONS_DEFAULTS.maxEntries,
     })
     this.step = new HeadStep(this.ctx, { relays: options.relays, hashRelays: this.hashRelays, inclusion: this.inclusion, sends, replanning }, limits)
-    this.leases = options.leases === undefined ? undefined : this.leaseKeeper(options.leases)
   }
 
   /** this process's lease owner id, with leases */
@@ -301,6 +310,8 @@ export class Dispatcher {
     if (this.stopping) return
     if (this.head !== undefined && head.number < this.head.number) return // an older head arriving late
     this.head = head
+    // the horizon for the next block, marked as the head arrives: the sends for that block find it written
+    if (this.active.size > 0) void this.sendHorizon?.cover(head.number + 1n)
     this.inclusion.onHead(head)
     this.recentInclusions.forgetBefore(head.number)
     // sends for a block that is now built are useless: abort them (their place in the relay's
@@ -466,7 +477,7 @@ export class Dispatcher {
   private async admit(stored: StoredSubmission): Promise<void> {
     const id = stored.record.id
     if (this.active.has(id)) return
-    const task = newTask(stored, this.decodedOnAccept.get(stored))
+    const task = newTask(stored, this.decodedOnAccept.get(stored), this.barredOnAdopt.get(stored))
     if (task.summary.outcome !== undefined) return
     this.active.set(id, task)
     if (task.record.kind === 'notify' && this.hashRelays.length === 0) {
@@ -480,10 +491,10 @@ export class Dispatcher {
   // -------------------------------------------------------------------------------------------
   // Recording
 
-  /** Append durably and to the in-memory summary. A failed write is logged, not thrown: delivery goes on. */
-  private async record(task: Task, events: readonly LifecycleEvent[]): Promise<void> {
+  /** Append durably and to the in-memory summary (DispatchContext.record). A failed write is logged, not thrown: delivery goes on. */
+  private async record(task: Task, events: readonly LifecycleEvent[], applied = 0): Promise<void> {
     if (events.length === 0) return
-    for (const event of events) applyLifecycleEvent(task.summary, event)
+    for (let i = applied; i < events.length; i++) applyLifecycleEvent(task.summary, events[i])
     try {
       await this.store.append(task.record.id, events, this.leases === undefined ? undefined : { leaseOwner: this.leases.owner })
     } catch (err) {
@@ -523,10 +534,11 @@ export class Dispatcher {
       options,
       {
         room: () => (this.stopping ? 0 : this.limits.queueCapacity - this.queue.length - this.active.size),
-        adopt: async (id) => {
+        adopt: async (id, horizon) => {
           if (this.active.has(id) || this.queuedIds.has(id)) return true
           const stored = await this.store.get(id)
           if (stored === undefined) return false
+          if (horizon !== undefined) this.barredOnAdopt.set(stored, horizon)
           return this.enqueue(stored)
         },
         abandon: (id, reason) => this.abandon(id, reason),

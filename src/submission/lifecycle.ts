@@ -23,7 +23,9 @@ export interface RelayDeliveryStatus {
   lastBlock: bigint
   /**
    * Outcome of the send for `lastBlock`: 'sending' while no result is recorded (in flight, or
-   * interrupted by a restart: such a block is not sent again, the next block is).
+   * interrupted by a restart: such a block is not sent again, the next block is). A send under a
+   * send horizon (dispatcher/relay-sends.ts) is stored with its result, so a reader of the store
+   * sees it only once answered.
    */
   state: 'sending' | 'accepted' | 'failed'
   /** HTTP requests made for `lastBlock` */

@@ -210,7 +210,7 @@ describe('two replicas on one database and one chain', () => {
     }
     expect(open).toBe(0)
     const stored = await sql<{ hash: string; final: string | null; lease_owner: string | null }>(
-      "SELECT s.hash, (SELECT e.body->>'type' FROM submission_events e WHERE e.submission_id = s.id ORDER BY e.seq DESC LIMIT 1) AS final, s.lease_owner FROM submissions s",
+      "SELECT s.hash, (SELECT coalesce(e.body->-1->>'type', e.body->>'type') FROM submission_events e WHERE e.submission_id = s.id ORDER BY e.seq DESC LIMIT 1) AS final, s.lease_owner FROM submissions s",
     )
     expect(stored).toHaveLength(SUBMISSIONS)
     expect(new Set(stored.map((r) => r.hash))).toEqual(new Set(acknowledged.keys()))

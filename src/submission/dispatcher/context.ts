@@ -17,8 +17,18 @@ export interface DispatchContext {
   stopping(): boolean
   /** every submission being delivered */
   tasks(): Iterable<Task>
-  /** Append durably and to the in-memory summary. A failed write is logged, not thrown: delivery goes on. */
-  record(task: Task, events: readonly LifecycleEvent[]): Promise<void>
+  /**
+   * Append durably and to the in-memory summary (the first `applied` events are in the summary
+   * already: written only). A failed write is logged, not thrown: delivery goes on.
+   */
+  record(task: Task, events: readonly LifecycleEvent[], applied?: number): Promise<void>
+  /**
+   * This process's send horizon (send-horizon.ts), with leases on a shared store only: `cover`
+   * answers whether a durable horizon covers the sends for a block, `valid` whether the leases
+   * are still trusted now (asked right before such sends go out). Undefined: every send is
+   * announced (`relay-sending` written) before it goes out.
+   */
+  readonly horizon?: { cover(block: bigint): Promise<boolean>; valid(): boolean }
   /** Abort the submission's sends, wait for their results, then write `before` and the terminal event. */
   finish(task: Task, terminal: TerminalEvent, before?: readonly LifecycleEvent[]): Promise<void>
   /** Runs the head step for `task` again (after its running one, if any): a stale plan gives way to one for the newest head. */

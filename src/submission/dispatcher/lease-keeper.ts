@@ -34,8 +34,11 @@ export interface DispatcherLeaseOptions {
 export interface LeaseHolder {
   /** how many more submissions the dispatcher can take on now */
   room(): number
-  /** a claimed submission: load it and start delivering it; false when it could not be taken on */
-  adopt(id: SubmissionId): Promise<boolean>
+  /**
+   * a claimed submission: load it and start delivering it, sending nothing for it up to `horizon`
+   * (its previous owner's send horizon, when it had one); false when it could not be taken on
+   */
+  adopt(id: SubmissionId, horizon: bigint | undefined): Promise<boolean>
   /** a submission no longer held: stop delivering it, write nothing more */
   abandon(id: SubmissionId, reason: string): void
 }
@@ -146,7 +149,8 @@ export class LeaseKeeper {
   }
 
   private async renewAndClaim(): Promise<void> {
-    if (this.held.size > 0) {
+    // also with nothing held: the renewal is the heartbeat a send horizon is marked under
+    {
       const asked = [...this.held]
       try {
         const grant = await this.leases.renew(this.owner, asked)
@@ -181,7 +185,7 @@ export class LeaseKeeper {
         loading.run(async () => {
           let adopted = false
           try {
-            adopted = await this.holder.adopt(id)
+            adopted = await this.holder.adopt(id, grant.horizons?.get(id))
           } catch (err) {
             this.log.warn({ err, id }, 'submission leases: loading a claimed submission failed')
           }

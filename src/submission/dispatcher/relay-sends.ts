@@ -16,6 +16,16 @@
  * every request a relay got has its record. Relays also treat the same bundle for the same block
  * as idempotent (same txs, same bundle hash), which is why, when the pre-send write itself fails,
  * we send anyway: delivery is committed, and a duplicate after a restart is harmless.
+ *
+ * With leases on a shared store (PostgreSQL), a durable send horizon per process replaces the
+ * per-submission announcement (send-horizon.ts): one row per head says this process's sends up to
+ * that block may have gone out, and each send is recorded once after its answer (`relay-sending`
+ * and `relay-result` in one append, one row). A process that takes a submission over sends nothing
+ * for it up to the previous owner's horizon (Task.sendsBarredThrough), so still at most once per
+ * block, and a crash between a send and its record costs that one record (the send is not
+ * repeated for that block). What changes for a reader of the lifecycle: a send in flight is not
+ * shown as `sending` (its announcement is written with its result). Without a horizon (the
+ * embedded store, or a mark that failed) every send is announced before it goes out, as above.
  */
 import { randomUUID } from 'node:crypto'
 
@@ -24,7 +34,8 @@ import type { HeadInfo } from '../dispatcher-ports.ts'
 import { RelayError } from '../errors.ts'
 import type { Limiter } from '../limiter.ts'
 import type { BundleRelay } from '../relay-client.ts'
-import type { BundleOutcomeEvent, LifecycleEvent, RelayResultEvent } from '../types.ts'
+import { applyLifecycleEvent } from '../lifecycle.ts'
+import type { BundleOutcomeEvent, LifecycleEvent, RelayResultEvent, RelaySendingEvent } from '../types.ts'
 import type { OutgoingBundle } from './bundles.ts'
 import { headMoved, type DispatchContext } from './context.ts'
 import type { PerBlockBudget } from './per-block-budget.ts'
@@ -41,22 +52,44 @@ export class RelaySends {
     private readonly statsTimeoutMs: number,
   ) {}
 
-  /** Announces (durably, with `before`) and starts the send of `bundle` to each of `relays`. */
+  /**
+   * Announces (durably, with `before`) and starts the send of `bundle` to each of `relays`; under a
+   * send horizon, writes `before` and starts the sends, each announced with its result.
+   */
   async send(task: Task, relays: readonly BundleRelay[], bundle: OutgoingBundle, block: bigint, before: readonly LifecycleEvent[]): Promise<void> {
-    const sends = relays.map((relay) => ({ relay, attemptId: randomUUID() }))
-    const events = [...before]
-    for (const { relay, attemptId } of sends) {
-      events.push({ type: 'relay-sending', at: this.ctx.now(), relay: relay.name, block, attemptId, part: bundle.role, bundleHash: bundle.hash })
+    // taken over from an owner whose sends up to here may have gone out unrecorded: none again
+    if (task.sendsBarredThrough !== undefined && block <= task.sendsBarredThrough) {
+      await this.ctx.record(task, before)
+      return
     }
-    // Durable before the first byte leaves (see the module comment).
-    await this.ctx.record(task, events)
+    const sends = relays.map((relay) => ({
+      relay,
+      sending: { type: 'relay-sending', at: this.ctx.now(), relay: relay.name, block, attemptId: randomUUID(), part: bundle.role, bundleHash: bundle.hash } satisfies RelaySendingEvent,
+    }))
+    const announcements = sends.map((s) => s.sending)
+    const horizon = this.ctx.horizon
+    const covered = horizon !== undefined && (await horizon.cover(block))
+    if (covered) {
+      await this.ctx.record(task, before)
+      // the sends are in the summary at once (this process never sends them twice), in the store with their results
+      for (const sending of announcements) applyLifecycleEvent(task.summary, sending)
+    } else {
+      // Durable before the first byte leaves (see the module comment).
+      await this.ctx.record(task, [...before, ...announcements])
+    }
     // one group commit resolves the writes of many submissions' sends at once: each builds and
     // signs its requests in its own turn of the event loop
     await this.ctx.turn()
     // the write was refused because another process holds the submission's lease (or it finished
     // meanwhile): that process sends from now on
     if (task.finished) return
-    for (const { relay, attemptId } of sends) this.start(task, relay, bundle, block, attemptId)
+    // under a horizon, only while the leases are trusted: a process that paused past its lease
+    // period sends nothing until its renewal has told it what it still holds
+    if (covered && !horizon.valid()) {
+      this.ctx.log.warn({ id: task.record.id, block: block.toString() }, 'leases not renewed within the lease period: send skipped')
+      return
+    }
+    for (const { relay, sending } of sends) this.start(task, relay, bundle, block, sending, covered)
   }
 
   /** Asks every relay that tells (bundleStats) what became of the bundles it accepted for `block`. */
@@ -88,8 +121,13 @@ export class RelaySends {
     await this.ctx.record(task, events)
   }
 
-  /** Sends `outgoing` to `relay` in the background (superseding the same relay's send of the same part), recording its result. */
-  private start(task: Task, relay: BundleRelay, outgoing: OutgoingBundle, block: bigint, attemptId: string): void {
+  /**
+   * Sends `outgoing` to `relay` in the background (superseding the same relay's send of the same
+   * part), recording its result; with `unannounced` (a send horizon covers it), its announcement
+   * `sending` with it, in one append.
+   */
+  private start(task: Task, relay: BundleRelay, outgoing: OutgoingBundle, block: bigint, sending: RelaySendingEvent, unannounced: boolean): void {
+    const attemptId = sending.attemptId
     const key = `${relay.name}@${outgoing.role}`
     const previous = task.inflight?.get(key)
     if (previous !== undefined) previous.controller.abort(new Error(`superseded by block ${block}`))
@@ -119,7 +157,7 @@ export class RelaySends {
         task.inflight.delete(key)
         if (task.inflight.size === 0) task.inflight = undefined
       }
-      await this.ctx.record(task, [result])
+      await (unannounced ? this.ctx.record(task, [sending, result], 1) : this.ctx.record(task, [result]))
     })()
     ;(task.inflight ??= new Map()).set(key, { block, controller, done })
     ;(task.unsettled ??= new Set()).add(done)

@@ -61,6 +61,11 @@ export interface Task {
   inflight: Map<string, InflightSend> | undefined
   /** every send not settled yet, superseded ones included (finish waits for their results) */
   unsettled: Set<Promise<void>> | undefined
+  /**
+   * taken over from an owner whose send horizon was this block: nothing is sent up to it (that
+   * owner's sends up to there may have gone out unrecorded). Undefined: no such bar.
+   */
+  sendsBarredThrough: bigint | undefined
 }
 
 /**
@@ -69,7 +74,7 @@ export interface Task {
  * tip cap among them when the accepting call told it: then their RLP fields are not read again here,
  * which runs before the acknowledgement is answered (an RLP decode per submission, ~6 KB of garbage).
  */
-export function newTask(stored: StoredSubmission, decoded?: { tipCap: bigint | undefined }): Task {
+export function newTask(stored: StoredSubmission, decoded?: { tipCap: bigint | undefined }, sendsBarredThrough?: bigint): Task {
   return {
     record: stored.record,
     summary: summarizeLifecycle(stored.events),
@@ -88,6 +93,7 @@ export function newTask(stored: StoredSubmission, decoded?: { tipCap: bigint | u
     accepted: undefined,
     inflight: undefined,
     unsettled: undefined,
+    sendsBarredThrough,
   }
 }
 

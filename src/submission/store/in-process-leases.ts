@@ -17,6 +17,12 @@ export interface LeasedSubmissions {
   requireOpen(): void
 }
 
+/**
+ * Owners whose send horizon is kept at most (owners live within this one process: a few dispatchers
+ * in tests, one in the service); an owner beyond them that marked none for that long is gone.
+ */
+const MAX_HORIZONS = 1_024
+
 interface Lease {
   owner: string
   expiresAt: number
@@ -27,6 +33,8 @@ export class InProcessLeases implements SubmissionLeases {
   private readonly now: () => number
   /** at most one entry per open submission: entries leave with their submission (end()) */
   private readonly held = new Map<SubmissionId, Lease>()
+  /** each owner's send horizon (markSendHorizon), the oldest marked forgotten beyond MAX_HORIZONS */
+  private readonly horizons = new Map<string, bigint>()
 
   constructor(
     private readonly submissions: LeasedSubmissions,
@@ -42,14 +50,30 @@ export class InProcessLeases implements SubmissionLeases {
     this.submissions.requireOpen()
     const now = this.now()
     const ids: SubmissionId[] = []
+    const horizons = new Map<SubmissionId, bigint>()
     for (const id of this.submissions.openIds()) {
       if (ids.length >= limit) break
       const lease = this.held.get(id)
       if (lease !== undefined && lease.expiresAt > now) continue
+      const horizon = lease === undefined ? undefined : this.horizons.get(lease.owner)
+      if (horizon !== undefined) horizons.set(id, horizon)
       this.held.set(id, { owner, expiresAt: now + this.leaseMs })
       ids.push(id)
     }
-    return { ids, validUntil: now + this.leaseMs }
+    return { ids, validUntil: now + this.leaseMs, horizons }
+  }
+
+  /** Always marked: every owner lives in this process, so none can lose its leases while it marks. */
+  async markSendHorizon(owner: string, block: bigint): Promise<boolean> {
+    requireLeaseOwner(owner)
+    this.submissions.requireOpen()
+    const previous = this.horizons.get(owner)
+    if (previous !== undefined && previous >= block) return true
+    // re-inserted: the Map's order is the order of marking, oldest first
+    this.horizons.delete(owner)
+    this.horizons.set(owner, block)
+    if (this.horizons.size > MAX_HORIZONS) this.horizons.delete(this.horizons.keys().next().value as string)
+    return true
   }
 
   async renew(owner: string, ids: readonly SubmissionId[]): Promise<LeaseGrant> {
@@ -93,5 +117,6 @@ export class InProcessLeases implements SubmissionLeases {
   /** Forget every lease (the store was closed: its owners are gone with it). */
   clear(): void {
     this.held.clear()
+    this.horizons.clear()
   }
 }

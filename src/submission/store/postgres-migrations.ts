@@ -36,6 +36,18 @@
  * or updates it; a persist inserts it in the same statement), so no event can name a missing
  * submission. Retention deletes a submission's events in the statement that deletes it (what the
  * cascade did).
+ *
+ * Version 6: a `submission_events` row holds one append, not one event: its `body` is the JSON
+ * array of the append's events (ordinal 1), read back flat (postgres-store.ts SELECT_SUBMISSION);
+ * rows written before stay one event object each and read as before. The dispatcher appends
+ * several events at once (a send's announcement with the simulation and targeting before it, a
+ * send's announcement and result together): each row is a heap tuple, an index entry and ~800
+ * bytes of WAL (issue 14). The migration changes no table: it records the new row format, so a
+ * release from before it refuses this database instead of reading an array as one event.
+ *
+ * Version 7: `send_horizons`, one row per lease owner: the newest block its sends may have gone
+ * out for (SubmissionLeases.markSendHorizon). Written once per owner per head instead of a
+ * `relay-sending` event per submission before each send; a claim reads the previous owner's row.
  */
 import type { PoolClient } from 'pg'
 
@@ -122,6 +134,26 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'lifecycle events: no foreign key check per row',
     sql: `
       ALTER TABLE submission_events DROP CONSTRAINT submission_events_submission_id_fkey;
+    `,
+  },
+  {
+    version: 6,
+    name: 'lifecycle events: one row per append',
+    sql: `
+      COMMENT ON COLUMN submission_events.body IS 'the events of one append: a JSON array of lifecycle events (one event object in rows from before migration 6)';
+    `,
+  },
+  {
+    version: 7,
+    name: 'one send horizon per lease owner',
+    // logged, like the leases it is read with: after a crash of the database a claim still finds
+    // the horizon of an owner that died before it
+    sql: `
+      CREATE TABLE send_horizons (
+        owner      text PRIMARY KEY,
+        block      bigint NOT NULL,
+        marked_at  timestamptz NOT NULL
+      );
     `,
   },
 ]

@@ -123,9 +123,17 @@ interface SubmissionRow {
   events: LifecycleEvent[]
 }
 
+/**
+ * A row of `submission_events` holds one append (migration 6): its body is the JSON array of the
+ * append's events, or one event object (rows written before migration 6, and the `received` event
+ * stored with the submission). Read back flat, in `seq` order and each append's own order.
+ */
 const SELECT_SUBMISSION = `
   SELECT s.record,
-         (SELECT coalesce(json_agg(e.body ORDER BY e.seq), '[]'::json) FROM submission_events e WHERE e.submission_id = s.id) AS events
+         (SELECT coalesce(json_agg(x.body ORDER BY e.seq, x.n), '[]'::json)
+          FROM submission_events e
+          CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(e.body) = 'array' THEN e.body ELSE jsonb_build_array(e.body) END) WITH ORDINALITY AS x(body, n)
+          WHERE e.submission_id = s.id) AS events
   FROM submissions s`
 
 const SQL = {
@@ -200,9 +208,9 @@ const SQL = {
       WHERE (i.owner IS NULL OR t.lease_owner = i.owner) AND i.token NOT IN (SELECT token FROM already)
     ), inserted AS (
       INSERT INTO submission_events (submission_id, append_token, ordinal, body)
-      SELECT a.id, a.token, e.ordinal, e.body
-      FROM accepted a CROSS JOIN jsonb_array_elements(a.body::jsonb) WITH ORDINALITY AS e(body, ordinal)
-      ORDER BY a.n, e.ordinal
+      SELECT a.id, a.token, 1, a.body::jsonb
+      FROM accepted a
+      ORDER BY a.n
       ON CONFLICT DO NOTHING
       RETURNING append_token
     )
@@ -241,14 +249,19 @@ const SQL = {
    * $1 owner, $2 limit, $3 lease ms. Claims open rows nobody holds: no owner, or an owner whose row
    * grant and heartbeat have both run out (a claimed row's own grant covers it until the owner's
    * next renewal beats its heartbeat; a claim is no heartbeat, as it renewed nothing before either).
-   * Forgets heartbeats dead for a hundred lease periods (their rows are claimable either way).
+   * Answers each claimed row with its previous owner's send horizon (NULL: none, or no previous
+   * owner). Forgets heartbeats and send horizons dead for a hundred lease periods (their rows are
+   * claimable either way, and the blocks of such a horizon are long built).
    */
   claim: `
     WITH pruned AS (
       DELETE FROM lease_heartbeats WHERE expires_at < clock_timestamp() - 100 * $3::double precision * interval '1 millisecond'
     ),
+    pruned_horizons AS (
+      DELETE FROM send_horizons WHERE marked_at < clock_timestamp() - 100 * $3::double precision * interval '1 millisecond'
+    ),
     candidates AS (
-      SELECT s.id FROM submissions s
+      SELECT s.id, s.lease_owner AS previous FROM submissions s
       WHERE s.finished_at IS NULL AND (
         s.lease_owner IS NULL OR (
           s.lease_expires_at <= clock_timestamp()
@@ -258,10 +271,27 @@ const SQL = {
       ORDER BY s.received_at, s.id
       LIMIT $2
       FOR UPDATE OF s SKIP LOCKED
+    ),
+    claimed AS (
+      UPDATE submissions s SET lease_owner = $1, lease_expires_at = clock_timestamp() + $3::double precision * interval '1 millisecond'
+      FROM candidates c WHERE s.id = c.id
+      RETURNING s.id, c.previous
     )
-    UPDATE submissions s SET lease_owner = $1, lease_expires_at = clock_timestamp() + $3::double precision * interval '1 millisecond'
-    FROM candidates c WHERE s.id = c.id
-    RETURNING s.id`,
+    SELECT c.id, h.block::text AS horizon FROM claimed c LEFT JOIN send_horizons h ON h.owner = c.previous`,
+  /**
+   * $1 owner, $2 block: the owner's send horizon, never lowered; only while the owner's heartbeat
+   * is live (no claim can take its rows meanwhile, and a claim after it reads this block). Answers
+   * whether it was marked.
+   */
+  markSendHorizon: `
+    WITH live AS (
+      SELECT 1 FROM lease_heartbeats WHERE owner = $1 AND expires_at > clock_timestamp()
+    ), marked AS (
+      INSERT INTO send_horizons (owner, block, marked_at) SELECT $1, $2, clock_timestamp() WHERE EXISTS (SELECT 1 FROM live)
+      ON CONFLICT (owner) DO UPDATE SET block = GREATEST(send_horizons.block, EXCLUDED.block), marked_at = EXCLUDED.marked_at
+      RETURNING 1
+    )
+    SELECT EXISTS (SELECT 1 FROM marked) AS marked`,
   /**
    * $1 owner, $2 ids, $3 lease ms: one heartbeat row renews every lease of the owner (until
    * 2026-11-27 this updated every held row, 3,480 rows took 1.4 s and slowed the inserts beside it).
@@ -283,16 +313,15 @@ const SQL = {
   settings: "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
 } as const
 
-/** The events of one append: inserted once per append token, in order, onto the row `target` yields. */
+/** The events of one append: inserted once per append token, as one row (their JSON array), onto the row `target` yields. */
 function appendEventsFrom(target: string): string {
   return `already AS (
       SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $3) AS landed
     ), inserted AS (
       INSERT INTO submission_events (submission_id, append_token, ordinal, body)
-      SELECT ${target}.id, $3, e.ordinal, e.body
-      FROM ${target} CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(body, ordinal)
+      SELECT ${target}.id, $3, 1, $2::jsonb
+      FROM ${target}
       WHERE NOT (SELECT landed FROM already)
-      ORDER BY e.ordinal
       ON CONFLICT DO NOTHING
       RETURNING 1
     )
@@ -405,6 +434,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
       claim: (leaseOwner, limit) => this.claim(leaseOwner, limit),
       renew: (leaseOwner, ids) => this.renew(leaseOwner, ids),
       release: (leaseOwner, ids) => this.release(leaseOwner, ids),
+      markSendHorizon: (leaseOwner, block) => this.markSendHorizon(leaseOwner, block),
     }
   }
 
@@ -614,14 +644,24 @@ export class PostgresSubmissionStore implements SubmissionStore {
     requireLeaseOwner(owner)
     positiveInt('limit', limit, 'claim')
     const asked = this.settings.now()
-    const { rows } = await this.run('append', (pool) => pool.query<{ id: SubmissionId }>(SQL.claim, [owner, limit, this.settings.leaseMs]))
-    return { ids: rows.map((r) => r.id), validUntil: asked + this.settings.leaseMs }
+    const { rows } = await this.run('append', (pool) => pool.query<{ id: SubmissionId; horizon: string | null }>(SQL.claim, [owner, limit, this.settings.leaseMs]))
+    const horizons = new Map<SubmissionId, bigint>()
+    for (const row of rows) if (row.horizon !== null) horizons.set(row.id, BigInt(row.horizon))
+    return { ids: rows.map((r) => r.id), validUntil: asked + this.settings.leaseMs, horizons }
+  }
+
+  private async markSendHorizon(owner: string, block: bigint): Promise<boolean> {
+    requireLeaseOwner(owner)
+    if (typeof block !== 'bigint' || block < 0n) throw new TypeError(`send horizon must be a non-negative bigint, got ${String(block)}`)
+    // on the pool (synchronous commit): the sends it covers go out once it returns
+    const { rows } = await this.run('append', (pool) => pool.query<{ marked: boolean }>(SQL.markSendHorizon, [owner, block.toString()]))
+    return rows[0].marked
   }
 
   private async renew(owner: string, ids: readonly SubmissionId[]): Promise<LeaseGrant> {
     requireLeaseOwner(owner)
     const asked = this.settings.now()
-    if (ids.length === 0) return { ids: [], validUntil: asked + this.settings.leaseMs }
+    // with no ids it still beats: the owner's send horizon is marked only while its heartbeat is live
     const { rows } = await this.run('append', (pool) => pool.query<{ id: SubmissionId }>(SQL.renew, [owner, [...new Set(ids)], this.settings.leaseMs]))
     return { ids: rows.map((r) => r.id), validUntil: asked + this.settings.leaseMs }
   }

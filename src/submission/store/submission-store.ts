@@ -89,6 +89,12 @@ export interface LeaseGrant {
    * what the store granted; the holder stops working on a submission it could not renew by then.
    */
   validUntil: number
+  /**
+   * A claim's only: for each claimed submission taken from an owner that had marked a send horizon
+   * (see {@link SubmissionLeases.markSendHorizon}), that horizon. The new owner sends nothing for
+   * it up to that block: the previous owner's sends up to there may have gone out unrecorded.
+   */
+  horizons?: Map<SubmissionId, bigint>
 }
 
 /**
@@ -109,7 +115,7 @@ export interface SubmissionLeases {
    */
   claim(owner: string, limit: number): Promise<LeaseGrant>
   /**
-   * Extend `owner`'s leases on `ids`. The grant lists those still held by `owner` (still open and
+   * Extend `owner`'s leases on `ids` (with none, it still tells the store the owner is alive). The grant lists those still held by `owner` (still open and
    * not taken over by another owner); the others are lost and must not be worked on any more.
    * @throws PersistenceError when the store cannot be written
    */
@@ -119,6 +125,19 @@ export interface SubmissionLeases {
    * @throws PersistenceError when the store cannot be written
    */
   release(owner: string, ids: readonly SubmissionId[]): Promise<void>
+  /**
+   * Record durably that `owner`'s sends up to `block` may have gone out: its send horizon, one
+   * value per owner, never lowered. An owner marks it before it sends for `block`, instead of a
+   * `relay-sending` event per submission before each send (it records each send once, after the
+   * relay's answer); a claim that takes a submission from that owner answers the horizon with it
+   * (LeaseGrant.horizons), so a send the previous owner made and could not record (it died
+   * between the send and its record) is not repeated for that block. Committed synchronously.
+   * Answers false, marking nothing, when the store cannot vouch that no claim takes the owner's
+   * submissions meanwhile (PostgreSQL: the owner's heartbeat is not live, see renew): the owner
+   * then announces each send before it goes out, as without a horizon.
+   * @throws PersistenceError when the store cannot be written
+   */
+  markSendHorizon(owner: string, block: bigint): Promise<boolean>
 }
 
 export interface SubmissionStore {

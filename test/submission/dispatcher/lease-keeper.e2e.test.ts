@@ -6,12 +6,13 @@
  * what a process released on stop, and a process whose lease was taken over writes and sends
  * nothing more for that submission.
  */
+import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 
 import { Dispatcher, RelayClient, SearcherKey, type LifecycleEvent, type SubmissionId } from '../../../src/submission/index.ts'
 import { PostgresSubmissionStore } from '../../../src/submission/store/postgres-store.ts'
 import type { SubmissionLeases } from '../../../src/submission/store/submission-store.ts'
-import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, sentTxs, simulator, startRelay, until, userTx, type RecordingRelay } from '../helpers.ts'
+import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, sentTxs, simulator, startRelay, until, userTx, type RecordingRelay, type RelayBehaviour } from '../helpers.ts'
 import { startTestPostgres, type TestPostgres } from '../../support/embedded-postgres.ts'
 
 const key = SearcherKey.fromHex(SEARCHER_KEY_HEX)
@@ -40,11 +41,15 @@ interface Replica {
   sentFor(block: bigint): string[]
 }
 
-async function replica(databaseUrl: string, heads: ManualHeads, options: { leaseMs: number; renewIntervalMs?: number; leases?: (store: PostgresSubmissionStore) => SubmissionLeases; inclusion?: ManualInclusion }): Promise<Replica> {
+async function replica(
+  databaseUrl: string,
+  heads: ManualHeads,
+  options: { leaseMs: number; renewIntervalMs?: number; leases?: (store: PostgresSubmissionStore) => SubmissionLeases; inclusion?: ManualInclusion; relay?: RelayBehaviour },
+): Promise<Replica> {
   const store = new PostgresSubmissionStore(databaseUrl, { ...FAST, leaseMs: options.leaseMs })
   await store.open()
   cleanups.push(() => store.close())
-  const relay = await startRelay()
+  const relay = await startRelay(options.relay)
   cleanups.push(() => relay.close())
   const dispatcher = new Dispatcher({
     store,
@@ -79,6 +84,16 @@ async function accept(r: Replica, nonces: readonly number[]): Promise<Array<{ id
 
 const sorted = (xs: readonly string[]): string[] => [...xs].sort()
 
+async function sqlRows<T extends pg.QueryResultRow>(databaseUrl: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 })
+  await client.connect()
+  try {
+    return (await client.query<T>(text)).rows
+  } finally {
+    await client.end()
+  }
+}
+
 describe('Dispatcher with leases on a shared store', () => {
   it('each process sends only the submissions it holds; a process that stops renewing loses them to the other once they expire', async () => {
     const url = await server.createDatabase()
@@ -109,6 +124,8 @@ describe('Dispatcher with leases on a shared store', () => {
     headsA.emit(101n)
     await a.dispatcher.whenIdle()
     expect(a.sentFor(102n)).toEqual([])
+    // under the send horizon a send is recorded with its answer
+    await b.dispatcher.whenIdle()
 
     // one lifecycle per submission: one user-bundle send per block, whoever sent it
     for (const { id } of [...ofA, ...ofB]) {
@@ -116,6 +133,34 @@ describe('Dispatcher with leases on a shared store', () => {
       const sends = events.filter((e): e is Extract<LifecycleEvent, { type: 'relay-sending' }> => e.type === 'relay-sending').map((e) => `${e.block}:${e.part}`)
       expect(sends).toEqual(['101:user', '102:user'])
     }
+  })
+
+  it('send horizon: a process killed between a send and its record leaves that send unrecorded; the process that takes the submission over sends nothing up to its horizon, then goes on', async () => {
+    const url = await server.createDatabase()
+    const headsA = new ManualHeads(100n)
+    const headsB = new ManualHeads(100n)
+    // A's relay never answers in time: its send for block 101 is in flight when A dies
+    const a = await replica(url, headsA, { leaseMs: 1_000, renewIntervalMs: 300, relay: { delayMs: 30_000 } })
+    const [x] = await accept(a, [30])
+    await until(() => a.sentFor(101n).length === 1, 5_000, 'A to send for block 101')
+    // the send went out after one horizon row, without an announcement of its own
+    expect((await sqlRows<{ owner: string; block: string }>(url, 'SELECT owner, block::text FROM send_horizons'))).toEqual([{ owner: a.dispatcher.leaseOwner, block: '101' }])
+    expect(((await a.store.get(x.id))?.events ?? []).map((e) => e.type)).not.toContain('relay-sending')
+    // A dies: no renewal, no record of the send's result, no release
+    await a.store.close()
+    const b = await replica(url, headsB, { leaseMs: 1_000, renewIntervalMs: 200 })
+    await until(() => b.dispatcher.stats().leased === 1, 10_000, 'B to take the submission over')
+    await b.dispatcher.whenIdle()
+    // still at head 100: block 101 is A's horizon, B sends nothing for it
+    expect(b.sentFor(101n)).toEqual([])
+    headsB.emit(101n)
+    await until(() => b.sentFor(102n).length === 1, 5_000, 'B to send for block 102')
+    await b.dispatcher.whenIdle()
+    expect(b.sentFor(102n)).toEqual([x.raw])
+    // one lifecycle: A's send is not recorded (it died first), B's is, announcement and result in one append
+    const events = (await b.store.get(x.id))?.events ?? []
+    const sends = events.filter((e) => e.type === 'relay-sending' || e.type === 'relay-result').map((e) => `${e.type}:${'block' in e ? e.block : ''}`)
+    expect(sends).toEqual(['relay-sending:102', 'relay-result:102'])
   })
 
   it('a process that stops cleanly releases its leases: the other takes them over at once', async () => {
@@ -145,6 +190,7 @@ describe('Dispatcher with leases on a shared store', () => {
         claim: (owner, limit) => store.leases.claim(owner, limit),
         renew: async (_owner, ids) => ({ ids: [...ids], validUntil: Date.now() + 60_000 }),
         release: (owner, ids) => store.leases.release(owner, ids),
+        markSendHorizon: (owner, block) => store.leases.markSendHorizon(owner, block),
       }),
     })
     const [x] = await accept(a, [20])
@@ -185,6 +231,8 @@ describe('Dispatcher with leases on a shared store', () => {
     await until(() => a.sentFor(102n).length === 1, 10_000, 'the re-opened submission to be claimed and sent for block 102')
     expect(a.sentFor(102n)).toEqual([sub.raw])
     expect(a.dispatcher.stats().leased).toBe(1)
+    // under the send horizon a send is recorded with its answer
+    await a.dispatcher.whenIdle()
     const events = (await a.store.get(sub.id))?.events ?? []
     expect(events.map((e) => e.type).filter((t) => t === 'included' || t === 'reorg')).toEqual(['included', 'reorg'])
     const sends = events.filter((e): e is Extract<LifecycleEvent, { type: 'relay-sending' }> => e.type === 'relay-sending').map((e) => `${e.block}:${e.part}`)

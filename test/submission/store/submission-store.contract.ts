@@ -288,6 +288,24 @@ export function describeSubmissionStoreContract(name: string, harness: StoreHarn
       })
     })
 
+    describe('send horizons', () => {
+      it("a claim answers each submission it takes from another owner with that owner's send horizon, never lowered; none for a submission nobody held", async () => {
+        const a = await openStore({ leaseMs: LEASE_MS })
+        const b = await peerOf(a, { leaseMs: LEASE_MS })
+        const { record: held } = await a.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(400) }, { leaseOwner: 'replica-a' })
+        // the owner is alive (its renewal is the heartbeat a horizon is marked under)
+        await requireLeases(a).renew('replica-a', [held.id])
+        expect(await requireLeases(a).markSendHorizon('replica-a', 11n)).toBe(true)
+        expect(await requireLeases(a).markSendHorizon('replica-a', 9n)).toBe(true)
+        const { record: free } = await a.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(401) })
+        // A "dies" after marking: B takes both over
+        await sleep(LEASE_MS + 200)
+        const grant = await requireLeases(b).claim('replica-b', 10)
+        expect(new Set(grant.ids)).toEqual(new Set([held.id, free.id]))
+        expect(grant.horizons).toEqual(new Map([[held.id, 11n]]))
+      })
+    })
+
     describe('one writer per submission', () => {
       it('an append that names a lease owner is written only while that owner holds the lease', async () => {
         const a = await openStore({ leaseMs: LEASE_MS })
