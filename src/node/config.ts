@@ -110,12 +110,12 @@ export const DEFAULTS = {
   /** a quote or eth_backrun that found no free worker within this many ms fails as busy instead of being computed after its client gave up */
   WORKER_QUEUE_MAX_WAIT_MS: 10_000,
   /**
-   * each worker's V8 young generation, MB: twice V8's 48 (semi-spaces of 32 MB instead of 16). A
-   * quote allocates ~1.7 MB in its worker and little of it outlives the quote, so a scavenge costs
-   * about the same whatever the young generation's size, and twice the size halves them
-   * (BENCHMARKS.md, h14-mainq)
+   * each worker's V8 young generation, MB: V8's own 48 (semi-spaces of 16 MB). 96 halves a worker's
+   * scavenges (a quote's ~1.7 MB of garbage dies young; GC CPU per quote -0.09 ms in process,
+   * BENCHMARKS.md h14-mainq) but held ~80 MB more RSS under bench:soak with two workers (~560
+   * against ~480 MB, the lead's idle runs, fourteenth session): memory is what issue 10 watches
    */
-  WORKER_MAX_YOUNG_GENERATION_MB: 96,
+  WORKER_MAX_YOUNG_GENERATION_MB: 48,
 } as const
 
 export interface LoadConfigOptions {

