@@ -43,6 +43,11 @@ describe('execution budget: looping code through the quote, eth_backrun and priv
     node = trapped.node
     url = trapped.url
     await post(`${url}/v1/quote`, { tokenIn: WETH, tokenOut: USDC, amountIn: '1000' }, { 'x-api-key': DEV_API_KEY }) // warm
+    // the looping pair once unmeasured: its first quote also discovers UNI's pools, loads their
+    // states and runs code its worker has not compiled yet (354 ms against 314 for the next one on an
+    // idle machine; 1,399 ms once in a clean-clone CI run, against the 1,000 ms bound below). The
+    // tests time the budget, not a pair's first quote
+    await post(`${url}/v1/quote`, { tokenIn: UNI, tokenOut: WETH, amountIn: (10n ** 18n).toString() }, { 'x-api-key': DEV_API_KEY })
   })
 
   afterAll(async () => {
