@@ -155,9 +155,10 @@ export function runV3SwapLoop(cur: V3SwapCursor, pool: V3PoolState, zeroForOne: 
     const sqrtPriceStartX96 = cur.sqrtPriceX96
     const t = target ?? v3StepTarget(own, next, pool, cur.tick, zeroForOne, sqrtPriceLimitX96)
     target = undefined
-    computeSwapStepInto(step, sqrtPriceStartX96, t.target, cur.liquidity, cur.amountSpecifiedRemaining, fee, t.amountInToTarget)
+    computeSwapStepInto(step, sqrtPriceStartX96, t.target, cur.liquidity, cur.amountSpecifiedRemaining, fee, t.amountInToTarget, false)
     cur.sqrtPriceX96 = step.sqrtRatioNextX96
 
+    // the loop reads a step's input and fee only as their sum (computeSwapStepInto's splitSpent);
     // the contract's `amountSpecifiedRemaining -= / +=` is unchecked int256, but a step never
     // takes more than remains, so it stays between 0 and amountSpecified and plain bigint matches
     if (exactInput) {
