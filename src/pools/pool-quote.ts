@@ -37,19 +37,20 @@ export function quoteHop(pool: PoolSnapshot, zeroForOne: boolean, amountIn: bigi
  * amount asked): made per search and dropped with it.
  */
 export function rememberingHopQuoter(): HopQuoter {
-  const answers = new Map<PoolSnapshot, Map<bigint, HopQuote | null>>()
+  // a map per pool and direction: the amount as asked is the key (no negated bigint per ask)
+  const zeroForOneAnswers = new Map<PoolSnapshot, Map<bigint, HopQuote | null>>()
+  const oneForZeroAnswers = new Map<PoolSnapshot, Map<bigint, HopQuote | null>>()
   return (pool, zeroForOne, amountIn) => {
+    const answers = zeroForOne ? zeroForOneAnswers : oneForZeroAnswers
     let byAmount = answers.get(pool)
     if (byAmount === undefined) {
       byAmount = new Map()
       answers.set(pool, byAmount)
     }
-    // one map per pool: the direction in the key's sign (an amount in is positive)
-    const key = zeroForOne ? amountIn : -amountIn
-    let q = byAmount.get(key)
+    let q = byAmount.get(amountIn)
     if (q === undefined) {
       q = quoteHop(pool, zeroForOne, amountIn) ?? null
-      byAmount.set(key, q)
+      byAmount.set(amountIn, q)
     }
     return q ?? undefined
   }

@@ -21,7 +21,7 @@ import { pathMaxRate, quotePath, rememberingHopQuoter, type HopQuoter, type Path
 import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { v4HopGasExtras, v4PlanKey } from '../pools/uniswap-v4.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, v4ExtrasGas, type GasModel } from './gas-model.ts'
-import { boundWithSlack, rankByBound } from '../pools/rank-by-bound.ts'
+import { boundWithSlack, rankByBound, type Ranked } from '../pools/rank-by-bound.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
 import { MAX_HOPS, type PlanHop, type PlanLeg, type SwapPlan } from './swap-plan.ts'
 import { BaseError } from '../primitives/base-error.ts'
@@ -273,7 +273,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   const fullRanked = !splitting ? 1 : candidates.length <= maxCandidates ? candidates.length : deepCandidates(maxCandidates)
   const singles: Array<Evaluated | undefined> = new Array(candidates.length)
   const wholeAmount = Number(amountIn)
-  rankByBound(
+  const bySingleNet = rankByBound(
     candidates.length,
     fullRanked,
     (i) => candidates[i].singleNetBound(wholeAmount),
@@ -288,7 +288,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   // than the best single path (most of the search's quotes are the allocator's)
   let bestSplit: Evaluated | undefined
   if (splitting && (bestSingle === undefined || splitNetBound(candidates, wholeAmount, model, value) >= Number(bestSingle.net))) {
-    const chosen = splitCandidates(candidates, singles, amountIn, splitParts, maxCandidates)
+    const chosen = splitCandidates(candidates, bySingleNet, amountIn, splitParts, maxCandidates)
     const allocation = allocateSplit(chosen, amountIn, { parts: splitParts, maxSplits })
     if (allocation !== undefined && allocation.legs.length > 1) {
       bestSplit = evaluate(allocation.legs.map((l) => ({ candidate: chosen[l.candidate], amountIn: l.amountIn })))
@@ -349,16 +349,13 @@ function deepCandidates(max: number): number {
 /**
  * The split allocator's candidates: the paths best by net output with the whole amount (deep
  * routes) and the paths best at one part's amount (the best marginal prices), half each.
- * `singles`: the whole amount's outcomes, of at least the deepCandidates(max) best paths.
+ * `byFull`: the single-path pass's ranking by net output with the whole amount (rankByBound: its
+ * first deepCandidates(max) entries are exact), read as it is rather than sorted again.
  */
-function splitCandidates(candidates: Candidate[], singles: Array<Evaluated | undefined>, amountIn: bigint, parts: number, max: number): Candidate[] {
+function splitCandidates(candidates: Candidate[], byFull: readonly Ranked[], amountIn: bigint, parts: number, max: number): Candidate[] {
   if (candidates.length <= max) return candidates
   const half = deepCandidates(max)
   const part = amountIn / BigInt(parts) > 0n ? amountIn / BigInt(parts) : 1n
-  const byFull = candidates
-    .map((c, i) => ({ i, net: singles[i]?.net }))
-    .filter((x): x is { i: number; net: bigint } => x.net !== undefined)
-    .sort((a, b) => (a.net === b.net ? a.i - b.i : a.net > b.net ? -1 : 1))
   // the loop below reads at most `max` of them: the paths whose bound leaves no chance are not quoted
   // (a part's net output is its output less the gas of its ticks, so at most the output's bound)
   const byMarginal = rankByBound(

@@ -27,14 +27,20 @@ describe('rankByBound', () => {
       fc.property(fc.array(item, { maxLength: 40 }), fc.integer({ min: 1, max: 45 }), (items, k) => {
         const values = items.map((x) => (x.value === undefined ? undefined : x.value * x.scale))
         const bounds = items.map((x, i) => (values[i] === undefined ? x.slack : boundWithSlack(Number(values[i]) + x.slack)))
-        let valued = 0
-        const ranked = rankByBound(items.length, k, (i) => bounds[i], (i) => (valued++, values[i]))
+        const valued: number[] = []
+        const ranked = rankByBound(items.length, k, (i) => bounds[i], (i) => (valued.push(i), values[i]))
         expect(ranked.slice(0, k)).toEqual(fullRanking(values).slice(0, k))
+        // items are valued by descending bound, ties by index (a NaN bound first), up to where it stops
+        if (k < items.length) {
+          const key = (i: number) => (Number.isNaN(bounds[i]) ? Number.POSITIVE_INFINITY : bounds[i])
+          const byBound = items.map((_, i) => i).sort((a, b) => (key(a) === key(b) ? a - b : key(b) - key(a)))
+          expect(valued).toEqual(byBound.slice(0, valued.length))
+        }
         // every entry it gives is an item with its value, in the full ranking's order
         const order = new Map(fullRanking(values).map((r, at) => [r.i, at]))
         for (const r of ranked) expect(r.value).toBe(values[r.i])
         expect(ranked.map((r) => order.get(r.i))).toEqual(ranked.map((r) => order.get(r.i)).sort((a, b) => a! - b!))
-        expect(valued).toBeLessThanOrEqual(items.length)
+        expect(valued.length).toBeLessThanOrEqual(items.length)
       }),
       { numRuns: 500 },
     )

@@ -329,6 +329,21 @@ describe('findBestPlan on synthetic pool graphs', () => {
     expect(plan.bestSinglePathNetAmountOut).toBeUndefined()
   })
 
+  it('gives the allocator the path best with the whole amount even when every other path has a better marginal price', () => {
+    // twenty paths A -> C -> B through shallow A/C pools 3% cheaper and one C/B pool they share
+    // (so at most one of them is a leg), and one deep A/B pool: the paths best at one part's amount
+    // are the shallow ones; the deep pool is the best single path and the best split's largest leg
+    const shared = v2Pool(C, B, 10n ** 26n, 10n ** 26n)
+    const shallow = Array.from({ length: 20 }, () => v2Pool(A, C, 10n ** 22n, 103n * 10n ** 20n))
+    const deep = v2Pool(A, B, 10n ** 26n, 10n ** 26n)
+    const pools = [...shallow, shared, deep]
+    const plan = findBestPlan({ tokenIn: A, tokenOut: B, amountIn: 3n * 10n ** 21n, pools, gasPriceWei: 0n })
+    if (!plan) throw new Error('no plan')
+    checkPlan(plan, pools)
+    expect(plan.legs).toHaveLength(2)
+    expect(plan.legs.map((l) => l.hops[0].pool)).toContain(deep.address)
+  })
+
   it('property: no plan of two pool-disjoint paths nets more than splitNetBound', () => {
     const tokens = [A, B, C, D]
     const poolArb = fc.record({

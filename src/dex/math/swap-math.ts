@@ -31,6 +31,11 @@ export interface SwapStep {
  * sqrt prices uint160, liquidity uint128, amountRemaining int256, feePips in [0, 1e6).
  * `amountInToTarget`: for an exact input, the step's first figure (the input to reach the target,
  * rounded up) when the caller already has it for these prices and liquidity (v3-exact-input.ts).
+ * `splitSpent` false: the caller reads only amountIn + feeAmount (the swap loop does), so an
+ * exact-input step that stops inside its range, which spends the whole remainder (its fee is what
+ * its input leaves), gives amountIn = amountRemaining and feeAmount = 0 without computing the
+ * input the new price takes: for zeroForOne that is two of the step's four wide divisions
+ * (getAmount0Delta rounded up), and the step most route-search quotes end with.
  */
 export function computeSwapStepInto(
   out: SwapStep,
@@ -40,6 +45,7 @@ export function computeSwapStepInto(
   amountRemaining: bigint,
   feePips: bigint,
   amountInToTarget?: bigint,
+  splitSpent = true,
 ): SwapStep {
   const zeroForOne = sqrtRatioCurrentX96 >= sqrtRatioTargetX96
   const exactIn = amountRemaining >= 0n
@@ -68,6 +74,16 @@ export function computeSwapStepInto(
   }
 
   const max = sqrtRatioTargetX96 === sqrtRatioNextX96
+
+  if (exactIn && !max && !splitSpent) {
+    out.sqrtRatioNextX96 = sqrtRatioNextX96
+    out.amountIn = amountRemaining
+    out.amountOut = zeroForOne
+      ? getAmount1Delta(sqrtRatioNextX96, sqrtRatioCurrentX96, liquidity, false)
+      : getAmount0Delta(sqrtRatioCurrentX96, sqrtRatioNextX96, liquidity, false)
+    out.feeAmount = 0n
+    return out
+  }
 
   // amounts for the price actually reached; reuse the full-range figure only when it is still exact
   if (zeroForOne) {

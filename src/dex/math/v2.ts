@@ -18,11 +18,19 @@ interface FeeScale {
   multiplier: bigint
 }
 
+/**
+ * each fee's scale, made at its first use: a route search quotes V2 pairs hundreds of times, and a
+ * scale object and a BigInt per quote were a measurable share of getAmountOut. Bounded by the
+ * fees there are (0..9,999 bps; a venue has one or two).
+ */
+const feeScales: FeeScale[] = []
+
 function feeScale(feeBps: number): FeeScale {
   if (!Number.isInteger(feeBps) || feeBps < 0 || feeBps >= 10_000) throw new AmmMathError('INVALID_INPUT', `feeBps ${feeBps} is not an integer in [0, 10000)`)
-  return feeBps % 10 === 0
-    ? { denominator: 1000n, multiplier: BigInt(1000 - feeBps / 10) }
-    : { denominator: 10_000n, multiplier: BigInt(10_000 - feeBps) }
+  return (feeScales[feeBps] ??=
+    feeBps % 10 === 0
+      ? Object.freeze({ denominator: 1000n, multiplier: BigInt(1000 - feeBps / 10) })
+      : Object.freeze({ denominator: 10_000n, multiplier: BigInt(10_000 - feeBps) }))
 }
 
 function assertUint256(x: bigint, what: string): void {

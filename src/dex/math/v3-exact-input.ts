@@ -46,6 +46,13 @@ export interface V3ExactInput {
 /** one step of the walk: where it goes from the state it starts in, and, once an amount carried it through, what it gives */
 interface KeptStep extends V3StepTarget {
   amountInToTarget: bigint
+  /**
+   * the least amount that carries the step to its target: computeSwapStep's test, floor(amount x
+   * (1e6 - fee) / 1e6) >= amountInToTarget, holds for an integer amount exactly when amount >=
+   * ceil(amountInToTarget x 1e6 / (1e6 - fee)) (1e6 - fee > 0): one comparison per step and quote
+   * instead of a multiplication and a division
+   */
+  carryFrom: bigint
   /** amountIn + feeAmount and amountOut of the step carried to its target, and the state after it */
   full?: { spent: bigint; amountOut: bigint; sqrtPriceX96: bigint; tick: number; liquidity: bigint; crossed: number }
 }
@@ -70,11 +77,10 @@ export function v3ExactInput(pool: V3PoolState, zeroForOne: boolean, amountIn: b
   if (walk.sqrtPriceLimitX96 !== limit) return viaSimulation(pool, zeroForOne, amountIn, limit)
 
   const cur = v3SwapStart(pool, amountIn)
-  const feeComplement = FEE_PIPS_DENOMINATOR - walk.fee
   for (let i = 0; cur.amountSpecifiedRemaining !== 0n && cur.sqrtPriceX96 !== limit; i++) {
     const step = walk.steps[i] ?? keepStep(walk, i, pool, cur, zeroForOne)
     // computeSwapStep's test: the amount less its fee reaches the target
-    if (cur.amountSpecifiedRemaining > 0n && (cur.amountSpecifiedRemaining * feeComplement) / FEE_PIPS_DENOMINATOR >= step.amountInToTarget) {
+    if (cur.amountSpecifiedRemaining > 0n && cur.amountSpecifiedRemaining >= step.carryFrom) {
       const full = (step.full ??= fullStep(step, pool, cur, zeroForOne, walk.fee))
       cur.amountSpecifiedRemaining -= full.spent
       cur.amountCalculated = checkedAddInt256(cur.amountCalculated, -full.amountOut)
@@ -115,7 +121,11 @@ const scratchNext: NextInitializedTick = { tick: 0, initialized: false }
 /** step i's target from the state the walk reached (the state after step i - 1 carried through) */
 function keepStep(walk: Walk, i: number, pool: V3PoolState, cur: V3SwapCursor, zeroForOne: boolean): KeptStep {
   const t = v3StepTarget({ tickNext: 0, initialized: false, sqrtPriceNextX96: 0n, target: 0n, amountInToTarget: undefined }, scratchNext, pool, cur.tick, zeroForOne, walk.sqrtPriceLimitX96)
-  const step: KeptStep = { ...t, amountInToTarget: v3AmountInToTarget(cur.sqrtPriceX96, t.target, cur.liquidity) }
+  const amountInToTarget = v3AmountInToTarget(cur.sqrtPriceX96, t.target, cur.liquidity)
+  const feeComplement = FEE_PIPS_DENOMINATOR - walk.fee
+  const scaled = amountInToTarget * FEE_PIPS_DENOMINATOR
+  const carryFrom = scaled / feeComplement + (scaled % feeComplement === 0n ? 0n : 1n)
+  const step: KeptStep = { ...t, amountInToTarget, carryFrom }
   walk.steps[i] = step
   return step
 }

@@ -136,6 +136,17 @@ export function v3StepTarget(out: V3StepTarget, next: NextInitializedTick, pool:
 }
 
 /**
+ * the records every step of a swap writes into: one set for the module, not three objects per swap
+ * (a route search runs the loop for each of its hundreds of V3 quotes); the loop is synchronous and
+ * calls nothing that could run another swap before it returns, so no two swaps share them at once
+ */
+const loopRecords: { next: NextInitializedTick; step: SwapStep; own: V3StepTarget } = {
+  next: { tick: 0, initialized: false },
+  step: { sqrtRatioNextX96: 0n, amountIn: 0n, amountOut: 0n, feeAmount: 0n },
+  own: { tickNext: 0, initialized: false, sqrtPriceNextX96: 0n, target: 0n, amountInToTarget: undefined },
+}
+
+/**
  * UniswapV3Pool.swap's loop from `cur` (checked inputs: assertSwapInputs; `exactInput`: the swap's
  * amountSpecified was positive), stepping until the
  * amount is used up or the price reaches the limit. `first`: the first step's target when the
@@ -144,10 +155,7 @@ export function v3StepTarget(out: V3StepTarget, next: NextInitializedTick, pool:
  * reads it; nothing else changes).
  */
 export function runV3SwapLoop(cur: V3SwapCursor, pool: V3PoolState, zeroForOne: boolean, exactInput: boolean, fee: bigint, sqrtPriceLimitX96: bigint, wantTickAtEnd: boolean, first?: V3StepTarget): void {
-  // records reused by every step of this swap
-  const next: NextInitializedTick = { tick: 0, initialized: false }
-  const step: SwapStep = { sqrtRatioNextX96: 0n, amountIn: 0n, amountOut: 0n, feeAmount: 0n }
-  const own: V3StepTarget = { tickNext: 0, initialized: false, sqrtPriceNextX96: 0n, target: 0n, amountInToTarget: undefined }
+  const { next, step, own } = loopRecords
   let target: V3StepTarget | undefined = first
 
   // continue while input / output remains and the price limit is not reached
@@ -155,9 +163,10 @@ export function runV3SwapLoop(cur: V3SwapCursor, pool: V3PoolState, zeroForOne: 
     const sqrtPriceStartX96 = cur.sqrtPriceX96
     const t = target ?? v3StepTarget(own, next, pool, cur.tick, zeroForOne, sqrtPriceLimitX96)
     target = undefined
-    computeSwapStepInto(step, sqrtPriceStartX96, t.target, cur.liquidity, cur.amountSpecifiedRemaining, fee, t.amountInToTarget)
+    computeSwapStepInto(step, sqrtPriceStartX96, t.target, cur.liquidity, cur.amountSpecifiedRemaining, fee, t.amountInToTarget, false)
     cur.sqrtPriceX96 = step.sqrtRatioNextX96
 
+    // the loop reads a step's input and fee only as their sum (computeSwapStepInto's splitSpent);
     // the contract's `amountSpecifiedRemaining -= / +=` is unchecked int256, but a step never
     // takes more than remains, so it stays between 0 and amountSpecified and plain bigint matches
     if (exactInput) {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 
 import {
   computeSwapStep,
+  computeSwapStepInto,
   getNextSqrtPriceFromInput,
   getNextSqrtPriceFromOutput,
   MAX_SQRT_RATIO,
@@ -123,5 +124,33 @@ describe('SwapMath.computeSwapStep properties (the v3-core echidna invariants)',
       }),
       { numRuns: 3000 },
     )
+  })
+})
+
+describe('SwapMath.computeSwapStepInto without the input/fee split (the swap loop reads only their sum)', () => {
+  const fresh = () => ({ sqrtRatioNextX96: 0n, amountIn: 0n, amountOut: 0n, feeAmount: 0n })
+  it('gives the same price, output and amountIn + feeAmount as the split step, for any step', () => {
+    fc.assert(
+      fc.property(sqrtPriceArb, sqrtPriceArb, liquidityArb, amountArb, feeArb, (current, target, liquidity, amountRemaining, fee) => {
+        const split = computeSwapStepInto(fresh(), current, target, liquidity, amountRemaining, BigInt(fee))
+        const unsplit = computeSwapStepInto(fresh(), current, target, liquidity, amountRemaining, BigInt(fee), undefined, false)
+        expect(unsplit.sqrtRatioNextX96).toBe(split.sqrtRatioNextX96)
+        expect(unsplit.amountOut).toBe(split.amountOut)
+        expect(unsplit.amountIn + unsplit.feeAmount).toBe(split.amountIn + split.feeAmount)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('spends the whole remainder of an exact input that stops inside its range, in either direction', () => {
+    for (const [current, target] of [
+      [PRICE_1, encodePriceSqrt(101n, 100n)],
+      [PRICE_1, encodePriceSqrt(100n, 101n)],
+    ]) {
+      const split = computeSwapStepInto(fresh(), current, target, 2n * E18, 10n ** 15n, 600n)
+      const unsplit = computeSwapStepInto(fresh(), current, target, 2n * E18, 10n ** 15n, 600n, undefined, false)
+      expect(split.sqrtRatioNextX96).not.toBe(target)
+      expect(unsplit).toEqual({ sqrtRatioNextX96: split.sqrtRatioNextX96, amountIn: 10n ** 15n, amountOut: split.amountOut, feeAmount: 0n })
+    }
   })
 })
