@@ -1,10 +1,8 @@
 /**
  * src/node/heap-compaction.ts: V8's full compaction of old space turned on for a window now and then
- * (issue 10), the flag it sets honoured by V8 while the process runs. HEAP_COMPACT_EVERY_S's parsing
- * is in test/config.test.ts.
+ * (issue 10): the schedule. V8 honouring the flag it sets is heap-compaction.e2e.test.ts (a process of
+ * its own); HEAP_COMPACT_EVERY_S's parsing is in test/config.test.ts.
  */
-import { execFileSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { COMPACTION_WINDOW_MS, PeriodicHeapCompaction } from '../../src/node/heap-compaction.ts'
 
@@ -48,20 +46,4 @@ describe('PeriodicHeapCompaction', () => {
   it('refuses a period not longer than the window', () => {
     expect(() => new PeriodicHeapCompaction({ everyMs: COMPACTION_WINDOW_MS })).toThrow(RangeError)
   })
-})
-
-describe('setFullCompaction, in a process of its own (V8 reads the flag at each mark-compact)', () => {
-  const child = fileURLToPath(new URL('../support/heap-compaction-child.ts', import.meta.url))
-  const oldSpaceAfterFullGc = (mode: 'on' | 'off'): { used: number; committed: number } =>
-    JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', child, mode], { encoding: 'utf8', timeout: 60_000 }).trim().split('\n').at(-1)!) as { used: number; committed: number }
-
-  it('turned on while the process runs, the next full collection leaves old space without the holes V8 keeps by default', () => {
-    const off = oldSpaceAfterFullGc('off')
-    const on = oldSpaceAfterFullGc('on')
-    // by default the half-live pages stay: committed well above used
-    expect(off.committed / off.used).toBeGreaterThan(1.3)
-    // compacted: the live half moved into as few pages as it fills
-    expect(on.committed / on.used).toBeLessThan(1.15)
-    expect(off.committed - on.committed).toBeGreaterThan(3 * 2 ** 20)
-  }, 120_000)
 })
