@@ -10,6 +10,7 @@
  * skipped). Each isolate's line ends with its live heap's slope after full collections from that
  * minute of its clock (2 unless given): what bench:soak's RSS slope cannot separate per isolate.
  * Times are from each isolate's start: a worker replaced during the run is a new isolate.
+ * With --trace-deopt beside them, the deoptimizations per minute and per function (deoptsByMinute).
  *
  * With `--trace-gc-verbose` beside `--trace-gc` (SOAK_SERVICE_NODE_ARGS="--trace-gc
  * --trace-gc-verbose"), each minute also gets the heap's spaces as its last collection of that
@@ -30,6 +31,14 @@ export interface IsolateMinute {
   committedMax: number
   /** with --trace-gc-verbose: the spaces after the minute's last collection */
   spaces?: HeapSpaces
+  /**
+   * with --trace-gc-verbose: old space right after each full collection, MB. Pages left with no
+   * live object are released by then, so committed over used is fragmentation: free space inside
+   * pages that still hold live objects, which V8 compacts only up to 4 MB of per collection
+   */
+  oldAfterFull: SpaceUse[]
+  /** each full collection's pause on the isolate's thread, ms */
+  fullPausesMs: number[]
 }
 
 /** A heap's spaces as --trace-gc-verbose prints them after a collection, MB. */
@@ -74,8 +83,8 @@ export interface IsolateTrace {
   fulls: Array<{ ms: number; live: number }>
 }
 
-// [pid:0xisolate]   1234 ms: Mark-Compact 88.7 (123.9) -> 64.1 (124.6) MB, ...
-const EVENT = /^\[\d+:(0x[0-9a-f]+)\]\s+(\d+) ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Sweep)\s+([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/
+// [pid:0xisolate]   1234 ms: Mark-Compact 88.7 (123.9) -> 64.1 (124.6) MB, 12.34 / 0.00 ms ...
+const EVENT = /^\[\d+:(0x[0-9a-f]+)\]\s+(\d+) ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Sweep)\s+([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB,\s+([\d.]+)/
 
 // [pid:0xisolate] Old space,              used:   2476 KB, available:      7 KB, committed:   2528 KB
 const SPACE = /^\[\d+:(0x[0-9a-f]+)\] (New space|Old space|Code space|Large object space|New large object space|All spaces),\s+used:\s+(\d+) KB, available:\s+\d+ KB, committed:\s+(\d+) KB/
@@ -89,6 +98,8 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
   const isolates = new Map<string, IsolateTrace>()
   /** each isolate's minute of its latest collection: its verbose lines follow that collection's line */
   const current = new Map<string, IsolateMinute>()
+  /** the isolates whose latest collection was a full one */
+  const afterFull = new Set<string>()
   for (const line of text.split('\n')) {
     const space = SPACE.exec(line)
     if (space !== null) {
@@ -98,6 +109,7 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
         const spaces = (entry.spaces ??= {})
         const committed = kbToMb(space[4]!)
         spaces[key] = { used: kbToMb(space[3]!), committed, committedMax: Math.max(committed, spaces[key]?.committedMax ?? 0) }
+        if (key === 'oldSpace' && afterFull.has(space[1]!)) entry.oldAfterFull.push({ used: kbToMb(space[3]!), committed, committedMax: committed })
       }
       continue
     }
@@ -109,7 +121,7 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
     }
     const m = EVENT.exec(line)
     if (m === null) continue
-    const [, isolate, ms, kind, , committedBefore, liveAfter, committedAfter] = m
+    const [, isolate, ms, kind, , committedBefore, liveAfter, committedAfter, pauseMs] = m
     let trace = isolates.get(isolate)
     if (trace === undefined) {
       trace = { isolate, collections: 0, minutes: [], fulls: [] }
@@ -118,19 +130,63 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
     const minute = Math.floor(Number(ms) / 60_000)
     let entry = trace.minutes.find((e) => e.minute === minute)
     if (entry === undefined) {
-      entry = { minute, collections: 0, liveAfterFull: [], committedMax: 0 }
+      entry = { minute, collections: 0, liveAfterFull: [], committedMax: 0, oldAfterFull: [], fullPausesMs: [] }
       trace.minutes.push(entry)
     }
     current.set(isolate, entry)
     trace.collections++
     entry.collections++
+    if (kind.startsWith('Mark-Compact')) afterFull.add(isolate)
+    else afterFull.delete(isolate)
     if (kind.startsWith('Mark-Compact')) {
       entry.liveAfterFull.push(Number(liveAfter))
+      entry.fullPausesMs.push(Number(pauseMs))
       trace.fulls.push({ ms: Number(ms), live: Number(liveAfter) })
     }
     entry.committedMax = Math.max(entry.committedMax, Number(committedBefore), Number(committedAfter))
   }
   return [...isolates.values()]
+}
+
+/** The deoptimizations of a --trace-deopt trace: per minute and per function, all isolates together. */
+export interface DeoptSummary {
+  /** deoptimizations per minute (index = minute) */
+  perMinute: number[]
+  /** per function name (`(anonymous)` for none), the most first, with the minutes they fell in */
+  byFunction: Array<{ name: string; count: number; fromMinute: number }>
+}
+
+// [bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x… <JSFunction name (sfi = 0x…)>, …
+const DEOPT = /^\[bailout \(kind: [\w-]+, reason: [^)]*\): begin\. deoptimizing 0x[0-9a-f]+ <JSFunction ([^ >]*) ?\(sfi/
+
+/**
+ * Deoptimizations counted by minute and by function, from --trace-deopt's lines in the same file as
+ * --trace-gc's (SOAK_SERVICE_NODE_ARGS="--trace-gc --trace-deopt"). A deoptimization line names no
+ * isolate and carries no time: each is put in the minute of the collection printed last before it
+ * (any isolate's: the clocks differ by the workers' start, a second or two). A function that keeps
+ * deoptimizing after the first minutes is optimized code compiled again and again (code space that
+ * grows while compilation never settles); a few in the first minutes are the program warming up.
+ */
+export function deoptsByMinute(text: string): DeoptSummary {
+  const perMinute: number[] = []
+  const byFunction = new Map<string, { count: number; fromMinute: number }>()
+  let minute = 0
+  for (const line of text.split('\n')) {
+    const event = EVENT.exec(line)
+    if (event !== null) {
+      minute = Math.floor(Number(event[2]) / 60_000)
+      continue
+    }
+    const d = DEOPT.exec(line)
+    if (d === null) continue
+    perMinute[minute] = (perMinute[minute] ?? 0) + 1
+    const name = d[1] === '' ? '(anonymous)' : d[1]!
+    const f = byFunction.get(name) ?? { count: 0, fromMinute: minute }
+    f.count++
+    byFunction.set(name, f)
+  }
+  for (let i = 0; i < perMinute.length; i++) perMinute[i] ??= 0
+  return { perMinute, byFunction: [...byFunction.entries()].map(([name, f]) => ({ name, ...f })).sort((a, b) => b.count - a.count) }
 }
 
 /**
@@ -197,8 +253,10 @@ function print(traces: readonly IsolateTrace[], fromMinute: number): void {
     }
     for (const m of t.minutes) {
       const live = m.liveAfterFull.length === 0 ? '-' : m.liveAfterFull.map((x) => x.toFixed(1)).join(', ')
-      console.log(`  minute ${m.minute}: ${m.collections} collections; live after full ones ${live} MB; committed at most ${m.committedMax.toFixed(1)} MB`)
+      const pauses = m.fullPausesMs.length === 0 ? '' : ` (their pauses ${m.fullPausesMs.reduce((a, b) => a + b, 0).toFixed(0)} ms)`
+      console.log(`  minute ${m.minute}: ${m.collections} collections; live after full ones ${live} MB${pauses}; committed at most ${m.committedMax.toFixed(1)} MB`)
       if (m.spaces !== undefined) console.log(`    ${spacesText(m.spaces)}`)
+      if (m.oldAfterFull.length > 0) console.log(`    old space right after each full collection, used/committed MB: ${m.oldAfterFull.map((u) => `${u.used.toFixed(0)}/${u.committed.toFixed(0)}`).join(', ')}`)
     }
   }
 }
@@ -209,5 +267,13 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     console.error('usage: npx tsx scripts/lib/soak-gc-trace.ts <the service stdout with --trace-gc> [slope from minute, 2]')
     process.exit(2)
   }
-  print(summarizeGcTrace(readFileSync(file, 'utf8')), Number(process.argv[3] ?? 2))
+  const text = readFileSync(file, 'utf8')
+  print(summarizeGcTrace(text), Number(process.argv[3] ?? 2))
+  const deopts = deoptsByMinute(text)
+  if (deopts.byFunction.length > 0) {
+    console.log(`deoptimizations per minute (--trace-deopt, all isolates): ${deopts.perMinute.join(', ')}`)
+    const late = deopts.byFunction.filter((f) => f.fromMinute >= 2).slice(0, 10)
+    console.log(`most deoptimized functions: ${deopts.byFunction.slice(0, 10).map((f) => `${f.name} ${f.count}`).join(', ')}`)
+    if (late.length > 0) console.log(`first deoptimized from minute 2 on: ${late.map((f) => `${f.name} ${f.count}`).join(', ')}`)
+  }
 }

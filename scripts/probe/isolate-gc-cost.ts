@@ -14,7 +14,11 @@
  * marking, compiler...) on the JavaScript thread and on the others: GC work wherever it ran.
  * Variants: `base` (npm start's flags), `semi32` / `semi64` (--max-semi-space-size: the young
  * generation a worker's resourceLimits.maxYoungGenerationSizeMb of 96 / 192 gives), `stgc`
- * (--single-threaded-gc), `nopscav` (--no-parallel-scavenge), `nocm` (--no-concurrent-marking).
+ * (--single-threaded-gc), `nopscav` (--no-parallel-scavenge), `nocm` (--no-concurrent-marking),
+ * `compact` (--compact-on-every-full-gc: every mark-compact evacuates all of old space's pages, where
+ * V8's own heuristics move at most 4 MB of the most fragmented ones; issue 10's fragmentation), `size`
+ * (--optimize-for-size: pages 20% free are compacted, 6 MB a mark-compact, and a more conservative heap
+ * growing factor; with the 16 MB semi-spaces it would otherwise cut to 1 MB).
  * Last line: one JSON object.
  */
 import { spawn } from 'node:child_process'
@@ -40,27 +44,23 @@ const VARIANTS: Record<string, string[]> = {
   nopscav: ['--no-parallel-scavenge'],
   nocm: ['--no-concurrent-marking'],
   semi32_stgc: ['--max-semi-space-size=32', '--single-threaded-gc'],
+  compact: ['--compact-on-every-full-gc'],
+  size: ['--optimize-for-size', '--max-semi-space-size=16'],
 }
 
 /** the child: quotes in-process, prints one JSON line of its window */
 async function child(): Promise<void> {
-  const { loadConfig } = await import('../../src/node/config.ts')
-  const { openDomainServices } = await import('../../src/node/domain.ts')
-  const { QUOTE_MIX } = await import('../../test/support/quote-mix.ts')
-  const domain = await openDomainServices(loadConfig({ LOG_LEVEL: 'silent', WORKERS: '0', LOCAL_BUILDER_PORT: '0', QUOTE_CACHE_MAX_ENTRIES: '0' }), { log: { warn: () => {} } })
-  let n = 0
-  const one = async () => {
-    const m = QUOTE_MIX[n % QUOTE_MIX.length]!
-    n++
-    await domain.quote.quote({ tokenIn: m.tokenIn, tokenOut: m.tokenOut, amountIn: m.amountIn + BigInt(n) })
-  }
+  const { openInProcessQuoter } = await import('../lib/in-process-quoter.ts')
+  const quoter = await openInProcessQuoter()
+  const one = () => quoter.next()
   for (let i = 0; i < WARMUP; i++) await one()
   const pid = process.pid
   const read = () => readdirSync(`/proc/${pid}/task`).map((tid) => parseProcStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')))
   const before = read()
-  // stdout is --trace-gc's: the window is marked in it; the parent samples it with perf meanwhile
-  console.log('@@window-start')
-  await new Promise<void>((resolve) => {
+  // stdout is --trace-gc's: the window is marked in it; the parent samples it with perf meanwhile.
+  // The listener is in place before the mark: SIGUSR2's default action ends the process, and on a
+  // loaded machine the parent's signal can arrive before the line after the mark has run
+  const go = new Promise<void>((resolve) => {
     // a signal listener alone does not keep the event loop alive
     const keepAlive = setInterval(() => {}, 1000)
     process.once('SIGUSR2', () => {
@@ -68,6 +68,8 @@ async function child(): Promise<void> {
       resolve()
     })
   })
+  console.log('@@window-start')
+  await go
   for (let i = 0; i < QUOTES; i++) await one()
   console.log('@@window-end')
   const after = read()
@@ -79,7 +81,7 @@ async function child(): Promise<void> {
   const plat = after.filter((t) => platform.has(t.id)).reduce((s, t) => s + ms(t), 0)
   const rest = after.filter((t) => t.id !== pid && !platform.has(t.id)).reduce((s, t) => s + ms(t), 0)
   console.log(`@@result ${JSON.stringify({ js_ms_per_quote: js / QUOTES, platform_ms_per_quote: plat / QUOTES, other_ms_per_quote: rest / QUOTES })}`)
-  await domain.close()
+  await quoter.close()
   process.exit(0)
 }
 
