@@ -30,7 +30,6 @@ export interface ServiceConfig {
   devnet: DevnetConfig
   evm: EvmConfig
   workers: WorkersConfig
-  heap: HeapConfig
 }
 
 /** The HTTP front door: HOST, PORT, LOG_LEVEL, BODY_LIMIT_BYTES, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS, RPC_MAX_BATCH_SIZE,
@@ -300,16 +299,4 @@ export interface WorkersConfig {
    * less often for the same allocation (src/workers/worker-pool.ts)
    */
   maxYoungGenerationMb: number
-}
-
-/**
- * V8's heaps, process-wide (every isolate: the main thread's and each worker's).
- * HEAP_COMPACT_EVERY_S.
- */
-export interface HeapConfig {
-  /**
-   * a window of full old-space compaction opens every this many seconds (0, the default: never,
-   * V8's own heuristics only): src/node/heap-compaction.ts
-   */
-  compactEveryS: number
 }

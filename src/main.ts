@@ -2,7 +2,6 @@
  * npm start: the service on the embedded devnet, or on a fork of UPSTREAM_RPC_URL, composed by
  * src/node/start.ts. A wrong configuration prints every problem at once and exits with status 1.
  */
-import { PeriodicHeapCompaction } from './node/heap-compaction.ts'
 import { boundResourceTimings } from './node/resource-timing.ts'
 import { startNode } from './node/start.ts'
 import { collectLoaderIsolateGarbage, runsUnderTsxLoader } from './workers/loader-gc.ts'
@@ -19,9 +18,6 @@ startNode(process.env).then(
         if (collected !== undefined) node.log.info({ loaderIsolate: collected }, 'module-loader isolate collected')
       })
     }
-    // V8's old space compacted fully now and then, every isolate of the process (heap-compaction.ts)
-    const compaction = node.config.heap.compactEveryS > 0 ? new PeriodicHeapCompaction({ everyMs: node.config.heap.compactEveryS * 1_000 }) : undefined
-    compaction?.start()
     // One shutdown. A second SIGINT/SIGTERM while it runs (a supervisor, or a user pressing ^C
     // twice) is logged and ignored: with `process.once` it met no listener and Node's default
     // action killed the process mid-close, before stores were closed and a --cpu-prof written.
@@ -32,7 +28,6 @@ startNode(process.env).then(
         return
       }
       closing = true
-      compaction?.stop()
       node.log.info({ signal }, 'shutting down')
       await node.close()
       // pino writes to stdout asynchronously: flush what the close logged (and a second signal's

@@ -353,21 +353,3 @@ describe('loadConfig', () => {
     expect([c.server.port, c.devnet.localBuilderPort, c.submission.dataDir]).toEqual([0, 0, '/tmp/x'])
   })
 })
-
-describe('HEAP_COMPACT_EVERY_S', () => {
-  it('defaults to 0 (never) and takes whole seconds above the window', () => {
-    expect(loadConfig({}).heap.compactEveryS).toBe(0)
-    expect(loadConfig({ HEAP_COMPACT_EVERY_S: '120' }).heap.compactEveryS).toBe(120)
-    expect(loadConfig({ HEAP_COMPACT_EVERY_S: '0' }).heap.compactEveryS).toBe(0)
-    expect(loadConfig({ HEAP_COMPACT_EVERY_S: '31' }).heap.compactEveryS).toBe(31)
-    expect(loadConfig({ HEAP_COMPACT_EVERY_S: '86400' }).heap.compactEveryS).toBe(86_400)
-  })
-
-  it.each(['1', '30'])('refuses HEAP_COMPACT_EVERY_S=%s: a window would still be open when the next one starts', (value) => {
-    expect(problemsOf(() => loadConfig({ HEAP_COMPACT_EVERY_S: value }))).toContain(`HEAP_COMPACT_EVERY_S=${value}: expected 0 (never) or more than 30 (the compaction window, s)`)
-  })
-
-  it.each(['-1', '86401', '1.5', '2m'])('refuses HEAP_COMPACT_EVERY_S=%j, naming it', (value) => {
-    expect(problemsOf(() => loadConfig({ HEAP_COMPACT_EVERY_S: value }))).toContain(`HEAP_COMPACT_EVERY_S=${/^\d+$/.test(value) ? value : JSON.stringify(value)}: expected a whole number from 0 to 86400`)
-  })
-})

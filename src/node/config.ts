@@ -18,7 +18,6 @@ import {
   type DevnetConfig,
   type EvmConfig,
   type Hardfork,
-  type HeapConfig,
   type LogLevel,
   type QuoteConfig,
   type ServerConfig,
@@ -33,7 +32,6 @@ import { parseRelayEndpoints, type RelayEndpoint } from '../submission/relay-cli
 import { SearcherKey } from '../submission/searcher-key.ts'
 import { databaseUrlProblem } from '../submission/store/database-url.ts'
 import { EXECUTION_BUDGET_RANGES } from '../evm/execution-budget.ts'
-import { COMPACTION_WINDOW_MS } from './heap-compaction.ts'
 import type { Venue } from '../pools/pools.ts'
 import { parseVenues, uniswapV2Venue, uniswapV3Venue, VenueListError } from '../pools/venues.ts'
 
@@ -118,14 +116,6 @@ export const DEFAULTS = {
    * against ~480 MB, the lead's idle runs, fourteenth session): memory is what issue 10 watches
    */
   WORKER_MAX_YOUNG_GENERATION_MB: 48,
-  /**
-   * 0: V8's own compaction only. N: every N s, V8 compacts old space fully at each isolate's next
-   * mark-compact (for COMPACTION_WINDOW_MS), giving back the holes its own heuristics leave in kept
-   * pages (src/node/heap-compaction.ts). Off by default: under bench:soak it lowered the V8 heaps
-   * (-67 MB at minute 10 with 120) but each full compaction briefly needs new pages for all the
-   * isolate's live objects, which raised RSS's peak (575 against 555 MB; BENCHMARKS.md h15-heap)
-   */
-  HEAP_COMPACT_EVERY_S: 0,
 } as const
 
 export interface LoadConfigOptions {
@@ -222,12 +212,6 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
     maxYoungGenerationMb: read.int('WORKER_MAX_YOUNG_GENERATION_MB', MIN_WORKER_YOUNG_GENERATION_MB, MAX_WORKER_YOUNG_GENERATION_MB),
   }
 
-  const heap: HeapConfig = { compactEveryS: read.int('HEAP_COMPACT_EVERY_S', 0, 86_400) }
-  // a window must close before the next opens
-  if (heap.compactEveryS > 0 && heap.compactEveryS * 1_000 <= COMPACTION_WINDOW_MS) {
-    problems.push(`HEAP_COMPACT_EVERY_S=${heap.compactEveryS}: expected 0 (never) or more than ${COMPACTION_WINDOW_MS / 1_000} (the compaction window, s)`)
-  }
-
   // across variables
   if (submission.maxBundleBytes < submission.maxRawTxBytes) problems.push('MAX_BUNDLE_BYTES: must be at least MAX_RAW_TX_BYTES')
   // the acknowledgements' inserts must leave a connection to the lifecycle writes, claims and reads
@@ -237,7 +221,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): ServiceCo
   }
 
   if (problems.length > 0 || access === undefined) throw new ConfigError(problems)
-  return { server, access, chain, quote, backrun, submission, devnet, evm, workers, heap }
+  return { server, access, chain, quote, backrun, submission, devnet, evm, workers }
 }
 
 /** Reads one variable at a time; a bad value adds a problem and yields the default, so reading goes on. */
