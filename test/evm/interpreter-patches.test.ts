@@ -197,3 +197,62 @@ describe('interpreter patches: frames and analyses', () => {
     expect(analyse(vm, distinct(1))).not.toBe(evicted)
   })
 })
+
+describe('a code analysed before runs inline from its first step (17.)', () => {
+  // PUSH1 0x80 PUSH1 0x40 MSTORE, PUSH32 w PUSH1 0x20 MSTORE, CALLDATASIZE PUSH1 0 CALLDATALOAD ADD
+  // PUSH1 0x60 MSTORE (11 steps before any jump, as Solidity's prologue), then PUSH1 tag JUMP to
+  // JUMPDEST, RETURN(0x20, 0x60)
+  const WORD = 'ff'.repeat(16) + '0123456789abcdef'.repeat(2)
+  const BEFORE_JUMP = '6080604052' + '7f' + WORD + '602052' + '36600035016060' + '52'
+  const AFTER_JUMP = '5b' + '60606020f3'
+  const tagAt = BEFORE_JUMP.length / 2 + 3 // after PUSH1 tag JUMP
+  const CODE = BEFORE_JUMP + '60' + tagAt.toString(16).padStart(2, '0') + '56' + AFTER_JUMP
+  const target = createAddressFromString('0x00000000000000000000000000000000000011e1')
+  const calldata = Uint8Array.from({ length: 32 }, (_, i) => i + 1)
+
+  async function outcomeOf(vm: VM, gasLimit: bigint): Promise<{ error?: string; gas: bigint; output: string }> {
+    const { execResult } = await vm.evm.runCall({ to: target, gasLimit, data: calldata })
+    return { error: execResult.exceptionError?.error, gas: execResult.executionGasUsed, output: Buffer.from(execResult.returnValue).toString('hex') }
+  }
+
+  it('a second frame of the same code runs no step through the opcode table before its first jump, with the stock results', async () => {
+    const common = commonForChain(31337n)
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    await state.putCode(target, Buffer.from(CODE, 'hex'))
+    const stock = await createVM({ common: commonForChain(31337n), stateManager: state })
+    const expected = await outcomeOf(stock, 100_000n)
+    expect(expected.error).toBeUndefined()
+    expect(expected.output.slice(0, 64)).toBe(WORD)
+    const tableSteps = await new VmPool(common).with(state, async (vm) => {
+      // PUSH1's entry counts the PUSH1 steps the loop runs through the opcode table, not inline
+      const entry = (vm.evm as unknown as { _opcodeMap: Array<{ opHandler: (...args: unknown[]) => unknown }> })._opcodeMap[0x60]
+      const handler = entry.opHandler
+      let calls = 0
+      entry.opHandler = (...args: unknown[]) => {
+        calls++
+        return handler(...args)
+      }
+      const counts: number[] = []
+      for (let i = 0; i < 3; i++) {
+        const before = calls
+        expect(await outcomeOf(vm, 100_000n)).toEqual(expected)
+        counts.push(calls - before)
+      }
+      return counts
+    })
+    // the first frame runs its 6 PUSH1s up to the jump through the table (no analysis yet), the later ones none
+    expect(tableSteps).toEqual([6, 0, 0])
+  })
+
+  it('out of gas before the first jump of an analysed code fails as the stock loop does', async () => {
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    await state.putCode(target, Buffer.from(CODE, 'hex'))
+    const stock = await createVM({ common: commonForChain(31337n), stateManager: state })
+    const pool = new VmPool(commonForChain(31337n))
+    await pool.with(state, (vm) => outcomeOf(vm, 100_000n)) // analysed
+    for (const gasLimit of [0n, 5n, 6n, 20n, 40n, 41n]) {
+      const expected = await outcomeOf(stock, gasLimit)
+      expect(await pool.with(state, (vm) => outcomeOf(vm, gasLimit)), `gas limit ${gasLimit}`).toEqual(expected)
+    }
+  })
+})

@@ -15,7 +15,7 @@ import { JournaledState } from '../../src/evm/journaled-state.ts'
 import { emptyMemory, extendMemory, writeMemory } from '../../src/evm/memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState } from '../../src/evm/sync-gas.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
-import { readWord, withinPaidMemory, writeWord, type WordMemory } from '../../src/evm/word-memory.ts'
+import { bytesOfWord, readWord, withinPaidMemory, writeWord, type WordMemory } from '../../src/evm/word-memory.ts'
 
 const evmEntry = import.meta.resolve('@ethereumjs/evm')
 const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: new () => { read(o: number, s: number, avoidCopy?: boolean): Uint8Array; write(o: number, s: number, v: Uint8Array): void; _store: Uint8Array } }
@@ -169,5 +169,15 @@ describe('MLOAD and MSTORE in a pooled EVM', () => {
       expect(stock.error).toBeDefined()
       expect(await run(true, code)).toEqual(stock)
     }
+  })
+})
+
+describe('bytesOfWord', () => {
+  it("gives setLengthLeft(bigIntToBytes(word), 32)'s bytes, new bytes on every call", () => {
+    const words = [0n, 1n, 255n, 256n, 2n ** 64n - 1n, 2n ** 64n, 2n ** 160n - 1n, 2n ** 255n, 2n ** 256n - 1n, 0x0123456789abcdefn * 2n ** 128n]
+    const made = words.map((word) => bytesOfWord(word))
+    // every earlier answer still holds its own word after the later calls (no bytes shared between answers)
+    made.forEach((bytes, i) => expect(bytes, `word ${words[i]}`).toEqual(setLengthLeft(bigIntToBytes(words[i]), 32)))
+    expect(new Set(made.map((bytes) => bytes.buffer)).size).toBe(words.length)
   })
 })
