@@ -11,8 +11,10 @@
  * from /proc (test/support/thread-cpu.ts), in ms per quote. The main thread's figure is the pool's
  * hand-out (the queue gate, piscina's dispatch, the messages both ways, the answer cache) plus what
  * the devnet's builder and the state host cost it per quote; the workers' the quote and their side
- * of the hand-out (the task's messages, the L1 of state reads). Read beside the same probe run on
- * the base, in turns.
+ * of the hand-out (the task's messages, the L1 of state reads). Before the rounds, PROBE_IDLE_SECONDS
+ * (default 5) with no quote asked: the main thread's CPU ms per second then (timers, the builder)
+ * is taken off each round's as `main_less_idle` (what the quotes themselves cost it, at that
+ * round's rate). Read beside the same probe run on the base, in turns.
  * Last line: one JSON object (each round, and the minimum of each figure).
  */
 import { availableParallelism } from 'node:os'
@@ -26,8 +28,9 @@ const WORKERS = Number(process.env.PROBE_WORKERS ?? 1)
 const WARMUP = Number(process.env.PROBE_WARMUP ?? 1500)
 const ROUNDS = Number(process.env.PROBE_ROUNDS ?? 3)
 const QUOTES = Number(process.env.PROBE_QUOTES ?? 1000)
+const IDLE_SECONDS = Number(process.env.PROBE_IDLE_SECONDS ?? 5)
 
-type RoundFigures = ReturnType<typeof threadCpuPer> & { workers_sum: number; quotes_per_s: number }
+type RoundFigures = ReturnType<typeof threadCpuPer> & { workers_sum: number; main_less_idle: number; quotes_per_s: number }
 
 /** distinct amounts across the run: no answer comes from the facade's cache */
 let counter = 0
@@ -49,6 +52,9 @@ async function main(): Promise<void> {
   try {
     const service = new PooledQuoteService(pool, { maxCachedQuotes: 1024 })
     await quotes(service, WARMUP * WORKERS)
+    const idle = startThreadCpuWindow(process.pid, WORKERS)
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000))
+    const idleMainMsPerS = (1000 * idle.stop().main) / IDLE_SECONDS
     const rounds: RoundFigures[] = []
     for (let r = 0; r < ROUNDS; r++) {
       const window = startThreadCpuWindow(process.pid, WORKERS)
@@ -56,7 +62,13 @@ async function main(): Promise<void> {
       await quotes(service, QUOTES)
       const wallMs = performance.now() - t
       const cpu = threadCpuPer(window.stop(), QUOTES)
-      rounds.push({ ...cpu, workers_sum: Math.round(cpu.workers.reduce((s, w) => s + w, 0) * 1000) / 1000, quotes_per_s: Math.round((QUOTES * 1000) / wallMs) })
+      const round3 = (x: number) => Math.round(x * 1000) / 1000
+      rounds.push({
+        ...cpu,
+        workers_sum: round3(cpu.workers.reduce((s, w) => s + w, 0)),
+        main_less_idle: round3(cpu.main - (idleMainMsPerS * wallMs) / 1000 / QUOTES),
+        quotes_per_s: Math.round((QUOTES * 1000) / wallMs),
+      })
       console.log(`round ${r + 1}: ${JSON.stringify(rounds[r])}`)
     }
     const min = (pick: (r: RoundFigures) => number) => Math.min(...rounds.map(pick))
@@ -68,7 +80,8 @@ async function main(): Promise<void> {
         cores: availableParallelism(),
         quotes: QUOTES,
         rounds,
-        min: { main: min((r) => r.main), workers_sum: min((r) => r.workers_sum), v8_platform: min((r) => r.v8_platform), total: min((r) => r.total) },
+        idle_main_ms_per_s: Math.round(idleMainMsPerS * 100) / 100,
+        min: { main: min((r) => r.main), main_less_idle: min((r) => r.main_less_idle), workers_sum: min((r) => r.workers_sum), v8_platform: min((r) => r.v8_platform), total: min((r) => r.total) },
         l1_hits: stats.l1Hits,
         remote_reads: stats.remoteReads,
       }),
