@@ -22,13 +22,12 @@
  *   in this pool's own TaskGate (task-gate.ts), which hands piscina one task per worker: a new
  *   submission's first simulation first, then quotes and eth_backrun, with the dispatcher's
  *   per-head work (re-simulations, plans) interleaved as background (one per
- *   BACKGROUND_EVERY interactive tasks while both wait); piscina's own maxQueue and custom taskQueue never apply to
- *   tasks run with an abort signal (it keeps them in a separate, unbounded queue of its own, in
- *   arrival order), and every task here has one;
+ *   BACKGROUND_EVERY interactive tasks while both wait); piscina's own queue (maxQueue) so holds
+ *   at most one task per worker (tasks are handed to piscina without an abort signal: see run());
  * - one task per worker at a time: a hung worker holds only the request that hung it;
  * - hang: a worker holding a task whose event loop is silent for longer than EVM_MAX_MS +
- *   HANG_GRACE_MS (HangWatchdog) is terminated through the task's abort signal and replaced; its
- *   task fails as 'hung'.
+ *   HANG_GRACE_MS (HangWatchdog) is terminated (its thread, which piscina then replaces); its
+ *   task fails as 'hung' at once.
  *
  * A caller may give up on a task (its `signal`, e.g. the dispatcher's prepareTimeoutMs): a task
  * still waiting in the pool's queue is dropped from it; one a worker said it took is told to stop
@@ -156,14 +155,16 @@ export interface TaskTiming {
 const PRIORITY: Record<TaskKind, TaskPriority> = { simulate: 'urgent', quote: 'interactive', backrun: 'interactive', plan: 'background' }
 
 interface RunningTask {
-  controller: AbortController
   /** set when the pool itself ended the task (the watchdog) */
   failure?: Error
   host?: TaskHost
   /** why the caller gave up before a worker said it took the task: cancelled when one does */
   abandoned?: Error
-  /** answers the caller with that reason without waiting for the worker */
-  abandon: (reason: Error) => void
+  /**
+   * answers the caller with `reason` now, without waiting for piscina's answer (a caller that gave
+   * up, a worker the watchdog stopped); piscina's answer, when it comes, is then ignored
+   */
+  fail: (reason: Error) => void
 }
 
 const ZERO_COUNTERS: WorkerCounters = {
@@ -392,38 +393,43 @@ export class WorkerPool {
       throw this.closing ? new WorkerTaskError('closed', 'the worker pool is closing') : abortReason(signal!)
     }
     const taskId = this.nextTaskId++
-    let abandon: (reason: Error) => void = () => {}
-    const abandoned = new Promise<never>((_, reject) => (abandon = reject))
-    // settled only when the caller gave up; the race below may already be over then
-    abandoned.catch(() => {})
-    const running: RunningTask = { controller: new AbortController(), host: options.host, abandon }
-    const giveUp = (): void => this.giveUp(taskId, running, abortReason(signal!))
+    const running: RunningTask = { host: options.host, fail: () => {} }
+    const giveUp = signal === undefined ? undefined : (): void => this.giveUp(taskId, running, abortReason(signal))
     this.tasks.set(taskId, running)
-    signal?.addEventListener('abort', giveUp, { once: true })
+    if (giveUp !== undefined) signal!.addEventListener('abort', giveUp, { once: true })
     options.onStart?.()
     const task: WorkerTask<K> = { taskId, kind, request, block: headerOnly(reader.block) }
     const handed = performance.now()
-    const work = this.piscina.run(task, { signal: running.controller.signal }).then(
-      (answer) => {
-        this.record(answer)
-        if (this.timingListeners.size > 0) this.emitTiming({ kind, waitMs: handed - arrived, runMs: performance.now() - handed, computeMs: answer.computeMs })
-        return answer
-      },
-      (err: unknown) => {
-        throw running.failure ?? this.poolFailure(err)
-      },
-    )
-    // the worker's place is free again only when piscina has its answer, also for a task given up
-    void work
-      .catch(() => {})
-      .finally(() => {
+    // One promise per task and no abort signal handed to piscina (issue 12): piscina adds and
+    // removes an 'abort' listener on a task's signal and an AbortController is one more object
+    // graph per task, all on the main thread, while only the watchdog ever stopped a running task
+    // that way; it now terminates the worker's thread itself (terminateHung), which piscina treats
+    // as it treated an abort (the task fails, a new worker takes the thread's place). `fail`
+    // answers the caller at once when it gives up or its worker hung, as the race with an
+    // `abandoned` promise did.
+    const answer = await new Promise<WorkerAnswer>((resolve, reject) => {
+      running.fail = reject
+      // the worker's place is free again only when piscina has its answer, also for a task given up
+      const done = (): void => {
         this.tasks.delete(taskId)
         // the answer ends the task for its worker's link too (the worker sends no 'task-end')
         for (const link of this.links.values()) link.tasks.delete(taskId)
-        signal?.removeEventListener('abort', giveUp)
+        if (giveUp !== undefined) signal!.removeEventListener('abort', giveUp)
         this.gate.leave(priority)
-      })
-    const answer = await Promise.race([work, abandoned])
+      }
+      this.piscina.run(task).then(
+        (answer) => {
+          done()
+          this.record(answer)
+          if (this.timingListeners.size > 0) this.emitTiming({ kind, waitMs: handed - arrived, runMs: performance.now() - handed, computeMs: answer.computeMs })
+          resolve(answer)
+        },
+        (err: unknown) => {
+          done()
+          reject(running.failure ?? this.poolFailure(err))
+        },
+      )
+    })
     if (!answer.ok) throw domainErrors.rebuild(answer.error)
     return answer.value as TaskKinds[K]['value']
   }
@@ -542,9 +548,12 @@ export class WorkerPool {
         'hung',
         `the worker running this request did not answer for ${Math.round(silentMs)} ms, more than the execution budget allows (EVM_MAX_MS ${this.options.engines.evm.maxMs} ms + ${limitMs - this.options.engines.evm.maxMs} ms): it was stopped and replaced`,
       )
-      // piscina terminates the worker running an aborted task and starts another
-      running.controller.abort(running.failure)
+      // answered now: the thread may take a moment to stop
+      running.fail(running.failure)
     }
+    // piscina fails the tasks of a worker whose thread exits and starts another in its place
+    const thread = this.workerThreads().find((t) => t.threadId === link.threadId)
+    void thread?.terminate().catch(() => {})
     // gone now for piscina too; its thread's 'exit' comes when it has stopped
     this.retire(link)
   }
@@ -562,7 +571,7 @@ export class WorkerPool {
       }
     }
     running.abandoned = reason
-    running.abandon(reason)
+    running.fail(reason)
   }
 
   /** A worker said it took task `taskId`: one whose caller gave up before is told to stop now. */

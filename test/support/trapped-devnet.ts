@@ -56,6 +56,25 @@ export const callTrap =
   (): string =>
     '5b' + '6000'.repeat(5) + '73' + target.slice(2) + '5a' + 'f1' + '00'
 
+/**
+ * Code that CODECOPYs a MODEXP input (appended to the code) to memory, CALLs the 0x05 precompile
+ * with all gas and STOPs: base, exponent and modulus of `bytes` bytes each (all-ones exponent, odd
+ * modulus), seconds of computation inside ONE step (2,048 bytes: ~358M gas), where the
+ * interpreter's budget checks cannot stop it; the time grows with the cube of `bytes`.
+ */
+export function modexpHang(bytes: number): Hex {
+  const len = 96 + 3 * bytes
+  const word = (n: number) => n.toString(16).padStart(64, '0')
+  const input = word(bytes) + word(bytes) + word(bytes) + '5a'.repeat(bytes) + 'ff'.repeat(bytes) + 'ff'.repeat(bytes - 1) + 'f1'
+  const prefixLength = 26
+  const code =
+    '61' + hex4(len) + '61' + hex4(prefixLength) + '6000' + '39' + // CODECOPY(0, input, len)
+    '61' + hex4(bytes) + '6000' + '61' + hex4(len) + '6000' + '6000' + '6005' + '5a' + 'f1' + // CALL(gas, 0x05, 0, 0, len, 0, bytes)
+    '00'
+  if (code.length / 2 !== prefixLength) throw new Error('prefix length')
+  return `0x${code}${input}`
+}
+
 export interface TrappedDevnetOptions {
   /** UNI's trap, as for {@link trapTokenCode} */
   trap: (offset: number) => string

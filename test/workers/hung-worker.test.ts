@@ -27,7 +27,7 @@ import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
 import { HANG_GRACE_MS } from '../../src/workers/worker-pool.ts'
 import { loadRegistry, tokenAddress } from '../support/devnet.ts'
-import { callTrap, postTimed, startTrappedNode, type TrappedNode } from '../support/trapped-devnet.ts'
+import { callTrap, modexpHang, postTimed, startTrappedNode, type TrappedNode } from '../support/trapped-devnet.ts'
 
 const registry = loadRegistry()
 const BUDGET_MS = 300
@@ -39,21 +39,6 @@ const UNI = tokenAddress(registry, 'UNI')
 const WETH = tokenAddress(registry, 'WETH')
 const USDC = tokenAddress(registry, 'USDC')
 const HANG: Address = '0x000000000000000000000000000000000000babe'
-
-/** CODECOPY the MODEXP input (appended to the code) to memory, CALL 0x05 with all gas, STOP. */
-function modexpHang(): Hex {
-  const len = 96 + 3 * 2048
-  const word = (n: number) => n.toString(16).padStart(64, '0')
-  const input = word(2048) + word(2048) + word(2048) + '5a'.repeat(2048) + 'ff'.repeat(2048) + 'ff'.repeat(2047) + 'f1'
-  const hex4 = (n: number) => n.toString(16).padStart(4, '0')
-  const prefixLength = 26
-  const code =
-    '61' + hex4(len) + '61' + hex4(prefixLength) + '6000' + '39' + // CODECOPY(0, input, len)
-    '61' + hex4(2048) + '6000' + '61' + hex4(len) + '6000' + '6000' + '6005' + '5a' + 'f1' + // CALL(gas, 0x05, 0, 0, len, 0, 2048)
-    '00'
-  if (code.length / 2 !== prefixLength) throw new Error('prefix length')
-  return `0x${code}${input}`
-}
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postTimed(url, body, headers)
 
@@ -71,7 +56,7 @@ describe('a worker held beyond the budget, and one that dies', () => {
   let url: string
 
   beforeAll(async () => {
-    trapped = await startTrappedNode({ trap: callTrap(HANG), contracts: { [HANG]: modexpHang() }, budgetMs: BUDGET_MS, env: { WORKERS: '2' } })
+    trapped = await startTrappedNode({ trap: callTrap(HANG), contracts: { [HANG]: modexpHang(2048) }, budgetMs: BUDGET_MS, env: { WORKERS: '2' } })
     node = trapped.node
     url = trapped.url
     // both workers warm
