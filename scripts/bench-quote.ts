@@ -94,6 +94,7 @@ import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 import { forkFigures, runOnDevnetFork } from './lib/devnet-fork.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
+import { warmUpWorkers as warmUpWorkersUntil } from './lib/warm-up-workers.ts'
 import { scrapeSums, startCpuWindow, startThreadCpuWindow, type CpuWindow } from './lib/process-cpu.ts'
 import { msPer, scalingCeiling, threadCpuPer, type ThreadCpu } from '../test/support/thread-cpu.ts'
 import { availableParallelism } from 'node:os'
@@ -292,14 +293,10 @@ async function scalingRun(workers: number, fixedRate?: number) {
  * how long it took.
  */
 async function warmUpWorkers(url: string, base: string, workers: number, quotesPerWorker: number, minSeconds: number): Promise<{ quotes_per_worker: number; seconds: number }> {
-  const started = performance.now()
-  const elapsed = () => (performance.now() - started) / 1000
+  const startedAt = performance.now()
   if (minSeconds > 0) await sustained(url, true, { seconds: minSeconds })
-  for (;;) {
-    const done = (await scrapeSums(base, ['worker_tasks_completed_total'] as const)).worker_tasks_completed_total / workers
-    if (done >= quotesPerWorker || elapsed() >= SCALING_WARMUP_MAX_SECONDS) return { quotes_per_worker: Math.round(done), seconds: round(elapsed()) }
-    await sustained(url, true, { seconds: SCALING_WARMUP_SLICE_SECONDS })
-  }
+  const warmed = await warmUpWorkersUntil({ bases: [base], workers, quotesPerWorker, maxSeconds: SCALING_WARMUP_MAX_SECONDS, startedAt, slice: () => sustained(url, true, { seconds: SCALING_WARMUP_SLICE_SECONDS }) })
+  return { quotes_per_worker: Math.round(warmed.quotesPerWorker), seconds: round(warmed.seconds) }
 }
 
 /** Slices of autocannon per service in step 6: the two services take turns, so load drift hits both alike. */

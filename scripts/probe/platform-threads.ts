@@ -23,8 +23,9 @@ import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { freePort } from '../../test/support/net.ts'
 import { startScriptEnv, startScriptNodeArgs } from '../../test/support/service-process.ts'
 import { msPer, sampleThreads, threadCpuBetween, threadCpuPer, v8PoolSizeOf } from '../../test/support/thread-cpu.ts'
-import { clockTicks, scrapeSums } from '../lib/process-cpu.ts'
+import { clockTicks } from '../lib/process-cpu.ts'
 import { postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
+import { warmUpWorkers } from '../lib/warm-up-workers.ts'
 import { perfJobsPer, startPerf } from '../lib/perf-v8-jobs.ts'
 
 const WORKERS = Number(process.env.WORKERS ?? 2)
@@ -98,13 +99,7 @@ async function round(n: number) {
       await new Promise((r) => setTimeout(r, 200))
     }
     for (let k = 0; k < 3 * QUOTE_MIX.length; k++) await postQuote(`${base}/v1/quote`, quoteBody(k, true))
-    const warmStart = performance.now()
-    let warmed = 0
-    while ((performance.now() - warmStart) / 1000 < WARMUP_MAX_SECONDS) {
-      warmed = (await scrapeSums(base, ['worker_tasks_completed_total'] as const)).worker_tasks_completed_total / WORKERS
-      if (warmed >= WARMUP_QUOTES_PER_WORKER) break
-      await load(`${base}/v1/quote`, 2)
-    }
+    const warmUp = await warmUpWorkers({ bases: [base], workers: WORKERS, quotesPerWorker: WARMUP_QUOTES_PER_WORKER, maxSeconds: WARMUP_MAX_SECONDS, slice: () => load(`${base}/v1/quote`, 2) })
     const pid = child.pid!
     const poolSize = v8PoolSizeOf(pid, CORES)
     const before = sampleThreads(pid)
@@ -125,8 +120,8 @@ async function round(n: number) {
     const cpu = threadCpuBetween(before, after, { ticksPerSecond: clockTicks(), workers: WORKERS, poolSize })
     return {
       round: n,
-      warmed_quotes_per_worker: Math.round(warmed),
-      warmup_seconds: Math.round((t0 - warmStart) / 1000),
+      warmed_quotes_per_worker: Math.round(warmUp.quotesPerWorker),
+      warmup_seconds: Math.round(warmUp.seconds),
       requests_per_s: Math.round((100 * quotes) / wallS) / 100,
       failures: result.non2xx + result.errors + result.timeouts,
       cpu_ms_per_quote_by_thread: threadCpuPer(cpu, quotes),

@@ -33,6 +33,7 @@ import { startScriptEnv, startScriptNodeArgs } from '../../test/support/service-
 import { parseProcStat, v8PoolSizeOf } from '../../test/support/thread-cpu.ts'
 import { clockTicks, scrapeSums } from '../lib/process-cpu.ts'
 import { postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
+import { warmUpWorkers } from '../lib/warm-up-workers.ts'
 
 const SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const WARMUP_SECONDS = Number(process.env.SCALING_WARMUP_SECONDS ?? 4)
@@ -245,12 +246,7 @@ async function measure(variant: Variant) {
     for (const s of services) for (let k = 0; k < 3 * QUOTE_MIX.length; k++) await postQuote(`${s.base}/v1/quote`, quoteBody(k, true)).catch((err: unknown) => console.error(`warm-up: ${String(err)}`))
     if (WARMUP_SECONDS > 0) await Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, WARMUP_SECONDS)))
     // then until every worker has answered WARMUP_QUOTES_PER_WORKER quotes (bench:quote's warm-up), within WARMUP_MAX_SECONDS
-    const warmStart = performance.now()
-    while ((performance.now() - warmStart) / 1000 < WARMUP_MAX_SECONDS) {
-      const done = await Promise.all(services.map(async (s) => (await scrapeSums(s.base, ['worker_tasks_completed_total'] as const)).worker_tasks_completed_total / variant.workers))
-      if (Math.min(...done) >= WARMUP_QUOTES_PER_WORKER) break
-      await Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, 2)))
-    }
+    await warmUpWorkers({ bases: services.map((s) => s.base), workers: variant.workers, quotesPerWorker: WARMUP_QUOTES_PER_WORKER, maxSeconds: WARMUP_MAX_SECONDS, slice: () => Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, 2))) })
     if (variant.pin === true) {
       for (const s of services) {
         const pid = s.child.pid!
