@@ -16,7 +16,9 @@
  * per statement kind) and the relay's bundles per answer.
  *
  * PROBE_SETUPS (comma list, default devnet-1,cluster-1,cluster-2), PROBE_ROUNDS (default 2),
- * PROBE_SECONDS (default 10), PROBE_PRELOAD (default 2000).
+ * PROBE_SECONDS (default 10), PROBE_PRELOAD (default 2000), PROBE_PERF_DIR (a directory: perf's
+ * cpu-clock samples of the first service's main thread during each closed loop, with the services
+ * started under --perf-basic-prof --interpreted-frames-native-stack; `perf script` text beside).
  *
  *   npx tsx scripts/probe/replica-count-cost.ts
  */
@@ -42,8 +44,6 @@ const SETUPS = (process.env.PROBE_SETUPS ?? 'devnet-1,cluster-1,cluster-2').spli
 const ROUNDS = Number(process.env.PROBE_ROUNDS ?? 2)
 const SECONDS = Number(process.env.PROBE_SECONDS ?? 10)
 const PRELOAD = Number(process.env.PROBE_PRELOAD ?? 2000)
-/** seconds of no requests after the preload, whose main-thread CPU per second each replica is printed (its work apart from answers) */
-const IDLE_SECONDS = Number(process.env.PROBE_IDLE_SECONDS ?? 0)
 const CONNECTIONS = 16
 const CLOSED_MAX = 12_000
 /** a directory: perf samples (cpu-clock, on-CPU only) of the first service's main thread during each closed loop, summarized there */
@@ -138,12 +138,6 @@ async function measure(setup: string, relay: Awaited<ReturnType<typeof recording
   const run = await startSetup(setup, relay.url)
   try {
     await closedLoop(run.urls, preload, 3_600)
-    let idle: number[] | undefined
-    if (IDLE_SECONDS > 0) {
-      const windows = run.services.map((s) => startThreadCpuWindow(s.pid, s.workers))
-      await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000))
-      idle = windows.map((w) => Math.round((w.stop().main * 1000) / IDLE_SECONDS))
-    }
     await statementCalls(run.databaseUrl, true)
     const relay0 = relay.received()
     const threads = run.services.map((s) => startThreadCpuWindow(s.pid, s.workers))
@@ -177,7 +171,6 @@ async function measure(setup: string, relay: Awaited<ReturnType<typeof recording
         setup,
         at: new Date().toISOString().slice(11, 19),
         acks_per_s: Math.round(loop.done / loop.wall),
-        ...(idle === undefined ? {} : { idle_main_ms_per_s: idle }),
         failed: loop.failed,
         main_ms_per_answer_each: services.map((s) => s.main),
         main_ms_per_own_answer: round(services.reduce((a, s) => a + s.main, 0)),
