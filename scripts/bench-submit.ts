@@ -58,7 +58,6 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
-import { createServer, type Server } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Hex } from 'viem'
@@ -74,6 +73,7 @@ import { summarize } from './lib/stats.ts'
 import { registry, senderAccounts, signSwaps } from './lib/submit-load.ts'
 import { ackTraceReport, type ClientSample } from './lib/ack-trace-report.ts'
 import { startPgActivityWindow } from './lib/pg-activity.ts'
+import { recordingRelay } from './lib/recording-relay.ts'
 import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
 
 const RATE = Number(process.env.BENCH_RATE ?? 200)
@@ -135,27 +135,6 @@ async function signTransfers(count: number, accountIndex: number): Promise<Hex[]
   const out: Hex[] = []
   for (let nonce = 0; nonce < count; nonce++) out.push(await signDevTransfer(registry, accountIndex, nonce, 3_000_000_000n))
   return out
-}
-
-/** a relay that answers every eth_sendBundle and counts what it got */
-async function recordingRelay(): Promise<{ url: string; server: Server; received: () => number; withBackrun: () => number }> {
-  let received = 0
-  let withBackrun = 0
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString()))
-    req.on('end', () => {
-      received++
-      const request = JSON.parse(body) as { id?: unknown; params?: Array<{ txs?: unknown[] }> }
-      if ((request.params?.[0]?.txs?.length ?? 0) > 1) withBackrun++
-      const id = request.id ?? null
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { bundleHash: `0x${'00'.repeat(32)}` } }))
-    })
-  })
-  const port = await freePort()
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${port}`, server, received: () => received, withBackrun: () => withBackrun }
 }
 
 /**

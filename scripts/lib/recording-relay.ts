@@ -1,0 +1,30 @@
+/**
+ * The recording relay of bench:submit and its probes: a real HTTP server on 127.0.0.1 that answers
+ * every eth_sendBundle as accepted, lands nothing, and counts the bundles it got (and those with a
+ * backrun: more than one tx).
+ */
+import { createServer, type Server } from 'node:http'
+
+import { freePort } from '../../test/support/net.ts'
+
+/** a relay that answers every eth_sendBundle and counts what it got */
+export async function recordingRelay(): Promise<{ url: string; server: Server; received: () => number; withBackrun: () => number }> {
+  let received = 0
+  let withBackrun = 0
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      received++
+      const request = JSON.parse(body) as { id?: unknown; params?: Array<{ txs?: unknown[] }> }
+      if ((request.params?.[0]?.txs?.length ?? 0) > 1) withBackrun++
+      const id = request.id ?? null
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { bundleHash: `0x${'00'.repeat(32)}` } }))
+    })
+  })
+  const port = await freePort()
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${port}`, server, received: () => received, withBackrun: () => withBackrun }
+}
+
