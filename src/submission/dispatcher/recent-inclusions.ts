@@ -21,6 +21,7 @@
  * (its hash not 32 bytes of lower-case hex; the dispatcher makes none) is kept beside the slots in
  * a `Map` by slot, so it still obeys the same bound.
  */
+import { KEY_BYTES, cellCountFor, homeCell, unlinkCell } from '../../primitives/linear-probing.ts'
 import { positiveInt } from '../../primitives/numbers.ts'
 import type { Hex } from '../../chain/types.ts'
 import type { SubmissionId, SubmissionKind } from '../types.ts'
@@ -47,7 +48,7 @@ const CODE_OF = new Map<string, number>(KINDS.map((kind, i) => [kind, i + 1]))
 const EMPTY = 0
 const ODD = 255
 const HASH = /^0x[0-9a-f]{64}$/
-const HASH_BYTES = 32
+const HASH_BYTES = KEY_BYTES
 
 export class RecentInclusions {
   private readonly windowBlocks: bigint
@@ -90,8 +91,7 @@ export class RecentInclusions {
     this.freeCount = this.capacity
     this.homes = new Uint32Array(this.capacity)
     // at most half the cells in use: short probe sequences
-    let cells = 2
-    while (cells < this.capacity * 2) cells *= 2
+    const cells = cellCountFor(this.capacity)
     this.cells = new Int32Array(cells)
     this.cellMask = cells - 1
   }
@@ -120,7 +120,7 @@ export class RecentInclusions {
       return
     }
     this.hashes.set(this.scratch, slot * HASH_BYTES)
-    const home = this.home()
+    const home = homeCell(this.scratch, 0, this.cellMask)
     this.homes[slot] = home
     let cell = home
     while (this.cells[cell] !== 0) cell = (cell + 1) & this.cellMask
@@ -152,13 +152,6 @@ export class RecentInclusions {
     return [this.codes, this.hashes, this.blocks, this.prev, this.next, this.free, this.homes, this.cells].reduce((sum, a) => sum + a.byteLength, 0)
   }
 
-  /** The index cell `scratch`'s hash starts from: all of its bytes mixed (ids need not be uniform in any one part). */
-  private home(): number {
-    let h = 0
-    for (let i = 0; i < HASH_BYTES; i += 4) h = Math.imul(h ^ this.scratch.readUInt32LE(i), 0x9e3779b1)
-    return (h ^ (h >>> 16)) & this.cellMask
-  }
-
   /** The id's kind byte, with its hash bytes in `scratch`; ODD for an id of another shape. */
   private parse(id: SubmissionId): number {
     const colon = id.indexOf(':')
@@ -171,7 +164,7 @@ export class RecentInclusions {
 
   /** The index cell holding the slot whose kind is `code` and hash is `scratch`, or -1. */
   private find(code: number): number {
-    let cell = this.home()
+    let cell = homeCell(this.scratch, 0, this.cellMask)
     for (;;) {
       const entry = this.cells[cell]
       if (entry === 0) return -1
@@ -212,28 +205,6 @@ export class RecentInclusions {
     }
     let cell = this.homes[slot]
     while (this.cells[cell] !== slot + 1) cell = (cell + 1) & this.cellMask
-    this.unlink(cell)
-  }
-
-  /**
-   * Empties index cell `hole`, moving back the entries after it that would otherwise no longer be
-   * found from their home cell (deletion in linear probing without tombstones, so that lookups
-   * never slow down with use).
-   */
-  private unlink(hole: number): void {
-    let gap = hole
-    let cell = hole
-    for (;;) {
-      cell = (cell + 1) & this.cellMask
-      const entry = this.cells[cell]
-      if (entry === 0) break
-      const home = this.homes[entry - 1]
-      // the entry stays where it is when its home lies cyclically in (gap, cell]
-      const stays = gap <= cell ? gap < home && home <= cell : gap < home || home <= cell
-      if (stays) continue
-      this.cells[gap] = entry
-      gap = cell
-    }
-    this.cells[gap] = 0
+    unlinkCell(this.cells, this.cellMask, this.homes, cell)
   }
 }
