@@ -77,6 +77,12 @@ export class BlockTxIndex {
   private readonly placeBlock: Float64Array
   /** per window place: the first slot of its block's hashes (-1: none) */
   private readonly placeFirst: Int32Array
+  /**
+   * per window place: the block whose hashes did not fit there and were reported (NONE: none). Such
+   * a block stays a gap and is read again at later heads (it may fit once older blocks leave), so
+   * without this its report repeated at every head (up to maxReadsPerHead a head) while in the window
+   */
+  private readonly placeOverflowReported: Float64Array
   /** per slot: its hash's bytes */
   private readonly keys: Uint8Array
   /** per slot: the window place of its block */
@@ -106,6 +112,7 @@ export class BlockTxIndex {
     this.onError = options.onError ?? (() => undefined)
     this.placeBlock = new Float64Array(this.places).fill(NONE)
     this.placeFirst = new Int32Array(this.places).fill(-1)
+    this.placeOverflowReported = new Float64Array(this.places).fill(NONE)
     // written once here (fill), so that their pages are resident from the start rather than
     // faulted in as the window fills: what RSS must not do after the first minute
     this.keys = new Uint8Array(this.capacity * KEY_BYTES).fill(0)
@@ -170,7 +177,7 @@ export class BlockTxIndex {
 
   /** bytes of the typed arrays allocated by the constructor: what it holds from the start, whatever its fill */
   get bytesAllocated(): number {
-    return [this.placeBlock, this.placeFirst, this.keys, this.slotPlace, this.slotNext, this.free, this.homes, this.cells].reduce((sum, a) => sum + a.byteLength, 0)
+    return [this.placeBlock, this.placeFirst, this.placeOverflowReported, this.keys, this.slotPlace, this.slotNext, this.free, this.homes, this.cells].reduce((sum, a) => sum + a.byteLength, 0)
   }
 
   private async index(head: bigint, headHashes: readonly Hex[] | undefined): Promise<void> {
@@ -215,7 +222,11 @@ export class BlockTxIndex {
     const place = Number(n % this.windowBlocks)
     if (this.placeBlock[place] !== NONE) this.dropPlace(place)
     if (hashes.length > this.freeCount) {
-      this.onError(n, new RangeError(`block ${n} has ${hashes.length} transactions, more than the ${this.freeCount} free of the inclusion index's ${this.capacity} hashes`))
+      // reported once per block (see placeOverflowReported)
+      if (this.placeOverflowReported[place] !== Number(n)) {
+        this.placeOverflowReported[place] = Number(n)
+        this.onError(n, new RangeError(`block ${n} has ${hashes.length} transactions, more than the ${this.freeCount} free of the inclusion index's ${this.capacity} hashes`))
+      }
       return
     }
     if (!hashes.every((h) => HASH.test(h))) return

@@ -165,6 +165,24 @@ describe('BlockTxIndex', () => {
     expect(index.covers(4n, 4n)).toBe(true)
   })
 
+  it('reports a block that does not fit once, though it is read again at every later head while a gap', async () => {
+    const errors: bigint[] = []
+    const reads: bigint[] = []
+    const big = [h(20), h(21), h(22), h(23), h(24)]
+    // blocks 3 and 6 carry five hashes each, more than the index's four
+    const read = async (n: bigint) => {
+      reads.push(n)
+      return n === 3n || n === 6n ? big.map((x, i) => (n === 6n ? h(30 + i) : x)) : []
+    }
+    const index = new BlockTxIndex({ read, windowBlocks: 8, maxHashes: 4, onError: (block) => errors.push(block) })
+    for (let head = 1n; head <= 7n; head++) await index.advance(head, head === 3n || head === 6n ? undefined : [])
+    // block 3 was read at heads 3 to 7 (a gap each time), block 6 at heads 6 and 7
+    expect(reads.filter((n) => n === 3n).length).toBe(5)
+    expect(reads.filter((n) => n === 6n).length).toBe(2)
+    expect(errors).toEqual([3n, 6n])
+    expect(index.covers(3n, 3n)).toBe(false)
+  })
+
   it('a hash in two blocks (a reorg it was not told of) stays found while either block is held', async () => {
     const index = new BlockTxIndex({ read: async () => null, windowBlocks: 3 })
     await index.advance(1n, [h(7), h(1)])
