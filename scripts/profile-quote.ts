@@ -24,13 +24,12 @@ import autocannon from 'autocannon'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
 import { freePort } from '../test/support/net.ts'
 import { startServiceProcess } from '../test/support/service-process.ts'
 import type { CpuProfile } from './lib/cpu-profile.ts'
 import { scrapeSums, startCpuWindow, threadSecondsBetween } from './lib/process-cpu.ts'
 import { sampleThreads } from '../test/support/thread-cpu.ts'
-import { postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
+import { mixRequests, postQuote, QUOTE_MIX, quoteBody } from './lib/quote-mix.ts'
 
 const WORKERS = Number(process.env.PROFILE_WORKERS ?? 2)
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10)
@@ -100,12 +99,11 @@ async function main() {
     const threads0 = sampleThreads(service.pid!)
     // the profile's clock is the process's monotonic clock in µs; the window is found from the samples' density instead
     const startedAt = Date.now()
-    let i = 0
     const result = await autocannon({
       url: `${base}/v1/quote`,
       connections: CONNECTIONS,
       duration: SECONDS,
-      requests: [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }],
+      requests: mixRequests(),
     })
     const cpu = window.stop()
     const generatorCpu = generator.stop()

@@ -3,6 +3,7 @@
  * holds, over HTTP. Every request of a run may carry a distinct amount (the mix's amount plus a
  * counter, in wei), so none is answered from the service's per-block answer cache.
  */
+import autocannon from 'autocannon'
 import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { QUOTE_MIX } from '../../test/support/quote-mix.ts'
 
@@ -26,4 +27,18 @@ export async function postQuote(url: string, text: string, apiKey = DEV_API_KEY,
   const ms = performance.now() - t
   if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status} ${JSON.stringify(json)}`)
   return { ms, json }
+}
+
+/**
+ * autocannon's requests for the mix, cycling through it with distinct amounts (`quoteBody(i, true)`),
+ * authenticated with the dev API key: the saturating load of bench:quote's probes.
+ */
+export function mixRequests(): autocannon.Request[] {
+  let i = 0
+  return [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }]
+}
+
+/** `connections` connections of the mix's distinct quotes on `url` for `seconds`, as fast as answered. */
+export function quoteLoad(url: string, connections: number, seconds: number): Promise<autocannon.Result> {
+  return autocannon({ url, connections, duration: seconds, requests: mixRequests() })
 }

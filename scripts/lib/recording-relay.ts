@@ -1,5 +1,5 @@
 /**
- * The recording relay of bench:submit and its probes: a real HTTP server on 127.0.0.1 that answers
+ * The recording relay of bench:submit, bench:soak's pending-memory phase and their probes: a real HTTP server on 127.0.0.1 that answers
  * every eth_sendBundle as accepted, lands nothing, and counts the bundles it got (and those with a
  * backrun: more than one tx).
  */
@@ -16,9 +16,14 @@ export async function recordingRelay(): Promise<{ url: string; server: Server; r
     req.on('data', (c: Buffer) => (body += c.toString()))
     req.on('end', () => {
       received++
-      const request = JSON.parse(body) as { id?: unknown; params?: Array<{ txs?: unknown[] }> }
-      if ((request.params?.[0]?.txs?.length ?? 0) > 1) withBackrun++
-      const id = request.id ?? null
+      let id: unknown = null
+      try {
+        const request = JSON.parse(body) as { id?: unknown; params?: Array<{ txs?: unknown[] }> }
+        id = request.id ?? null
+        if ((request.params?.[0]?.txs?.length ?? 0) > 1) withBackrun++
+      } catch {
+        // a body that is not JSON is answered anyway (counted, id null), never thrown in the server
+      }
       res.setHeader('content-type', 'application/json')
       res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { bundleHash: `0x${'00'.repeat(32)}` } }))
     })

@@ -19,7 +19,6 @@
  * way an HTTP body would bring them.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Hex } from 'viem'
@@ -32,7 +31,7 @@ import { EngineBackrunPlanner, privateKeyBackrunSigner } from '../../src/submiss
 import { engineSubmissionSimulator } from '../../src/submission/engine-simulator.ts'
 import { SearcherKeyPool } from '../../src/submission/searcher-key-pool.ts'
 import { decodeSignedTransaction } from '../../src/tx/index.ts'
-import { freePort } from '../../test/support/net.ts'
+import { recordingRelay } from './recording-relay.ts'
 import { searcherPrivateKeys, smallSwapSigner, userAccounts } from './soak-txs.ts'
 
 export interface PendingMemoryResult {
@@ -49,32 +48,6 @@ export interface PendingMemoryResult {
   relayBundlesWithBackrun: number
   acceptMs: number
   prepareMs: number
-}
-
-/** an HTTP relay that answers every eth_sendBundle with success, counts, and never includes anything */
-async function recordingRelay(): Promise<{ url: string; server: Server; received: () => number; withBackrun: () => number }> {
-  let received = 0
-  let withBackrun = 0
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString()))
-    req.on('end', () => {
-      received++
-      let id: unknown = null
-      try {
-        const request = JSON.parse(body) as { id?: unknown; params?: Array<{ txs?: unknown[] }> }
-        id = request.id ?? null
-        if ((request.params?.[0]?.txs?.length ?? 0) > 1) withBackrun++
-      } catch {
-        // answered anyway
-      }
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { bundleHash: `0x${'00'.repeat(32)}` } }))
-    })
-  })
-  const port = await freePort()
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${port}`, server, received: () => received, withBackrun: () => withBackrun }
 }
 
 function manualHeads(): HeadSource & { emit(head: HeadInfo): void } {

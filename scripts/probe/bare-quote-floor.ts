@@ -25,12 +25,11 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import Fastify from 'fastify'
 import { Piscina } from 'piscina'
-import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { freePort } from '../../test/support/net.ts'
 import { startScriptEnv, startServiceProcess } from '../../test/support/service-process.ts'
 import { msPer, threadCpuPer } from '../../test/support/thread-cpu.ts'
 import { startCpuWindow, startThreadCpuWindow } from '../lib/process-cpu.ts'
-import { postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
+import { mixRequests, postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
 
 const SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8)
@@ -66,8 +65,7 @@ async function startBare(answers: PairAnswer[], workers: number): Promise<{ chil
 
 /** bench:quote's scaling load (its `sustained`): autocannon, distinct amounts, the server's threads and this process measured */
 async function saturate(url: string, pid: number, workers: number) {
-  let i = 0
-  const requests: autocannon.Request[] = [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }]
+  const requests = mixRequests()
   const server = startThreadCpuWindow(pid, workers)
   const generator = startCpuWindow(process.pid)
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests })

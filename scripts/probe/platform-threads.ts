@@ -14,17 +14,15 @@
  * script's node arguments (V8 flags to try: `--single-threaded-gc`, `--no-concurrent-recompilation`...);
  * PROBE_ENV (JSON object) adds to the service's environment. Last line: one JSON object.
  */
-import autocannon from 'autocannon'
 import { spawn } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { freePort } from '../../test/support/net.ts'
 import { startScriptEnv, startScriptNodeArgs } from '../../test/support/service-process.ts'
 import { msPer, sampleThreads, threadCpuBetween, threadCpuPer, v8PoolSizeOf } from '../../test/support/thread-cpu.ts'
 import { clockTicks } from '../lib/process-cpu.ts'
-import { postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
+import { postQuote, QUOTE_MIX, quoteBody, quoteLoad } from '../lib/quote-mix.ts'
 import { warmUpWorkers } from '../lib/warm-up-workers.ts'
 import { perfJobsPer, startPerf } from '../lib/perf-v8-jobs.ts'
 
@@ -77,9 +75,7 @@ function optOf(text: string, quotes: number) {
 }
 
 function load(url: string, seconds: number) {
-  let i = 0
-  const requests: autocannon.Request[] = [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }]
-  return autocannon({ url, connections: CONNECTIONS, duration: seconds, requests })
+  return quoteLoad(url, CONNECTIONS, seconds)
 }
 
 async function round(n: number) {

@@ -30,12 +30,11 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { freePort } from '../../test/support/net.ts'
 import { startScriptEnv, startScriptNodeArgs } from '../../test/support/service-process.ts'
 import { msPer, threadCpuPer } from '../../test/support/thread-cpu.ts'
 import { startCpuWindow, startThreadCpuWindow } from '../lib/process-cpu.ts'
-import { postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
+import { mixRequests, postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
 
 const SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8)
@@ -87,8 +86,7 @@ async function measure(variant: Variant) {
     const url = `http://127.0.0.1:${port}/v1/quote`
     for (let k = 0; k < 3 * QUOTE_MIX.length; k++) await postQuote(url, quoteBody(k, true)).catch((err: unknown) => console.error(`warm-up: ${String(err)}`))
     if (variant.neighbour !== undefined) neighbour = spawn(process.execPath, ['-e', variant.neighbour], { stdio: 'ignore' })
-    let i = 0
-    const requests: autocannon.Request[] = [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }]
+    const requests = mixRequests()
     const threads = startThreadCpuWindow(service.pid!, 1)
     const generator = startCpuWindow(process.pid)
     const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests })

@@ -22,17 +22,15 @@
  * KVM guest: time the host ran something else on our vCPUs). Each service gets its own DATA_DIR and
  * EVM_MAX_MS 10000 unless set. Last line: one JSON object.
  */
-import autocannon from 'autocannon'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { freePort } from '../../test/support/net.ts'
 import { startScriptEnv, startScriptNodeArgs } from '../../test/support/service-process.ts'
 import { parseProcStat, v8PoolSizeOf } from '../../test/support/thread-cpu.ts'
 import { clockTicks, scrapeSums } from '../lib/process-cpu.ts'
-import { postQuote, QUOTE_MIX, quoteBody } from '../lib/quote-mix.ts'
+import { postQuote, QUOTE_MIX, quoteBody, quoteLoad } from '../lib/quote-mix.ts'
 import { warmUpWorkers } from '../lib/warm-up-workers.ts'
 
 const SECONDS = Number(process.env.SCALING_SECONDS ?? 8)
@@ -227,12 +225,6 @@ async function startService(port: number, dataDir: string, variant: Variant, gcL
   throw new Error(`the service (${variant.name}) was not ready within ${READY_TIMEOUT_MS} ms`)
 }
 
-function load(url: string, connections: number, seconds: number) {
-  let i = 0
-  const requests: autocannon.Request[] = [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': DEV_API_KEY }, setupRequest: (req) => ({ ...req, body: quoteBody(i++, true) }) }]
-  return autocannon({ url, connections, duration: seconds, requests })
-}
-
 async function measure(variant: Variant) {
   const services: Service[] = []
   try {
@@ -244,9 +236,9 @@ async function measure(variant: Variant) {
     }
     const connections = Math.max(1, Math.round(CONNECTIONS / variant.processes))
     for (const s of services) for (let k = 0; k < 3 * QUOTE_MIX.length; k++) await postQuote(`${s.base}/v1/quote`, quoteBody(k, true)).catch((err: unknown) => console.error(`warm-up: ${String(err)}`))
-    if (WARMUP_SECONDS > 0) await Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, WARMUP_SECONDS)))
+    if (WARMUP_SECONDS > 0) await Promise.all(services.map((s) => quoteLoad(`${s.base}/v1/quote`, connections, WARMUP_SECONDS)))
     // then until every worker has answered WARMUP_QUOTES_PER_WORKER quotes (bench:quote's warm-up), within WARMUP_MAX_SECONDS
-    await warmUpWorkers({ bases: services.map((s) => s.base), workers: variant.workers, quotesPerWorker: WARMUP_QUOTES_PER_WORKER, maxSeconds: WARMUP_MAX_SECONDS, slice: () => Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, 2))) })
+    await warmUpWorkers({ bases: services.map((s) => s.base), workers: variant.workers, quotesPerWorker: WARMUP_QUOTES_PER_WORKER, maxSeconds: WARMUP_MAX_SECONDS, slice: () => Promise.all(services.map((s) => quoteLoad(`${s.base}/v1/quote`, connections, 2))) })
     if (variant.pin === true) {
       for (const s of services) {
         const pid = s.child.pid!
@@ -277,7 +269,7 @@ async function measureWindow(services: Service[], variant: Variant, connections:
     const machineBefore = machineTicks()
     const generatorBefore = process.cpuUsage()
     const t0 = performance.now()
-    const results = await Promise.all(services.map((s) => load(`${s.base}/v1/quote`, connections, SECONDS)))
+    const results = await Promise.all(services.map((s) => quoteLoad(`${s.base}/v1/quote`, connections, SECONDS)))
     const wallMs = performance.now() - t0
     const generator = process.cpuUsage(generatorBefore)
     const machineAfter = machineTicks()
