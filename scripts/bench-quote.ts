@@ -18,7 +18,10 @@
  *    (default 2500; 0: the sequential runs alone, as before the thirteenth session; `load_warmed`).
  *    The service process's CPU over that window (all its threads, /proc/<pid>/stat): `cpu_percent`
  *    (over 100 when the second core works) and `cpu_ms_per_quote` (CPU ms per answered quote at
- *    saturation).
+ *    saturation). Right before and after that window a fixed workload that runs none of the
+ *    service's code is timed in a fresh process (`calibration_cpu_ms`, scripts/lib/cpu-calibration.ts):
+ *    this VM's speed varies by up to ~40% between minutes, so a `cpu_ms_per_quote` measured while
+ *    the calibration read 30% above its usual value says the machine was slow, not the code.
  * 3. Resident memory of the service process after the run (VmRSS) and its peak (VmHWM).
  * 4. Fork mode: sequential requests over the mix for FORK_SECONDS against the service forking an
  *    anvil loaded with the devnet genesis that mines a block every FORK_BLOCK_TIME seconds
@@ -99,6 +102,7 @@ import { scrapeSums, startCpuWindow, startThreadCpuWindow, type CpuWindow } from
 import { msPer, scalingCeiling, threadCpuPer, type ThreadCpu } from '../test/support/thread-cpu.ts'
 import { availableParallelism } from 'node:os'
 import { summarize } from './lib/stats.ts'
+import { calibrate, describeCalibration } from './lib/cpu-calibration.ts'
 import { runOpenLoop } from './lib/open-loop.ts'
 import { latencyByHead } from './lib/latency-by-head.ts'
 import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
@@ -420,8 +424,13 @@ async function main() {
     console.log(`sequential  ours p50 ${oursSeq.p50.toFixed(2)} ms p99 ${oursSeq.p99.toFixed(2)} ms | naive p50 ${peerSeq.p50.toFixed(2)} ms p99 ${peerSeq.p99.toFixed(2)} ms`)
     // warmed like the scaling phases (see BENCH_WARMUP_QUOTES_PER_WORKER): the CPU per quote at saturation is the steady state's
     const loadWarmup = BENCH_WARMUP_QUOTES_PER_WORKER > 0 && LOAD_WORKERS > 0 ? await warmUpWorkers(ours, `http://127.0.0.1:${ourPort}`, LOAD_WORKERS, BENCH_WARMUP_QUOTES_PER_WORKER, 0) : undefined
+    // the machine's speed right before and after the window `cpu_ms_per_quote` is measured in (see cpu-calibration.ts)
+    const calibrationBefore = calibrate()
     const oursLoad = await sustained(ours, true, { pid: service.pid })
+    const calibrationAfter = calibrate()
     const oursCpu = cpuFigures(oursLoad)
+    console.log(describeCalibration('before the load', calibrationBefore))
+    console.log(describeCalibration('after the load', calibrationAfter))
     const peerLoad = await sustained(peer)
     console.log(`autocannon  ours ${oursLoad.requests_per_s} req/s (p50 ${oursLoad.p50_ms} ms, p99 ${oursLoad.p99_ms} ms, non-2xx ${oursLoad.non2xx}; CPU ${oursCpu.cpu_percent}%, ${oursCpu.cpu_ms_per_quote} ms per quote) | naive ${peerLoad.requests_per_s} req/s`)
     const repeatSeq = await sequential(ours, false)
@@ -494,6 +503,7 @@ async function main() {
       load_p99_ms: oursLoad.p99_ms,
       load_failures: failures(oursLoad),
       ...oursCpu,
+      calibration_cpu_ms: { before: calibrationBefore, after: calibrationAfter },
       ...(loadWarmup === undefined ? {} : { load_warmed: loadWarmup }),
       peer: { name: 'naive EVM quoter (QuoterV2 / getAmountsOut per path, best single path)', p50_ms: round(peerSeq.p50), p99_ms: round(peerSeq.p99), requests_per_s: peerLoad.requests_per_s },
       repeat: { p50_ms: round(repeatSeq.p50), p99_ms: round(repeatSeq.p99), requests_per_s: repeatLoad.requests_per_s, load_p99_ms: repeatLoad.p99_ms },
