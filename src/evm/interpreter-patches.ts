@@ -116,6 +116,9 @@
  *    per byte of the code: a load at a scattered offset of an array of the code's length; and
  *    those of the EVM that made the analysis, shared by every EVM of its Common, so an EVM with
  *    other entries, custom opcodes, ran that EVM's after its first jump).
+ * 19. EXTCODESIZE (code-size-opcode.ts): the stock handler made the target's Address through a
+ *    hex string, in an async function of its own; here through call-opcodes.ts's `addressOfWord`,
+ *    in a plain function answering the code read's promise.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -137,6 +140,7 @@ import { inlineAnalysis } from './inline-analysis.ts'
 import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
+import { codeSizeHandler, type CodeSizeRunState } from './code-size-opcode.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -378,6 +382,7 @@ async function apply(): Promise<void> {
   const stockReturn = stockHandlers.get(0xf3)
   const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
+  codeSize = codeSizeHandler(eofUtil)
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
   const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] & StorageJournalModule['Journal'] }
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory & { write: typeof writeMemory } } }
@@ -620,6 +625,9 @@ let calls: CallHandlers | undefined
 /** the copy opcodes' handlers of 7., built once the EVM's internals are loaded */
 let copies: Map<number, (runState: CopyRunState) => void | Promise<void>> | undefined
 
+/** EXTCODESIZE's handler of 19., built once the EVM's internals are loaded */
+let codeSize: ((runState: CodeSizeRunState) => Promise<void>) | undefined
+
 const RESOLVED = Promise.resolve()
 
 interface EmittingEvm {
@@ -687,6 +695,10 @@ export function patchEvmInstance(evm: object): void {
     }
     replaceCall(0xf1, calls.call, calls.callGas)
     replaceCall(0xfa, calls.staticCall, calls.staticCallGas)
+  }
+  // 19. EXTCODESIZE where this EVM has the stock handler for it
+  if (codeSize !== undefined && map[0x3b] !== undefined && map[0x3b].opHandler === stockHandlers?.get(0x3b)) {
+    map[0x3b].opHandler = codeSize as OpcodeEntry['opHandler']
   }
   // 14. TLOAD and TSTORE over this EVM's own entries, which they fall back to
   if (map[0x5c] !== undefined && map[0x5d] !== undefined) {
