@@ -11,15 +11,12 @@
  * A static frame's TSTORE, and any EVM whose transient storage is not the stock class's shape, run
  * the stock handlers.
  *
- * The keys are remembered per thread by slot: a quote's ~45 TLOADs and TSTOREs an execution touch
- * few slots (V4's lock, its currency deltas and their count), the same ones quote after quote.
- * Making the key's hex (a bigint's toString, a pad, a concatenation) and hashing that new string
- * for the map lookups cost ~550-600 ns a slot (a loop over 40 keys: ~530-630 against ~60-70 ns
- * remembered, sixteenth session), ~1.7% of the mix's EVM CPU; a remembered key is the same string
- * object, whose hash V8 keeps on it. The memo is bounded (TRANSIENT_KEY_MEMO_MAX_ENTRIES keys, the
- * oldest out first) and never stale: the key is a pure function of the slot.
+ * The keys are remembered per thread by slot (word-hex-memo.ts, at most
+ * TRANSIENT_KEY_MEMO_MAX_ENTRIES): a quote's ~45 TLOADs and TSTOREs an execution touch few slots
+ * (V4's lock, its currency deltas and their count), the same ones quote after quote.
  */
 import { shortBytesOfWord, wordOfShortBytes } from './word-memory.ts'
+import { WordHexMemo } from './word-hex-memo.ts'
 
 /** The parts of @ethereumjs/evm's TransientStorage its get and put use. */
 interface StockTransientStorage {
@@ -41,8 +38,7 @@ type Handler = (runState: TransientRunState, common: unknown) => void
 /** slots whose keys are remembered at most (~200 bytes each: under 1 MB) */
 export const TRANSIENT_KEY_MEMO_MAX_ENTRIES = 4096
 
-/** slot -> its key, in insertion order (oldest first) */
-const keyMemo = new Map<bigint, string>()
+const keyMemo = new WordHexMemo(TRANSIENT_KEY_MEMO_MAX_ENTRIES, '0x')
 
 /** How many keys the memo holds (for tests). */
 export function transientKeyMemoSize(): number {
@@ -51,13 +47,7 @@ export function transientKeyMemoSize(): number {
 
 /** TransientStorage's key of a slot: `bytesToHex(setLengthLeft(bigIntToBytes(key), 32))`, remembered */
 export function transientKey(key: bigint): string {
-  let hex = keyMemo.get(key)
-  if (hex === undefined) {
-    hex = `0x${key.toString(16).padStart(64, '0')}`
-    if (keyMemo.size >= TRANSIENT_KEY_MEMO_MAX_ENTRIES) keyMemo.delete(keyMemo.keys().next().value!)
-    keyMemo.set(key, hex)
-  }
-  return hex
+  return keyMemo.hex(key)
 }
 
 function stockShaped(storage: unknown): storage is StockTransientStorage {
