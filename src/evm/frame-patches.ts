@@ -25,8 +25,9 @@
  * - `Interpreter._baseCall` (every CALL, CALLCODE, DELEGATECALL, STATICCALL) copies the caller's
  *   selfdestruct map and created-address set through the iterator protocol even when they are
  *   empty, as they nearly always are, empties the return data twice and appends the child's
- *   (empty) logs with a concat: the stock function without those (and without its EIP-8037
- *   branches, left to the stock one).
+ *   (mostly empty) logs with a concat, a new array of all the frame's logs so far per call: the
+ *   stock function without those (and without its EIP-8037 branches, left to the stock one); the
+ *   child's logs are pushed onto the frame's own array, as its LOG steps push theirs.
  * - The EVM journal's `putAccount` (twice a frame), `checkpoint` and `commit` are async functions
  *   that return the state manager's promise: each costs a promise, a `then` job and two microtask
  *   turns for nothing. They return that promise themselves here.
@@ -390,7 +391,8 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
     // the stock function without its EIP-8037 branches; the parent's sets copied only when they
     // hold something (a Map or Set made from an empty one still walks the iterator protocol),
     // the return data emptied once (the stock: twice), the child's logs appended only when
-    // there are some (the stock concatenates an empty array on every call)
+    // there are some (the stock concatenates an empty array on every call), in place: the array
+    // is this frame's own (made with its Interpreter; the LOG opcodes push onto it)
     const parentSelfdestruct = this._result.selfdestruct
     const selfdestruct = parentSelfdestruct.size === 0 ? new Map<string, unknown>() : new Map(parentSelfdestruct)
     msg.selfdestruct = selfdestruct
@@ -409,7 +411,8 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
     const results = await this._evm.runCall({ message: msg })
     const logs = results.execResult.logs
     if (logs && logs.length > 0) {
-      this._result.logs = this._result.logs.concat(logs)
+      const own = this._result.logs
+      for (const log of logs) own.push(log)
     }
     // this should always be safe
     this.useGas(results.execResult.executionGasUsed, 'CALL, STATICCALL, DELEGATECALL, CALLCODE')

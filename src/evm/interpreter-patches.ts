@@ -110,6 +110,15 @@
  *    valid destinations and the opcode entries are those the stock loop would compute at its
  *    first jump (the step before it reads the same word from the code bytes, the same entry
  *    from the table).
+ * 18. The loop reads a step that leaves the batch of 13. (~260 a bench:quote execution: SLOAD,
+ *    KECCAK256, TLOAD, SSTORE, RETURN, CALL...) from the EVM's opcode table by its code byte, as
+ *    the stock `lookupOpInfo` does, not from the analysis' `opcodesCached` (the same entries, one
+ *    per byte of the code: a load at a scattered offset of an array of the code's length; and
+ *    those of the EVM that made the analysis, shared by every EVM of its Common, so an EVM with
+ *    other entries, custom opcodes, ran that EVM's after its first jump).
+ * 19. EXTCODESIZE (code-size-opcode.ts): the stock handler made the target's Address through a
+ *    hex string, in an async function of its own; here through call-opcodes.ts's `addressOfWord`,
+ *    in a plain function answering the code read's promise.
  *
  * Gas and results are identical with and without the patches (checked by the anvil and geth
  * comparison tests and the state tests; interpreter-patches.test.ts, frame-patches.test.ts and
@@ -131,6 +140,7 @@ import { inlineAnalysis } from './inline-analysis.ts'
 import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
+import { codeSizeHandler, type CodeSizeRunState } from './code-size-opcode.ts'
 import { patchStorageJournal, storageHandlers, type StorageHandlers, type StorageInternals, type StorageJournalModule } from './storage-slots.ts'
 
 interface JumpAnalysis {
@@ -154,7 +164,7 @@ interface StepEntry {
   opHandler: (runState: unknown, common: unknown) => void
 }
 interface InterpreterLike {
-  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number }; [INLINE_FEES]?: Uint8Array }
+  _evm: { DEBUG: boolean; events: { listenerCount(name: string): number }; [INLINE_FEES]?: Uint8Array; _opcodeMap: StepEntry[] }
   _runState: { opCode: number; programCounter: number; eip7928PostTargetCallOog?: unknown; env: { accessWitness?: { commit(): void } } }
   common: { isActivatedEIP(eip: number): boolean; param(name: string): bigint }
   profilerOpts?: { enabled?: boolean }
@@ -267,15 +277,14 @@ let sharedJumpAnalysis: ((this: InterpreterLike, code: Uint8Array) => JumpAnalys
 
 /**
  * The frame's run state and batch take `analysis` as the stock loop takes its analysis at the
- * first jump (and the batch its PUSH-then-jump destinations); answers the opcode entries the loop
- * then reads per step.
+ * first jump (and the batch its PUSH-then-jump destinations). The loop then reads each step's
+ * entry from the EVM's opcode table by the code byte (18.), not from the analysis' `opcodesCached`.
  */
-function adoptAnalysis(rs: LoopRunState, batch: InlineBatch, analysis: JumpAnalysis): StepEntry[] {
+function adoptAnalysis(rs: LoopRunState, batch: InlineBatch, analysis: JumpAnalysis): void {
   batch.pushJumps = analysis.pushJumps
   rs.validJumps = analysis.jumps
   rs.cachedPushes = analysis.pushes
   rs.shouldDoJumpAnalysis = false
-  return analysis.opcodesCached as StepEntry[]
 }
 
 /** Returned by `fastStep` when the stock step must run the opcode. */
@@ -373,6 +382,7 @@ async function apply(): Promise<void> {
   const stockReturn = stockHandlers.get(0xf3)
   const eofUtil = (await import(new URL('./eof/util.js', evmEntry).href)) as Pick<CopyInternals, 'isEOF' | 'EOFBYTES'>
   copies = copyHandlers({ createAddressFromStackBigInt: opcodeUtil.createAddressFromStackBigInt, isEOF: eofUtil.isEOF, EOFBYTES: eofUtil.EOFBYTES })
+  codeSize = codeSizeHandler(eofUtil)
   const evmModule = (await import(new URL('./evm.js', evmEntry).href)) as Pick<FramePatchModules, 'EVM' | 'defaultBlock'>
   const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] & StorageJournalModule['Journal'] }
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory & { write: typeof writeMemory } } }
@@ -454,7 +464,8 @@ async function apply(): Promise<void> {
     if (deadline !== undefined) checkFrameStart(deadline)
     let countdown = DEADLINE_CHECK_STEPS
     let err: unknown
-    let cachedOpcodes: StepEntry[] | undefined
+    // 18. each step's entry from the opcode table (256 entries) by its code byte
+    const opcodeMap = this._evm._opcodeMap
     let doJumpAnalysis = true
     // 13. the memory gas parameters of MLOAD and MSTORE growing memory in the batch
     const batch: InlineBatch =
@@ -465,7 +476,7 @@ async function apply(): Promise<void> {
       // 17. a code analysed before (by an earlier frame) has its analysis from the first step on
       const known = analysedAlready(this.common as unknown as CommonInternals, rs.code)
       if (known !== undefined) {
-        cachedOpcodes = adoptAnalysis(rs, batch, known)
+        adoptAnalysis(rs, batch, known)
         doJumpAnalysis = false
       }
     }
@@ -494,11 +505,11 @@ async function apply(): Promise<void> {
         opCode = rs.code[programCounter]
         // the analysis runs once the code is seen to jump (JUMP, JUMPI, MCOPY as in the stock loop)
         if (opCode === 0x56 || opCode === 0x57 || opCode === 0x5e) {
-          cachedOpcodes = adoptAnalysis(rs, batch, this._getValidJumpDestinations(rs.code))
+          adoptAnalysis(rs, batch, this._getValidJumpDestinations(rs.code))
           doJumpAnalysis = false
         }
       } else {
-        opCodeObj = cachedOpcodes![programCounter]
+        opCodeObj = opcodeMap[rs.code[programCounter]]
         opCode = opCodeObj.opcodeInfo.code
       }
       rs.opCode = opCode
@@ -614,6 +625,9 @@ let calls: CallHandlers | undefined
 /** the copy opcodes' handlers of 7., built once the EVM's internals are loaded */
 let copies: Map<number, (runState: CopyRunState) => void | Promise<void>> | undefined
 
+/** EXTCODESIZE's handler of 19., built once the EVM's internals are loaded */
+let codeSize: ((runState: CodeSizeRunState) => Promise<void>) | undefined
+
 const RESOLVED = Promise.resolve()
 
 interface EmittingEvm {
@@ -681,6 +695,10 @@ export function patchEvmInstance(evm: object): void {
     }
     replaceCall(0xf1, calls.call, calls.callGas)
     replaceCall(0xfa, calls.staticCall, calls.staticCallGas)
+  }
+  // 19. EXTCODESIZE where this EVM has the stock handler for it
+  if (codeSize !== undefined && map[0x3b] !== undefined && map[0x3b].opHandler === stockHandlers?.get(0x3b)) {
+    map[0x3b].opHandler = codeSize as OpcodeEntry['opHandler']
   }
   // 14. TLOAD and TSTORE over this EVM's own entries, which they fall back to
   if (map[0x5c] !== undefined && map[0x5d] !== undefined) {

@@ -20,7 +20,8 @@
  *   `accessStorageEIP2929` line for line, over the words instead of their bytes. The stock
  *   functions only compare the three values with one another and test them for emptiness
  *   (`setLengthLeftStorage`: zero is no bytes, anything else 32), which the words answer alike;
- *   the key goes to the journal as the hex it keys slots by, made once from the word (the stock:
+ *   the key goes to the journal as the hex it keys slots by, made from the word and remembered
+ *   per thread (word-hex-memo.ts, at most SLOT_KEY_MEMO_MAX_ENTRIES slots) (the stock:
  *   the word to bytes through a hex string, the bytes to hex again two or three times: ~0.5 us a
  *   slot access, 3% of a bench:quote mix's EVM CPU). SLOAD's warm/cold cost (sync-gas.ts) is
  *   `accessSlot` too;
@@ -36,6 +37,7 @@
 import type { Common } from '@ethereumjs/common'
 import { EthereumJSErrorWithoutCode, type Account, type Address } from '@ethereumjs/util'
 import { unprefixedHex } from './address-patches.ts'
+import { WordHexMemo } from './word-hex-memo.ts'
 
 /** The overlay's bigint view of storage (JournaledState). */
 interface SlotState {
@@ -95,7 +97,15 @@ const STOCK_EIPS = [6800, 7864, 7928, 8037, 8038]
 const SLOT_HEX = Symbol('slot hex')
 type SlotBytes = Uint8Array & { [SLOT_HEX]?: string }
 
-const ZEROS_64 = '0'.repeat(64)
+/** slots whose journal keys are remembered at most per thread (~200 bytes each: under 1 MB) */
+export const SLOT_KEY_MEMO_MAX_ENTRIES = 4096
+
+const slotKeyMemo = new WordHexMemo(SLOT_KEY_MEMO_MAX_ENTRIES, '')
+
+/** How many slot keys the memo holds (for tests). */
+export function slotKeyMemoSize(): number {
+  return slotKeyMemo.size
+}
 
 /** The slot's 32-byte big-endian key, as `setLengthLeft(bigIntToBytes(key), 32)` makes it; its hex kept for the journal. */
 export function slotBytes(key: bigint): Uint8Array {
@@ -105,10 +115,12 @@ export function slotBytes(key: bigint): Uint8Array {
   return bytes
 }
 
-/** The journal's key of the slot `key` (the unprefixed hex of its 32 bytes), made from the word. */
+/**
+ * The journal's key of the slot `key` (the unprefixed hex of its 32 bytes), made from the word and
+ * remembered (word-hex-memo.ts): the warm-slot sets are asked for it on every SLOAD and SSTORE.
+ */
 export function slotKeyHex(key: bigint): string {
-  const hex = key.toString(16)
-  return hex.length === 64 ? hex : ZEROS_64.slice(hex.length) + hex
+  return slotKeyMemo.hex(key)
 }
 
 /** The journal's key of a slot: the unprefixed hex of its bytes (the stock: noble's bytesToUnprefixedHex). */

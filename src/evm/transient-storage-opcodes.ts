@@ -6,11 +6,17 @@
  * keeps its deltas and lock in transient storage. Here the key's hex is made once from the bigint,
  * the same string (`0x` and 64 lower-case digits), and the storage's own map and journal are
  * read and written exactly as its `get` and `put` do; values are stored as the stock handler stores
- * them (`bigIntToBytes`, empty for zero), so checkpoints, reverts and `toJSON` see the same entries.
+ * them (`bigIntToBytes`'s bytes, empty for zero; made and read through word-memory.ts's DataView, not
+ * a hex string), so checkpoints, reverts and `toJSON` see the same entries.
  * A static frame's TSTORE, and any EVM whose transient storage is not the stock class's shape, run
  * the stock handlers.
+ *
+ * The keys are remembered per thread by slot (word-hex-memo.ts, at most
+ * TRANSIENT_KEY_MEMO_MAX_ENTRIES): a quote's ~45 TLOADs and TSTOREs an execution touch few slots
+ * (V4's lock, its currency deltas and their count), the same ones quote after quote.
  */
-import { bigIntToBytes, bytesToBigInt } from '@ethereumjs/util'
+import { shortBytesOfWord, wordOfShortBytes } from './word-memory.ts'
+import { WordHexMemo } from './word-hex-memo.ts'
 
 /** The parts of @ethereumjs/evm's TransientStorage its get and put use. */
 interface StockTransientStorage {
@@ -29,9 +35,19 @@ export interface TransientRunState {
 
 type Handler = (runState: TransientRunState, common: unknown) => void
 
-/** TransientStorage's key of a slot: `bytesToHex(setLengthLeft(bigIntToBytes(key), 32))` */
+/** slots whose keys are remembered at most (~200 bytes each: under 1 MB) */
+export const TRANSIENT_KEY_MEMO_MAX_ENTRIES = 4096
+
+const keyMemo = new WordHexMemo(TRANSIENT_KEY_MEMO_MAX_ENTRIES, '0x')
+
+/** How many keys the memo holds (for tests). */
+export function transientKeyMemoSize(): number {
+  return keyMemo.size
+}
+
+/** TransientStorage's key of a slot: `bytesToHex(setLengthLeft(bigIntToBytes(key), 32))`, remembered */
 export function transientKey(key: bigint): string {
-  return `0x${key.toString(16).padStart(64, '0')}`
+  return keyMemo.hex(key)
 }
 
 function stockShaped(storage: unknown): storage is StockTransientStorage {
@@ -47,14 +63,14 @@ export function transientStorageHandlers(stock: { tload: Handler; tstore: Handle
     const key = runState.stack.pop()
     // TransientStorage.get: a missing address or slot reads as 32 zero bytes, i.e. 0
     const value = storage._storage.get(runState.interpreter._env.address.toString())?.get(transientKey(key))
-    runState.stack.push(value === undefined || value.length === 0 ? 0n : bytesToBigInt(value))
+    runState.stack.push(value === undefined || value.length === 0 ? 0n : wordOfShortBytes(value))
   }
   const tstore: Handler = (runState, common) => {
     const storage = runState.interpreter._evm.transientStorage
     if (!stockShaped(storage) || runState.interpreter.isStatic()) return stock.tstore(runState, common)
     const [key, val] = runState.stack.popN(2)
-    // the stock handler's value: empty for zero, else the shortest big-endian bytes
-    const value = val === 0n ? new Uint8Array(0) : bigIntToBytes(val)
+    // the stock handler's value: empty for zero, else the shortest big-endian bytes (bigIntToBytes's)
+    const value = val === 0n ? new Uint8Array(0) : shortBytesOfWord(val)
     // TransientStorage.put: journal the previous value (32 zero bytes when none), then set
     const address = runState.interpreter._env.address.toString()
     let slots = storage._storage.get(address)

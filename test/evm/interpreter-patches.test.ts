@@ -256,3 +256,31 @@ describe('a code analysed before runs inline from its first step (17.)', () => {
     }
   })
 })
+
+describe('the steps that leave the batch read their entries from their own EVM (18.)', () => {
+  // PUSH1 3 JUMP, JUMPDEST, 0x21 (no opcode of the stock table), PUSH1 0 MSTORE, RETURN(0, 32)
+  const CODE = '600356' + '5b' + '21' + '600052' + '60206000f3'
+  const target = createAddressFromString('0x00000000000000000000000000000000000011e2')
+
+  it("an EVM runs its own table's entry after the jump analysis, though another EVM of its Common made the (shared) analysis", async () => {
+    await applyInterpreterPatches()
+    const common = commonForChain(31337n)
+    const state = JournaledState.over(EMPTY_STATE_READER)
+    await state.putCode(target, Buffer.from(CODE, 'hex'))
+    const plain = await createVM({ common, stateManager: state })
+    const custom = await createVM({
+      common,
+      stateManager: state,
+      evmOpts: { customOpcodes: [{ opcode: 0x21, opcodeName: 'SEVEN', baseFee: 2, logicFunction: (runState) => runState.stack.push(7n) }] },
+    })
+    // the plain EVM analyses the code first (the analysis kept for the Common): 0x21 is invalid there
+    const first = await plain.evm.runCall({ to: target, gasLimit: 100_000n })
+    expect(first.execResult.exceptionError?.error).toBe('invalid opcode')
+    // the same analysis in the other EVM, whose table has 0x21: its own opcode runs
+    const second = await custom.evm.runCall({ to: target, gasLimit: 100_000n })
+    expect(second.execResult.exceptionError).toBeUndefined()
+    expect(Buffer.from(second.execResult.returnValue).toString('hex')).toBe((7).toString(16).padStart(64, '0'))
+    // and the plain EVM still fails on it, after the other ran it
+    expect((await plain.evm.runCall({ to: target, gasLimit: 100_000n })).execResult.exceptionError?.error).toBe('invalid opcode')
+  })
+})

@@ -10,7 +10,7 @@ import { createVM, type VM } from '@ethereumjs/vm'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
-import { slotBytes } from '../../src/evm/storage-slots.ts'
+import { SLOT_KEY_MEMO_MAX_ENTRIES, slotBytes, slotKeyHex, slotKeyMemoSize } from '../../src/evm/storage-slots.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 
 const target = createAddressFromString('0x00000000000000000000000000000000000051a7')
@@ -98,5 +98,16 @@ describe('OriginalSlots', () => {
     expect(await state.originalStorageCache.get(target, slotBytes(2n))).toEqual(new Uint8Array(0))
     state.originalStorageCache.clear()
     expect(await state.originalStorageValue(address, 1n)).toBe(0n)
+  })
+})
+
+describe('slotKeyHex', () => {
+  it("is the journal's key of the slot's 32 bytes, remembered for at most its bound of slots", () => {
+    const stockKey = (key: bigint) => Buffer.from(key.toString(16).padStart(64, '0'), 'hex').toString('hex')
+    for (const key of [0n, 1n, 0xffn, 1n << 255n, (1n << 256n) - 1n]) expect(slotKeyHex(key)).toBe(stockKey(key))
+    const slot = (i: number) => (BigInt(i) << 200n) | 0x5107n
+    for (let i = 0; i < SLOT_KEY_MEMO_MAX_ENTRIES + 10; i++) expect(slotKeyHex(slot(i))).toBe(stockKey(slot(i)))
+    expect(slotKeyMemoSize()).toBe(SLOT_KEY_MEMO_MAX_ENTRIES)
+    expect(slotKeyHex(slot(0))).toBe(stockKey(slot(0)))
   })
 })

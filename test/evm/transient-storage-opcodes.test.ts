@@ -1,7 +1,13 @@
 import { bytesToHex, setLengthLeft, bigIntToBytes } from '@ethereumjs/util'
 import { describe, expect, it } from 'vitest'
 import { TransientStorage } from '../../node_modules/@ethereumjs/evm/dist/esm/transientStorage.js'
-import { transientKey, transientStorageHandlers, type TransientRunState } from '../../src/evm/transient-storage-opcodes.ts'
+import {
+  TRANSIENT_KEY_MEMO_MAX_ENTRIES,
+  transientKey,
+  transientKeyMemoSize,
+  transientStorageHandlers,
+  type TransientRunState,
+} from '../../src/evm/transient-storage-opcodes.ts'
 
 const ADDRESS = { toString: () => '0x00000000000000000000000000000000000000aa' }
 
@@ -24,6 +30,21 @@ describe('TLOAD and TSTORE without byte round trips', () => {
   it('make the stock key of every slot', () => {
     for (const key of [0n, 1n, 0xffn, 1n << 255n, (1n << 256n) - 1n, 0x1234_5678_9abc_def0n]) {
       expect(transientKey(key)).toBe(bytesToHex(setLengthLeft(bigIntToBytes(key), 32)))
+    }
+  })
+
+  it('remember at most their bound of keys, each the stock key of its own slot, again after it was pushed out', () => {
+    const stockKey = (key: bigint) => bytesToHex(setLengthLeft(bigIntToBytes(key), 32))
+    // slots equal in their low 64 bits (as V8 hashes a bigint) and apart above them
+    const slot = (i: number) => (BigInt(i) << 192n) | 0xdead_beefn
+    for (let i = 0; i < TRANSIENT_KEY_MEMO_MAX_ENTRIES + 100; i++) {
+      expect(transientKey(slot(i))).toBe(stockKey(slot(i)))
+      expect(transientKeyMemoSize()).toBeLessThanOrEqual(TRANSIENT_KEY_MEMO_MAX_ENTRIES)
+    }
+    expect(transientKeyMemoSize()).toBe(TRANSIENT_KEY_MEMO_MAX_ENTRIES)
+    for (const i of [0, 1, 50, TRANSIENT_KEY_MEMO_MAX_ENTRIES + 99]) {
+      expect(transientKey(slot(i))).toBe(stockKey(slot(i)))
+      expect(transientKey(slot(i))).toBe(stockKey(slot(i)))
     }
   })
 

@@ -15,7 +15,7 @@ import { JournaledState } from '../../src/evm/journaled-state.ts'
 import { emptyMemory, extendMemory, writeMemory } from '../../src/evm/memory-patches.ts'
 import { loadSyncGasHandlers, type GasRunState } from '../../src/evm/sync-gas.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
-import { bytesOfWord, readWord, withinPaidMemory, writeWord, type WordMemory } from '../../src/evm/word-memory.ts'
+import { bytesOfWord, readWord, shortBytesOfWord, withinPaidMemory, wordOfShortBytes, writeWord, type WordMemory } from '../../src/evm/word-memory.ts'
 
 const evmEntry = import.meta.resolve('@ethereumjs/evm')
 const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: new () => { read(o: number, s: number, avoidCopy?: boolean): Uint8Array; write(o: number, s: number, v: Uint8Array): void; _store: Uint8Array } }
@@ -179,5 +179,22 @@ describe('bytesOfWord', () => {
     // every earlier answer still holds its own word after the later calls (no bytes shared between answers)
     made.forEach((bytes, i) => expect(bytes, `word ${words[i]}`).toEqual(setLengthLeft(bigIntToBytes(words[i]), 32)))
     expect(new Set(made.map((bytes) => bytes.buffer)).size).toBe(words.length)
+  })
+})
+
+describe('shortBytesOfWord and wordOfShortBytes', () => {
+  it("give bigIntToBytes's shortest bytes and bytesToBigInt's word, for words of every size class", () => {
+    const all = [...words(400)]
+    const made = all.map((word) => shortBytesOfWord(word))
+    // every earlier answer still holds its own word after the later calls (no bytes shared between answers)
+    made.forEach((bytes, i) => {
+      expect(bytes, `word ${all[i]}`).toEqual(bigIntToBytes(all[i]))
+      expect(wordOfShortBytes(bytes), `word ${all[i]}`).toBe(all[i])
+    })
+    // stored values of every length, leading zeros included, and none
+    for (const bytes of [new Uint8Array(0), Uint8Array.of(0), Uint8Array.of(0, 0, 7), new Uint8Array(32).fill(0xff), Uint8Array.from({ length: 17 }, (_, i) => i)]) {
+      expect(wordOfShortBytes(bytes)).toBe(bytes.length === 0 ? 0n : bytesToBigInt(bytes))
+    }
+    expect(() => wordOfShortBytes(new Uint8Array(33))).toThrow(RangeError)
   })
 })
