@@ -18,22 +18,9 @@
  * 2-core machine): a worker holding a task then looks hung to the pool's watchdog and is replaced
  * once its snapshot is out, so take the last snapshot at the end of what is measured.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-
-interface CdpMessage {
-  id?: number
-  method?: string
-  params?: Record<string, unknown>
-  result?: Record<string, unknown>
-  error?: { message: string }
-}
-
-interface WorkerTarget {
-  sessionId: string
-  workerId: string
-  title: string
-}
+import { Cdp, findInspector, sleep, type WorkerTarget } from '../lib/inspector-client.ts'
 
 const [logFile, outDir, ...times] = process.argv.slice(2)
 if (logFile === undefined || outDir === undefined || times.length === 0) {
@@ -44,117 +31,23 @@ const atSeconds = times.map(Number)
 if (atSeconds.some((t) => !Number.isFinite(t) || t < 0)) throw new Error(`times must be seconds >= 0, got ${times.join(' ')}`)
 mkdirSync(outDir, { recursive: true })
 
-const INSPECTOR_LINE = /Debugger listening on (ws:\/\/127\.0\.0\.1:\d+\/[\w-]+)/
-/** how long the probe waits for the service's inspector to be announced */
-const FIND_TIMEOUT_MS = 120_000
 /** how long one worker's snapshot may take before the probe gives up on it */
 const SNAPSHOT_TIMEOUT_MS = 120_000
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function findInspector(): Promise<string> {
-  const deadline = Date.now() + FIND_TIMEOUT_MS
-  while (Date.now() < deadline) {
-    let text = ''
-    try {
-      text = readFileSync(logFile!, 'utf8')
-    } catch {
-      // not written yet
-    }
-    const match = INSPECTOR_LINE.exec(text)
-    if (match !== null) return match[1]!
-    await sleep(200)
-  }
-  throw new Error(`no "Debugger listening on ws://127.0.0.1:..." line in ${logFile} within ${FIND_TIMEOUT_MS} ms`)
-}
-
-class Cdp {
-  private nextId = 1
-  private readonly replies = new Map<number, (m: CdpMessage) => void>()
-  private readonly listeners: Array<(m: CdpMessage) => void> = []
-
-  private constructor(private readonly socket: WebSocket) {
-    socket.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as CdpMessage
-      if (message.id !== undefined) {
-        this.replies.get(message.id)?.(message)
-        this.replies.delete(message.id)
-        return
-      }
-      for (const listener of this.listeners) listener(message)
-    })
-  }
-
-  static open(url: string): Promise<Cdp> {
-    const socket = new WebSocket(url)
-    return new Promise((resolve, reject) => {
-      socket.addEventListener('open', () => resolve(new Cdp(socket)), { once: true })
-      socket.addEventListener('error', () => reject(new Error(`could not open ${url}`)), { once: true })
-    })
-  }
-
-  send(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    const id = this.nextId++
-    this.socket.send(JSON.stringify({ id, method, params }))
-    return new Promise((resolve, reject) => {
-      this.replies.set(id, (m) => (m.error !== undefined ? reject(new Error(`${method}: ${m.error.message}`)) : resolve(m.result ?? {})))
-    })
-  }
-
-  on(listener: (m: CdpMessage) => void): () => void {
-    this.listeners.push(listener)
-    return () => this.listeners.splice(this.listeners.indexOf(listener), 1)
-  }
-
-  close(): void {
-    this.socket.close()
-  }
-}
 
 /** One worker's heap snapshot, through the main target's session: its chunks joined. */
 async function snapshotWorker(cdp: Cdp, worker: WorkerTarget): Promise<string> {
   const chunks: string[] = []
-  const id = 1_000_000 + Math.floor(Math.random() * 1_000_000)
-  const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      off()
-      reject(new Error(`worker ${worker.workerId}: no snapshot within ${SNAPSHOT_TIMEOUT_MS} ms`))
-    }, SNAPSHOT_TIMEOUT_MS)
-    const off = cdp.on((m) => {
-      if (m.method !== 'NodeWorker.receivedMessageFromWorker' || m.params?.sessionId !== worker.sessionId) return
-      const inner = JSON.parse(String(m.params.message)) as CdpMessage
-      if (inner.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(String(inner.params?.chunk))
-      else if (inner.id === id) {
-        clearTimeout(timer)
-        off()
-        if (inner.error !== undefined) reject(new Error(inner.error.message))
-        else resolve()
-      }
-    })
+  await cdp.sendToWorker(worker, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false }, SNAPSHOT_TIMEOUT_MS, (m) => {
+    if (m.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(String(m.params?.chunk))
   })
-  await cdp.send('NodeWorker.sendMessageToWorker', { sessionId: worker.sessionId, message: JSON.stringify({ id, method: 'HeapProfiler.takeHeapSnapshot', params: { reportProgress: false } }) })
-  await done
   return chunks.join('')
 }
 
-const url = await findInspector()
+const url = await findInspector(logFile)
 const foundAt = Date.now()
 console.log(`[probe] inspector ${url}`)
 const cdp = await Cdp.open(url)
-const workers = new Map<string, WorkerTarget>()
-cdp.on((m) => {
-  if (m.method === 'NodeWorker.attachedToWorker') {
-    const info = m.params?.workerInfo as { workerId: string; title: string }
-    const target = { sessionId: String(m.params?.sessionId), workerId: info.workerId, title: info.title }
-    workers.set(target.sessionId, target)
-    console.log(`[probe] attached to worker ${target.workerId} (${target.title})`)
-  } else if (m.method === 'NodeWorker.detachedFromWorker') {
-    const gone = workers.get(String(m.params?.sessionId))
-    workers.delete(String(m.params?.sessionId))
-    if (gone !== undefined) console.log(`[probe] worker ${gone.workerId} detached`)
-  }
-})
-await cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: false })
+const workers = await cdp.attachWorkers((line) => console.log(`[probe] ${line}`))
 
 for (const at of atSeconds) {
   const wait = foundAt + at * 1000 - Date.now()
