@@ -313,6 +313,35 @@ const SQL = {
   settings: "SELECT current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
 } as const
 
+/**
+ * The statements every acknowledgement, lifecycle write and head runs, as named (prepared)
+ * statements: PostgreSQL parses, analyzes and plans each once per connection, then only binds and
+ * executes it. pg sends an unnamed statement (the default) through the extended protocol's Parse at
+ * every call, so the server parsed and planned these multi-CTE statements again for every group of
+ * new submissions and every lifecycle append: per-statement CPU that grows with the statements per
+ * answer, which doubles with two replicas (each groups only its own requests; issue 14, BENCHMARKS.md
+ * h15-pg). The names are this module's: a connection prepares each at its first use (pg keeps
+ * which it has parsed per connection, and a new connection, after a lost one, prepares again).
+ *
+ * Generic plans: after five runs PostgreSQL keeps a generic plan of each (plan_cache_mode auto;
+ * pg_prepared_statements shows it); their parameters keep one meaning (an id, an owner or NULL), and
+ * a plan changes what a statement costs, never what it does. Reverted once (session 15) because the
+ * replicas' kill test failed with them; in session 16 the base commit failed that test the same way
+ * on the loaded machine (a replica behind the chain: every send refused as "not in the future"),
+ * and no error of these statements was found (BENCHMARKS.md h16-pg).
+ *
+ * Not `appendMany`: a prepared statement is planned generically after five runs (plan_cache_mode
+ * auto), and its generic plan cost PostgreSQL 0.068-0.073 CPU ms per lifecycle row against
+ * 0.024-0.027 planned per call (scripts/probe/pg-store-cost.ts, groups of hundreds): planned with
+ * the values, `$5 = false` removes the token search and the arrays' lengths size the joins.
+ */
+const PREPARED = {
+  insertMany: { name: 'submissions.insert-many', text: SQL.insertMany },
+  append: { name: 'submissions.append', text: SQL.append },
+  appendTerminal: { name: 'submissions.append-terminal', text: SQL.appendTerminal },
+  markSendHorizon: { name: 'submissions.mark-send-horizon', text: SQL.markSendHorizon },
+} as const satisfies Record<string, { name: string; text: string }>
+
 /** The events of one append: inserted once per append token, as one row (their JSON array), onto the row `target` yields. */
 function appendEventsFrom(target: string): string {
   return `already AS (
@@ -388,7 +417,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     return new TokenGroups<QueuedInsert>(
       async (group) => {
         const { rows } = await this.run('persist', (pool) =>
-          pool.query<{ token: string }>(SQL.insertMany, [
+          pool.query<{ token: string }>(PREPARED.insertMany, [
             group.map((i) => i.record.id),
             group.map((i) => i.record.kind),
             group.map((i) => i.record.hash),
@@ -565,8 +594,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
     if (terminal === undefined && (await this.appends.submit({ id, body, token, owner }))) return
     const { rows } = await this.run('append', (pool) =>
       terminal === undefined
-        ? pool.query<{ inserted: number; landed: boolean }>(SQL.append, [id, body, token, owner])
-        : pool.query<{ inserted: number; landed: boolean }>(SQL.appendTerminal, [id, body, token, owner, Math.max(0, Math.trunc(terminal.at))]),
+        ? pool.query<{ inserted: number; landed: boolean }>(PREPARED.append, [id, body, token, owner])
+        : pool.query<{ inserted: number; landed: boolean }>(PREPARED.appendTerminal, [id, body, token, owner, Math.max(0, Math.trunc(terminal.at))]),
     )
     let stored = rows[0].inserted > 0 || rows[0].landed
     if (!stored) {
@@ -654,7 +683,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     requireLeaseOwner(owner)
     if (typeof block !== 'bigint' || block < 0n) throw new TypeError(`send horizon must be a non-negative bigint, got ${String(block)}`)
     // on the pool (synchronous commit): the sends it covers go out once it returns
-    const { rows } = await this.run('append', (pool) => pool.query<{ marked: boolean }>(SQL.markSendHorizon, [owner, block.toString()]))
+    const { rows } = await this.run('append', (pool) => pool.query<{ marked: boolean }>(PREPARED.markSendHorizon, [owner, block.toString()]))
     return rows[0].marked
   }
 

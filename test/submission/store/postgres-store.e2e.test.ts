@@ -62,6 +62,25 @@ function countStatements(store: PostgresSubmissionStore): { count: number } {
   return counter
 }
 
+/** the SQL of a pool.query call's first argument: its text, or a named statement's (a QueryConfig) */
+function statementText(first: unknown): string {
+  return typeof first === 'string' ? first : String((first as { text?: unknown }).text)
+}
+
+/** what `store`'s pools are asked from now on: each query's name (undefined: an unnamed statement) and text */
+function recordStatements(store: PostgresSubmissionStore): Array<{ name: string | undefined; text: string }> {
+  const seen: Array<{ name: string | undefined; text: string }> = []
+  for (const pool of new Set(Object.values(poolsOf(store)))) {
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown
+    ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      const name = typeof args[0] === 'object' && args[0] !== null ? (args[0] as { name?: string }).name : undefined
+      seen.push({ name, text: statementText(args[0]) })
+      return query(...args)
+    }
+  }
+  return seen
+}
+
 async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
   await client.connect()
@@ -265,6 +284,39 @@ describe('PostgresSubmissionStore lifecycle commits and lease takeovers', () => 
   })
 })
 
+describe('PostgresSubmissionStore prepared statements', () => {
+  it("the statements of every acknowledgement, lifecycle append and head are named: prepared once per connection, then run by name (the server plans them once, not at every call); they store what they stored unnamed", async () => {
+    const store = newStore({ leaseMs: 5_000, poolSize: 3, insertsInFlight: 1 })
+    await store.open()
+    const seen = recordStatements(store)
+    const created = await Promise.all(Array.from({ length: 8 }, async (_, i) => store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(900 + i) }, { leaseOwner: 'a' })))
+    for (const { record } of created) await store.append(record.id, [{ type: 'simulated', at: 1, success: true }], { leaseOwner: 'a' })
+    await store.leases.renew('a', created.map((c) => c.record.id))
+    expect(await store.leases.markSendHorizon('a', 7n)).toBe(true)
+    await store.append(created[0].record.id, [{ type: 'expired', at: Date.now(), lastBlock: 1n, reason: 'test' }], { leaseOwner: 'a' })
+    const named = (fragment: string) => seen.filter((s) => s.text.includes(fragment))
+    const inserts = named('INSERT INTO submissions (id, kind, hash')
+    expect(inserts.length).toBeGreaterThan(0)
+    expect(new Set(inserts.map((s) => s.name))).toEqual(new Set(['submissions.insert-many']))
+    expect(new Set(named('INSERT INTO send_horizons').map((s) => s.name))).toEqual(new Set(['submissions.mark-send-horizon']))
+    expect(new Set(named('UPDATE submissions SET finished_at = $5').map((s) => s.name))).toEqual(new Set(['submissions.append-terminal']))
+    // the grouped appends stay unnamed: planned with their values (see PREPARED in postgres-store.ts)
+    expect(named('FROM accepted a').map((s) => s.name)).toEqual(Array(named('FROM accepted a').length).fill(undefined))
+    // prepared on the server, by the connections that ran them
+    const prepared = await Promise.all(Array.from({ length: 3 }, () => poolsOf(store).pool.connect()))
+    try {
+      const names = new Set<string>()
+      for (const client of prepared) for (const row of (await client.query<{ name: string }>('SELECT name FROM pg_prepared_statements')).rows) names.add(row.name)
+      expect(names).toContain('submissions.insert-many')
+    } finally {
+      for (const client of prepared) client.release()
+    }
+    const reread = await newStore().open().then(() => stores[stores.length - 1].get(created[0].record.id))
+    expect(reread?.events.map((e) => e.type)).toEqual(['received', 'simulated', 'expired'])
+    expect((await stores[stores.length - 1].get(created[1].record.id))?.events.map((e) => e.type)).toEqual(['received', 'simulated'])
+  })
+})
+
 describe('PostgresSubmissionStore send horizons', () => {
   it('a send horizon is marked only while its owner has a live heartbeat (its renewal, also with nothing held): no claim can take its submissions meanwhile', async () => {
     const store = newStore({ leaseMs: 400 })
@@ -424,7 +476,7 @@ describe('PostgresSubmissionStore grouped appends', () => {
     for (const [name, p] of [['pool', pool], ['lifecycle', lifecycle]] as const) {
       const query = p.query.bind(p) as (...args: unknown[]) => unknown
       ;(p as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-        texts[name].push(String(args[0]))
+        texts[name].push(statementText(args[0]))
         return query(...args)
       }
     }
