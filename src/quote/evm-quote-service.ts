@@ -19,7 +19,7 @@ import type { PlanRequest, RouteOutcome } from '../routing/routing-engine.ts'
 import type { SwapPlan } from '../routing/swap-plan.ts'
 import type { RoutedPlan } from '../routing/route-search.ts'
 import { EstimateRecord, estimatedExecutionBeatsExactPlan, exactExecutionIsBetter, planHasEstimatedHops } from './estimated-hops.ts'
-import { encodeSwapPlanCall } from './router-calldata.ts'
+import { encodeSwapPlanCallBytes } from './router-calldata.ts'
 import { QuoteFailedError, type QuoteRequest, type QuoteResult, type QuoteService, type QuoteServiceStats } from './types.ts'
 
 /** The route search, as the quote needs it (RoutingEngine implements it). */
@@ -234,8 +234,11 @@ export class EvmQuoteService implements QuoteService {
   }
 
   private async execute(state: SimulationState, taker: Address, recipient: Address | undefined, plan: SwapPlan, minAmountOut: bigint, deadline: bigint) {
-    const calldata = encodeSwapPlanCall({ plan, minAmountOut, recipient, deadline })
-    const result = await this.options.simulator.call(state, { from: taker, to: this.options.router, data: calldata })
+    // the EVM executes the bytes as written (not a hex string it would parse back); the answer has
+    // their hex, taken before the execution has them
+    const data = encodeSwapPlanCallBytes({ plan, minAmountOut, recipient, deadline })
+    const calldata = bytesToHexString(data)
+    const result = await this.options.simulator.call(state, { from: taker, to: this.options.router, data })
     if (result.status !== 'success') {
       throw new QuoteFailedError('SIMULATION_FAILED', `the route reverted when executed: ${result.revertReason ?? result.error ?? 'no reason'}`, {
         revertReason: result.revertReason ?? null,

@@ -16,6 +16,7 @@
  */
 import { toFunctionSelector, zeroAddress, type Abi, type AbiFunction } from 'viem'
 import artifact from '../contracts/artifacts/SwapPlanRouter.json' with { type: 'json' }
+import { bytesToHexString } from '../chain/quantity.ts'
 import type { Address, Hex } from '../chain/types.ts'
 import type { PoolProtocol } from '../pools/pools.ts'
 import { MAX_HOPS, type PlanHop, type SwapPlan } from '../routing/swap-plan.ts'
@@ -59,46 +60,68 @@ const MAX_UINT24 = (1 << 24) - 1
 
 /** swap's selector, from the artifact's ABI */
 const SWAP_SELECTOR = toFunctionSelector(SWAP_PLAN_ROUTER_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'swap')!)
+const SWAP_SELECTOR_BYTES = Uint8Array.from(Buffer.from(SWAP_SELECTOR.slice(2), 'hex'))
 /** the argument head: Plan (its offset), minAmountOut, recipient, deadline, postCallTarget, postCallData (its offset) */
 const HEAD_WORDS = 6
 /** a Hop is a static tuple of six words */
 const HOP_WORDS = 6
-const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/
+/** a leg's words before its hops: amountIn, the offset of hops, their count */
+const LEG_HEAD_WORDS = 3
 const HEX_BYTES_PATTERN = /^0x(?:[0-9a-fA-F]{2})*$/
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
+const MASK_64 = (1n << 64n) - 1n
 
 /**
- * The `swap` calldata for `params`; throws InvalidSwapPlanError when the router would reject the
- * plan. ABI-encoded here, word by word, rather than by viem's general encoder (it walks the ABI's
- * parameter tree and validates every value anew on every call: ~0.1-0.2 ms a quote); the result
- * is the same bytes (test/quote/router-calldata.test.ts compares them with viem's), in lowercase hex.
+ * The `swap` calldata for `params`, in lowercase hex; throws InvalidSwapPlanError when the router
+ * would reject the plan. The hex of encodeSwapPlanCallBytes (the quote service executes the bytes
+ * and answers the hex; test/quote/router-calldata.test.ts compares both with viem's encoder).
  */
 export function encodeSwapPlanCall(params: SwapPlanCallParams): Hex {
+  return bytesToHexString(encodeSwapPlanCallBytes(params))
+}
+
+/**
+ * The `swap` calldata for `params` as bytes; throws InvalidSwapPlanError when the router would
+ * reject the plan. ABI-encoded here, word by word, rather than by viem's general encoder (it walks
+ * the ABI's parameter tree and validates every value anew on every call: ~0.1-0.2 ms a quote), and
+ * written straight into the bytes the EVM executes: as a hex string of words it was ~17-20 us a
+ * plan, and its conversion back to bytes for the EVM (hexToBytesStrict's pattern over ~3 KB of
+ * hex) ~11-15 us more, per execution (sixteenth session, scripts/probe/calldata-cost.ts).
+ */
+export function encodeSwapPlanCallBytes(params: SwapPlanCallParams): Uint8Array {
   const { plan, minAmountOut, deadline, postCall } = params
   checkPlan(plan)
   checkUint256('minAmountOut', minAmountOut)
   checkUint256('deadline', deadline)
   const postData = postCall?.data ?? '0x'
   if (!HEX_BYTES_PATTERN.test(postData)) throw new InvalidSwapPlanError('postCall.data is not hex bytes')
+  const postBytes = (postData.length - 2) / 2
   // the Plan tuple: tokenIn, tokenOut, amountIn, the offset of legs (4 words on), then legs
-  const legs = encodeLegs(plan)
-  const planWords = 4 + legs.length / 64
-  const words = [
-    uintWord(BigInt(32 * HEAD_WORDS)),
-    uintWord(minAmountOut),
-    addressWord('recipient', params.recipient ?? zeroAddress),
-    uintWord(deadline),
-    addressWord('postCall.target', postCall?.target ?? zeroAddress),
-    uintWord(BigInt(32 * (HEAD_WORDS + planWords))),
-    addressWord('plan.tokenIn', plan.tokenIn),
-    addressWord('plan.tokenOut', plan.tokenOut),
-    uintWord(plan.amountIn),
-    uintWord(128n),
-    legs,
-    // bytes: its length, then the bytes padded to whole words
-    uintWord(BigInt((postData.length - 2) / 2)),
-    postData.slice(2).toLowerCase().padEnd(Math.ceil((postData.length - 2) / 64) * 64, '0'),
-  ]
-  return `${SWAP_SELECTOR}${words.join('')}`
+  const planWords = 4 + legsWords(plan)
+  const w = new WordWriter(SWAP_SELECTOR_BYTES.length + 32 * (HEAD_WORDS + planWords + 1 + Math.ceil(postBytes / 32)))
+  w.out.set(SWAP_SELECTOR_BYTES, 0)
+  w.small(32 * HEAD_WORDS)
+  w.uint(minAmountOut)
+  w.address('recipient', params.recipient ?? zeroAddress)
+  w.uint(deadline)
+  w.address('postCall.target', postCall?.target ?? zeroAddress)
+  w.small(32 * (HEAD_WORDS + planWords))
+  w.address('plan.tokenIn', plan.tokenIn)
+  w.address('plan.tokenOut', plan.tokenOut)
+  w.uint(plan.amountIn)
+  w.small(128)
+  writeLegs(w, plan)
+  // bytes: its length, then the bytes padded to whole words (the writer's array starts zeroed)
+  w.small(postBytes)
+  if (postBytes > 0) w.out.set(Buffer.from(postData.slice(2), 'hex'), w.at)
+  return w.out
+}
+
+/** Leg[]'s words: its length, an offset per leg, and each leg's head and hops */
+function legsWords(plan: SwapPlan): number {
+  let words = 1 + plan.legs.length
+  for (const leg of plan.legs) words += LEG_HEAD_WORDS + HOP_WORDS * leg.hops.length
+  return words
 }
 
 /**
@@ -106,42 +129,96 @@ export function encodeSwapPlanCall(params: SwapPlanCallParams): Hex {
  * (amountIn, the offset of hops: 2 words on, hops: their count, then HOP_WORDS words each). A V4
  * hop names the PoolManager; the router builds the key from the tokens, fee, spacing and hooks.
  */
-function encodeLegs(plan: SwapPlan): string {
-  const offsets: string[] = []
-  const bodies: string[] = []
+function writeLegs(w: WordWriter, plan: SwapPlan): void {
+  w.small(plan.legs.length)
   let offset = 32 * plan.legs.length
   for (const leg of plan.legs) {
-    offsets.push(uintWord(BigInt(offset)))
-    const words = [uintWord(leg.amountIn), uintWord(64n), uintWord(BigInt(leg.hops.length))]
-    for (const hop of leg.hops) {
-      words.push(
-        uintWord(BigInt(hop.v4?.nativeEth === true ? ROUTER_PROTOCOL_V4_NATIVE : ROUTER_PROTOCOL[hop.protocol])),
-        addressWord('hop.pool', hop.v4?.poolManager ?? hop.pool),
-        addressWord('hop.tokenOut', hop.tokenOut),
-        uintWord(BigInt(hop.fee)),
-        intWord(BigInt(hop.v4?.tickSpacing ?? 0)),
-        addressWord('hop.hooks', hop.v4?.hooks ?? zeroAddress),
-      )
-    }
-    bodies.push(words.join(''))
-    offset += 32 * (3 + HOP_WORDS * leg.hops.length)
+    w.small(offset)
+    offset += 32 * (LEG_HEAD_WORDS + HOP_WORDS * leg.hops.length)
   }
-  return `${uintWord(BigInt(plan.legs.length))}${offsets.join('')}${bodies.join('')}`
+  for (const leg of plan.legs) {
+    w.uint(leg.amountIn)
+    w.small(64)
+    w.small(leg.hops.length)
+    for (const hop of leg.hops) {
+      w.small(hop.v4?.nativeEth === true ? ROUTER_PROTOCOL_V4_NATIVE : ROUTER_PROTOCOL[hop.protocol])
+      w.address('hop.pool', hop.v4?.poolManager ?? hop.pool)
+      w.address('hop.tokenOut', hop.tokenOut)
+      w.small(hop.fee)
+      w.int(hop.v4?.tickSpacing ?? 0)
+      w.address('hop.hooks', hop.v4?.hooks ?? zeroAddress)
+    }
+  }
 }
 
-/** a uint (checked < 2^256 by the caller) as a word of hex */
-function uintWord(value: bigint): string {
-  return value.toString(16).padStart(64, '0')
+/** the value of a hex digit's char code; -1 for any other character */
+const HEX_DIGIT = new Int8Array(128).fill(-1)
+for (let c = 0; c < 10; c++) HEX_DIGIT[48 + c] = c
+for (let c = 0; c < 6; c++) HEX_DIGIT[65 + c] = HEX_DIGIT[97 + c] = 10 + c
+
+/** Words written one after another into calldata of a known length (zeroed: a word's leading zeros are not written). */
+class WordWriter {
+  readonly out: Uint8Array
+  private readonly view: DataView
+  /** where the next word starts */
+  at: number
+
+  constructor(length: number) {
+    this.out = new Uint8Array(length)
+    this.view = new DataView(this.out.buffer)
+    this.at = SWAP_SELECTOR_BYTES.length
+  }
+
+  /** a uint (checked < 2^256 by the caller), big-endian in its word */
+  uint(value: bigint): void {
+    if (value <= MAX_SAFE) {
+      this.small(Number(value))
+      return
+    }
+    // 64 bits at a time from the word's end
+    let v = value
+    for (let end = this.at + 24; v > 0n; end -= 8) {
+      this.view.setBigUint64(end, v & MASK_64)
+      v >>= 64n
+    }
+    this.at += 32
+  }
+
+  /** a non-negative safe integer (offsets, counts, protocol, fee), without a BigInt */
+  small(value: number): void {
+    let v = value
+    for (let i = this.at + 31; v > 0; i--) {
+      this.out[i] = v % 256
+      v = Math.floor(v / 256)
+    }
+    this.at += 32
+  }
+
+  /** an int (int24 here) as its word, two's complement */
+  int(value: number): void {
+    if (value >= 0) this.small(value)
+    else this.uint((1n << 256n) + BigInt(value))
+  }
+
+  /** 0x and 40 hex digits (either case), right-aligned in its word */
+  address(name: string, address: string): void {
+    if (address.length !== 42 || address.charCodeAt(0) !== 48 || address.charCodeAt(1) !== 120) throw notAnAddress(name, address)
+    for (let i = 0, o = this.at + 12; i < 20; i++, o++) {
+      const hi = hexDigit(address.charCodeAt(2 + 2 * i))
+      const lo = hexDigit(address.charCodeAt(3 + 2 * i))
+      if (hi < 0 || lo < 0) throw notAnAddress(name, address)
+      this.out[o] = (hi << 4) | lo
+    }
+    this.at += 32
+  }
 }
 
-/** an int (int24 here) as a word of hex, two's complement */
-function intWord(value: bigint): string {
-  return uintWord(value < 0n ? (1n << 256n) + value : value)
+function hexDigit(code: number): number {
+  return code < 128 ? HEX_DIGIT[code] : -1
 }
 
-function addressWord(name: string, address: string): string {
-  if (!ADDRESS_PATTERN.test(address)) throw new InvalidSwapPlanError(`${name} ${address} is not an address`)
-  return address.slice(2).toLowerCase().padStart(64, '0')
+function notAnAddress(name: string, address: string): InvalidSwapPlanError {
+  return new InvalidSwapPlanError(`${name} ${address} is not an address`)
 }
 
 function checkPlan(plan: SwapPlan): void {
@@ -178,7 +255,7 @@ function checkHop(hop: PlanHop, tokenIn: Address, leg: number, index: number): v
   }
   if (sameAddress(hop.tokenIn, hop.tokenOut)) throw new InvalidSwapPlanError(`leg ${leg} hop ${index} swaps ${hop.tokenIn} for itself`, where)
   // the contract swaps token0 -> token1 exactly when tokenIn is the lower address
-  if (hop.zeroForOne !== BigInt(hop.tokenIn) < BigInt(hop.tokenOut)) {
+  if (hop.zeroForOne !== addressBelow(hop.tokenIn, hop.tokenOut)) {
     throw new InvalidSwapPlanError(`leg ${leg} hop ${index}: zeroForOne ${hop.zeroForOne} disagrees with the token order`, where)
   }
   if (!Number.isInteger(hop.fee) || hop.fee < 0 || hop.fee > MAX_UINT24) throw new InvalidSwapPlanError(`leg ${leg} hop ${index}: fee ${hop.fee} is not a uint24`, where)
@@ -190,6 +267,15 @@ function checkHop(hop: PlanHop, tokenIn: Address, leg: number, index: number): v
 
 function checkUint256(name: string, value: bigint): void {
   if (value < 0n || value > MAX_UINT256) throw new InvalidSwapPlanError(`${name} ${value} is not a uint256`)
+}
+
+/**
+ * a < b as numbers. Two addresses of 40 digits compare as their lowercase strings (the digits sort
+ * before the letters in ASCII), without parsing two BigInts a hop; any other length as numbers.
+ */
+export function addressBelow(a: string, b: string): boolean {
+  if (a.length === 42 && b.length === 42) return a.toLowerCase() < b.toLowerCase()
+  return BigInt(a) < BigInt(b)
 }
 
 function sameAddress(a: string, b: string): boolean {

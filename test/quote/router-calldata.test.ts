@@ -3,9 +3,9 @@
  * the plan rules it checks before the contract would revert. (Execution on a real chain is in
  * test/contracts/swap-plan-router.anvil.test.ts.)
  */
-import { decodeFunctionData, encodeFunctionData, getAddress, toFunctionSelector, toFunctionSignature, zeroAddress, type AbiFunction, type Hex } from 'viem'
+import { decodeFunctionData, encodeFunctionData, getAddress, hexToBytes, toFunctionSelector, toFunctionSignature, zeroAddress, type AbiFunction, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { InvalidSwapPlanError, ROUTER_PROTOCOL, ROUTER_PROTOCOL_V4_NATIVE, SWAP_PLAN_ROUTER_ABI, encodeSwapPlanCall } from '../../src/quote/router-calldata.ts'
+import { InvalidSwapPlanError, ROUTER_PROTOCOL, ROUTER_PROTOCOL_V4_NATIVE, SWAP_PLAN_ROUTER_ABI, addressBelow, encodeSwapPlanCall, encodeSwapPlanCallBytes } from '../../src/quote/router-calldata.ts'
 import type { PlanHop, SwapPlan } from '../../src/routing/swap-plan.ts'
 import artifact from '../../src/contracts/artifacts/SwapPlanRouter.json' with { type: 'json' }
 
@@ -169,9 +169,110 @@ describe('encodeSwapPlanCall', () => {
         ],
       })
       expect(encodeSwapPlanCall(call)).toBe(expected.toLowerCase())
+      expect(encodeSwapPlanCallBytes(call)).toEqual(hexToBytes(expected))
     }
     expect(() => encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 0n, deadline: 1n, recipient: '0x1234' })).toThrow(/recipient 0x1234 is not an address/)
     expect(() => encodeSwapPlanCall({ plan: samplePlan(), minAmountOut: 0n, deadline: 1n, postCall: { target: C, data: '0xabc' } })).toThrow(/not hex bytes/)
+  })
+
+  it('writes the bytes viem writes for 500 random plans: amounts of every size (around 2^53, 2^64, 2^128, up to 2^256 - 1), addresses in any case, post calls', () => {
+    // a fixed-seed generator: the same plans every run
+    let seed = 0x2545f491
+    const next = () => {
+      seed ^= seed << 13
+      seed ^= seed >>> 17
+      seed ^= seed << 5
+      return seed >>> 0
+    }
+    const pick = <T,>(xs: readonly T[]): T => xs[next() % xs.length]!
+    const bits = [1, 8, 31, 32, 52, 53, 54, 63, 64, 65, 96, 127, 128, 129, 200, 255, 256]
+    const amount = (): bigint => {
+      const b = pick(bits)
+      let v = 0n
+      for (let i = 0; i < b; i += 32) v = (v << 32n) | BigInt(next())
+      v &= (1n << BigInt(b)) - 1n
+      return v === 0n ? 1n : v
+    }
+    const address = (): Hex => {
+      let hex = ''
+      for (let i = 0; i < 5; i++) hex += next().toString(16).padStart(8, '0')
+      const cased = [...hex].map((c) => (next() % 2 === 0 ? c.toUpperCase() : c)).join('')
+      return `0x${cased}`
+    }
+    for (let n = 0; n < 500; n++) {
+      const tokenIn = address()
+      const tokenOut = address()
+      const legs = Array.from({ length: 1 + (next() % 4) }, () => {
+        const mids = Array.from({ length: next() % 3 }, address)
+        const tokens = [tokenIn, ...mids, tokenOut]
+        const hops = tokens.slice(1).map((out, i): PlanHop => {
+          const protocol = pick(['uniswap-v2', 'uniswap-v3', 'uniswap-v4'] as const)
+          const h = hop(protocol, address(), tokens[i]!, out, next() % 2 ** 24)
+          return protocol === 'uniswap-v4' ? { ...h, v4: { poolManager: address(), tickSpacing: 1 + (next() % 32_767), hooks: next() % 2 === 0 ? address() : undefined, nativeEth: next() % 3 === 0 } } : h
+        })
+        return { amountIn: amount() >> 3n || 1n, expectedAmountOut: 0n, hops }
+      })
+      const plan: SwapPlan = { tokenIn, tokenOut, amountIn: legs.reduce((a, l) => a + l.amountIn, 0n), expectedAmountOut: 0n, legs }
+      const postBytes = next() % 5 === 0 ? next() % 70 : 0
+      const call = {
+        plan,
+        minAmountOut: amount(),
+        deadline: amount(),
+        recipient: next() % 2 === 0 ? address() : undefined,
+        postCall: postBytes > 0 ? { target: address(), data: `0x${Array.from({ length: postBytes }, () => (next() % 256).toString(16).padStart(2, '0')).join('')}` as Hex } : undefined,
+      }
+      // viem refuses a mixed-case address whose checksum is wrong: it is given them in lowercase
+      const lc = (a: string | undefined) => a?.toLowerCase() as Hex | undefined
+      const expected = encodeFunctionData({
+        abi: SWAP_PLAN_ROUTER_ABI,
+        functionName: 'swap',
+        args: [
+          {
+            tokenIn: lc(plan.tokenIn)!,
+            tokenOut: lc(plan.tokenOut)!,
+            amountIn: plan.amountIn,
+            legs: plan.legs.map((l) => ({
+              amountIn: l.amountIn,
+              hops: l.hops.map((h) => ({
+                protocol: h.v4?.nativeEth === true ? ROUTER_PROTOCOL_V4_NATIVE : ROUTER_PROTOCOL[h.protocol],
+                pool: lc(h.v4?.poolManager ?? h.pool)!,
+                tokenOut: lc(h.tokenOut)!,
+                fee: h.fee,
+                tickSpacing: h.v4?.tickSpacing ?? 0,
+                hooks: lc(h.v4?.hooks) ?? zeroAddress,
+              })),
+            })),
+          },
+          call.minAmountOut,
+          lc(call.recipient) ?? zeroAddress,
+          call.deadline,
+          lc(call.postCall?.target) ?? zeroAddress,
+          call.postCall?.data ?? '0x',
+        ],
+      })
+      // compared as hex: toEqual walks a typed array element by element
+      expect(Buffer.from(encodeSwapPlanCallBytes(call)).toString('hex')).toBe(expected.slice(2).toLowerCase())
+      expect(encodeSwapPlanCall(call)).toBe(expected.toLowerCase())
+    }
+  })
+
+  it('orders addresses as numbers in any case (the zeroForOne check), and refuses an address with a character that is not a hex digit', () => {
+    const pairs: Array<[string, string]> = [
+      [A, B],
+      [B, A],
+      [A, A],
+      ['0x00000000000000000000000000000000000000a0', '0x00000000000000000000000000000000000000A1'],
+      ['0x9fffffffffffffffffffffffffffffffffffffff', '0xa000000000000000000000000000000000000000'],
+      ['0xA000000000000000000000000000000000000000', '0x9fffffffffffffffffffffffffffffffffffffff'],
+      ['0xabcdef0000000000000000000000000000000000', '0xABCDEF0000000000000000000000000000000001'],
+      ['0x12', '0x0000000000000000000000000000000000000013'],
+    ]
+    for (const [a, b] of pairs) expect(addressBelow(a, b)).toBe(BigInt(a) < BigInt(b))
+    for (const bad of ['0x100000000000000000000000000000000000000g', '0x10000000000000000000000000000000000000 1', '0x1000000000000000000000000000000000000é1', `0X${A.slice(2)}`]) {
+      const p = samplePlan()
+      p.legs[0]!.hops[0]!.pool = bad as Hex
+      expect(() => encodeSwapPlanCallBytes({ plan: p, minAmountOut: 0n, deadline: 1n })).toThrow(new RegExp(`hop.pool ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not an address`))
+    }
   })
 
   describe('refuses plans the router would revert on', () => {

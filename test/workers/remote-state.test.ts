@@ -17,6 +17,7 @@ import type { Hex, StateReader } from '../../src/chain/types.ts'
 import { commonForChain } from '../../src/evm/chain-config.ts'
 import { Simulator } from '../../src/evm/simulator.ts'
 import { RemoteChainSource } from '../../src/workers/remote-chain-source.ts'
+import { createCodeInterner, RemoteStateReader } from '../../src/workers/remote-state-reader.ts'
 import { StateHost } from '../../src/workers/state-host.ts'
 import { StateRequester } from '../../src/workers/state-requester.ts'
 import { WorkerLink } from '../../src/workers/worker-link.ts'
@@ -236,6 +237,41 @@ describe('RemoteStateReader over a MessageChannel', () => {
     expect(seen).toEqual([1n])
     expect(remote.latest().block.number).toBe(1n)
     expect(remote.latest().block.transactionHashes).toBeUndefined()
+  })
+
+  it('a slot read again at a block is the L1\'s own answer, counted as a hit, in any order and any case of the address (the slot index)', async () => {
+    const { local, remote: r } = pinnedReader()
+    const slots = Array.from({ length: 13 }, (_, i) => BigInt(i))
+    for (const slot of slots) expect(await r.getStorage(PAIR, slot)).toBe(await local.getStorage(PAIR, slot))
+    const reads = requester.stats().reads
+    const reader = r as RemoteStateReader
+    const hits = reader.l1Hits
+    for (const slot of [...slots].reverse()) expect(await r.getStorage(PAIR, slot)).toBe(await local.getStorage(PAIR, slot))
+    const upper = `0x${PAIR.slice(2).toUpperCase()}` as Hex
+    for (const slot of slots) expect(await r.getStorage(upper, slot)).toBe(await local.getStorage(PAIR, slot))
+    expect(reader.l1Hits - hits).toBe(2 * slots.length)
+    expect(requester.stats().reads).toBe(reads)
+    expect(r.getStorage(PAIR, 3n)).toBe(r.getStorage(PAIR, 3n))
+  })
+
+  it('the slot index keeps at most its bound, then starts again; the L1 still answers what it dropped', async () => {
+    const { local } = pinnedReader()
+    const reader = new RemoteStateReader(local.block, requester, createCodeInterner(1024), 4)
+    const slots = Array.from({ length: 6 }, (_, i) => BigInt(i))
+    for (const slot of slots) await reader.getStorage(PAIR, slot)
+    expect(reader.indexedSlots).toBe(2)
+    for (const slot of slots) expect(await reader.getStorage(PAIR, slot)).toBe(await local.getStorage(PAIR, slot))
+    expect(reader.indexedSlots).toBeLessThanOrEqual(4)
+    expect(requester.stats().reads).toBe(slots.length)
+  })
+
+  it('a failed storage read is asked again, not answered from the slot index', async () => {
+    const unknown = { ...chain.latest().block, hash: `0x${'cd'.repeat(32)}` as Hex }
+    const reader = await remote.runAt(unknown, async () => remote.latest())
+    await expect(reader.getStorage(PAIR, 1n)).rejects.toThrow(/is no longer readable by workers/)
+    const reads = requester.stats().reads
+    await expect(reader.getStorage(PAIR, 1n)).rejects.toThrow(/is no longer readable by workers/)
+    expect(requester.stats().reads).toBe(reads + 1)
   })
 
   it('a block the main thread no longer keeps for workers: the read fails, saying so', async () => {
