@@ -423,31 +423,6 @@ describe('Dispatcher: private transactions', () => {
     expect(h.dispatcher.stats().plans).toBe(2)
   })
 
-  it("beyond the planning budget, a submission's no-backrun is written with its user's send, not in a write of its own", async () => {
-    const store = await openStore()
-    const appends: Array<{ id: string; types: string[] }> = []
-    const append = store.append.bind(store)
-    store.append = (id, events, options) => {
-      appends.push({ id, types: events.map((e) => e.type) })
-      return append(id, events, options)
-    }
-    const h = await harness({ relays: [{ name: 'a' }], store, dispatcher: { maxPlansPerBlock: 1 } })
-    const records = []
-    for (const rawTx of await Promise.all([75, 76, 77].map((n) => userTx(n)))) records.push((await h.dispatcher.accept({ kind: 'private-tx', partnerId: 'alpha', rawTx })).record)
-    await h.dispatcher.whenIdle()
-    expect(h.planner.calls).toHaveLength(1)
-    const refused = []
-    for (const { id } of records) {
-      const reason = summarizeLifecycle(await h.events(id)).noBackrunReason
-      if (reason === undefined) continue
-      expect(reason).toMatch(/planning budget of block 101 \(1 plans\) is spent/)
-      refused.push(id)
-      // its writes: the send's announcement with the refusal, then the relay's answer
-      expect(appends.filter((a) => a.id === id).map((a) => a.types)).toEqual([['targeting', 'simulated', 'no-backrun', 'relay-sending'], ['relay-result']])
-    }
-    expect(refused).toHaveLength(2)
-  })
-
   it('re-simulates and re-sends at most maxSimulationsPerBlock open submissions per block; new ones always go out', async () => {
     let calls = 0
     const h = await harness({ relays: [{ name: 'a' }], planner: new FixedPlanner('none'), dispatcher: { maxSimulationsPerBlock: 1, simulate: async () => (calls++, { success: true }) } })

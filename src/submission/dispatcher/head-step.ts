@@ -125,15 +125,6 @@ export class HeadStep {
         return
       }
     }
-    // no plan can start for this block any more: its no-backrun goes out in the user's send's write
-    // (replanning.ts, budgetRefusal), not in a write of a plan of its own
-    if (record.kind !== 'notify' && task.plannedFor !== target && planParts.length > 0 && task.planning === undefined && task.decodeChecked) {
-      const refusal = parts.replanning.budgetRefusal(target)
-      if (refusal !== undefined) {
-        task.plannedFor = target
-        events.push(refusal)
-      }
-    }
     if (userParts.length > 0) {
       await parts.sends.send(task, userParts, userBundle(record, target), target, events)
       events = []

@@ -19,9 +19,4 @@ export class PerBlockBudget {
     this.used++
     return true
   }
-
-  /** Whether `block`'s `max` units are all spent already (takes none). */
-  spent(block: bigint): boolean {
-    return this.block === block && this.used >= this.max
-  }
 }

@@ -11,7 +11,7 @@ import { errorText } from '../../primitives/error-text.ts'
 import { decodeSignedTransaction, type DecodeTransactionOptions, type DecodedTransaction } from '../../tx/decode-transaction.ts'
 import type { BackrunPlanner, HeadInfo, SimulationReport, SubmissionSimulator } from '../dispatcher-ports.ts'
 import { Limiter } from '../limiter.ts'
-import type { LifecycleEvent, NoBackrunEvent, SimulatedEvent, SubmissionId, TerminalEvent } from '../types.ts'
+import type { LifecycleEvent, SimulatedEvent, SubmissionId, TerminalEvent } from '../types.ts'
 import { headMoved, type DispatchContext } from './context.ts'
 import { includedEvent, type InclusionWatch } from './inclusion.ts'
 import { PerBlockBudget } from './per-block-budget.ts'
@@ -127,7 +127,7 @@ export class Replanning {
     // a bounded amount of backrun search per block: at most as many backruns can go out as there
     // are searcher keys, and every plan is CPU (here or in a worker)
     if (!this.planBudget.spend(target)) {
-      events.push(this.budgetSpentEvent(target))
+      events.push({ type: 'no-backrun', at: this.ctx.now(), reason: `the backrun planning budget of block ${target} (${this.planBudget.max} plans) is spent; planned again at the next head`, block: target })
       return true
     }
     // the simulation of this head, taken now: the next head's step replaces it while this plan runs
@@ -198,21 +198,6 @@ export class Replanning {
       return !stale()
     }
     return true
-  }
-
-  /**
-   * The `no-backrun` event of a submission that no plan can start for in `target`, when that
-   * block's planning budget is spent already (takes nothing of it), else undefined. The head step
-   * records it with the user's own send: at 200 submissions/s nearly every submission is beyond the
-   * 32 plans of its block, and a plan started only to find the budget spent cost each of them a
-   * lifecycle write of its own, an abort controller and a turn of the event loop.
-   */
-  budgetRefusal(target: bigint): NoBackrunEvent | undefined {
-    return this.planBudget.spent(target) ? this.budgetSpentEvent(target) : undefined
-  }
-
-  private budgetSpentEvent(target: bigint): NoBackrunEvent {
-    return { type: 'no-backrun', at: this.ctx.now(), reason: `the backrun planning budget of block ${target} (${this.planBudget.max} plans) is spent; planned again at the next head`, block: target }
   }
 
   /**

@@ -16,12 +16,4 @@ describe('PerBlockBudget', () => {
     expect(budget.spend(5n)).toBe(true)
     expect(budget.spend(5n)).toBe(false)
   })
-
-  it('tells whether a block is spent without taking a unit of it', () => {
-    const budget = new PerBlockBudget(1)
-    expect(budget.spent(7n)).toBe(false)
-    expect(budget.spend(7n)).toBe(true)
-    expect([budget.spent(7n), budget.spent(8n)]).toEqual([true, false])
-    expect(budget.spend(8n)).toBe(true)
-  })
 })
