@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -19,8 +20,9 @@ afterEach(async () => {
 async function server(handler: Parameters<typeof createServer>[1]): Promise<string> {
   const s: Server = createServer(handler)
   await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
-  closers.push(() => new Promise<void>((resolve) => s.close(() => resolve())) as Promise<void>)
+  // connections first: close() waits for them, and a test may leave one unanswered
   closers.push(() => void s.closeAllConnections())
+  closers.push(() => new Promise<void>((resolve) => s.close(() => resolve())) as Promise<void>)
   return `http://127.0.0.1:${(s.address() as AddressInfo).port}/`
 }
 
@@ -72,6 +74,38 @@ describe('a relay client over its keep-alive connections (relay-http.ts)', () =>
     http.close()
     const closed = new RelayClient({ name: 'gone', url: 'http://127.0.0.1:1/', maxAttempts: 1 }, key)
     expect((await rejectionOf(closed.sendBundle({ entries: [{ tx: await userTx(0) }], blockNumber: 1n }), RelayError)).reason).toBe('network')
+  })
+
+  it('an abort destroys the request at once, one already aborted sends nothing, and a request done leaves no listener on its signal', async () => {
+    let received = 0
+    const url = await server((req, res) => {
+      received++
+      req.resume()
+      // the first request is never answered; the others are
+      if (received > 1) req.on('end', () => res.end('{"jsonrpc":"2.0","id":1,"result":null}'))
+    })
+    const http = keepAliveHttp(url, { maxSockets: 2, maxAnswerBytes: 1024 })
+    closers.push(() => http.close())
+    const init = (signal: AbortSignal) => ({ method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: '{}', signal })
+    const stalled = new AbortController()
+    const pending = http.fetch(url, init(stalled.signal))
+    while (received === 0) await new Promise((r) => setTimeout(r, 5))
+    const reason = new Error('block built')
+    stalled.abort(reason)
+    const notAborted = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still waiting 2 s after the abort')), 2_000))
+    const error = await rejectionOf(Promise.race([pending, notAborted]), Error)
+    expect(error.name).toBe('AbortError')
+    expect(error.cause).toBe(reason)
+    expect(getEventListeners(stalled.signal, 'abort')).toHaveLength(0)
+
+    const before = new AbortController()
+    before.abort(reason)
+    expect((await rejectionOf(http.fetch(url, init(before.signal)), Error)).name).toBe('AbortError')
+    expect(received).toBe(1)
+
+    const kept = new AbortController()
+    expect((await http.fetch(url, init(kept.signal))).status).toBe(200)
+    expect(getEventListeners(kept.signal, 'abort')).toHaveLength(0)
   })
 
   it('maxAnswerBytes must be a positive integer', () => {
