@@ -232,9 +232,19 @@ describe('RpcInclusionChecker', () => {
     expect(await checker.blockTransactions(6n)).toEqual([h(1)])
   })
 
+  it('reads answers through its own keep-alive client, bounded in size: a larger answer fails as a network error', async () => {
+    // 40 hashes: ~2.8 KB of JSON. globalThis.fetch has no such bound, so this fails if the checker fell back to it
+    const hashes = Array.from({ length: 40 }, (_, i) => h(100 + i))
+    node.blocks.set(20n, hashes)
+    await expect(fast({ maxAnswerBytes: 1024, maxAttempts: 2 }).blockTransactions(20n)).rejects.toMatchObject({ name: 'InclusionCheckError', reason: 'network', attempts: 2 })
+    expect(await fast().blockTransactions(20n)).toEqual(hashes)
+    expect(await fast({ maxAnswerBytes: 4096 }).blockTransactions(20n)).toEqual(hashes)
+  })
+
   it('refuses a bad configuration', () => {
     expect(() => new RpcInclusionChecker({ url: 'ftp://x' })).toThrow(TypeError)
     expect(() => new RpcInclusionChecker({ url: 'not a url' })).toThrow(TypeError)
     expect(() => new RpcInclusionChecker({ url: node.url, timeoutMs: 0 })).toThrow(RangeError)
+    expect(() => new RpcInclusionChecker({ url: node.url, maxAnswerBytes: 0 })).toThrow(RangeError)
   })
 })
