@@ -16,7 +16,6 @@
  * (the main thread's profile is the one whose name holds the lowest thread number).
  * Last line: one JSON object.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,45 +25,13 @@ import { decodeSignedTransaction } from '../../src/tx/index.ts'
 import { threadCpuPer } from '../../test/support/thread-cpu.ts'
 import { startThreadCpuWindow } from '../lib/process-cpu.ts'
 import { signSwaps } from '../lib/submit-load.ts'
+import { recordingRelayProcess } from '../lib/recording-relay.ts'
 
 const RATE = Number(process.env.PROBE_RATE ?? 100)
 const SECONDS = Number(process.env.PROBE_SECONDS ?? 8)
 const HEADS = Number(process.env.PROBE_HEADS ?? 2)
 const WORKERS = Number(process.env.PROBE_WORKERS ?? 2)
 const WARM = 20
-
-/** the recording relay in a process of its own: counts bundles (and those with a backrun), answers each as accepted */
-const RELAY_SOURCE = `
-import { createServer } from 'node:http'
-let received = 0, withBackrun = 0
-const server = createServer((req, res) => {
-  if (req.method === 'GET') { res.end(JSON.stringify({ received, withBackrun })); return }
-  let body = ''
-  req.on('data', (c) => (body += c))
-  req.on('end', () => {
-    received++
-    let id = null
-    try { const r = JSON.parse(body); id = r.id ?? null; if ((r.params?.[0]?.txs?.length ?? 0) > 1) withBackrun++ } catch {}
-    res.setHeader('content-type', 'application/json')
-    res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { bundleHash: '0x' + '00'.repeat(32) } }))
-  })
-})
-server.listen(0, '127.0.0.1', () => console.log(server.address().port))
-`
-
-async function startRelay(): Promise<{ url: string; counts: () => Promise<{ received: number; withBackrun: number }>; stop: () => void }> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', RELAY_SOURCE], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
-    child.once('exit', (code) => reject(new Error(`relay exited ${code}`)))
-  })
-  const url = `http://127.0.0.1:${port}`
-  return {
-    url,
-    counts: async () => (await (await fetch(url, { signal: AbortSignal.timeout(10_000) })).json()) as { received: number; withBackrun: number },
-    stop: () => child.kill(),
-  }
-}
 
 interface GcWindow {
   pauses: number
@@ -96,7 +63,7 @@ const round = (n: number): number => Math.round(n * 1000) / 1000
 const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
 
 async function main(): Promise<void> {
-  const relay = await startRelay()
+  const relay = await recordingRelayProcess()
   const dataDir = mkdtempSync(join(tmpdir(), 'probe-dispatch-'))
   const node = await startNode({
     ...process.env,
