@@ -13,7 +13,8 @@
  * (EDR with the devnet took ~700 MB more); its return data must equal ours. tevm is not installed
  * (no dependency is added for a benchmark): reported as skipped.
  *
- * Options (environment): BENCH_ITERATIONS (default 400), BENCH_WARMUP (default 50).
+ * Options (environment): BENCH_ITERATIONS (default 400), BENCH_WARMUP (default 50),
+ * BENCH_SIM_EDR_MIMALLOC_PURGE_DELAY (default -1: see EDR_MIMALLOC_PURGE_DELAY).
  */
 import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -71,10 +72,12 @@ const swaps: Record<'v2' | 'v3', CallRequest> = {
   },
 }
 
-async function time(fn: () => Promise<unknown>): Promise<number[]> {
+/** Times `fn` ITERATIONS times after WARMUP calls; `between` runs untimed before each timed call. */
+async function time(fn: () => Promise<unknown>, between?: () => void): Promise<number[]> {
   for (let i = 0; i < WARMUP; i++) await fn()
   const out: number[] = []
   for (let i = 0; i < ITERATIONS; i++) {
+    between?.()
     const t = performance.now()
     await fn()
     out.push(performance.now() - t)
@@ -165,6 +168,19 @@ async function startEdr(genesisPath: string): Promise<{ call: PeerCall } | { ski
 }
 const mb = (bytes: number) => Math.round(bytes / 1_048_576)
 
+/**
+ * A V8 collection every EDR_GC_EVERY timed calls of the EDR peer, outside the timed region: an
+ * answer holds its call's traces (~1 MB native) until V8 collects it, and V8 sees only a small
+ * object, so without it the peer's native memory grows between collections and every call pays
+ * for fresh pages (see EDR_MIMALLOC_PURGE_DELAY). It favours the peer, never ours.
+ */
+const EDR_GC_EVERY = 10
+let edrCalls = 0
+function collectEdrAnswers(): void {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc !== undefined && ++edrCalls % EDR_GC_EVERY === 0) gc()
+}
+
 /** The EDR peer process: EDR started, then each swap it is sent checked and timed in this process. */
 async function serveEdrPeer(): Promise<void> {
   const edr = await startEdr(GENESIS)
@@ -174,7 +190,7 @@ async function serveEdrPeer(): Promise<void> {
     const answer = async (): Promise<PeerAnswer> => {
       try {
         const output = await edr.call(ask.request)
-        return { output, samples: await time(() => edr.call(ask.request)) }
+        return { output, samples: await time(() => edr.call(ask.request), collectEdrAnswers) }
       } catch (err) {
         return { error: (err as Error).message }
       }
@@ -183,9 +199,21 @@ async function serveEdrPeer(): Promise<void> {
   })
 }
 
+/**
+ * EDR's allocator (mimalloc) setting for its peer process. Each EDR eth_call collects its traces
+ * (~1 MB of native memory, held by the answer until V8 collects it); with mimalloc's default purge
+ * delay that memory goes back to the kernel and the next calls fault in fresh zeroed pages: in a
+ * perf profile of the peer, more than half its time was the kernel zeroing huge pages
+ * (clear_page_erms under mi_page_free_list_extend), its V3 call read 1-9 ms by phases, and the
+ * peer's RSS rose ~200 MB/s. `-1` (never purge) keeps the pages: the same call then reads
+ * 0.6-1.0 ms steadily. A peer is measured at its best; BENCH_SIM_EDR_MIMALLOC_PURGE_DELAY
+ * overrides it (an empty value leaves mimalloc's own default).
+ */
+const EDR_MIMALLOC_PURGE_DELAY = process.env.BENCH_SIM_EDR_MIMALLOC_PURGE_DELAY ?? '-1'
+
 /** The EDR peer in a child process (see the module comment), or why there is none. */
 async function startEdrPeer(): Promise<{ ask: (request: CallRequestJson) => Promise<{ output: Hex; samples: number[] }>; stop: () => void } | { skipped: string }> {
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_SIM_EDR_PEER: '1' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = fork(fileURLToPath(import.meta.url), [], { execArgv: [...process.execArgv, '--expose-gc'], env: { ...process.env, BENCH_SIM_EDR_PEER: '1', ...(EDR_MIMALLOC_PURGE_DELAY === '' ? {} : { MIMALLOC_PURGE_DELAY: EDR_MIMALLOC_PURGE_DELAY }) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const first = await new Promise<{ ready?: true; skipped?: string }>((resolve) => {
     child.once('message', (m) => resolve(m as { ready?: true; skipped?: string }))
     child.once('exit', (code) => resolve({ skipped: `the EDR peer process exited (${code})` }))
@@ -351,7 +379,7 @@ try {
       peers: {
         anvil: { transport: 'HTTP eth_call (loopback)', v3_ratio_p50: v3.ratio_p50, v2_ratio_p50: v2.ratio_p50 },
         ...('ask' in edr
-          ? { edr: { transport: 'in-process eth_call (request handler, state loaded directly)', v3_p50_ms: v3.edr_eth_call_p50_ms, v3_ratio_p50: v3.ratio_edr_p50, v2_ratio_p50: v2.ratio_edr_p50 } }
+          ? { edr: { transport: 'in-process eth_call (request handler, state loaded directly)', mimalloc_purge_delay: EDR_MIMALLOC_PURGE_DELAY === '' ? 'default' : EDR_MIMALLOC_PURGE_DELAY, v3_p50_ms: v3.edr_eth_call_p50_ms, v3_ratio_p50: v3.ratio_edr_p50, v2_ratio_p50: v2.ratio_edr_p50 } }
           : {}),
       },
       peers_skipped: { ...('skipped' in edr ? { edr: edr.skipped } : {}), tevm: 'not installed: no dependency is added for a benchmark' },
