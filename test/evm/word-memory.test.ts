@@ -59,6 +59,29 @@ describe('word-memory: readWord and writeWord', () => {
     }
   })
 
+  it('words of every bit length, 0 to 256 (each size class of writeWord and wordAt and its edges), over memory of 0xff bytes', () => {
+    const ours = memoryOf()
+    ours.extend = extendMemory
+    const stock = new Memory()
+    const dirty = new Uint8Array(64 * 1024).fill(0xff)
+    writeMemory.call(ours, 0, dirty.length, dirty)
+    stock.write(0, dirty.length, dirty)
+    let offset = 0
+    for (let bits = 0n; bits <= 256n; bits++) {
+      // 2^bits - 1 (all ones up to that length) and 2^bits (one bit at it), and one with a middle byte set
+      for (const word of [2n ** bits - 1n, 2n ** bits, 2n ** bits + 2n ** (bits / 2n)]) {
+        if (word >= 2n ** 256n) continue
+        offset += 37
+        writeWord(ours, offset, word)
+        stock.write(offset, 32, setLengthLeft(bigIntToBytes(word), 32))
+        expect(Buffer.from(ours._store.subarray(offset, offset + 32)).toString('hex'), `word 2^${bits} class`).toBe(Buffer.from(stock._store.subarray(offset, offset + 32)).toString('hex'))
+        expect(readWord(ours, offset), `word 2^${bits} class`).toBe(word)
+      }
+    }
+    // the bytes around the words as the stock memory has them (no write past a word's 32 bytes)
+    expect(Buffer.from(ours._store.subarray(0, offset + 64)).equals(Buffer.from(stock._store.subarray(0, offset + 64)))).toBe(true)
+  })
+
   it('a write below the high-water mark leaves it; one past it raises it to the end of the word', () => {
     const memory = memoryOf()
     memory.extend = extendMemory
