@@ -56,12 +56,18 @@ export function rememberingHopQuoter(): HopQuoter {
   }
 }
 
-/** amountIn through every hop in turn; undefined when a hop cannot take what it is given */
-export function quotePath(hops: readonly PathHop[], amountIn: bigint, quote: HopQuoter = quoteHop): PathQuote | undefined {
+/**
+ * amountIn through every hop in turn; undefined when a hop cannot take what it is given. The last
+ * hop is asked of `lastHop` (default `quote`): a search whose hop memo no other search reads
+ * quotes it directly (route-search.ts).
+ */
+export function quotePath(hops: readonly PathHop[], amountIn: bigint, quote: HopQuoter = quoteHop, lastHop: HopQuoter = quote): PathQuote | undefined {
   let amount = amountIn
   let ticksCrossed = 0
-  for (const hop of hops) {
-    const q = quote(hop.pool, hop.zeroForOne, amount)
+  const last = hops.length - 1
+  for (let i = 0; i <= last; i++) {
+    const hop = hops[i]
+    const q = (i === last ? lastHop : quote)(hop.pool, hop.zeroForOne, amount)
     if (q === undefined) return undefined
     amount = q.amountOut
     ticksCrossed += q.ticksCrossed

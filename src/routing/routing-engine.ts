@@ -118,8 +118,10 @@ export class RoutingEngine {
     const { loaded, exactPools } = await this.poolLoads(reader, request.tokenIn, request.tokenOut)
     const gasPriceWei = request.gasPriceWei ?? nextBaseFee(reader.block) ?? 0n
     const block = blockKey(reader)
-    if (request.exactPoolsOnly === true) return this.search(block, request, exactPools, gasPriceWei, rememberingHopQuoter())
-    const hopQuoter = rememberingHopQuoter()
+    // a search makes its own hop memo (route-search.ts: it then quotes last hops directly) unless a
+    // second search may read it: only where some pool is estimated can a plan need the exact pools' one
+    if (request.exactPoolsOnly === true) return this.search(block, request, exactPools, gasPriceWei, undefined)
+    const hopQuoter = exactPools.length < loaded.pools.length ? rememberingHopQuoter() : undefined
     const outcome = this.search(block, request, loaded.pools, gasPriceWei, hopQuoter)
     // the quote executes the exact pools' best plan beside a plan through an estimated pool: the
     // same snapshots and hop quotes serve it (its paths are a subset of the first search's)
@@ -127,7 +129,7 @@ export class RoutingEngine {
     return { ...outcome, exactPools: this.search(block, request, exactPools, gasPriceWei, hopQuoter) }
   }
 
-  private search(block: string, request: PlanRequest, pools: readonly PoolSnapshot[], gasPriceWei: bigint, hopQuoter: HopQuoter): RouteOutcome {
+  private search(block: string, request: PlanRequest, pools: readonly PoolSnapshot[], gasPriceWei: bigint, hopQuoter: HopQuoter | undefined): RouteOutcome {
     const tokenIn = request.tokenIn.toLowerCase() as Address
     const tokenOut = request.tokenOut.toLowerCase() as Address
     const weth = this.options.dex.weth.toLowerCase() as Address
@@ -144,7 +146,7 @@ export class RoutingEngine {
       pools,
       gasPriceWei,
       weth: this.options.dex.weth,
-      hopQuoter,
+      ...(hopQuoter === undefined ? {} : { hopQuoter }),
       ...(prepared === undefined ? {} : { prepared }),
     })
     if (plan !== undefined) return { kind: 'plan', plan }

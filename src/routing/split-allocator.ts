@@ -81,12 +81,17 @@ class LegMemo {
     return v ?? undefined
   }
 
-  /** the outcome at k parts (k >= 0) */
+  /**
+   * the outcome at k parts (k >= 0). Asked of the candidate, not of `at`: a multiple of the part is
+   * an amount `at` is asked only when it is the whole amount (no remainder), so its map would
+   * hold every multiple for at most one hit, a Map lookup and insert per part count (the route
+   * search's candidates keep their own memo per amount)
+   */
   atPart(k: number, part: bigint): LegOutcome | undefined {
     if (k === 0) return ZERO_OUTCOME
     let v = this.atParts[k]
     if (v === undefined) {
-      v = this.at(BigInt(k) * part) ?? null
+      v = this.candidate.evaluate(BigInt(k) * part) ?? null
       this.atParts[k] = v
     }
     return v ?? undefined

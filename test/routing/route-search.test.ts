@@ -222,6 +222,27 @@ describe('findBestPlan on the devnet', () => {
     }
   })
 
+  it('asks a given hop quoter every hop, last hops included (a second search reads what the first asked it)', async () => {
+    const pools = await poolsFor(tok('WETH'), tok('USDC'))
+    const asked = new Set<string>()
+    const hopQuoter: HopQuoter = (pool, zeroForOne, amount) => (asked.add(`${pool.address}:${zeroForOne}:${amount}`), quoteHop(pool, zeroForOne, amount))
+    const amountIn = E18
+    const own = findBestPlan({ tokenIn: tok('WETH'), tokenOut: tok('USDC'), amountIn, pools, gasPriceWei: GWEI, weth: DEX.weth })
+    const given = findBestPlan({ tokenIn: tok('WETH'), tokenOut: tok('USDC'), amountIn, pools, gasPriceWei: GWEI, weth: DEX.weth, hopQuoter })
+    // the same plan whichever quotes the hops
+    expect(given).toEqual(own)
+    // every leg's last hop, asked at its leg's amount when the leg is one hop
+    for (const leg of given!.legs) {
+      const last = leg.hops[leg.hops.length - 1]
+      expect([...asked].some((k) => k.startsWith(`${last.pool}:${last.zeroForOne}:`)), last.pool).toBe(true)
+      if (leg.hops.length === 1) expect(asked.has(`${last.pool}:${last.zeroForOne}:${leg.amountIn}`)).toBe(true)
+    }
+    // the direct pools (single-hop paths: their only hop is their last) with the whole amount
+    const direct = pools.filter((p) => [p.token0, p.token1].includes(lower(tok('WETH'))) && [p.token0, p.token1].includes(lower(tok('USDC'))))
+    expect(direct.length).toBeGreaterThan(0)
+    expect(direct.some((p) => asked.has(`${p.address}:${p.token0 === lower(tok('WETH'))}:${amountIn}`))).toBe(true)
+  })
+
   it('leaves the split allocator out where no plan of two legs could net more than the best single path', async () => {
     const pools = await poolsFor(tok('WETH'), tok('USDC'))
     const amountIn = E18
