@@ -41,8 +41,18 @@
  *   anyway: ~2 us a frame, and 8 KB of external memory a frame for the garbage collector (~140 MB
  *   for the 17,000 frames of QuadraticComplexitySolidity_CallDataCopy). `runInterpreter` builds
  *   the Interpreter as its constructor does, field by field, with memory that starts empty
- *   (`emptyMemory`); memory grows on first use exactly as before (Memory.extend).
+ *   (`emptyMemory`); memory grows on first use exactly as before (Memory.extend). Its code, jump
+ *   table and return data start as one shared empty array (NO_BYTES), not three made per frame.
+ * - A child frame (CALL, STATICCALL) goes through `Interpreter.call`/`callStatic` and `EVM.runCall`:
+ *   the first two are async functions that only build the Message and return `_baseCall`'s
+ *   promise, the third awaits `_emit` twice a frame for listeners there are none of. Here the same
+ *   Message and promise without the layer, and `runCall` for a child message without the awaits
+ *   (its other branches left to the stock function).
+ * Measured with scripts/probe/frame-cost.ts (a loop of STATICCALLs into a contract that returns a
+ * word) and with these and call-opcodes.ts's return-data write switched in process: see
+ * BENCHMARKS.md, h17-frames.
  */
+import { Hardfork } from '@ethereumjs/common'
 import { Account, Address, EthereumJSErrorWithoutCode, MAX_INTEGER, createZeroAddress } from '@ethereumjs/util'
 import { emptyMemory } from './memory-patches.ts'
 
@@ -97,6 +107,47 @@ interface CallMessage extends FrameMessage {
   isCompiled?: boolean
   code?: unknown
   depth: number
+}
+
+/** What `Interpreter.call` and `callStatic` give the stock Message constructor. */
+interface MessageOptions {
+  caller: Address
+  gasLimit: bigint
+  to: Address
+  value: bigint
+  data: Uint8Array
+  isStatic: boolean
+  depth: number
+  blobVersionedHashes?: Uint8Array[]
+  accessWitness?: { commit(): void }
+}
+
+/** The frame that opens a child frame by CALL or STATICCALL. */
+interface CallOpeningInterpreter {
+  _env: { address: Address; isStatic: boolean; depth: number; blobVersionedHashes?: Uint8Array[]; accessWitness?: { commit(): void } }
+  _baseCall(msg: ChildMessage): Promise<bigint>
+}
+
+/** A child frame's message as `EVM.runCall` reads it. */
+interface RunMessage {
+  to?: Address
+  depth: number
+  accessWitness?: { commit(): void }
+}
+
+interface RunResults {
+  execResult: { exceptionError?: { error: string }; selfdestruct?: Map<string, unknown>; createdAddresses?: Set<string>; gasRefund?: bigint; logs?: unknown[] }
+}
+
+interface MessageRunningEvm {
+  DEBUG: boolean
+  common: { isActivatedEIP(eip: number): boolean; hardfork(): string }
+  _optsCached: { profiler?: { enabled?: boolean } }
+  events: { listenerCount(topic: string): number }
+  _emit(topic: string, data: unknown): Promise<void>
+  journal: { checkpoint(): Promise<void>; commit(): Promise<void>; revert(): Promise<void> }
+  transientStorage: { checkpoint(): void; commit(): void; revert(): void }
+  _executeCall(message: RunMessage): Promise<RunResults>
 }
 
 /** What `Interpreter._baseCall` is given: the message `call`, `callCode`, `callStatic` or `callDelegate` built. */
@@ -206,6 +257,15 @@ const RUN_STATE_ACCESSOR: PropertyDescriptor = Object.freeze({
 /** EIPs whose branches of `_executeCall` the plain path leaves out: a chain with any goes to the stock function. */
 const STOCK_CALL_EIPS = [2780, 6800, 7708, 7864, 7928]
 
+/** EIPs whose branches of `runCall` the child-frame path leaves out (block access lists, state gas). */
+const STOCK_RUN_CALL_EIPS = [7928, 8037]
+
+/** Whether any of `eips` is active: a loop, not `some` with a closure made per frame. */
+function anyActivated(common: { isActivatedEIP(eip: number): boolean }, eips: readonly number[]): boolean {
+  for (const eip of eips) if (common.isActivatedEIP(eip)) return true
+  return false
+}
+
 /** One entry of the stock Journal's `journalDiff`: a height, and what was warmed and touched at it. */
 type JournalDiffEntry = [number, [Set<string>, Map<string, Set<string>>, Set<string>]]
 
@@ -219,10 +279,11 @@ interface JournalLike {
 const isEmptyDiff = (entry: JournalDiffEntry): boolean => entry[1][0].size === 0 && entry[1][1].size === 0 && entry[1][2].size === 0
 
 export interface FramePatchModules {
-  EVM: { prototype: { runInterpreter: unknown; _executeCall: unknown } }
+  EVM: { prototype: { runInterpreter: unknown; _executeCall: unknown; runCall: unknown } }
   Journal: { prototype: { checkpoint: unknown; commit: unknown; putAccount: unknown } }
   defaultBlock(): unknown
-  Interpreter: { prototype: { _baseCall: unknown } }
+  Interpreter: { prototype: { _baseCall: unknown; call: unknown; callStatic: unknown } }
+  Message: new (opts: MessageOptions) => ChildMessage
   Memory: { prototype: object }
   Stack: new () => unknown
   EVMError: new (error: string) => unknown
@@ -240,9 +301,19 @@ interface FrameEnv {
 }
 
 /**
+ * The empty byte arrays every frame starts with (its code and jump table until `run` sets them,
+ * its return data until a call or creation returns some): shared, not made per frame. A
+ * zero-length array has no element to write, and each field is only ever replaced, never written
+ * into; `Uint8Array.from([])` (the stock table) walks the iterator protocol. In the frame probe
+ * (scripts/probe/frame-cost.ts) the three allocations were ~5% of a call's CPU.
+ */
+const NO_BYTES = new Uint8Array(0)
+
+/**
  * `new Interpreter(evm, stateManager, blockchain, env, gasLeft, journal, performanceLogs,
  * profilerOpts)` of `@ethereumjs/evm` 10.1.3 interpreter.js, the same fields in the same order,
- * except that the memory has no buffer yet (see the module comment).
+ * except that the memory has no buffer yet (see the module comment) and the empty byte arrays are
+ * one shared NO_BYTES.
  */
 function constructInterpreter(
   classes: Pick<FramePatchModules, 'Interpreter' | 'Memory' | 'Stack'>,
@@ -265,8 +336,8 @@ function constructInterpreter(
     memoryWordCount: 0n,
     highestMemCost: 0n,
     stack: new classes.Stack(),
-    code: new Uint8Array(0),
-    validJumps: Uint8Array.from([]),
+    code: NO_BYTES,
+    validJumps: NO_BYTES,
     cachedPushes: {},
     stateManager: evm.stateManager,
     blockchain: evm.blockchain,
@@ -276,7 +347,7 @@ function constructInterpreter(
     gasRefund: env.gasRefund,
     gasLeft,
     stateGasSpilled: 0n,
-    returnBytes: new Uint8Array(0),
+    returnBytes: NO_BYTES,
   }
   self.journal = evm.journal
   self._env = env
@@ -290,7 +361,7 @@ function constructInterpreter(
   return self as unknown as FrameInterpreter
 }
 
-export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, Stack, EVMError, errorMessages }: FramePatchModules): void {
+export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, Memory, Stack, EVMError, errorMessages }: FramePatchModules): void {
   const classes = { Interpreter, Memory, Stack }
   // not async functions: the state manager's promise is the caller's (an async function that
   // returns a promise costs a `then` job and two microtask turns more)
@@ -390,14 +461,14 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
     if (this.common.isActivatedEIP(8037)) return stockBaseCall.call(this, msg)
     // the stock function without its EIP-8037 branches; the parent's sets copied only when they
     // hold something (a Map or Set made from an empty one still walks the iterator protocol),
-    // the return data emptied once (the stock: twice), the child's logs appended only when
+    // the return data emptied once (the stock: twice; to the shared NO_BYTES), the child's logs appended only when
     // there are some (the stock concatenates an empty array on every call), in place: the array
     // is this frame's own (made with its Interpreter; the LOG opcodes push onto it)
     const parentSelfdestruct = this._result.selfdestruct
     const selfdestruct = parentSelfdestruct.size === 0 ? new Map<string, unknown>() : new Map(parentSelfdestruct)
     msg.selfdestruct = selfdestruct
     msg.gasRefund = this._runState.gasRefund
-    this._runState.returnBytes = new Uint8Array(0)
+    this._runState.returnBytes = NO_BYTES
     let createdAddresses: Set<string> | undefined
     if (this.common.isActivatedEIP(6780)) {
       const parentCreated = this._result.createdAddresses
@@ -442,7 +513,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
 
   const stockExecuteCall = EVM.prototype._executeCall as (this: CallingEvm, message: CallMessage) => Promise<unknown>
   EVM.prototype._executeCall = async function (this: CallingEvm, message: CallMessage) {
-    if (this.DEBUG || this._optsCached.profiler?.enabled === true || STOCK_CALL_EIPS.some((eip) => this.common.isActivatedEIP(eip))) {
+    if (this.DEBUG || this._optsCached.profiler?.enabled === true || anyActivated(this.common, STOCK_CALL_EIPS)) {
       return stockExecuteCall.call(this, message)
     }
     // the stock function without its EIP-7864/6800/2780/7928/7708 branches, debug and profiler
@@ -529,5 +600,68 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Memory, S
     }
     result.executionGasUsed += message.gasLimit - gasLimit
     return { execResult: result }
+  }
+
+  // CALL and STATICCALL open their child frame through `Interpreter.call` / `callStatic`: stock
+  // async functions that only build the Message and return `_baseCall`'s promise (an async
+  // function returning a promise costs a promise of its own and three microtask turns more).
+  // The same Message, the same promise, without the layer.
+  Interpreter.prototype.call = function (this: CallOpeningInterpreter, gasLimit: bigint, address: Address, value: bigint, data: Uint8Array): Promise<bigint> {
+    const env = this._env
+    return this._baseCall(
+      new Message({ caller: env.address, gasLimit, to: address, value, data, isStatic: env.isStatic, depth: env.depth + 1, blobVersionedHashes: env.blobVersionedHashes, accessWitness: env.accessWitness }),
+    )
+  }
+  Interpreter.prototype.callStatic = function (this: CallOpeningInterpreter, gasLimit: bigint, address: Address, value: bigint, data: Uint8Array): Promise<bigint> {
+    const env = this._env
+    return this._baseCall(
+      new Message({ caller: env.address, gasLimit, to: address, value, data, isStatic: true, depth: env.depth + 1, blobVersionedHashes: env.blobVersionedHashes, accessWitness: env.accessWitness }),
+    )
+  }
+
+  // `EVM.runCall` for a child frame (a message with a target, below the top frame): the stock
+  // function without its top-frame, creation, debug, profiler, EIP-7928 and EIP-8037 branches (all
+  // left to the stock one), and without awaiting `_emit` for a topic nobody listens to (the stock
+  // awaits it twice a frame: two microtask turns for nothing). Checkpoint, commit or revert, the
+  // transient storage and what a failed frame forfeits are the stock ones, in the stock order.
+  const CODESTORE_OUT_OF_GAS = errorMessages.CODESTORE_OUT_OF_GAS
+  const stockRunCall = EVM.prototype.runCall as (this: MessageRunningEvm, opts: { message?: RunMessage }) => Promise<RunResults>
+  EVM.prototype.runCall = async function (this: MessageRunningEvm, opts: { message?: RunMessage }): Promise<RunResults> {
+    const message = opts.message
+    if (
+      message === undefined ||
+      message.to === undefined ||
+      !(message.depth > 0) ||
+      this.DEBUG ||
+      this._optsCached.profiler?.enabled === true ||
+      anyActivated(this.common, STOCK_RUN_CALL_EIPS)
+    ) {
+      return stockRunCall.call(this, opts)
+    }
+    if (this.events.listenerCount('beforeMessage') !== 0) await this._emit('beforeMessage', message)
+    const transient = this.common.isActivatedEIP(1153)
+    await this.journal.checkpoint()
+    if (transient) this.transientStorage.checkpoint()
+    const result = await this._executeCall(message)
+    const execResult = result.execResult
+    const err = execResult.exceptionError
+    // a failed frame forfeits its refunds, selfdestructs and created addresses (the stock comment:
+    // except Frontier's code-store out of gas)
+    if (err && err.error !== CODESTORE_OUT_OF_GAS) {
+      execResult.selfdestruct = new Map()
+      execResult.createdAddresses = new Set()
+      execResult.gasRefund = 0n
+    }
+    if (err && !(this.common.hardfork() === Hardfork.Chainstart && err.error === CODESTORE_OUT_OF_GAS)) {
+      execResult.logs = []
+      await this.journal.revert()
+      if (transient) this.transientStorage.revert()
+    } else {
+      await this.journal.commit()
+      if (transient) this.transientStorage.commit()
+    }
+    if (this.events.listenerCount('afterMessage') !== 0) await this._emit('afterMessage', result)
+    message.accessWitness?.commit()
+    return result
   }
 }

@@ -387,7 +387,8 @@ async function apply(): Promise<void> {
   const { Journal } = (await import(new URL('./journal.js', evmEntry).href)) as { Journal: FramePatchModules['Journal'] & AddressPatchModules['Journal'] & StorageJournalModule['Journal'] }
   const { Memory } = (await import(new URL('./memory.js', evmEntry).href)) as { Memory: { prototype: PatchedMemory & { write: typeof writeMemory } } }
   const { Stack } = (await import(new URL('./stack.js', evmEntry).href)) as Pick<FramePatchModules, 'Stack'>
-  patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], Memory, Stack, EVMError, errorMessages: EVMError.errorMessages })
+  const { Message } = (await import(new URL('./message.js', evmEntry).href)) as Pick<FramePatchModules, 'Message'>
+  patchFrames({ ...evmModule, Journal, Interpreter: mod.Interpreter as unknown as FramePatchModules['Interpreter'], Message, Memory, Stack, EVMError, errorMessages: EVMError.errorMessages })
   patchAddresses({ Address, Journal, EVM: evmModule.EVM as unknown as AddressPatchModules['EVM'] })
   patchStorageJournal({ Journal })
   const { trap } = (await import(new URL('./opcodes/util.js', evmEntry).href)) as Pick<StorageInternals, 'trap'>

@@ -1,6 +1,6 @@
 /**
  * call-opcodes.ts: CALL and STATICCALL of the pooled EVMs give the stock handlers' gas, results,
- * memory, balances and warm addresses: a call whose return data is longer and shorter than the
+ * memory, balances and warm addresses: a call whose return data is longer, shorter than and as long as the
  * output range, a value transfer to a new account (stipend, new-account and transfer gas), a
  * static call to a precompile, a target word with dirty high bits, a call to an EIP-7702
  * delegated account, warm calls, a static call that tries to send value, and out-of-gas halts at
@@ -47,6 +47,9 @@ function program(): string {
   code += staticCall(4n, 0x40n, 0x20n, 0x4a0n, 0x20n, 0x4c0n) // identity precompile
   code += call(BigInt(delegated.toString()), 0n, 0n, 0n, 0x500n, 0x20n, 0x520n) // EIP-7702 delegated to the callee
   code += staticCall(fresh, 0n, 0n, 0n, 0n, 0x540n) // warm, empty
+  code += call(calleeWord, 0n, 0n, 0n, 0x600n, 0x28n, 0x620n) // exactly the return data: written from the array itself
+  code += staticCall(calleeWord, 0n, 0n, 0x700n, 0x10n, 0x720n) // a part shorter than a word
+  code += staticCall(calleeWord, 0n, 0n, 0x7ffn, 0n, 0x740n) // no output range: nothing written, memory not grown by it
   return code + '59' + '6000' + 'f3' // MSIZE PUSH1 0 RETURN
 }
 

@@ -4,8 +4,10 @@
  * - the Journal's checkpoint/commit: random sequences of checkpoints, commits, reverts, warmed
  *   addresses and slots and touched accounts leave the same warm set and touched set as the stock
  *   journal after every operation;
- * - EVM.runInterpreter and EVM._executeCall: the same results for calls (success, revert, out of
- *   gas, value transfers, self-calls, precompiles, empty accounts), `runState` included when read;
+ * - EVM.runInterpreter, EVM._executeCall, EVM.runCall and Interpreter.call/callStatic: the same
+ *   results for calls (success, revert, out of gas, value transfers, static calls, self-calls,
+ *   precompiles, empty accounts, children that log, store transiently and revert), `runState`
+ *   included when read, and the same beforeMessage/afterMessage events when someone listens;
  * - Memory: random extends, writes and reads give the same bytes and the same store length as
  *   the stock Memory; a frame's buffer goes back to the pool zeroed, and the pool stays bounded;
  *   CALLDATACOPY, CODECOPY and EXTCODECOPY leave the memory and gas of the stock handlers.
@@ -46,6 +48,9 @@ const stock = {
   commit: Journal.prototype.commit,
   runInterpreter: EVM.prototype.runInterpreter,
   executeCall: EVM.prototype._executeCall,
+  runCall: EVM.prototype.runCall,
+  call: Interpreter.prototype.call,
+  callStatic: Interpreter.prototype.callStatic,
   extend: Memory.prototype.extend,
   write: Memory.prototype.write,
 }
@@ -118,9 +123,15 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
   const B = createAddressFromString('0x00000000000000000000000000000000000000bb')
   const LOGGER = createAddressFromString('0x00000000000000000000000000000000000000cc')
   const DOOMED = createAddressFromString('0x00000000000000000000000000000000000000dd')
+  const KEEPER = createAddressFromString('0x00000000000000000000000000000000000000ef')
+  const REVERTER = createAddressFromString('0x00000000000000000000000000000000000000fe')
   const push = (n: bigint | number) => '7f' + BigInt(n).toString(16).padStart(64, '0')
   /** CALL(gas, to, value, 0, 32 bytes in, 0, 32 out), then SSTORE(0, success), RETURN 64 bytes of memory */
   const caller = (to: string, value: number) => push(32) + push(0) + push(32) + push(0) + push(value) + push(BigInt(to)) + '5a' + 'f1' + '600055' + push(64) + push(0) + 'f3'
+  /** STATICCALL(gas, to, 0, 32 bytes in, 0, 32 out), then SSTORE(0, success), RETURN 64 bytes of memory */
+  const staticCaller = (to: string, opcode = 'fa') => push(32) + push(0) + push(32) + push(0) + push(BigInt(to)) + '5a' + opcode + '600055' + push(64) + push(0) + 'f3'
+  /** the same by DELEGATECALL: the callee's transient writes are the caller's */
+  const delegateCaller = (to: string) => staticCaller(to, 'f4')
   const CODES: Record<string, string> = {
     'returns data': push(0xabcdef) + '600052' + '60206000f3',
     reverts: push(0x1234) + '600052' + '60206000fd',
@@ -133,15 +144,27 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     'calls a contract that self-destructs': caller(DOOMED.toString(), 0),
     'calls one that logs, then one that self-destructs, then itself': caller(LOGGER.toString(), 0).slice(0, -2) + caller(DOOMED.toString(), 0).slice(0, -2) + caller(A.toString(), 1),
     'stops at once': '00',
+    'static-calls B': staticCaller(B.toString()),
+    'static-calls a contract that reverts': staticCaller(REVERTER.toString()),
+    'calls a contract that logs, stores transiently and reverts': caller(REVERTER.toString(), 0),
+    // then TLOAD(0) into slot 1: 5 from the keeper, 0 after the reverter's write was undone
+    'delegates to a contract that stores transiently, then reads it': delegateCaller(KEEPER.toString()).slice(0, -(66 + 66 + 2)) + '60005c600155' + push(64) + push(0) + 'f3',
+    'delegates to a contract that logs, stores transiently and reverts, then reads it': delegateCaller(REVERTER.toString()).slice(0, -(66 + 66 + 2)) + '60005c600155' + push(64) + push(0) + 'f3',
   }
   /** LOG1 of 32 bytes of memory with a topic, then STOP */
   const LOGS = push(0xbeef) + '600052' + push(7) + '60206000a1' + '00'
   /** SELFDESTRUCT to the caller */
   const SELF_DESTRUCTS = '33ff'
+  /** TSTORE(0, 5), then STOP */
+  const KEEPS_TRANSIENT = '600560005d00'
+  /** LOG1 as LOGS, TSTORE(0, 1), then REVERT: its log and its transient write must be undone */
+  const LOGS_AND_REVERTS = LOGS.slice(0, -2) + '600160005d' + '60006000fd'
 
-  async function run(code: string, patched: boolean) {
+  async function run(code: string, patched: boolean, listen = false) {
     const state = JournaledState.over(EMPTY_STATE_READER)
     await state.putCode(A, Buffer.from(code, 'hex'))
+    await state.putCode(KEEPER, Buffer.from(KEEPS_TRANSIENT, 'hex'))
+    await state.putCode(REVERTER, Buffer.from(LOGS_AND_REVERTS, 'hex'))
     await state.putCode(B, Buffer.from(CODES['returns data'], 'hex'))
     await state.putCode(LOGGER, Buffer.from(LOGS, 'hex'))
     await state.putCode(DOOMED, Buffer.from(SELF_DESTRUCTS, 'hex'))
@@ -149,13 +172,25 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     // the caller pays the 5 wei it sends (without it every case stopped at 'insufficient balance')
     await state.putAccount(CALLER, new Account(0n, 1_000n))
     return new VmPool(common).with(state, async (vm) => {
-      if (!patched) Object.assign(vm.evm, { runInterpreter: stock.runInterpreter, _executeCall: stock.executeCall })
-      const ourBaseCall = Interpreter.prototype._baseCall
-      // the Interpreters are made inside the EVM: the stock _baseCall goes on the prototype for this run
-      if (!patched) Interpreter.prototype._baseCall = stock.baseCall
+      if (!patched) Object.assign(vm.evm, { runInterpreter: stock.runInterpreter, _executeCall: stock.executeCall, runCall: stock.runCall })
+      const ours = { _baseCall: Interpreter.prototype._baseCall, call: Interpreter.prototype.call, callStatic: Interpreter.prototype.callStatic }
+      // the Interpreters are made inside the EVM: the stock functions go on the prototype for this run
+      if (!patched) Object.assign(Interpreter.prototype, { _baseCall: stock.baseCall, call: stock.call, callStatic: stock.callStatic })
+      const messages: string[] = []
+      let emits = 0
+      const evm = vm.evm as unknown as { _emit(topic: string, data: unknown): Promise<void>; events: NonNullable<typeof vm.evm.events> }
+      const emit = evm._emit.bind(evm)
+      evm._emit = (topic, data) => {
+        emits++
+        return emit(topic, data)
+      }
+      if (listen) {
+        evm.events.on('beforeMessage', (m) => messages.push(`before ${m.depth} ${m.to?.toString()} ${m.gasLimit} ${m.value} ${m.isStatic}`))
+        evm.events.on('afterMessage', (r) => messages.push(`after ${r.execResult.executionGasUsed} ${r.execResult.exceptionError?.error} ${r.execResult.logs?.length}`))
+      }
       await vm.evm.journal.checkpoint()
       const r = await vm.evm.runCall({ caller: CALLER, to: A, value: 5n, gasLimit: 200_000n }).finally(() => {
-        Interpreter.prototype._baseCall = ourBaseCall
+        Object.assign(Interpreter.prototype, ours)
       })
       await vm.evm.journal.commit()
       const e = r.execResult
@@ -172,14 +207,60 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
         runStateGas: runState?.gasLeft,
         balances: await Promise.all([A, B, CALLER].map(async (a) => (await state.getAccount(a))?.balance)),
         slot: Buffer.from(await state.getStorage(A, new Uint8Array(32))).toString('hex'),
+        slot1: Buffer.from(await state.getStorage(A, new Uint8Array(32).fill(1, 31))).toString('hex'),
+        messages,
+        emits,
       }
     })
   }
 
   it.each(Object.entries(CODES))('a contract that %s: as the stock functions', async (_name, code) => {
-    const ours = await run(code, true)
+    const { emits: ourEmits, ...ours } = await run(code, true)
+    const { emits: stockEmits, ...theirs } = await run(code, false)
     expect(ours.error).not.toBe('insufficient balance')
-    expect(ours).toEqual(await run(code, false))
+    expect(ours).toEqual(theirs)
+    // a child frame emits nothing nobody listens to (the top frame is the stock runCall's)
+    expect(ourEmits).toBe(2)
+    expect(stockEmits).toBeGreaterThanOrEqual(2)
+  })
+
+  it.each(Object.entries(CODES))('a contract that %s, with message listeners: the stock events', async (_name, code) => {
+    const ours = await run(code, true, true)
+    const theirs = await run(code, false, true)
+    expect(ours.messages.length).toBeGreaterThanOrEqual(2)
+    expect(ours).toEqual(theirs)
+  })
+
+  it('the transient and reverting children are what they claim: a kept write is read back, a reverted one is not, its log dropped', async () => {
+    const kept = await run(CODES['delegates to a contract that stores transiently, then reads it'], true)
+    const reverted = await run(CODES['delegates to a contract that logs, stores transiently and reverts, then reads it'], true)
+    expect(kept.slot1).toBe('05')
+    expect(kept.slot).toBe('01')
+    expect(reverted.slot1).toBe('')
+    expect(reverted.slot).toBe('')
+    expect(reverted.logs).toEqual([])
+    expect((await run(CODES['static-calls B'], true)).out.slice(0, 64)).toBe(BigInt(0xabcdef).toString(16).padStart(64, '0'))
+  })
+
+  it('Interpreter.call and callStatic hand _baseCall the stock Message and return its promise itself (no async layer of their own)', async () => {
+    const env = { address: A, caller: CALLER, isStatic: false, depth: 3, blobVersionedHashes: [new Uint8Array([1])], accessWitness: undefined }
+    for (const name of ['call', 'callStatic'] as const) {
+      const messages: unknown[] = []
+      const answer = Promise.resolve(1n)
+      const frame = {
+        _env: env,
+        _baseCall(msg: unknown) {
+          messages.push(msg)
+          return answer
+        },
+      }
+      const args = [21_000n, B, name === 'call' ? 9n : 0n, new Uint8Array([1, 2, 3])]
+      expect((Interpreter.prototype[name] as Fn).call(frame, ...args)).toBe(answer)
+      await (stock[name] as Fn).call(frame, ...args)
+      expect(messages).toHaveLength(2)
+      expect(messages[0]).toStrictEqual(messages[1])
+      expect((messages[0] as { depth: number }).depth).toBe(4)
+    }
   })
 
   async function frameResults(code: string, times: number) {
@@ -205,6 +286,13 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     expect(accessor(first)?.value).toBe(snapshot)
     second.runState = undefined
     expect(accessor(second)).toMatchObject({ value: undefined, writable: true, enumerable: true })
+  })
+
+  it('starts every frame with one shared empty return data (and code and jump table), not arrays made per frame', async () => {
+    const [first, second] = await frameResults(CODES['returns data'], 2)
+    const returnBytes = (r: object) => ((r as { runState: { returnBytes: Uint8Array } }).runState.returnBytes)
+    expect(returnBytes(first)).toHaveLength(0)
+    expect(returnBytes(first)).toBe(returnBytes(second))
   })
 
   it("starts a frame's memory without a buffer: a frame that uses a little memory reuses a pooled one, a frame that uses none takes none", async () => {
