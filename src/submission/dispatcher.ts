@@ -174,7 +174,8 @@ export class Dispatcher {
       finish: (task, terminal, before) => this.finish(task, terminal, before),
       reschedule: (task) => this.schedule(task),
       track: (promise) => this.track(promise),
-      turn: () => this.turns.next(),
+      // a step under way resumes ahead of the steps not started (see event-loop-turns.ts)
+      turn: () => this.turns.resume(),
       horizon: leases === undefined || sendHorizon === undefined ? undefined : { cover: (block) => sendHorizon.cover(block), valid: () => leases.valid() },
     }
     const limits = this.limits

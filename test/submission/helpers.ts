@@ -94,6 +94,8 @@ export interface RelayBehaviour {
   rpcError?: { code: number; message: string }
   /** the answer to flashbots_getBundleStatsV2 for `{ bundleHash, blockNumber }` */
   bundleStats?: (params: { bundleHash: string; blockNumber: string }) => object
+  /** answers every other request (a builder's rules): its JSON-RPC error, or undefined for the usual result */
+  refuse?: (method: string | undefined, params: Record<string, unknown>) => { code: number; message: string } | undefined
 }
 
 export interface RecordingRelay {
@@ -120,6 +122,8 @@ export async function startRelay(behaviour: RelayBehaviour = {}): Promise<Record
         // recorded as is
       }
       const failed = n <= (behaviour.failFirst ?? 0)
+      const refusal = failed ? undefined : behaviour.refuse?.(json.method, (Array.isArray(json.params) ? json.params[0] : {}) as Record<string, unknown>)
+      const rpcError = behaviour.rpcError ?? refusal
       requests.push({
         body,
         method: json.method,
@@ -127,7 +131,7 @@ export async function startRelay(behaviour: RelayBehaviour = {}): Promise<Record
         headers: req.headers,
         at: performance.now(),
         n,
-        failed: failed || behaviour.rpcError !== undefined,
+        failed: failed || rpcError !== undefined,
         remotePort: req.socket.remotePort,
       })
       const answer = (): void => {
@@ -136,8 +140,8 @@ export async function startRelay(behaviour: RelayBehaviour = {}): Promise<Record
           return
         }
         const stats = json.method === 'flashbots_getBundleStatsV2' ? behaviour.bundleStats : undefined
-        const payload = behaviour.rpcError !== undefined
-          ? { jsonrpc: '2.0', id: json.id ?? null, error: behaviour.rpcError }
+        const payload = rpcError !== undefined
+          ? { jsonrpc: '2.0', id: json.id ?? null, error: rpcError }
           : stats !== undefined
             ? { jsonrpc: '2.0', id: json.id ?? null, result: stats((json.params?.[0] ?? {}) as { bundleHash: string; blockNumber: string }) }
             : { jsonrpc: '2.0', id: json.id ?? null, result: { bundleHash: `0x${n.toString(16).padStart(64, '0')}` } }

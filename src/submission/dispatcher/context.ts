@@ -36,8 +36,10 @@ export interface DispatchContext {
   /** Counts `promise` as running work until it settles (see Dispatcher.whenIdle). */
   track<T>(promise: Promise<T>): Promise<T>
   /**
-   * Resolves in a later turn of the event loop (see event-loop-turns.ts): awaited before each
-   * submission's share of the per-head work, so acknowledgements are not held behind all of it.
+   * Resolves in a later turn of the event loop (see event-loop-turns.ts): awaited inside a step
+   * under way (before its simulation, its send, its plan), so acknowledgements are not held behind
+   * all of it; ahead of the steps of other submissions not started yet, so a step ends soon after
+   * it chose its target block.
    */
   turn(): Promise<void>
 }

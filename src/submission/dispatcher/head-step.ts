@@ -126,7 +126,8 @@ export class HeadStep {
       }
     }
     if (userParts.length > 0) {
-      await parts.sends.send(task, userParts, userBundle(record, target), target, events)
+      // built meanwhile (a newer head came while it simulated and waited): the same txs for the block after the newest head
+      await parts.sends.send(task, userParts, userBundle(record, target), target, events, (block) => userBundle(record, block))
       events = []
     }
 

@@ -34,7 +34,7 @@ import type { HeadInfo } from '../dispatcher-ports.ts'
 import { RelayError } from '../errors.ts'
 import type { Limiter } from '../limiter.ts'
 import type { BundleRelay } from '../relay-client.ts'
-import { applyLifecycleEvent } from '../lifecycle.ts'
+import { applyLifecycleEvent, wasSent } from '../lifecycle.ts'
 import type { BundleOutcomeEvent, LifecycleEvent, RelayResultEvent, RelaySendingEvent } from '../types.ts'
 import type { OutgoingBundle } from './bundles.ts'
 import { headMoved, type DispatchContext } from './context.ts'
@@ -55,8 +55,28 @@ export class RelaySends {
   /**
    * Announces (durably, with `before`) and starts the send of `bundle` to each of `relays`; under a
    * send horizon, writes `before` and starts the sends, each announced with its result.
+   *
+   * `block` built meanwhile (a newer head came while this step simulated and waited for its turn):
+   * the sends do not go out (a builder refuses a block it has built, or keeps a bundle that can
+   * never land), their announcements get a failed result, and with `retarget` (the user's own
+   * bundle: the same txs for any block) the bundle goes out once more, for the block after the
+   * newest head. A backrun is not retargeted: it was planned and signed for its block, and the
+   * next head plans it again.
    */
-  async send(task: Task, relays: readonly BundleRelay[], bundle: OutgoingBundle, block: bigint, before: readonly LifecycleEvent[]): Promise<void> {
+  send(task: Task, relays: readonly BundleRelay[], bundle: OutgoingBundle, block: bigint, before: readonly LifecycleEvent[], retarget?: (block: bigint) => OutgoingBundle): Promise<void> {
+    return this.deliver(task, relays, bundle, block, before, retarget, true)
+  }
+
+  /** send(); `ownTurn`: wait for a turn of the event loop before the requests are built (a retargeted send has had its turn) */
+  private async deliver(
+    task: Task,
+    relays: readonly BundleRelay[],
+    bundle: OutgoingBundle,
+    block: bigint,
+    before: readonly LifecycleEvent[],
+    retarget: ((block: bigint) => OutgoingBundle) | undefined,
+    ownTurn: boolean,
+  ): Promise<void> {
     // taken over from an owner whose sends up to here may have gone out unrecorded: none again
     if (task.sendsBarredThrough !== undefined && block <= task.sendsBarredThrough) {
       await this.ctx.record(task, before)
@@ -78,8 +98,9 @@ export class RelaySends {
       await this.ctx.record(task, [...before, ...announcements])
     }
     // one group commit resolves the writes of many submissions' sends at once: each builds and
-    // signs its requests in its own turn of the event loop
-    await this.ctx.turn()
+    // signs its requests in its own turn of the event loop (a retargeted send has had its turn:
+    // another would let more blocks be built before it goes out)
+    if (ownTurn) await this.ctx.turn()
     // the write was refused because another process holds the submission's lease (or it finished
     // meanwhile): that process sends from now on
     if (task.finished) return
@@ -87,6 +108,19 @@ export class RelaySends {
     // period sends nothing until its renewal has told it what it still holds
     if (covered && !horizon.valid()) {
       this.ctx.log.warn({ id: task.record.id, block: block.toString() }, 'leases not renewed within the lease period: send skipped')
+      return
+    }
+    // the head read right before sending (see the method's comment)
+    const head = this.ctx.head()
+    if (head !== undefined && block <= head.number) {
+      const lastError = `not sent: block ${block} was built before the send went out (head ${head.number})`
+      const results = sends.map(({ sending }): RelayResultEvent => ({ type: 'relay-result', at: this.ctx.now(), relay: sending.relay, block, attemptId: sending.attemptId, part: bundle.role, ok: false, attempts: 0, lastError }))
+      // under a horizon the announcements are in the summary already, not yet in the store
+      await (covered ? this.ctx.record(task, [...announcements, ...results], announcements.length) : this.ctx.record(task, results))
+      if (retarget === undefined || task.finished || this.ctx.stopping()) return
+      const next = head.number + 1n
+      const unsent = relays.filter((relay) => !wasSent(task.summary, relay.name, next, bundle.role))
+      if (unsent.length > 0) await this.deliver(task, unsent, retarget(next), next, [], undefined, false)
       return
     }
     for (const { relay, sending } of sends) this.start(task, relay, bundle, block, sending, covered)

@@ -56,6 +56,23 @@ describe('EventLoopTurns', () => {
     expect(releasedWhenTimerRan).toBe(200)
   })
 
+  it('resume() goes before every next() waiting: a step under way ends before steps not started begin', async () => {
+    const turns = new EventLoopTurns()
+    const order: string[] = []
+    // three steps start; each, once through, waits again mid-way (its simulation, its send)
+    const steps = ['a', 'b', 'c'].map((name) =>
+      turns.next().then(async () => {
+        order.push(`${name} start`)
+        await turns.resume()
+        order.push(`${name} send`)
+      }),
+    )
+    await Promise.all(steps)
+    // with one FIFO: a start, b start, c start, a send, b send, c send (every send behind every start)
+    expect(order).toEqual(['a start', 'a send', 'b start', 'b send', 'c start', 'c send'])
+    expect(turns.pending).toBe(0)
+  })
+
   it('perTurn lets that many through per turn; it must be a positive integer', async () => {
     expect(() => new EventLoopTurns(0)).toThrow(RangeError)
     expect(() => new EventLoopTurns(1.5)).toThrow(RangeError)
