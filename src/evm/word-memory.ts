@@ -57,16 +57,22 @@ export function readWord(memory: WordMemory, offset: number): bigint {
 const TWO_POW64 = 1n << 64n
 const TWO_POW128 = 1n << 128n
 
-/**
- * `word` (< 2^256) written big-endian at `offset`, as `Memory.write(offset, 32, bytes)` writes it.
- * Most words written are below 2^128 (numbers, addresses, amounts): their zero high halves are
- * written as doubles (+0 is eight zero bytes), not as a bigint each, and only the shifts a word
- * needs are made (~25% less time a word than four bigint writes with three shifts, a loop over
- * 256 words of mixed sizes, seventeenth session).
- */
+/** `word` (< 2^256) written big-endian at `offset`, as `Memory.write(offset, 32, bytes)` writes it. */
 export function writeWord(memory: WordMemory, offset: number, word: bigint): void {
   memory.extend(offset, 32)
-  const view = viewOf(memory)
+  putWord(viewOf(memory), offset, word)
+  const end = offset + 32
+  if (end > (memory._high ?? 0)) memory._high = end
+}
+
+/**
+ * `word` (< 2^256) as 32 big-endian bytes at `offset` of `view`. Most words written are below
+ * 2^128 (numbers, addresses, amounts): their zero high halves are written as doubles (+0 is eight
+ * zero bytes), not as a bigint each, and only the shifts a word needs are made (~25% less time a
+ * word than four bigint writes with three shifts, a loop over 256 words of mixed sizes,
+ * seventeenth session).
+ */
+export function putWord(view: DataView, offset: number, word: bigint): void {
   // setBigUint64 keeps the low 64 bits of what it is given
   if (word < TWO_POW64) {
     view.setFloat64(offset, 0)
@@ -82,16 +88,6 @@ export function writeWord(memory: WordMemory, offset: number, word: bigint): voi
     view.setBigUint64(offset + 16, word >> 64n)
   }
   view.setBigUint64(offset + 24, word)
-  const end = offset + 32
-  if (end > (memory._high ?? 0)) memory._high = end
-}
-
-/** `word` (< 2^256) as 32 big-endian bytes at `offset` of `view` */
-export function putWord(view: DataView, offset: number, word: bigint): void {
-  for (let i = 3; i >= 0; i--) {
-    view.setBigUint64(offset + 8 * i, word & 0xffffffffffffffffn)
-    word >>= 64n
-  }
 }
 
 /** where bytesOfWord writes a word before copying it out: a DataView made per word cost ~2/3 of its time */
@@ -113,13 +109,7 @@ export function bytesOfWord(word: bigint): Uint8Array {
  * against ~240-340 a word, a loop over 64 small and large words, sixteenth session).
  */
 export function shortBytesOfWord(word: bigint): Uint8Array {
-  if (word <= 0xffffffffffffffffn) {
-    // most stored values are small (flags, counts, V4's deltas): one 64-bit write
-    scratchWord.fill(0, 0, 24)
-    scratchWordView.setBigUint64(24, word)
-  } else {
-    putWord(scratchWordView, 0, word)
-  }
+  putWord(scratchWordView, 0, word)
   let first = 0
   while (first < 31 && scratchWord[first] === 0) first++
   return scratchWord.slice(first)
