@@ -49,17 +49,28 @@ export function hexToBytesStrict(value: string, field = 'hex'): Uint8Array {
   if (digits % 2 !== 0) throw notHex(field)
   const bytes = new Uint8Array(digits / 2)
   if (bytes.length <= DIGIT_LOOP_MAX_BYTES) {
-    for (let i = 0, at = start; i < bytes.length; i++, at += 2) {
-      const hi = HEX_DIGIT[value.charCodeAt(at)] ?? -1
-      const lo = HEX_DIGIT[value.charCodeAt(at + 1)] ?? -1
-      if ((hi | lo) < 0) throw notHex(field)
-      bytes[i] = (hi << 4) | lo
-    }
+    if (!decodeHexInto(value, start, bytes, 0, bytes.length)) throw notHex(field)
     return bytes
   }
   const s = start === 0 ? value : value.slice(start)
   if (Buffer.from(bytes.buffer, 0, bytes.length).write(s, 'hex') !== bytes.length) throw notHex(field)
   return bytes
+}
+
+/**
+ * Decodes the `count` bytes whose hex digits start at character `at` of `value` into `out` from
+ * `offset`, digit by digit (either case); false at the first character that is not a hex digit
+ * (the bytes before it are written). For short strings (hashes, words, addresses), where a Buffer
+ * view over the target costs more than the loop.
+ */
+export function decodeHexInto(value: string, at: number, out: Uint8Array, offset: number, count: number): boolean {
+  for (let i = 0; i < count; i++, at += 2) {
+    const hi = HEX_DIGIT[value.charCodeAt(at)] ?? -1
+    const lo = HEX_DIGIT[value.charCodeAt(at + 1)] ?? -1
+    if ((hi | lo) < 0) return false
+    out[offset + i] = (hi << 4) | lo
+  }
+  return true
 }
 
 function notHex(field: string): Error {

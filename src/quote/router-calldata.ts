@@ -16,7 +16,7 @@
  */
 import { toFunctionSelector, zeroAddress, type Abi, type AbiFunction } from 'viem'
 import artifact from '../contracts/artifacts/SwapPlanRouter.json' with { type: 'json' }
-import { bytesToHexString } from '../chain/quantity.ts'
+import { bytesToHexString, decodeHexInto, hexToBytesStrict } from '../chain/quantity.ts'
 import type { Address, Hex } from '../chain/types.ts'
 import type { PoolProtocol } from '../pools/pools.ts'
 import { MAX_HOPS, type PlanHop, type SwapPlan } from '../routing/swap-plan.ts'
@@ -60,7 +60,7 @@ const MAX_UINT24 = (1 << 24) - 1
 
 /** swap's selector, from the artifact's ABI */
 const SWAP_SELECTOR = toFunctionSelector(SWAP_PLAN_ROUTER_ABI.find((x): x is AbiFunction => x.type === 'function' && x.name === 'swap')!)
-const SWAP_SELECTOR_BYTES = Uint8Array.from(Buffer.from(SWAP_SELECTOR.slice(2), 'hex'))
+const SWAP_SELECTOR_BYTES = hexToBytesStrict(SWAP_SELECTOR, 'swap selector')
 /** the argument head: Plan (its offset), minAmountOut, recipient, deadline, postCallTarget, postCallData (its offset) */
 const HEAD_WORDS = 6
 /** a Hop is a static tuple of six words */
@@ -151,11 +151,6 @@ function writeLegs(w: WordWriter, plan: SwapPlan): void {
   }
 }
 
-/** the value of a hex digit's char code; -1 for any other character */
-const HEX_DIGIT = new Int8Array(128).fill(-1)
-for (let c = 0; c < 10; c++) HEX_DIGIT[48 + c] = c
-for (let c = 0; c < 6; c++) HEX_DIGIT[65 + c] = HEX_DIGIT[97 + c] = 10 + c
-
 /** Words written one after another into calldata of a known length (zeroed: a word's leading zeros are not written). */
 class WordWriter {
   readonly out: Uint8Array
@@ -203,18 +198,9 @@ class WordWriter {
   /** 0x and 40 hex digits (either case), right-aligned in its word */
   address(name: string, address: string): void {
     if (address.length !== 42 || address.charCodeAt(0) !== 48 || address.charCodeAt(1) !== 120) throw notAnAddress(name, address)
-    for (let i = 0, o = this.at + 12; i < 20; i++, o++) {
-      const hi = hexDigit(address.charCodeAt(2 + 2 * i))
-      const lo = hexDigit(address.charCodeAt(3 + 2 * i))
-      if (hi < 0 || lo < 0) throw notAnAddress(name, address)
-      this.out[o] = (hi << 4) | lo
-    }
+    if (!decodeHexInto(address, 2, this.out, this.at + 12, 20)) throw notAnAddress(name, address)
     this.at += 32
   }
-}
-
-function hexDigit(code: number): number {
-  return code < 128 ? HEX_DIGIT[code] : -1
 }
 
 function notAnAddress(name: string, address: string): InvalidSwapPlanError {
