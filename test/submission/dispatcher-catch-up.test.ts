@@ -14,10 +14,10 @@
 import { join } from 'node:path'
 
 import { keccak256, type Hex } from 'viem'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { Dispatcher, OutboxStore, RelayClient, SearcherKey, type SubmissionId, type SubmissionSimulator } from '../../src/submission/index.ts'
-import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, startRelay, tempDir, userTx } from './helpers.ts'
+import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, startRelay, dirPerTest, userTx } from './helpers.ts'
 
 const SUBMISSIONS = 40
 /** one simulation's hold on the main thread, ms: a pass over every submission is ~2 blocks */
@@ -26,17 +26,8 @@ const BLOCK_MS = 150
 /** blocks the builder builds before the test gives up (a submission expires after 50) */
 const BLOCKS = 30
 
-let dir: { path: string; cleanup: () => Promise<void> }
-const cleanups: Array<() => Promise<void>> = []
-
-beforeEach(async () => {
-  dir = await tempDir('dispatch-catch-up-')
-})
-
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined)
-  await dir.cleanup()
-})
+const dir = dirPerTest('dispatch-catch-up-')
+const cleanups = dir.cleanups
 
 /** holds this thread for `ms`, as a simulation on the main thread does */
 function busy(ms: number): void {

@@ -8,22 +8,13 @@
  */
 import { join } from 'node:path'
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { Dispatcher, OutboxStore, RelayClient, SearcherKey, type SimulationReport, type SubmissionSimulator } from '../../src/submission/index.ts'
-import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, sentTxs, startRelay, tempDir, until, userTx } from './helpers.ts'
+import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, sentTxs, startRelay, dirPerTest, until, userTx } from './helpers.ts'
 
-let dir: { path: string; cleanup: () => Promise<void> }
-const cleanups: Array<() => Promise<void>> = []
-
-beforeEach(async () => {
-  dir = await tempDir('dispatch-overflow-')
-})
-
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined)
-  await dir.cleanup()
-})
+const dir = dirPerTest('dispatch-overflow-')
+const cleanups = dir.cleanups
 
 /** a simulator that holds every simulation until release() */
 function gatedSimulator(): { simulate: SubmissionSimulator; release: () => void; calls: () => number } {

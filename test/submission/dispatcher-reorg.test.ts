@@ -6,24 +6,15 @@
  */
 import { join } from 'node:path'
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { isFinished, summarizeLifecycle } from '../../src/submission/lifecycle.ts'
 import { Dispatcher, OutboxStore, RelayClient, SearcherKey, type LifecycleEvent, type SubmissionId } from '../../src/submission/index.ts'
 import type { Hex } from '../../src/chain/types.ts'
-import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, sentTxs, simulator, startRelay, tempDir, userTx, type RecordingRelay } from './helpers.ts'
+import { CHAIN_ID, FixedPlanner, ManualHeads, ManualInclusion, SEARCHER_KEY_HEX, sentTxs, simulator, startRelay, dirPerTest, userTx, type RecordingRelay } from './helpers.ts'
 
-let dir: { path: string; cleanup: () => Promise<void> }
-const cleanups: Array<() => Promise<void>> = []
-
-beforeEach(async () => {
-  dir = await tempDir('dispatch-reorg-')
-})
-
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined)
-  await dir.cleanup()
-})
+const dir = dirPerTest('dispatch-reorg-')
+const cleanups = dir.cleanups
 
 interface Harness {
   store: OutboxStore

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 
 import { keccak256, toBytes, verifyMessage } from 'viem'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import type { Address, Hex } from '../../src/chain/types.ts'
 import { bundleHash } from '../../src/tx/bundle-hash.ts'
@@ -32,7 +32,7 @@ import {
   sentTxs,
   simulator,
   startRelay,
-  tempDir,
+  dirPerTest,
   until,
   userTx,
   type RecordingRelay,
@@ -60,17 +60,8 @@ interface Harness {
   events(id: SubmissionId): Promise<LifecycleEvent[]>
 }
 
-let dir: { path: string; cleanup: () => Promise<void> }
-const cleanups: Array<() => Promise<void>> = []
-
-beforeEach(async () => {
-  dir = await tempDir('dispatch-')
-})
-
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined)
-  await dir.cleanup()
-})
+const dir = dirPerTest('dispatch-')
+const cleanups = dir.cleanups
 
 async function openStore(): Promise<OutboxStore> {
   const store = new OutboxStore(join(dir.path, 'data'), { writeAttempts: 2, writeBackoff: { baseMs: 1, maxMs: 2 } })
@@ -541,8 +532,7 @@ describe('Dispatcher: private transactions', () => {
       expect(summary.noBackrunReason).toMatch(mode === 'none' ? /no profitable/ : mode === 'slow' ? /longer than 100 ms/ : /planner exploded/)
       await h.dispatcher.stop()
       await h.store.close()
-      await dir.cleanup()
-      dir = await tempDir('dispatch-')
+      await dir.renew()
     }
   })
 

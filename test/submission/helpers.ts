@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { privateKeyToAccount } from 'viem/accounts'
+import { afterEach, beforeEach } from 'vitest'
 
 import type { Address, Hex } from '../../src/chain/types.ts'
 import type {
@@ -64,6 +65,43 @@ export async function backrunTx(nonce: number): Promise<Hex> {
 export async function tempDir(prefix = 'outbox-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix))
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) }
+}
+
+/** A temporary directory for each test of a file, and what that test leaves to close (dirPerTest). */
+export interface PerTestDir {
+  /** the running test's directory */
+  readonly path: string
+  /** run after the test, the newest first (their errors ignored), before its directory is removed */
+  readonly cleanups: Array<() => Promise<void>>
+  /** removes the running test's directory and gives it a fresh one (a test that runs cases in turn) */
+  renew(): Promise<void>
+}
+
+/**
+ * A fresh temporary directory (`prefix`...) before each test of the file that calls this at its top
+ * level, and after each test its cleanups, the newest first, then the directory removed.
+ */
+export function dirPerTest(prefix: string): PerTestDir {
+  let current: { path: string; cleanup: () => Promise<void> } | undefined
+  const cleanups: Array<() => Promise<void>> = []
+  beforeEach(async () => {
+    current = await tempDir(prefix)
+  })
+  afterEach(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined)
+    await current?.cleanup()
+  })
+  return {
+    get path(): string {
+      if (current === undefined) throw new Error('dirPerTest: no test is running')
+      return current.path
+    },
+    cleanups,
+    async renew(): Promise<void> {
+      await current?.cleanup()
+      current = await tempDir(prefix)
+    },
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
