@@ -62,8 +62,6 @@ export interface InlineRunState {
   stack: InlineStack
   programCounter: number
   code: Uint8Array
-  validJumps: Uint8Array
-  cachedPushes: Record<number, bigint>
   /** the frame's memory and the words of it paid for: MLOAD and MSTORE run inline inside them */
   memory: WordMemory
   memoryWordCount: bigint
@@ -95,6 +93,13 @@ export const INLINE_OPCODES: readonly number[] = [
  */
 export const INLINE_OWN_HANDLER_OPCODES: readonly number[] = [0x35, 0x51, 0x52] // CALLDATALOAD MLOAD MSTORE
 
+/** The frame's code as the batch walks it: inline-analysis.ts says what each table holds. */
+export interface InlineCode {
+  stream: Int32Array
+  words: bigint[]
+  entries: Int32Array
+}
+
 /** How many steps the last `runInlineSteps` ran (the caller's deadline countdown counts them). */
 export interface InlineBatch {
   steps: number
@@ -105,10 +110,11 @@ export interface InlineBatch {
   memoryGas?: number
   quadCoefficient?: number
   /**
-   * the frame's code's PUSH-then-jump destinations (inline-analysis.ts's `pushJumps`); absent,
-   * every PUSH and jump runs as a step of its own
+   * the frame's code as instructions (inline-analysis.ts's `stream`, `words` and `entries`, shared
+   * by every frame of that code); absent, the batch runs nothing (the caller's steps run until the
+   * frame has its jump analysis)
    */
-  pushJumps?: Int32Array
+  code?: InlineCode
 }
 
 /** the calldata CALLDATALOAD read last, and a DataView over it: a frame reads its words in bursts (ABI decoding) */
@@ -142,73 +148,84 @@ function memoryCost(words: number, batch: InlineBatch): number {
  * next one is inlined (`fees[op]` > 0, its static fee), succeeds, and `maxSteps` allows; answers the
  * gas left after them (`gas` when none ran) and puts in `batch.steps` how many ran. The program
  * counter, the stack's height and its items are kept in locals between steps and written back once:
- * a step costs no property write, no call. Needs the frame's jump analysis (`validJumps`,
- * `cachedPushes`) done; the opcode it stops at (not inlined, or one that would fail) is left for
- * the caller's stock step, nothing of it changed.
+ * a step costs no property write, no call. Walks the frame's code as instructions (`batch.code`,
+ * from its jump analysis: inline-analysis.ts), the program counter read from the instruction it
+ * stops at; that opcode (not inlined, or one that would fail) is left for the caller's stock step,
+ * nothing of it changed.
  */
 export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number, maxSteps: number, batch: InlineBatch): number {
-  const code = rs.code
-  const end = code.length
+  const decoded = batch.code
+  batch.steps = 0
+  // no stream yet (the frame's analysis not adopted), or the program counter inside push data
+  // (never the loop's; only `run`'s opts.pc could be): the caller's step runs it
+  if (decoded === undefined || rs.programCounter >= decoded.entries.length) return gas
+  const at = decoded.entries[rs.programCounter]
+  if (at === 0) return gas
+  const stream = decoded.stream
+  const words = decoded.words
+  const entries = decoded.entries
+  const end = entries.length
   const stack = rs.stack
   const s = stack._store
   const maxHeight = stack._maxHeight
-  const pushes = rs.cachedPushes
-  const validJumps = rs.validJumps
-  const pushJumps = batch.pushJumps
   // JUMPDEST's fee (0 where the batch does not run it): a jump's destination is always one, run
   // right after the jump (below) without a turn of the loop
   const jumpdestFee = fees[0x5b]
   // what is paid for changes only where MLOAD or MSTORE grows memory (set then here and in rs)
   let paidBytes = Number(rs.memoryWordCount) * 32
-  let pc = rs.programCounter
+  // the instruction's index in the stream; its program counter is read from the stream where the
+  // batch stops (the stream ends with STOP, which no fee table inlines: no end check per step)
+  let i = (at >> 1) - 1
   let len = stack._len
   let steps = 0
-  run: while (steps < maxSteps && pc < end) {
-    const op = code[pc]
+  run: while (steps < maxSteps) {
+    const entry = stream[i << 1]
+    const op = entry & 0xff
     const fee = fees[op]
     if (fee === 0 || gas < fee) break
     if (op >= 0x60) {
       if (op <= 0x7f) {
         // PUSH1-32: stack.push(runState.cachedPushes[programCounter]); programCounter += numToPush
         if (len >= maxHeight) break
-        const target = pushJumps === undefined ? 0 : pushJumps[pc]
-        const next = pc + op - 0x5e
+        // the index of the destination's JUMPDEST + 1 where a JUMP or JUMPI follows (inline-analysis.ts), else 0
+        const target = entry >> 8
         if (target !== 0 && steps + 1 < maxSteps) {
-          // PUSH and the JUMP or JUMPI after it (inline-analysis.ts: its word a valid destination)
-          // as one step of two: the word pushed and popped at once; the second step's fee here,
-          // the PUSH's below as every step's
-          const jumpOp = code[next]
+          // PUSH and the JUMP or JUMPI after it (its word a valid destination) as one step of two:
+          // the word pushed and popped at once; the second step's fee here, the PUSH's below as
+          // every step's
+          const jumpOp = stream[(i + 1) << 1] & 0xff
           const jumpFee = fees[jumpOp]
           if (jumpFee !== 0 && gas - fee >= jumpFee && (jumpOp === 0x56 || len >= 1)) {
+            const after = i + 2
             if (jumpOp === 0x56) {
-              pc = target - 1
+              i = target - 1
             } else {
               // JUMPI: [dest, cond] = popN(2), the condition the item under the pushed word
               len--
-              pc = s[len] === 0n ? next + 1 : target - 1
+              i = s[len] === 0n ? after : target - 1
             }
             gas -= jumpFee
             steps++
             gas -= fee
             steps++
-            if (pc !== next + 1 && steps < maxSteps && jumpdestFee !== 0 && gas >= jumpdestFee) {
+            if (i !== after && steps < maxSteps && jumpdestFee !== 0 && gas >= jumpdestFee) {
               // the destination's JUMPDEST, as the loop's next turn would run it (its checks, its step)
-              pc = target
+              i = target
               gas -= jumpdestFee
               steps++
             }
             continue
           }
         }
-        s[len++] = pushes[pc + 1]
-        pc = next
+        s[len++] = words[i]
+        i++
       } else if (op <= 0x8f) {
         // DUP1-16: stack.dup(opCode - 0x7f)
         const n = op - 0x7f
         if (len < n || len >= maxHeight) break
         s[len] = s[len - n]
         len++
-        pc++
+        i++
       } else if (op <= 0x9f) {
         // SWAP1-16: stack.swap(opCode - 0x8f)
         const n = op - 0x8f
@@ -218,24 +235,24 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
         const top = s[head]
         s[head] = s[other]
         s[other] = top
-        pc++
+        i++
       } else {
         break
       }
     } else {
       switch (op) {
         case 0x5b: // JUMPDEST: nothing
-          pc++
+          i++
           break
         case 0x5f: // PUSH0
           if (len >= maxHeight) break run
           s[len++] = 0n
-          pc++
+          i++
           break
         case 0x50: // POP
           if (len < 1) break run
           len--
-          pc++
+          i++
           break
         case 0x56:
         case 0x57: {
@@ -245,20 +262,22 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           if (len < popped) break run
           if (popped === 2 && s[len - 2] === 0n) {
             len -= 2
-            pc++
+            i++
             break
           }
           // the word as a number, converted once: exact below 2^53, at least 2^53 above it (past
           // any code); compared as numbers, not a bigint with a number (a runtime call in V8)
           const dest = Number(s[len - 1])
-          if (!(dest < end) || validJumps[dest] !== 1) break run
+          // (index + 1) << 1 | 1 at a valid destination (the stock analysis' JUMPDESTs)
+          const landing = dest < end ? entries[dest] : 0
+          if ((landing & 1) === 0) break run
           len -= popped
-          pc = dest
+          i = (landing >> 1) - 1
           gas -= fee
           steps++
           if (steps < maxSteps && jumpdestFee !== 0 && gas >= jumpdestFee) {
             // the destination's JUMPDEST, as the loop's next turn would run it (its checks, its step)
-            pc = dest + 1
+            i++
             gas -= jumpdestFee
             steps++
           }
@@ -267,42 +286,42 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
         case 0x15: // ISZERO
           if (len < 1) break run
           s[len - 1] = s[len - 1] === 0n ? 1n : 0n
-          pc++
+          i++
           break
         case 0x19: // NOT: BigInt.asUintN(256, ~a)
           if (len < 1) break run
           s[len - 1] = MAX_UINT256 ^ s[len - 1]
-          pc++
+          i++
           break
         case 0x30: // ADDRESS: push(bytesToBigInt(interpreter.getAddress().bytes)), the word kept on the Address
           if (len >= maxHeight) break run
           s[len++] = addressWord(rs.interpreter.getAddress())
-          pc++
+          i++
           break
         case 0x5a: // GAS: push(interpreter.getGasLeft()), the gas left once GAS's own fee is charged
           if (len >= maxHeight) break run
           s[len++] = BigInt(gas - fee)
-          pc++
+          i++
           break
         case 0x33: // CALLER: push(interpreter.getCaller())
           if (len >= maxHeight) break run
           s[len++] = rs.interpreter.getCaller()
-          pc++
+          i++
           break
         case 0x34: // CALLVALUE: push(interpreter.getCallValue())
           if (len >= maxHeight) break run
           s[len++] = rs.interpreter.getCallValue()
-          pc++
+          i++
           break
         case 0x36: // CALLDATASIZE: push(interpreter.getCallDataSize())
           if (len >= maxHeight) break run
           s[len++] = rs.interpreter.getCallDataSize()
-          pc++
+          i++
           break
         case 0x3d: // RETURNDATASIZE: push(interpreter.getReturnDataSize())
           if (len >= maxHeight) break run
           s[len++] = rs.interpreter.getReturnDataSize()
-          pc++
+          i++
           break
         case 0x35: {
           // CALLDATALOAD (calldata-load.ts): pos = pop(); past the calldata zero, else its word
@@ -324,7 +343,7 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
               s[len - 1] = wordAt(calldataView(data), i)
             }
           }
-          pc++
+          i++
           break
         }
         case 0x51:
@@ -339,8 +358,8 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           const offset = Number(word)
           const end = offset + 32
           if (end > paidBytes) {
-            const words = Math.ceil(end / 32)
-            const cost = memoryCost(words, batch)
+            const paidWords = Math.ceil(end / 32)
+            const cost = memoryCost(paidWords, batch)
             if (cost < 0) break run
             // subMemUsage charges the difference when the new cost is higher, else the whole cost
             const highest = Number(rs.highestMemCost)
@@ -348,8 +367,8 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
             if (gas < fee + charge) break run
             gas -= charge
             if (cost > highest) rs.highestMemCost = BigInt(cost)
-            rs.memoryWordCount = BigInt(words)
-            paidBytes = words * 32
+            rs.memoryWordCount = BigInt(paidWords)
+            paidBytes = paidWords * 32
           }
           if (op === 0x51) {
             s[len - 1] = readWord(rs.memory, offset)
@@ -357,7 +376,7 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
             writeWord(rs.memory, offset, s[len - 2])
             len -= 2
           }
-          pc++
+          i++
           break
         }
         case 0x08: // ADDMOD: [a, b, c] = popN(3); c === 0 ? 0 : mod(a + b, c)
@@ -369,7 +388,7 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           const c = s[len - 3]
           s[len - 3] = c === 0n ? 0n : op === 0x08 ? (a + b) % c : (a * b) % c
           len -= 2
-          pc++
+          i++
           break
         }
         default: {
@@ -462,14 +481,14 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           }
           s[len - 2] = r
           len--
-          pc++
+          i++
         }
       }
     }
     gas -= fee
     steps++
   }
-  rs.programCounter = pc
+  rs.programCounter = stream[(i << 1) + 1]
   stack._len = len
   batch.steps = steps
   return gas

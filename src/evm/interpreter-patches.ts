@@ -73,9 +73,10 @@
  *    of a whole word, and MLOAD and MSTORE (inside paid memory, or growing it by less than 16 MiB,
  *    their memory gas the stock `subMemUsage`'s in numbers) itself, in batches of consecutive
  *    ones (runInlineSteps: the program counter and stack height in locals, no call per step),
- *    where the EVM has their stock handlers (a PUSH and the JUMP or JUMPI after it as one step of
-    two where the word is a valid destination: inline-analysis.ts, made with the jump analysis of
-    1., whose pushes it keeps as a packed array) (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
+ *    where the EVM has their stock handlers (the batch walks the code as a stream of decoded
+ *    instructions, a PUSH and the JUMP or JUMPI after it as one step of two where the word is a
+ *    valid destination: inline-analysis.ts, made with the jump analysis of 1., whose pushes it
+ *    keeps as a packed array) (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
  *    12., MLOAD's and MSTORE's gas the stock memory gas; ethereumjs flags ADDRESS, CALLER, CALLVALUE,
  *    CALLDATA* and RETURNDATASIZE asynchronous, but their handlers are not), with the frame's gas
  *    as a number (while it is below 2^53) written back to the run state before any other step
@@ -137,7 +138,7 @@ import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
 import { inlineAnalysis } from './inline-analysis.ts'
-import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineRunState } from './inline-steps.ts'
+import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineCode, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
 import { codeSizeHandler, type CodeSizeRunState } from './code-size-opcode.ts'
@@ -147,8 +148,8 @@ interface JumpAnalysis {
   jumps: Uint8Array
   pushes: Record<number, bigint>
   opcodesCached: unknown[]
-  /** 13. the inline batch's PUSH-then-jump destinations (inline-analysis.ts) */
-  pushJumps: Int32Array
+  /** 13. the code as the inline batch walks it (inline-analysis.ts) */
+  inline: InlineCode
 }
 
 interface OpInfo {
@@ -222,7 +223,7 @@ export function applyInterpreterPatches(): Promise<void> {
   return applied
 }
 
-/** Code bytes analysed at most in the content-keyed table of one Common (the analyses take ~20 bytes per code byte: the opcode entries, the words, the jump tables of 13.). */
+/** Code bytes analysed at most in the content-keyed table of one Common (the analyses take ~30 bytes per code byte: the opcode entries, the words, the jump table, the instruction stream of 13.). */
 export const SHARED_ANALYSIS_CODE_BYTES = 4 * 1024 * 1024
 
 /** The jump analyses shared by the EVMs of one Common while its EIP set stays the same. */
@@ -281,7 +282,7 @@ let sharedJumpAnalysis: ((this: InterpreterLike, code: Uint8Array) => JumpAnalys
  * entry from the EVM's opcode table by the code byte (18.), not from the analysis' `opcodesCached`.
  */
 function adoptAnalysis(rs: LoopRunState, batch: InlineBatch, analysis: JumpAnalysis): void {
-  batch.pushJumps = analysis.pushJumps
+  batch.code = analysis.inline
   rs.validJumps = analysis.jumps
   rs.cachedPushes = analysis.pushes
   rs.shouldDoJumpAnalysis = false
@@ -471,8 +472,8 @@ async function apply(): Promise<void> {
     // 13. the memory gas parameters of MLOAD and MSTORE growing memory in the batch
     const batch: InlineBatch =
       inlineFees === undefined
-        ? { steps: 0, pushJumps: undefined }
-        : { steps: 0, memoryGas: Number(this.common.param('memoryGas')), quadCoefficient: Number(this.common.param('quadCoefficientDivGas')), pushJumps: undefined }
+        ? { steps: 0, code: undefined }
+        : { steps: 0, memoryGas: Number(this.common.param('memoryGas')), quadCoefficient: Number(this.common.param('quadCoefficientDivGas')), code: undefined }
     if (inlineFees !== undefined && this._getValidJumpDestinations === sharedJumpAnalysis) {
       // 17. a code analysed before (by an earlier frame) has its analysis from the first step on
       const known = analysedAlready(this.common as unknown as CommonInternals, rs.code)
@@ -599,9 +600,9 @@ async function apply(): Promise<void> {
   sharedJumpAnalysis = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
     return sharedAnalysis(this.common as unknown as CommonInternals, code, () => {
       const stock = stockAnalysis.call(this, code)
-      // 13. the words as a packed array, and the PUSH-then-jump destinations, for the inline batch
-      const { pushes, pushJumps } = inlineAnalysis(code, stock.jumps, stock.pushes)
-      return { jumps: stock.jumps, pushes, opcodesCached: stock.opcodesCached, pushJumps }
+      // 13. the words as a packed array, and the code as instructions for the inline batch
+      const { pushes, stream, words, entries } = inlineAnalysis(code, stock.jumps, stock.pushes)
+      return { jumps: stock.jumps, pushes, opcodesCached: stock.opcodesCached, inline: { stream, words, entries } }
     })
   }
   iproto._getValidJumpDestinations = sharedJumpAnalysis

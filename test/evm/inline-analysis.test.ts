@@ -1,32 +1,28 @@
 /**
  * inline-analysis.ts: the inline batch's tables agree with the stock jump analysis. `pushes` holds
- * the stock word at every push data offset (0n elsewhere, a packed array); `pushJumps` names a
- * destination exactly where a PUSH (not a push data byte that looks like one) is followed by JUMP
- * or JUMPI and its word is a valid jump destination.
+ * the stock word at every push data offset (0n elsewhere, a packed array); the stream has one entry
+ * per instruction the stock analysis sees (its offset, its word in `words`), ends with STOP where
+ * the last instruction ends, and names a destination exactly where a PUSH (not a push data byte
+ * that looks like one) is followed by JUMP or JUMPI and its word is a valid jump destination;
+ * `entries` maps each instruction's offset to its index and flags the valid destinations.
  */
 import { describe, expect, it } from 'vitest'
 import { inlineAnalysis } from '../../src/evm/inline-analysis.ts'
-
-/** the stock `_getValidJumpDestinations` of @ethereumjs/evm 10 for legacy code (no EIP-8024) */
-function stockAnalysis(code: Uint8Array) {
-  const jumps = new Uint8Array(code.length)
-  const pushes: Record<number, bigint> = {}
-  for (let i = 0; i < code.length; i++) {
-    const op = code[i]
-    if (op >= 0x60 && op <= 0x7f) {
-      const n = op - 0x5f
-      const bytes = new Uint8Array(n)
-      bytes.set(code.subarray(i + 1, i + 1 + n))
-      pushes[i + 1] = BigInt('0x' + (Buffer.from(bytes).toString('hex') || '0'))
-      i += n
-    } else if (op === 0x5b) {
-      jumps[i] = 1
-    }
-  }
-  return { jumps, pushes }
-}
+import { stockAnalysis } from './stock-jump-analysis.ts'
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'))
+
+/** [offset of the PUSH, offset of its fused destination] for every fused PUSH of the stream */
+function fusedPairs(code: Uint8Array): number[][] {
+  const stock = stockAnalysis(code)
+  const { stream } = inlineAnalysis(code, stock.jumps, stock.pushes)
+  const pairs: number[][] = []
+  for (let i = 0; 2 * i < stream.length; i++) {
+    const target = stream[2 * i] >> 8
+    if (target !== 0) pairs.push([stream[2 * i + 1], stream[2 * (target - 1) + 1]])
+  }
+  return pairs
+}
 
 describe('inlineAnalysis', () => {
   it('keeps every push word at its offset in a packed array, 0n elsewhere', () => {
@@ -51,11 +47,7 @@ describe('inlineAnalysis', () => {
       '6109' + '00' + '56', // 50: PUSH2 0x0900 JUMP: past the code
       '6009', // 54: PUSH1 9 at the end: no jump after it
     ]
-    const code = hex(parts.join(''))
-    const stock = stockAnalysis(code)
-    const { pushJumps } = inlineAnalysis(code, stock.jumps, stock.pushes)
-    const named = [...pushJumps].flatMap((target, pc) => (target === 0 ? [] : [[pc, target - 1]]))
-    expect(named).toEqual([
+    expect(fusedPairs(hex(parts.join('')))).toEqual([
       [0, 9],
       [3, 9],
       [16, 9],
@@ -64,9 +56,20 @@ describe('inlineAnalysis', () => {
 
   it('sees instruction boundaries as the stock analysis does: a PUSH inside push data is data', () => {
     // 0: PUSH3 0x600456 (its data reads PUSH1 4 JUMP), 4: JUMPDEST, 5: PUSH1 4 JUMP: only the last is named
-    const code = hex('62600456' + '5b' + '6004' + '56')
+    expect(fusedPairs(hex('62600456' + '5b' + '6004' + '56'))).toEqual([[5, 4]])
+  })
+
+  it('has one stream entry per instruction, its word in words, and STOP where the last one ends', () => {
+    // 0: PUSH1 0x2a, 2: JUMPDEST, 3: PUSH2 0x5b5b (data that looks like JUMPDESTs), 6: ADD, 7: a PUSH3 cut short by the end
+    const code = hex('602a' + '5b' + '615b5b' + '01' + '62ab')
     const stock = stockAnalysis(code)
-    const { pushJumps } = inlineAnalysis(code, stock.jumps, stock.pushes)
-    expect([...pushJumps].map((t, pc) => [pc, t]).filter(([, t]) => t !== 0)).toEqual([[5, 5]])
+    const { stream, words, entries } = inlineAnalysis(code, stock.jumps, stock.pushes)
+    const ops = [0x60, 0x5b, 0x61, 0x01, 0x62, 0x00]
+    const offsets = [0, 2, 3, 6, 7, 11] // the stock PUSH3 at 7 moves the program counter to 11, past the end
+    expect(stream.length).toBe(2 * ops.length)
+    for (let i = 0; i < ops.length; i++) expect([stream[2 * i] & 0xff, stream[2 * i + 1]], `instruction ${i}`).toEqual([ops[i], offsets[i]])
+    expect(words).toEqual([0x2an, 0n, 0x5b5bn, 0n, 0xab0000n, 0n])
+    // (index + 1) << 1, | 1 at the one valid destination; 0 in push data
+    expect([...entries]).toEqual([1 << 1, 0, (2 << 1) | 1, 3 << 1, 0, 0, 4 << 1, 5 << 1, 0])
   })
 })

@@ -14,6 +14,8 @@ import { commonForChain } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
 import { INLINE_OPCODES, MEMORY_GROWTH_BYTES_MAX, runInlineSteps, type InlineBatch, type InlineRunState } from '../../src/evm/inline-steps.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
+import { inlineAnalysis } from '../../src/evm/inline-analysis.ts'
+import { stockAnalysis } from './stock-jump-analysis.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 
 const TARGET = createAddressFromString('0x00000000000000000000000000000000000011e1')
@@ -241,6 +243,29 @@ describe('inlined opcodes against the stock handlers', () => {
     }
   })
 
+  it('PC after a fused PUSH and jump, taken and not, and after a jump from the stack: the offset the stock loop reads', async () => {
+    const at = (body: string) => 5 + body.length / 2 // the body starts after PUSH1 4 JUMP INVALID JUMPDEST
+    const to = (offset: number) => '61' + offset.toString(16).padStart(4, '0')
+    let body = ''
+    let words = 0
+    // PUSH JUMP onto a JUMPDEST then PC; PUSH JUMPI not taken then PC; taken then PC; JUMP from the stack then PC
+    body += to(at(body) + 3 + 1 + 1) + '56' + 'fe' + '5b' + '58' + storeResult(words++)
+    body += '6000' + to(at(body)) + '57' + '58' + storeResult(words++)
+    body += '6001' + to(at(body) + 2 + 3 + 1 + 1) + '57' + 'fe' + '5b' + '58' + storeResult(words++)
+    body += to(at(body) + 3 + 1 + 1 + 1) + '80' + '56' + 'fe' + '5b' + '50' + '58' + storeResult(words++)
+    const outcome = await sameAsStock(program(body, words))
+    expect(outcome.error).toBeUndefined()
+  })
+
+  it('code that ends inside a PUSH: its word padded, the frame ended as the stock loop ends it', async () => {
+    // after the jump (the batch runs from there): inlined steps, then a PUSH3 with one byte of its
+    // data, a PUSH32 with 31, a PUSH2 with none; the gas used is the stock loop's
+    for (const tail of ['62ab', '7f' + 'cd'.repeat(31), '61']) {
+      const outcome = await sameAsStock('600456fe5b' + '6001' + '6002' + '01' + '50' + tail)
+      expect(outcome.error).toBeUndefined()
+    }
+  })
+
   it('failures: underflow, overflow, jumps to no JUMPDEST or into push data, out of gas at an inlined opcode', async () => {
     const failing = [
       ...[...BINARY, 0x57].map((op) => '6001' + hexByte(op)), // one item where two are needed
@@ -298,12 +323,10 @@ describe('inlined opcodes against the stock handlers', () => {
 })
 
 describe('runInlineSteps', () => {
-  const state = (stack: bigint[], code: number[], validJumps = new Uint8Array(code.length)): InlineRunState => ({
+  const state = (stack: bigint[], code: number[]): InlineRunState => ({
     stack: { _store: [...stack], _len: stack.length, _maxHeight: 1024 },
     programCounter: 0,
     code: Uint8Array.from(code),
-    validJumps,
-    cachedPushes: { 2: 7n },
     memory: { _store: new Uint8Array(0), extend: () => {} },
     memoryWordCount: 0n,
     highestMemCost: 0n,
@@ -312,12 +335,19 @@ describe('runInlineSteps', () => {
   const fees = new Uint8Array(256)
   for (const op of INLINE_OPCODES) fees[op] = 3
   const json = (rs: InlineRunState) => JSON.stringify(rs, (_, v) => (typeof v === 'bigint' ? v.toString() : v))
+  /** a batch over `code` as the frame's analysis gives it (its JUMPDESTs the stock analysis') */
+  const over = (code: number[], extra: Omit<InlineBatch, 'steps' | 'code'> = {}): InlineBatch => {
+    const bytes = Uint8Array.from(code)
+    const stock = stockAnalysis(bytes)
+    return { steps: 0, ...extra, code: inlineAnalysis(bytes, stock.jumps, stock.pushes) }
+  }
 
   it('changes nothing when the first opcode is not inlined or would fail', () => {
-    const batch: InlineBatch = { steps: -1 }
     // [code, gas]: ADD of one item, JUMP to no JUMPDEST, PUSH1 without its fee, DUP2 and SWAP1 of one item, EXP (not inlined)
     for (const [op, gas] of [[0x01, 100], [0x56, 100], [0x60, 2], [0x81, 100], [0x90, 100], [0x0a, 100]] as const) {
       const rs = state([1n], [op, 0x00, 0x00])
+      const batch = over([op, 0x00, 0x00])
+      batch.steps = -1
       const before = json(rs)
       expect(runInlineSteps(rs, fees, gas, 100, batch)).toBe(gas)
       expect(batch.steps).toBe(0)
@@ -328,7 +358,7 @@ describe('runInlineSteps', () => {
   it('runs consecutive inlined opcodes, charging each fee, and stops before the first it cannot run', () => {
     // SUB (9 - 5), PUSH1 7 (its cached push at 2), ADD, then EXP (not inlined)
     const rs = state([5n, 9n], [0x03, 0x60, 0x07, 0x01, 0x0a])
-    const batch: InlineBatch = { steps: 0 }
+    const batch = over([0x03, 0x60, 0x07, 0x01, 0x0a])
     expect(runInlineSteps(rs, fees, 10, 100, batch)).toBe(1)
     expect(batch.steps).toBe(3)
     expect(rs.stack._len).toBe(1)
@@ -337,7 +367,7 @@ describe('runInlineSteps', () => {
   })
 
   it('stops after maxSteps, and where the gas left is below the next fee', () => {
-    const batch: InlineBatch = { steps: 0 }
+    const batch = over([0x5b, 0x5b, 0x5b, 0x5b])
     const rs = state([], [0x5b, 0x5b, 0x5b, 0x5b])
     expect(runInlineSteps(rs, fees, 100, 2, batch)).toBe(94)
     expect([batch.steps, rs.programCounter]).toEqual([2, 2])
@@ -362,12 +392,12 @@ describe('runInlineSteps', () => {
     fees3[0x52] = 3
     // without the parameters: nothing changed
     const bare = withMemory()
-    const batch: InlineBatch = { steps: 0 }
+    const batch = over([0x52, 0x00])
     expect(runInlineSteps(bare, fees3, 100, 10, batch)).toBe(100)
     expect([batch.steps, bare.memoryWordCount]).toEqual([0, 0n])
     // with them: 3 words cost 3 * 3 + 9 / 512 = 9, charged with the fee; the word written at 64
     const grown = withMemory()
-    const paid: InlineBatch = { steps: 0, memoryGas: 3, quadCoefficient: 512 }
+    const paid = over([0x52, 0x00], { memoryGas: 3, quadCoefficient: 512 })
     expect(runInlineSteps(grown, fees3, 100, 10, paid)).toBe(100 - 3 - 9)
     expect([paid.steps, grown.memoryWordCount, grown.highestMemCost, grown.stack._len]).toEqual([1, 3n, 9n, 0])
     expect(grown.memory._store[95]).toBe(7)
@@ -382,14 +412,8 @@ describe('runInlineSteps', () => {
     const code = [0x60, 0x04, 0x56, 0xfe, 0x5b]
     const jumpFees = new Uint8Array(fees)
     jumpFees[0x56] = 8
-    const pushJumps = new Int32Array(code.length)
-    pushJumps[0] = 4 + 1
-    const jumping = () => {
-      const rs = state([], code, Uint8Array.from([0, 0, 0, 0, 1]))
-      rs.cachedPushes = [0n, 4n, 0n, 0n, 0n, 0n]
-      return rs
-    }
-    const batch: InlineBatch = { steps: 0, pushJumps }
+    const jumping = () => state([], code)
+    const batch = over(code)
     // both: PUSH and JUMP, then the JUMPDEST
     let rs = jumping()
     expect(runInlineSteps(rs, jumpFees, 100, 100, batch)).toBe(100 - 3 - 8 - 3)
@@ -404,12 +428,9 @@ describe('runInlineSteps', () => {
     expect([batch.steps, rs.programCounter, rs.stack._len]).toEqual([1, 2, 1])
     // JUMPI with its condition under the pushed destination: 0 falls through, anything else jumps
     const jumpi = [0x60, 0x05, 0x57, 0x5b, 0xfe, 0x5b]
-    const jumpiPushes = new Int32Array(jumpi.length)
-    jumpiPushes[0] = 5 + 1
     for (const [cond, pc] of [[0n, 3], [1n, 5]] as const) {
-      const r = state([9n, cond], jumpi, Uint8Array.from([0, 0, 0, 1, 0, 1]))
-      r.cachedPushes = [0n, 5n, 0n, 0n, 0n, 0n, 0n]
-      expect(runInlineSteps(r, fees, 100, 2, { steps: 0, pushJumps: jumpiPushes })).toBe(94)
+      const r = state([9n, cond], jumpi)
+      expect(runInlineSteps(r, fees, 100, 2, over(jumpi))).toBe(94)
       expect([r.programCounter, r.stack._len, r.stack._store[0]]).toEqual([pc, 1, 9n])
     }
   })
@@ -422,39 +443,55 @@ describe('runInlineSteps', () => {
     jumpFees[0x5b] = 1
     const noJumpdest = new Uint8Array(jumpFees)
     noJumpdest[0x5b] = 0
-    const valid = Uint8Array.from([0, 0, 0, 0, 1, 0])
-    // [what, code, stack, pushJumps at 0, fees, gas, maxSteps] -> [gas left, steps, pc]
+    // [what, code, stack, fees, gas, maxSteps] -> [gas left, steps, pc]; a PUSH before a jump runs with it
     const fused = [0x60, 0x04, 0x56, 0xfe, 0x5b, 0x00]
     const fusedI = [0x60, 0x04, 0x57, 0xfe, 0x5b, 0x00]
     const dynamic = [0x56, 0xfe, 0xfe, 0xfe, 0x5b, 0x00]
     const dynamicI = [0x57, 0xfe, 0xfe, 0xfe, 0x5b, 0x00]
-    const cases: Array<[string, number[], bigint[], number, Uint8Array, number, number, [number, number, number]]> = [
-      ['PUSH JUMP, room for all', fused, [], 5, jumpFees, 100, 100, [100 - 3 - 8 - 1, 3, 5]],
-      ['PUSH JUMP, two steps allowed', fused, [], 5, jumpFees, 100, 2, [100 - 3 - 8, 2, 4]],
-      ['PUSH JUMP, gas for the two only', fused, [], 5, jumpFees, 11, 100, [0, 2, 4]],
-      ['PUSH JUMP, JUMPDEST not inlined', fused, [], 5, noJumpdest, 100, 100, [100 - 3 - 8, 2, 4]],
-      ['PUSH JUMPI taken', fusedI, [1n], 5, jumpFees, 100, 100, [100 - 3 - 10 - 1, 3, 5]],
-      ['PUSH JUMPI taken, two steps allowed', fusedI, [1n], 5, jumpFees, 100, 2, [100 - 3 - 10, 2, 4]],
-      ['JUMP, room for all', dynamic, [4n], 0, jumpFees, 100, 100, [100 - 8 - 1, 2, 5]],
-      ['JUMP, one step allowed', dynamic, [4n], 0, jumpFees, 100, 1, [100 - 8, 1, 4]],
-      ['JUMP, gas for it only', dynamic, [4n], 0, jumpFees, 8, 100, [0, 1, 4]],
-      ['JUMP, JUMPDEST not inlined', dynamic, [4n], 0, noJumpdest, 100, 100, [100 - 8, 1, 4]],
-      ['JUMPI taken', dynamicI, [1n, 4n], 0, jumpFees, 100, 100, [100 - 10 - 1, 2, 5]],
-      ['JUMPI taken, one step allowed', dynamicI, [1n, 4n], 0, jumpFees, 100, 1, [100 - 10, 1, 4]],
-      ['JUMPI taken, gas for it only', dynamicI, [1n, 4n], 0, jumpFees, 10, 100, [0, 1, 4]],
-      ['JUMPI taken, JUMPDEST not inlined', dynamicI, [1n, 4n], 0, noJumpdest, 100, 100, [100 - 10, 1, 4]],
-      ['PUSH JUMPI taken, JUMPDEST not inlined', fusedI, [1n], 5, noJumpdest, 100, 100, [100 - 3 - 10, 2, 4]],
-      ['PUSH JUMPI not taken onto a JUMPDEST: not run with the jump', [0x60, 0x04, 0x57, 0x5b, 0x5b, 0x00], [0n], 5, jumpFees, 100, 100, [100 - 3 - 10 - 1 - 1, 4, 5]],
+    const cases: Array<[string, number[], bigint[], Uint8Array, number, number, [number, number, number]]> = [
+      ['PUSH JUMP, room for all', fused, [], jumpFees, 100, 100, [100 - 3 - 8 - 1, 3, 5]],
+      ['PUSH JUMP, two steps allowed', fused, [], jumpFees, 100, 2, [100 - 3 - 8, 2, 4]],
+      ['PUSH JUMP, gas for the two only', fused, [], jumpFees, 11, 100, [0, 2, 4]],
+      ['PUSH JUMP, JUMPDEST not inlined', fused, [], noJumpdest, 100, 100, [100 - 3 - 8, 2, 4]],
+      ['PUSH JUMPI taken', fusedI, [1n], jumpFees, 100, 100, [100 - 3 - 10 - 1, 3, 5]],
+      ['PUSH JUMPI taken, two steps allowed', fusedI, [1n], jumpFees, 100, 2, [100 - 3 - 10, 2, 4]],
+      ['JUMP, room for all', dynamic, [4n], jumpFees, 100, 100, [100 - 8 - 1, 2, 5]],
+      ['JUMP, one step allowed', dynamic, [4n], jumpFees, 100, 1, [100 - 8, 1, 4]],
+      ['JUMP, gas for it only', dynamic, [4n], jumpFees, 8, 100, [0, 1, 4]],
+      ['JUMP, JUMPDEST not inlined', dynamic, [4n], noJumpdest, 100, 100, [100 - 8, 1, 4]],
+      ['JUMPI taken', dynamicI, [1n, 4n], jumpFees, 100, 100, [100 - 10 - 1, 2, 5]],
+      ['JUMPI taken, one step allowed', dynamicI, [1n, 4n], jumpFees, 100, 1, [100 - 10, 1, 4]],
+      ['JUMPI taken, gas for it only', dynamicI, [1n, 4n], jumpFees, 10, 100, [0, 1, 4]],
+      ['JUMPI taken, JUMPDEST not inlined', dynamicI, [1n, 4n], noJumpdest, 100, 100, [100 - 10, 1, 4]],
+      ['PUSH JUMPI taken, JUMPDEST not inlined', fusedI, [1n], noJumpdest, 100, 100, [100 - 3 - 10, 2, 4]],
+      ['PUSH JUMPI not taken onto a JUMPDEST: not run with the jump', [0x60, 0x04, 0x57, 0x5b, 0x5b, 0x00], [0n], jumpFees, 100, 100, [100 - 3 - 10 - 1 - 1, 4, 5]],
     ]
-    for (const [what, code, stack, pushJump, stepFees, gas, maxSteps, expected] of cases) {
-      const rs = state(stack, code, valid)
-      rs.cachedPushes = [0n, 4n, 0n, 0n, 0n, 0n, 0n]
-      const pushJumps = new Int32Array(code.length)
-      pushJumps[0] = pushJump
-      const batch: InlineBatch = { steps: 0, pushJumps }
+    for (const [what, code, stack, stepFees, gas, maxSteps, expected] of cases) {
+      const rs = state(stack, code)
+      const batch = over(code)
       const left = runInlineSteps(rs, stepFees, gas, maxSteps, batch)
       expect([left, batch.steps, rs.programCounter], what).toEqual(expected)
       expect(rs.stack._len, what).toBe(0)
+    }
+  })
+
+  it('stops at the end of code that ends inside a PUSH with the program counter where the stock PUSH leaves it', () => {
+    // JUMPDEST, PUSH3 0xab.. cut short: its word padded on the right, the program counter at 5 (past the end)
+    const code = [0x5b, 0x62, 0xab]
+    const rs = state([], code)
+    const batch = over(code)
+    expect(runInlineSteps(rs, fees, 100, 100, batch)).toBe(94)
+    expect([batch.steps, rs.programCounter, rs.stack._len, rs.stack._store[0]]).toEqual([2, 5, 1, 0xab0000n])
+  })
+
+  it('runs nothing from inside push data (a program counter no instruction starts at) or past the code', () => {
+    const code = [0x61, 0x5b, 0x5b, 0x5b]
+    for (const pc of [1, 2, 4]) {
+      const rs = state([], code)
+      rs.programCounter = pc
+      const batch = over(code)
+      expect(runInlineSteps(rs, fees, 100, 100, batch)).toBe(100)
+      expect([batch.steps, rs.programCounter]).toEqual([0, pc])
     }
   })
 
