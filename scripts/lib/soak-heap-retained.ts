@@ -10,7 +10,8 @@
  * directory; the pid is in the soak's log), then
  * `node --max-old-space-size=3000 --import tsx scripts/lib/soak-heap-retained.ts <snapshot> LocalBuilder LocalBuilder.receipts BlockTxIndex ...`
  * (`Class.prop`: what that property of each Class holds; a prefix of the edge's name matches, so
- * `ModuleWrap.<symbol node:source_map` is the source maps). Each holder costs one walk of the graph.
+ * `ModuleWrap.<symbol node:source_map` is the source maps; `{a,b}`: every object with fields a and b,
+ * whatever its constructor). Each holder costs one walk of the graph.
  */
 import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
@@ -35,6 +36,7 @@ export function retainedBy(snapshot: HeapSnapshot, holders: readonly string[]): 
   let reachableBytes = 0
   for (let i = 0; i < graph.count; i++) if (all[i] === 1) reachableBytes += graph.selfSize(i)
   const retained = holders.map((holder): Retained => {
+    if (holder.startsWith('{')) return retainedByShape(graph, all, holder)
     const dot = holder.indexOf('.')
     const cls = dot < 0 ? holder : holder.slice(0, dot)
     const prop = dot < 0 ? undefined : holder.slice(dot + 1)
@@ -62,6 +64,30 @@ export function retainedBy(snapshot: HeapSnapshot, holders: readonly string[]): 
     return { holder, count: taken, bytes }
   })
   return { reachableBytes, retained }
+}
+
+/**
+ * `{a,b,c}`: every reachable object that has all these fields, whatever its constructor (plain
+ * Objects: a module's records, e.g. `{jumps,pushes,opcodesCached,pushJumps}` for the EVM's shared
+ * jump analyses), taken out of the graph together.
+ */
+function retainedByShape(graph: SnapshotGraph, all: Uint8Array, holder: string): Retained {
+  const fields = holder.slice(1, -1).split(',').map((f) => f.trim())
+  const excluded = new Uint8Array(graph.count)
+  let taken = 0
+  for (let i = 0; i < graph.count; i++) {
+    if (all[i] === 0 || graph.type(i) !== 'object') continue
+    const names = new Set<string>()
+    graph.forEachEdge(i, (_to, edge) => names.add(graph.edgeName(edge)))
+    if (fields.every((f) => names.has(f))) {
+      excluded[i] = 1
+      taken++
+    }
+  }
+  const without = graph.reach(excluded)
+  let bytes = 0
+  for (let i = 0; i < graph.count; i++) if (all[i] === 1 && without[i] === 0) bytes += graph.selfSize(i)
+  return { holder, count: taken, bytes }
 }
 
 export interface CensusRow {

@@ -13,7 +13,10 @@
  *   object's snapshot id for the isolate's life, and hands out ids in increasing order, so those are
  *   the ids above the first snapshot's highest), the holders that keep the most bytes of them: what
  *   the interval added and something still holds.
- * Then, for the holders that grew most, the path from the roots to the newest node charged to each.
+ * Then the objects that have a hidden class of their own (a map and descriptor array no other
+ * object shares: Node 20's V8 makes one for every object built by a spread followed by more
+ * properties), by constructor and first fields; and, for the holders that grew most, the path
+ * from the roots to the newest node charged to each.
  *
  * Snapshots: `SOAK_SERVICE_NODE_ARGS=--heapsnapshot-signal=SIGUSR2` and `kill -USR2 <service pid>`
  * (main isolate), scripts/probe/worker-heap-snapshots.ts (workers). Both must be of the same isolate
@@ -37,6 +40,8 @@ interface SnapshotSummary {
   newByHolder: Map<string, Tally>
   /** the path to the newest node charged to each holder (filled for the holders asked for) */
   newestPath: Map<string, string>
+  /** objects whose hidden class (map) no other object shares, by constructor and first fields: the map's and its descriptors' bytes */
+  ownMaps: Map<string, Tally>
 }
 
 /** object names that are containers of records, not owners of them: charged to whoever holds them */
@@ -88,7 +93,9 @@ export function summarize(file: string, newerThan: number, pathsFor: ReadonlySet
   const rootKey = keyOf('(root)')
   holderKey[0] = rootKey
   const chain: number[] = []
-  const summary: SnapshotSummary = { reachableBytes: 0, maxId: 0, byGroup: new Map(), byHolder: new Map(), newByHolder: new Map(), newestPath: new Map() }
+  const summary: SnapshotSummary = { reachableBytes: 0, maxId: 0, byGroup: new Map(), byHolder: new Map(), newByHolder: new Map(), newestPath: new Map(), ownMaps: new Map() }
+  // map node -> the one object using it, or -2 once a second one does
+  const mapUser = new Map<number, number>()
   const newest = new Map<string, { id: number; node: number }>()
   for (let i = 0; i < graph.count; i++) {
     if (seen[i] === 0) continue
@@ -110,6 +117,11 @@ export function summarize(file: string, newerThan: number, pathsFor: ReadonlySet
     summary.reachableBytes += bytes
     if (isHeapObjectId(id) && id > summary.maxId) summary.maxId = id
     add(summary.byGroup, graph.groupOf(i), bytes)
+    if (graph.type(i) === 'object' || graph.type(i) === 'closure') {
+      graph.forEachEdge(i, (to, edge) => {
+        if (graph.edgeName(edge) === 'map' && graph.type(to) === 'object shape') mapUser.set(to, mapUser.has(to) ? -2 : i)
+      })
+    }
     add(summary.byHolder, key, bytes)
     if (isHeapObjectId(id) && id > newerThan) {
       add(summary.newByHolder, key, bytes)
@@ -117,7 +129,26 @@ export function summarize(file: string, newerThan: number, pathsFor: ReadonlySet
     }
   }
   for (const [key, { node }] of newest) summary.newestPath.set(key, pathFromRoots(graph, parent, parentEdge, node))
+  for (const [map, user] of mapUser) if (user >= 0) addOwnMap(graph, summary.ownMaps, map, user)
   return summary
+}
+
+/**
+ * One object with a hidden class of its own (Node 20's V8 makes one for every object built by a
+ * spread followed by more properties, `{ ...a, b }`): charged by its constructor and first fields,
+ * with the bytes of its map and descriptor array (allocated in old space).
+ */
+function addOwnMap(graph: SnapshotGraph, rows: Map<string, Tally>, map: number, user: number): void {
+  const fields: string[] = []
+  graph.forEachEdge(user, (_to, edge) => {
+    const name = graph.edgeName(edge)
+    if (graph.isField(edge) && !['map', 'properties', 'elements', '__proto__'].includes(name) && !name.startsWith('[')) fields.push(name)
+  })
+  let bytes = graph.selfSize(map)
+  graph.forEachEdge(map, (to, edge) => {
+    if (graph.edgeName(edge) === 'descriptors') bytes += graph.selfSize(to)
+  })
+  add(rows, `${graph.groupOf(user)} {${fields.slice(0, 5).join(',')}${fields.length > 5 ? ',...' : ''}}`, bytes)
 }
 
 interface Change {
@@ -166,5 +197,10 @@ let newTotal = 0
 for (const [, t] of after.newByHolder) newTotal += t.bytes
 console.log(`\n== allocated after the first snapshot and still reachable: ${mb(newTotal)} MB; top ${rows} holders ==`)
 for (const [key, t] of newest.slice(0, rows)) console.log(`${mb(t.bytes)} MB ${t.count}  ${key}`)
+const ownMaps = changes(before.ownMaps, after.ownMaps).sort((x, y) => y.bytesAfter - x.bytesAfter)
+const ownTotal = (rows: Map<string, Tally>) => [...rows.values()].reduce((sum, t) => ({ count: sum.count + t.count, bytes: sum.bytes + t.bytes }), { count: 0, bytes: 0 })
+const [ownBefore, ownAfter] = [ownTotal(before.ownMaps), ownTotal(after.ownMaps)]
+console.log(`\n== objects with a hidden class of their own: ${ownBefore.count} -> ${ownAfter.count}, their maps and descriptor arrays ${mb(ownBefore.bytes)} -> ${mb(ownAfter.bytes)} MB; top ${Math.min(rows, 10)} ==`)
+for (const c of ownMaps.slice(0, Math.min(rows, 10))) console.log(line(c))
 console.log('\n== path from the roots to the newest node of each holder above (first 10 of each table) ==')
 for (const key of pathsFor) console.log(`${key}:\n  ${after.newestPath.get(key) ?? '(no node newer than the first snapshot)'}`)
