@@ -10,12 +10,13 @@
  * directory; the pid is in the soak's log), then
  * `node --max-old-space-size=3000 --import tsx scripts/lib/soak-heap-retained.ts <snapshot> LocalBuilder LocalBuilder.receipts BlockTxIndex ...`
  * (`Class.prop`: what that property of each Class holds; a prefix of the edge's name matches, so
- * `ModuleWrap.<symbol node:source_map` is the source maps). Each holder costs one walk of the graph.
+ * `ModuleWrap.<symbol node:source_map` is the source maps; `{a,b}`: every object with fields a and b,
+ * whatever its constructor). Each holder costs one walk of the graph.
  */
 import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 
-interface HeapSnapshot {
+export interface HeapSnapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] } }
   nodes: number[]
   edges: number[]
@@ -35,6 +36,7 @@ export function retainedBy(snapshot: HeapSnapshot, holders: readonly string[]): 
   let reachableBytes = 0
   for (let i = 0; i < graph.count; i++) if (all[i] === 1) reachableBytes += graph.selfSize(i)
   const retained = holders.map((holder): Retained => {
+    if (holder.startsWith('{')) return retainedByShape(graph, all, holder)
     const dot = holder.indexOf('.')
     const cls = dot < 0 ? holder : holder.slice(0, dot)
     const prop = dot < 0 ? undefined : holder.slice(dot + 1)
@@ -62,6 +64,30 @@ export function retainedBy(snapshot: HeapSnapshot, holders: readonly string[]): 
     return { holder, count: taken, bytes }
   })
   return { reachableBytes, retained }
+}
+
+/**
+ * `{a,b,c}`: every reachable object that has all these fields, whatever its constructor (plain
+ * Objects: a module's records, e.g. `{jumps,pushes,opcodesCached,pushJumps}` for the EVM's shared
+ * jump analyses), taken out of the graph together.
+ */
+function retainedByShape(graph: SnapshotGraph, all: Uint8Array, holder: string): Retained {
+  const fields = holder.slice(1, -1).split(',').map((f) => f.trim())
+  const excluded = new Uint8Array(graph.count)
+  let taken = 0
+  for (let i = 0; i < graph.count; i++) {
+    if (all[i] === 0 || graph.type(i) !== 'object') continue
+    const names = new Set<string>()
+    graph.forEachEdge(i, (_to, edge) => names.add(graph.edgeName(edge)))
+    if (fields.every((f) => names.has(f))) {
+      excluded[i] = 1
+      taken++
+    }
+  }
+  const without = graph.reach(excluded)
+  let bytes = 0
+  for (let i = 0; i < graph.count; i++) if (all[i] === 1 && without[i] === 0) bytes += graph.selfSize(i)
+  return { holder, count: taken, bytes }
 }
 
 export interface CensusRow {
@@ -104,8 +130,29 @@ export function pathsToLargest(snapshot: HeapSnapshot, limit: number): string[] 
 }
 
 /** Paths to the `limit` reachable nodes with the highest rank (undefined: not a candidate). */
-function pathsWhere(snapshot: HeapSnapshot, limit: number, rank: (graph: ReturnType<typeof graphOf>, i: number) => number | undefined): string[] {
+function pathsWhere(snapshot: HeapSnapshot, limit: number, rank: (graph: SnapshotGraph, i: number) => number | undefined): string[] {
   const graph = graphOf(snapshot)
+  const { parent, parentEdge, seen } = breadthFirstTree(graph)
+  const matches: Array<{ node: number; rank: number }> = []
+  for (let i = 0; i < graph.count; i++) {
+    const r = seen[i] === 1 ? rank(graph, i) : undefined
+    if (r !== undefined) matches.push({ node: i, rank: r })
+  }
+  matches.sort((a, b) => b.rank - a.rank)
+  return matches.slice(0, limit).map(({ node }) => pathFromRoots(graph, parent, parentEdge, node))
+}
+
+export interface BreadthFirstTree {
+  /** each reachable node's parent on its first (shortest) path from the roots; -1 for the root and unreached nodes */
+  parent: Int32Array
+  /** the edge from that parent */
+  parentEdge: Int32Array
+  /** 1 where the roots reach the node (weak edges not followed) */
+  seen: Uint8Array
+}
+
+/** The first path from the roots to every reachable node (breadth first, weak edges not followed). */
+export function breadthFirstTree(graph: SnapshotGraph): BreadthFirstTree {
   const parent = new Int32Array(graph.count).fill(-1)
   const parentEdge = new Int32Array(graph.count).fill(-1)
   const seen = new Uint8Array(graph.count)
@@ -124,20 +171,19 @@ function pathsWhere(snapshot: HeapSnapshot, limit: number, rank: (graph: ReturnT
       queue[tail++] = to
     })
   }
-  const matches: Array<{ node: number; rank: number }> = []
-  for (let i = 0; i < graph.count; i++) {
-    const r = seen[i] === 1 ? rank(graph, i) : undefined
-    if (r !== undefined) matches.push({ node: i, rank: r })
-  }
-  matches.sort((a, b) => b.rank - a.rank)
-  return matches.slice(0, limit).map(({ node }) => {
-    const steps: string[] = []
-    for (let i = node; parent[i] !== -1 && steps.length < 40; i = parent[i]!) steps.push(`${graph.groupOf(parent[i]!)} --${graph.edgeName(parentEdge[i]!)}-->`)
-    return `${steps.reverse().join(' ')} ${graph.groupOf(node)} (${graph.selfSize(node)} B)`
-  })
+  return { parent, parentEdge, seen }
 }
 
-function graphOf(snapshot: HeapSnapshot) {
+/** A node's path from the roots along the tree, as `group --edge-->` steps (at most 40), ending with the node and its size. */
+export function pathFromRoots(graph: SnapshotGraph, parent: Int32Array, parentEdge: Int32Array, node: number): string {
+  const steps: string[] = []
+  for (let i = node; parent[i] !== -1 && steps.length < 40; i = parent[i]!) steps.push(`${graph.groupOf(parent[i]!)} --${graph.edgeName(parentEdge[i]!)}-->`)
+  return `${steps.reverse().join(' ')} ${graph.groupOf(node)} (${graph.selfSize(node)} B)`
+}
+
+export type SnapshotGraph = ReturnType<typeof graphOf>
+
+export function graphOf(snapshot: HeapSnapshot) {
   const meta = snapshot.snapshot.meta
   const nf = meta.node_fields.length
   const nef = meta.edge_fields.length
@@ -169,6 +215,8 @@ function graphOf(snapshot: HeapSnapshot) {
     count,
     forEachEdge,
     id: (i: number): number => N[i * nf + iId],
+    type: (i: number): string => types[N[i * nf + iType]],
+    name: (i: number): string => S[N[i * nf + iName]],
     selfSize: (i: number): number => N[i * nf + iSize],
     groupOf: (i: number): string => {
       const type = types[N[i * nf + iType]]
@@ -194,7 +242,7 @@ function graphOf(snapshot: HeapSnapshot) {
   }
 }
 
-function readSnapshot(file: string): HeapSnapshot {
+export function readSnapshot(file: string): HeapSnapshot {
   return JSON.parse(readFileSync(file, 'utf8')) as HeapSnapshot
 }
 
