@@ -273,6 +273,20 @@ function analysedAlready(common: CommonInternals, code: Uint8Array): JumpAnalysi
   return shared.byCode.get(code)
 }
 
+/**
+ * A shared analysis whose `opcodesCached` (the stock loop's table entry per code byte) is made when
+ * first read. Only the stock loop reads it (a frame the patched loop leaves to it: a profiler, EOF
+ * code, EIP-7864; 18.), so the analyses kept for every code content an isolate has run (the
+ * eighteenth session's soak snapshots: ~0.5 MB per devnet V3 pool, made the first time the isolate
+ * runs that pool, which is most of what the main isolate's live heap gained after the first minute)
+ * no longer hold one 8-byte pointer per code byte that the patched loop never reads. Its entries
+ * are `opcodeMap`'s, the EVM's that made the analysis, as the stock table's are its `lookupOpInfo`.
+ */
+function withLazyOpcodes(analysis: Omit<JumpAnalysis, 'opcodesCached'>, code: Uint8Array, opcodeMap: readonly StepEntry[]): JumpAnalysis {
+  let opcodes: StepEntry[] | undefined
+  return Object.defineProperty(analysis, 'opcodesCached', { get: () => (opcodes ??= Array.from(code, (op) => opcodeMap[op])) }) as JumpAnalysis
+}
+
 /** the patched `_getValidJumpDestinations` (1.): 17. reads its shared analyses only where an interpreter has it */
 let sharedJumpAnalysis: ((this: InterpreterLike, code: Uint8Array) => JumpAnalysis) | undefined
 
@@ -602,7 +616,7 @@ async function apply(): Promise<void> {
       const stock = stockAnalysis.call(this, code)
       // 13. the words as a packed array, and the code as instructions for the inline batch
       const { pushes, stream, words, entries } = inlineAnalysis(code, stock.jumps, stock.pushes)
-      return { jumps: stock.jumps, pushes, opcodesCached: stock.opcodesCached, inline: { stream, words, entries } }
+      return withLazyOpcodes({ jumps: stock.jumps, pushes, inline: { stream, words, entries } }, code, this._evm._opcodeMap)
     })
   }
   iproto._getValidJumpDestinations = sharedJumpAnalysis

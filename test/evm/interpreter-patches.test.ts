@@ -175,6 +175,19 @@ describe('interpreter patches: frames and analyses', () => {
     expect(analyse(other, copy)).toEqual(first)
   })
 
+  it("makes the stock loop's opcode entries only when the stock loop reads them, the EVM's entry for each instruction", async () => {
+    const analyse = await analyser()
+    const vm = await vmOn(commonForChain(31337n))
+    const code = Buffer.from(COUNTDOWN.slice(2), 'hex')
+    const analysis = analyse(vm, code) as { opcodesCached: unknown[] }
+    // an accessor, not an array held from the analysis on (one pointer per code byte per content)
+    expect(Object.getOwnPropertyDescriptor(analysis, 'opcodesCached')?.get).toBeTypeOf('function')
+    const opcodes = (vm.evm as unknown as { _opcodeMap: unknown[] })._opcodeMap
+    const table = analysis.opcodesCached
+    expect(analysis.opcodesCached).toBe(table) // made once
+    for (let pc = 0; pc < code.length; pc += code[pc] >= 0x60 && code[pc] <= 0x7f ? code[pc] - 0x5e : 1) expect(table[pc]).toBe(opcodes[code[pc]])
+  })
+
   it('bounds the analyses kept by content: the least recently used go first', async () => {
     const analyse = await analyser()
     const vm = await vmOn(commonForChain(31337n))
