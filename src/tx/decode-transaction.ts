@@ -165,6 +165,11 @@ function decodeUncached(bytes: Uint8Array, rawHex: Hex, common: Common, options:
   // from the list already read, not from the object (see decode/sender.ts)
   const sender = recoverSender(fields, tx)
 
+  // The type's fields are added to this object (Object.assign), not spread into a new one with
+  // them: in Node 20's V8 an object made by a spread followed by more properties can get a hidden
+  // class of its own (a map and descriptor array in old space, ~0.5 KB), and a decoded transaction
+  // is held for as long as its submission is open (eighteenth session, BENCHMARKS h18-heap: 2,950
+  // -> 2,427 B per decoded transaction held).
   const base: DecodedTransactionBase = {
     hash: toHex(keccak256(bytes)),
     sender,
@@ -181,28 +186,26 @@ function decodeUncached(bytes: Uint8Array, rawHex: Hex, common: Common, options:
   }
 
   if (isLegacyTx(tx)) {
-    return { ...base, type: 0, gasPrice: fields.maxFeePerGas, chainId: fields.chainId, tx }
+    return Object.assign(base, { type: 0 as const, gasPrice: fields.maxFeePerGas, chainId: fields.chainId, tx })
   }
   const chainId = fields.chainId ?? options.chainId
   const accessList = fields.accessList.map(([address, keys]) => ({ address: toHex(address), storageKeys: keys.map(toHex) }))
   if (isAccessList2930Tx(tx)) {
-    return { ...base, type: 1, gasPrice: fields.maxFeePerGas, chainId, accessList, tx }
+    return Object.assign(base, { type: 1 as const, gasPrice: fields.maxFeePerGas, chainId, accessList, tx })
   }
   if (isFeeMarket1559Tx(tx)) {
-    return {
-      ...base,
-      type: 2,
+    return Object.assign(base, {
+      type: 2 as const,
       maxFeePerGas: fields.maxFeePerGas,
       maxPriorityFeePerGas: fields.maxPriorityFeePerGas,
       chainId,
       accessList,
       tx,
-    }
+    })
   }
   if (isEOACode7702Tx(tx) && base.to !== null) {
-    return {
-      ...base,
-      type: 4,
+    return Object.assign(base, {
+      type: 4 as const,
       to: base.to,
       maxFeePerGas: fields.maxFeePerGas,
       maxPriorityFeePerGas: fields.maxPriorityFeePerGas,
@@ -210,7 +213,7 @@ function decodeUncached(bytes: Uint8Array, rawHex: Hex, common: Common, options:
       accessList,
       authorizationList: fields.authorizationList.map(decodeAuthorization),
       tx,
-    }
+    })
   }
   throw new TxDecodeError('unsupported_type', `transaction type ${tx.type} is not supported`)
 }

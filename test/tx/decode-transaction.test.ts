@@ -21,6 +21,7 @@ import {
   decodeSignedTransaction,
 } from '../../src/tx/decode-transaction.ts'
 import { TxDecodeError, type TxDecodeErrorReason } from '../../src/tx/errors.ts'
+import { hiddenClassCount } from '../support/hidden-class.ts'
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -694,5 +695,18 @@ describe('refusals', () => {
       expect(error.message).not.toMatch(/tx type=/)
       expect(error.cause).toBeInstanceOf(Error)
     })
+  })
+})
+
+describe('decoded transactions held by open submissions', () => {
+  it('share one hidden class per type (no map and descriptor array of their own per transaction)', async () => {
+    const raws = await Promise.all(
+      Array.from({ length: 40 }, (_, nonce) =>
+        account.signTransaction({ chainId: Number(DEV_CHAIN), type: 'eip1559', nonce, to: '0x000000000000000000000000000000000000dEaD', value: BigInt(nonce), gas: 100_000n, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1n, data: '0x1234' }),
+      ),
+    )
+    const decoded = raws.map((raw) => decodeSignedTransaction(raw, { chainId: DEV_CHAIN }))
+    expect(decoded.map((tx) => tx.nonce)).toEqual(Array.from({ length: 40 }, (_, n) => BigInt(n)))
+    expect(hiddenClassCount(decoded)).toBe(1)
   })
 })
