@@ -234,9 +234,12 @@ async function handleRpcPost(
   }
   if (!parsed.ok) return sendJson(reply, 200, encodeFixedError(null, RPC_PARSE_ERROR, 'parse error: the body is not valid JSON'))
 
-  const base = { endpoint, partnerId, log: req.log, registry: settings.registry }
+  // one literal per entry, not `{ ...base, requestId }`: in Node 20's V8 an object made by a spread
+  // followed by more properties can get a hidden class of its own, allocated in old space
+  // (eighteenth session, BENCHMARKS h18-heap: ~0.4 KB of old-space garbage per request)
+  const context = (requestId: string) => ({ endpoint, partnerId, log: req.log, registry: settings.registry, requestId })
   if (!Array.isArray(parsed.value)) {
-    const encoded = await dispatchOne(parsed.value, { ...base, requestId: req.id })
+    const encoded = await dispatchOne(parsed.value, context(req.id))
     return encoded === null ? sendEmpty(reply) : sendJson(reply, 200, encoded)
   }
 
@@ -249,7 +252,7 @@ async function handleRpcPost(
       return sendJson(reply, 200, `[${encodeFixedError(plan.id, RPC_INVALID_REQUEST, `batch too large: at most ${settings.maxBatchSize} entries`)}]`)
     case 'run': {
       const encoded = await mapBounded(plan.entries, settings.batchConcurrency, (entry, index) =>
-        dispatchOne(entry, { ...base, requestId: `${req.id}:${index}` }),
+        dispatchOne(entry, context(`${req.id}:${index}`)),
       )
       const body = joinBatchResponses(encoded)
       return body === undefined ? sendEmpty(reply) : sendJson(reply, 200, body)
