@@ -11,13 +11,13 @@
  *   `{ ...{ codeAddress }, ...message, gasLimit }`. On Node 20's V8 a spread into an object
  *   literal that already has properties (or properties after a spread) takes the generic runtime
  *   path: ~45 and ~20 us a frame. Nothing reads the snapshot (not the EVM, not runTx, not this
- *   project). Here `runInterpreter` is the stock function line for line, except that `runState`
- *   is built when first read (an accessor shared by all results, RUN_STATE_ACCESSOR, that
- *   replaces itself with the stock snapshot; a getter closure per result made V8 promote whole
- *   frames out of the young generation, see there) and the result is written out property by
- *   property; `_executeCall` is the stock function without the
+ *   project). Here `runInterpreter` is the stock function line for line (as `runFrame`), except
+ *   that its result is a FrameResult, whose `runState` is built when first read (an accessor on
+ *   the class that replaces itself with the stock snapshot), and an empty return value is one
+ *   shared empty array; `_executeCall` is the stock function without the
  *   branches of EIPs it leaves to the stock one (2780, 6800, 7708, 7864, 7928: none is active on
- *   the chains served, through Prague), with the message written out, with the three stock
+ *   the chains served, through Prague), runs the frame with its Message itself and the gas limit
+ *   beside it (no second message), with the three stock
  *   async methods it awaits for every frame written inline (`_reduceSenderBalance`,
  *   `_addToBalance`, `_loadCode`: each an async function and a promise a frame), and it hands
  *   `runInterpreter` the callee's account it has just read and written (the stock reads it again,
@@ -50,7 +50,7 @@
  *   (its other branches left to the stock function).
  * Measured with scripts/probe/frame-cost.ts (a loop of STATICCALLs into a contract that returns a
  * word) and with these and call-opcodes.ts's return-data write switched in process: see
- * BENCHMARKS.md, h17-frames.
+ * BENCHMARKS.md, h17-frames and h18-frames.
  */
 import { Hardfork } from '@ethereumjs/common'
 import { Account, Address, EthereumJSErrorWithoutCode, MAX_INTEGER, createZeroAddress } from '@ethereumjs/util'
@@ -179,8 +179,8 @@ const isDelegation = (code: Uint8Array): boolean => code.length >= 3 && code[0] 
 
 interface CallingEvm extends EvmLike {
   DEBUG: boolean
-  common: { isActivatedEIP(eip: number): boolean }
-  _optsCached: { profiler?: { enabled?: boolean } }
+  common: { isActivatedEIP(eip: number): boolean; consensusType(): string }
+  _optsCached: { profiler?: { enabled?: boolean }; cliqueSigner?: unknown }
   stateManager: EvmLike['stateManager'] & { getCode(address: Address): Promise<Uint8Array> }
   journal: { putAccount(address: Address, account: Account): Promise<void>; addAlwaysWarmAddress(address: string): void }
   getPrecompile(address: Address): unknown
@@ -189,70 +189,59 @@ interface CallingEvm extends EvmLike {
   postMessageCleanup(): void
 }
 
-/**
- * What the stock `{ ...{ codeAddress: message.codeAddress }, ...message, gasLimit }` gives
- * `runInterpreter`, as far as it reads it (it is the patched one above): a second spread into a
- * literal is V8's slow path (~20 us).
- */
-function frameMessage(message: CallMessage, gasLimit: bigint, contract: Account): FrameMessage {
-  return {
-    to: message.to,
-    caller: message.caller,
-    data: message.data,
-    value: message.value,
-    code: message.code,
-    isStatic: message.isStatic,
-    isCreate: message.isCreate,
-    depth: message.depth,
-    codeAddress: message.codeAddress,
-    gasRefund: message.gasRefund,
-    chargeCodeAccesses: message.chargeCodeAccesses,
-    blobVersionedHashes: message.blobVersionedHashes,
-    accessWitness: message.accessWitness,
-    createdAddresses: message.createdAddresses,
-    selfdestruct: message.selfdestruct,
-    gasLimit,
-    contract,
-  }
-}
-
-/** What a frame result's `runState` snapshot is built from, if it is ever read. */
-const FRAME_END = Symbol('frame end')
-
-interface FrameEnd {
-  runState: object
-  result: object
-  env: object
-}
-
-interface FrameResultLike {
-  [FRAME_END]: FrameEnd
-}
-
 const runStateData = (value: unknown): PropertyDescriptor => ({ value, configurable: true, enumerable: true, writable: true })
 
 /**
- * The `runState` of every frame result: the stock snapshot `{ ...runState, ...result, ...env }`,
- * built when first read (nothing in ethereumjs or here reads it), then a data property as in the
- * stock result. One accessor pair for all results: a getter made per result (a closure) gives each
- * result its own hidden class, which V8 allocates in the old generation and which holds the
- * closure, so every frame (interpreter, stack, memory, message) survived the young-generation
- * collections until the next full one (on QuadraticComplexitySolidity_CallDataCopy 14% of all
- * it allocated was promoted, and the collector took a fifth of the time).
+ * A frame's result, the stock `{ ...result, runState: { ...runState, ...result, ...env },
+ * exceptionError, gas, executionGasUsed, gasRefund, stateGasSpilled }` with the same fields, except
+ * that `runState` (the snapshot nothing in ethereumjs or here reads) is built when first read, by
+ * an accessor on the class, not on each result: then a data property as in the stock result. What
+ * it is built from is kept in private fields (invisible to enumeration and comparison). Before,
+ * each result was a literal with a symbol-keyed object of those three and an
+ * `Object.defineProperty` of the accessor: the hottest line of `runInterpreter` in the frame probe
+ * (scripts/probe/frame-cost.ts), and an object more per frame. (A getter made per result, a
+ * closure, had given each result its own hidden class, allocated in the old generation, holding
+ * the whole frame: see BENCHMARKS.md h16/h17.)
  */
-const RUN_STATE_ACCESSOR: PropertyDescriptor = Object.freeze({
-  configurable: true,
-  enumerable: true,
-  get(this: FrameResultLike): object {
-    const end = this[FRAME_END]
-    const runState = { ...end.runState, ...end.result, ...end.env }
+class FrameResult {
+  logs: unknown[]
+  returnValue: Uint8Array
+  selfdestruct: Map<string, unknown>
+  createdAddresses: Set<string> | undefined
+  exceptionError: { error: string } | undefined
+  gas: bigint
+  executionGasUsed: bigint
+  gasRefund: bigint
+  stateGasSpilled: bigint | undefined
+  readonly #runState: object
+  readonly #result: object
+  readonly #env: object
+
+  constructor(result: FrameInterpreter['_result'], returnValue: Uint8Array, interpreterRes: { runState: FrameRunState; exceptionError?: { error: string } }, gasUsed: bigint, runStateResult: object, env: object) {
+    this.logs = result.logs
+    this.returnValue = returnValue
+    this.selfdestruct = result.selfdestruct
+    this.createdAddresses = result.createdAddresses
+    this.exceptionError = interpreterRes.exceptionError
+    this.gas = interpreterRes.runState.gasLeft
+    this.executionGasUsed = gasUsed
+    this.gasRefund = interpreterRes.runState.gasRefund
+    this.stateGasSpilled = interpreterRes.runState.stateGasSpilled
+    this.#runState = interpreterRes.runState
+    this.#result = runStateResult
+    this.#env = env
+  }
+
+  get runState(): object {
+    const runState = { ...this.#runState, ...this.#result, ...this.#env }
     Object.defineProperty(this, 'runState', runStateData(runState))
     return runState
-  },
-  set(this: FrameResultLike, value: unknown): void {
+  }
+
+  set runState(value: unknown) {
     Object.defineProperty(this, 'runState', runStateData(value))
-  },
-})
+  }
+}
 
 /** EIPs whose branches of `_executeCall` the plain path leaves out: a chain with any goes to the stock function. */
 const STOCK_CALL_EIPS = [2780, 6800, 7708, 7864, 7928]
@@ -308,6 +297,9 @@ interface FrameEnv {
  * (scripts/probe/frame-cost.ts) the three allocations were ~5% of a call's CPU.
  */
 const NO_BYTES = new Uint8Array(0)
+
+/** What `_executeCall` hands the interpreter's `run` for every frame (the stock: a new `{ initialLogs: undefined }`; `run` only reads it). */
+const CHILD_RUN_OPTS: { readonly initialLogs?: unknown[] } = Object.freeze({ initialLogs: undefined })
 
 /**
  * `new Interpreter(evm, stateManager, blockchain, env, gasLeft, journal, performanceLogs,
@@ -394,8 +386,15 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
   const VALUE_OVERFLOW = errorMessages.VALUE_OVERFLOW
   const INVALID_EOF_FORMAT = errorMessages.INVALID_EOF_FORMAT
 
-  EVM.prototype.runInterpreter = async function (this: ConstructingEvm, message: FrameMessage, opts: { initialLogs?: unknown[] } = {}) {
-    let contract = message.contract ?? (await this.stateManager.getAccount(message.to ?? createZeroAddress()))
+  /**
+   * The stock `runInterpreter(message, opts)` for `message` run with `gasLimit`, the callee's
+   * `contract` when the caller has just read it (else read here, as the stock does). `_executeCall`
+   * calls it directly with its own Message: the stock hands `runInterpreter` a copy of the message
+   * with the gas limit (`{ ...{ codeAddress }, ...message, gasLimit }`, 17 properties), here the
+   * Message itself (its gas limit is that one on this path) and the limit beside it.
+   */
+  async function runFrame(evm: ConstructingEvm, message: FrameMessage, gasLimit: bigint, knownContract: Account | undefined, opts: { initialLogs?: unknown[] }): Promise<FrameResult> {
+    let contract = knownContract ?? (await evm.stateManager.getAccount(message.to ?? createZeroAddress()))
     if (!contract) {
       contract = new Account()
     }
@@ -408,9 +407,9 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
       isStatic: message.isStatic ?? false,
       isCreate: message.isCreate ?? false,
       depth: message.depth ?? 0,
-      gasPrice: this._tx.gasPrice,
-      origin: this._tx.origin ?? message.caller ?? createZeroAddress(),
-      block: this._block ?? defaultBlock(),
+      gasPrice: evm._tx.gasPrice,
+      origin: evm._tx.origin ?? message.caller ?? createZeroAddress(),
+      block: evm._block ?? defaultBlock(),
       contract,
       codeAddress: message.codeAddress,
       gasRefund: message.gasRefund,
@@ -420,7 +419,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
       createdAddresses: message.createdAddresses,
       initialLogs: opts.initialLogs,
     }
-    const interpreter = constructInterpreter(classes, this, env, message.gasLimit)
+    const interpreter = constructInterpreter(classes, evm, env, gasLimit)
     if (message.selfdestruct) {
       interpreter._result.selfdestruct = message.selfdestruct
     }
@@ -429,31 +428,22 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
     }
     const interpreterRes = await interpreter.run(message.code, opts)
     let result = interpreter._result
-    let gasUsed = message.gasLimit - interpreterRes.runState.gasLeft
+    let gasUsed = gasLimit - interpreterRes.runState.gasLeft
     if (interpreterRes.exceptionError) {
       if (interpreterRes.exceptionError.error !== REVERT && interpreterRes.exceptionError.error !== INVALID_EOF_FORMAT) {
-        gasUsed = message.gasLimit
+        gasUsed = gasLimit
       }
       // Clear the result on error
       result = { logs: [], returnValue: result.returnValue, selfdestruct: new Map(), createdAddresses: new Set() }
     }
     message.accessWitness?.commit()
-    // the stock `{ ...result, runState, ... }`: result's keys written out (a spread followed by
-    // properties is the same slow path)
-    const frameResult = {
-      logs: result.logs,
-      returnValue: result.returnValue ?? new Uint8Array(0),
-      selfdestruct: result.selfdestruct,
-      createdAddresses: result.createdAddresses,
-      exceptionError: interpreterRes.exceptionError,
-      gas: interpreterRes.runState?.gasLeft,
-      executionGasUsed: gasUsed,
-      gasRefund: interpreterRes.runState.gasRefund,
-      stateGasSpilled: interpreterRes.runState.stateGasSpilled,
-      [FRAME_END]: { runState: interpreterRes.runState, result, env: interpreter._env } satisfies FrameEnd,
-    }
-    Object.defineProperty(frameResult, 'runState', RUN_STATE_ACCESSOR)
-    return frameResult
+    // an empty return value is the shared NO_BYTES (the stock: a new empty array per frame; a
+    // zero-length array has nothing to write into)
+    return new FrameResult(result, result.returnValue ?? NO_BYTES, interpreterRes, gasUsed, result, interpreter._env)
+  }
+
+  EVM.prototype.runInterpreter = function (this: ConstructingEvm, message: FrameMessage, opts: { initialLogs?: unknown[] } = {}): Promise<FrameResult> {
+    return runFrame(this, message, message.gasLimit, message.contract, opts)
   }
 
   const stockBaseCall = Interpreter.prototype._baseCall as (this: CallingInterpreter, msg: ChildMessage) => Promise<bigint>
@@ -581,7 +571,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
         gasRefund: message.gasRefund,
         executionGasUsed: message.gasLimit - gasLimit,
         exceptionError: errorMessage,
-        returnValue: new Uint8Array(0),
+        returnValue: NO_BYTES,
         logs: undefined,
       }
       return { execResult: earlyResult }
@@ -591,9 +581,9 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
       result = await this.runPrecompile(message.code, message.data, gasLimit)
       result.gasRefund = message.gasRefund
     } else {
-      // the stock `{ ...{ codeAddress: message.codeAddress }, ...message, gasLimit }`: a second
-      // spread into a literal is the slow path (~20 us); the same properties
-      result = await this.runInterpreter(frameMessage(message, gasLimit, toAccount), { initialLogs: undefined })
+      // the stock `this.runInterpreter({ ...{ codeAddress: message.codeAddress }, ...message,
+      // gasLimit }, { initialLogs: undefined })`: the message itself (see runFrame)
+      result = await runFrame(this, message, gasLimit, toAccount, CHILD_RUN_OPTS)
     }
     if (message.depth === 0) {
       this.postMessageCleanup()

@@ -6,7 +6,8 @@
  *   journal after every operation;
  * - EVM.runInterpreter, EVM._executeCall, EVM.runCall and Interpreter.call/callStatic: the same
  *   results for calls (success, revert, out of gas, value transfers, static calls, self-calls,
- *   precompiles, empty accounts, children that log, store transiently and revert), `runState`
+ *   precompiles, empty accounts, children that log, store transiently and revert, a static
+ *   child that writes, a child out of gas, a child that creates a contract), `runState`
  *   included when read, and the same beforeMessage/afterMessage events when someone listens;
  * - Memory: random extends, writes and reads give the same bytes and the same store length as
  *   the stock Memory; a frame's buffer goes back to the pool zeroed, and the pool stays bounded;
@@ -125,6 +126,9 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
   const DOOMED = createAddressFromString('0x00000000000000000000000000000000000000dd')
   const KEEPER = createAddressFromString('0x00000000000000000000000000000000000000ef')
   const REVERTER = createAddressFromString('0x00000000000000000000000000000000000000fe')
+  const WRITER = createAddressFromString('0x00000000000000000000000000000000000000a1')
+  const CREATOR = createAddressFromString('0x00000000000000000000000000000000000000a2')
+  const SPINNER = createAddressFromString('0x00000000000000000000000000000000000000a3')
   const push = (n: bigint | number) => '7f' + BigInt(n).toString(16).padStart(64, '0')
   /** CALL(gas, to, value, 0, 32 bytes in, 0, 32 out), then SSTORE(0, success), RETURN 64 bytes of memory */
   const caller = (to: string, value: number) => push(32) + push(0) + push(32) + push(0) + push(value) + push(BigInt(to)) + '5a' + 'f1' + '600055' + push(64) + push(0) + 'f3'
@@ -146,6 +150,9 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     'stops at once': '00',
     'static-calls B': staticCaller(B.toString()),
     'static-calls a contract that reverts': staticCaller(REVERTER.toString()),
+    'static-calls a contract that writes storage': staticCaller(WRITER.toString()),
+    'calls a contract that runs out of gas': caller(SPINNER.toString(), 0),
+    'calls a contract that creates one and returns its address and code size': caller(CREATOR.toString(), 0),
     'calls a contract that logs, stores transiently and reverts': caller(REVERTER.toString(), 0),
     // then TLOAD(0) into slot 1: 5 from the keeper, 0 after the reverter's write was undone
     'delegates to a contract that stores transiently, then reads it': delegateCaller(KEEPER.toString()).slice(0, -(66 + 66 + 2)) + '60005c600155' + push(64) + push(0) + 'f3',
@@ -157,6 +164,13 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
   const SELF_DESTRUCTS = '33ff'
   /** TSTORE(0, 5), then STOP */
   const KEEPS_TRANSIENT = '600560005d00'
+  /** SSTORE(0, 1), then STOP: a static frame must fail at the write */
+  const WRITES = '600160005500'
+  /**
+   * CREATE(0, 22, 10) of init code that deploys the one byte 0xff (MSTORE8, RETURN), then RETURN
+   * one word: the new address, its code size (EXTCODESIZE) shifted above it (SHL 160, OR)
+   */
+  const CREATES = '69' + '60ff60005360016000f3' + '600052' + '600a60166000f0' + '80' + '3b' + '60a0' + '1b' + '17' + '600052' + '60206000f3'
   /** LOG1 as LOGS, TSTORE(0, 1), then REVERT: its log and its transient write must be undone */
   const LOGS_AND_REVERTS = LOGS.slice(0, -2) + '600160005d' + '60006000fd'
 
@@ -168,6 +182,9 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     await state.putCode(B, Buffer.from(CODES['returns data'], 'hex'))
     await state.putCode(LOGGER, Buffer.from(LOGS, 'hex'))
     await state.putCode(DOOMED, Buffer.from(SELF_DESTRUCTS, 'hex'))
+    await state.putCode(WRITER, Buffer.from(WRITES, 'hex'))
+    await state.putCode(CREATOR, Buffer.from(CREATES, 'hex'))
+    await state.putCode(SPINNER, Buffer.from(CODES['runs out of gas'], 'hex'))
     await state.putAccount(A, new Account(0n, 100n))
     // the caller pays the 5 wei it sends (without it every case stopped at 'insufficient balance')
     await state.putAccount(CALLER, new Account(0n, 1_000n))
@@ -214,13 +231,17 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     })
   }
 
+  /** whether the code calls CREATOR, i.e. opens a creation frame */
+  const callsCreator = (code: string) => code.includes(CREATOR.toString().slice(2))
   it.each(Object.entries(CODES))('a contract that %s: as the stock functions', async (_name, code) => {
     const { emits: ourEmits, ...ours } = await run(code, true)
     const { emits: stockEmits, ...theirs } = await run(code, false)
     expect(ours.error).not.toBe('insufficient balance')
     expect(ours).toEqual(theirs)
-    // a child frame emits nothing nobody listens to (the top frame is the stock runCall's)
-    expect(ourEmits).toBe(2)
+    // a child frame emits nothing nobody listens to (the top frame is the stock runCall's, and so
+    // is a creation's)
+    if (callsCreator(code)) expect(ourEmits).toBeLessThan(stockEmits)
+    else expect(ourEmits).toBe(2)
     expect(stockEmits).toBeGreaterThanOrEqual(2)
   })
 
@@ -231,7 +252,7 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     expect(ours).toEqual(theirs)
   })
 
-  it('the transient and reverting children are what they claim: a kept write is read back, a reverted one is not, its log dropped', async () => {
+  it('the transient, reverting, static-writing, out-of-gas and creating children are what they claim: a kept write is read back, a reverted one is not, its log dropped', async () => {
     const kept = await run(CODES['delegates to a contract that stores transiently, then reads it'], true)
     const reverted = await run(CODES['delegates to a contract that logs, stores transiently and reverts, then reads it'], true)
     expect(kept.slot1).toBe('05')
@@ -240,6 +261,13 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     expect(reverted.slot).toBe('')
     expect(reverted.logs).toEqual([])
     expect((await run(CODES['static-calls B'], true)).out.slice(0, 64)).toBe(BigInt(0xabcdef).toString(16).padStart(64, '0'))
+    // a static frame's write and a child out of gas fail (the caller stores 0), the creation succeeds and answers an address
+    expect((await run(CODES['static-calls a contract that writes storage'], true)).slot).toBe('')
+    expect((await run(CODES['calls a contract that runs out of gas'], true)).slot).toBe('')
+    const created = await run(CODES['calls a contract that creates one and returns its address and code size'], true)
+    expect(created.slot).toBe('01')
+    expect(created.out.slice(0, 24)).toBe('0'.repeat(22) + '01')
+    expect(created.out.slice(24, 64)).not.toBe('0'.repeat(40))
   })
 
   it('Interpreter.call and callStatic hand _baseCall the stock Message and return its promise itself (no async layer of their own)', async () => {
@@ -273,19 +301,23 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     })
   }
 
-  it('gives every frame result the same runState accessor, not a closure of its own (which kept whole frames from the young-generation collector)', async () => {
+  it('gives every frame result the same runState accessor, on their class: no closure and no property of its own per result (a closure kept whole frames from the young-generation collector)', async () => {
     const [first, second] = await frameResults(CODES['returns data'], 2)
-    const accessor = (r: object) => Object.getOwnPropertyDescriptor(r, 'runState')
-    expect(accessor(first)?.get).toBeTypeOf('function')
-    expect(accessor(first)?.get).toBe(accessor(second)?.get)
-    expect(accessor(first)?.set).toBe(accessor(second)?.set)
-    expect(accessor(first)?.enumerable).toBe(true)
+    const own = (r: object) => Object.getOwnPropertyDescriptor(r, 'runState')
+    const inherited = (r: object) => Object.getOwnPropertyDescriptor(Object.getPrototypeOf(r) as object, 'runState')
+    expect(Object.getPrototypeOf(first)).toBe(Object.getPrototypeOf(second))
+    expect(own(first)).toBeUndefined()
+    expect(inherited(first)?.get).toBeTypeOf('function')
+    expect(inherited(first)?.set).toBeTypeOf('function')
     // read once, it is the stock snapshot as a data property; written, it holds what was written
     const snapshot = first.runState as unknown as Record<string, unknown>
     expect(snapshot.gasLeft).toBe(first.gas)
-    expect(accessor(first)?.value).toBe(snapshot)
+    expect(own(first)).toMatchObject({ value: snapshot, writable: true, enumerable: true })
+    expect(first.runState).toBe(snapshot)
     second.runState = undefined
-    expect(accessor(second)).toMatchObject({ value: undefined, writable: true, enumerable: true })
+    expect(own(second)).toMatchObject({ value: undefined, writable: true, enumerable: true })
+    // the other fields are the stock result's own properties
+    for (const key of ['logs', 'returnValue', 'selfdestruct', 'createdAddresses', 'exceptionError', 'gas', 'executionGasUsed', 'gasRefund', 'stateGasSpilled']) expect(Object.keys(first)).toContain(key)
   })
 
   it('starts every frame with one shared empty return data (and code and jump table), not arrays made per frame', async () => {
