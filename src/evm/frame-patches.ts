@@ -217,7 +217,7 @@ class FrameResult {
   readonly #result: object
   readonly #env: object
 
-  constructor(result: FrameInterpreter['_result'], returnValue: Uint8Array, interpreterRes: { runState: FrameRunState; exceptionError?: { error: string } }, gasUsed: bigint, runStateResult: object, env: object) {
+  constructor(result: FrameInterpreter['_result'], returnValue: Uint8Array, interpreterRes: { runState: FrameRunState; exceptionError?: { error: string } }, gasUsed: bigint, env: object) {
     this.logs = result.logs
     this.returnValue = returnValue
     this.selfdestruct = result.selfdestruct
@@ -228,7 +228,7 @@ class FrameResult {
     this.gasRefund = interpreterRes.runState.gasRefund
     this.stateGasSpilled = interpreterRes.runState.stateGasSpilled
     this.#runState = interpreterRes.runState
-    this.#result = runStateResult
+    this.#result = result
     this.#env = env
   }
 
@@ -439,7 +439,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
     message.accessWitness?.commit()
     // an empty return value is the shared NO_BYTES (the stock: a new empty array per frame; a
     // zero-length array has nothing to write into)
-    return new FrameResult(result, result.returnValue ?? NO_BYTES, interpreterRes, gasUsed, result, interpreter._env)
+    return new FrameResult(result, result.returnValue ?? NO_BYTES, interpreterRes, gasUsed, interpreter._env)
   }
 
   EVM.prototype.runInterpreter = function (this: ConstructingEvm, message: FrameMessage, opts: { initialLogs?: unknown[] } = {}): Promise<FrameResult> {
