@@ -1,6 +1,6 @@
 /**
  * Whether objects share one V8 hidden class (map). Records a window holds for minutes should: Node
- * 20's V8 gives every object made by a spread followed by more properties (`{ ...a, b }`) a map
+ * 20's V8 can give each object made by a spread followed by more properties (`{ ...a, b }`) a map
  * and descriptor array of its own, ~350-550 B allocated straight in old space (eighteenth session,
  * BENCHMARKS "h18-heap"), which no assertion on the objects' contents can see.
  *

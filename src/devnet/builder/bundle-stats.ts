@@ -12,7 +12,7 @@ const key = (hash: Hex, block: bigint): string => `${hash}:${block}`
 
 /**
  * A record with every field, in one order, from `record` with `changes` over it. Not
- * `{ ...record, ...changes, status }`: Node 20's V8 gives every object made by a spread followed by
+ * `{ ...record, ...changes, status }`: Node 20's V8 can give each object made by a spread followed by
  * more properties a hidden class of its own (a map and its descriptor array, ~350 B allocated
  * straight in old space; eighteenth session, scripts/probe/heap-snapshot-diff.ts), so each record
  * cost twice its size while the store held it and left that much garbage in old space when it was

@@ -81,7 +81,7 @@ export function unpackReceipt(kept: KeptReceipt): BuilderReceipt {
 
 /**
  * Every field but the logs, in one order (bundleHash undefined for a public transaction). Not
- * `const { logs, ...rest } = receipt; return { ...rest, packedLogs }`: Node 20's V8 gives every
+ * `const { logs, ...rest } = receipt; return { ...rest, packedLogs }`: Node 20's V8 can give each
  * object made by a spread followed by more properties a hidden class of its own (a map and its
  * descriptor array, ~430 B allocated straight in old space; eighteenth session,
  * scripts/probe/heap-snapshot-diff.ts), so each kept receipt held that much beside itself for the
