@@ -18,8 +18,11 @@
  *    (default 2500; 0: the sequential runs alone, as before the thirteenth session; `load_warmed`).
  *    The service process's CPU over that window (all its threads, /proc/<pid>/stat): `cpu_percent`
  *    (over 100 when the second core works) and `cpu_ms_per_quote` (CPU ms per answered quote at
- *    saturation). Right before and after that window a fixed workload that runs none of the
- *    service's code is timed in a fresh process (`calibration_cpu_ms`, scripts/lib/cpu-calibration.ts):
+ *    saturation), and the same by thread (`cpu_ms_per_quote_by_thread`: main, each worker, V8's
+ *    platform threads, the load generator; it has often read up to ~1.5 ms above the scaling phases'
+ *    WORKERS=2 window in the same run, which the split should place). Right before and after that
+ *    window a fixed workload that runs none of the service's code is timed in a fresh process
+ *    (`calibration_cpu_ms`, scripts/lib/cpu-calibration.ts):
  *    this VM's speed varies by up to ~40% between minutes, so a `cpu_ms_per_quote` measured while
  *    the calibration read 30% above its usual value says the machine was slow, not the code.
  * 3. Resident memory of the service process after the run (VmRSS) and its peak (VmHWM).
@@ -426,13 +429,15 @@ async function main() {
     const loadWarmup = BENCH_WARMUP_QUOTES_PER_WORKER > 0 && LOAD_WORKERS > 0 ? await warmUpWorkers(ours, `http://127.0.0.1:${ourPort}`, LOAD_WORKERS, BENCH_WARMUP_QUOTES_PER_WORKER, 0) : undefined
     // the machine's speed right before and after the window `cpu_ms_per_quote` is measured in (see cpu-calibration.ts)
     const calibrationBefore = calibrate()
-    const oursLoad = await sustained(ours, true, { pid: service.pid })
+    const oursLoad = await sustained(ours, true, { pid: service.pid, workers: LOAD_WORKERS })
     const calibrationAfter = calibrate()
     const oursCpu = cpuFigures(oursLoad)
     console.log(describeCalibration('before the load', calibrationBefore))
     console.log(describeCalibration('after the load', calibrationAfter))
     const peerLoad = await sustained(peer)
     console.log(`autocannon  ours ${oursLoad.requests_per_s} req/s (p50 ${oursLoad.p50_ms} ms, p99 ${oursLoad.p99_ms} ms, non-2xx ${oursLoad.non2xx}; CPU ${oursCpu.cpu_percent}%, ${oursCpu.cpu_ms_per_quote} ms per quote) | naive ${peerLoad.requests_per_s} req/s`)
+    const oursByThread = perQuoteByThread(oursLoad)
+    console.log(`autocannon  ours CPU ms per quote by thread ${JSON.stringify(oursByThread)}`)
     const repeatSeq = await sequential(ours, false)
     const repeatLoad = await sustained(ours, false)
     console.log(`repeat      ours p50 ${repeatSeq.p50.toFixed(2)} ms p99 ${repeatSeq.p99.toFixed(2)} ms, ${repeatLoad.requests_per_s} req/s under load`)
@@ -503,6 +508,8 @@ async function main() {
       load_p99_ms: oursLoad.p99_ms,
       load_failures: failures(oursLoad),
       ...oursCpu,
+      // the headline's window by thread, as the scaling phases print theirs: which thread a higher figure comes from
+      cpu_ms_per_quote_by_thread: oursByThread,
       calibration_cpu_ms: { before: calibrationBefore, after: calibrationAfter },
       ...(loadWarmup === undefined ? {} : { load_warmed: loadWarmup }),
       peer: { name: 'naive EVM quoter (QuoterV2 / getAmountsOut per path, best single path)', p50_ms: round(peerSeq.p50), p99_ms: round(peerSeq.p99), requests_per_s: peerLoad.requests_per_s },
