@@ -49,6 +49,8 @@ const CONCURRENCY = Number(process.env.PG_STORE_CONCURRENCY ?? 16)
 const ROUNDS = Number(process.env.PG_STORE_ROUNDS ?? 2)
 const HEAD_MS = Number(process.env.PG_STORE_HEAD_MS ?? 1_000)
 const WAIT_SAMPLE_MS = Number(process.env.PG_STORE_WAIT_SAMPLE_MS ?? 0)
+/** the store's insertsInFlight (SUBMISSION_DB_INSERTS_IN_FLIGHT; default: the store's own, 2) */
+const INSERTS_IN_FLIGHT = process.env.PG_STORE_INSERTS_IN_FLIGHT === undefined ? undefined : Number(process.env.PG_STORE_INSERTS_IN_FLIGHT)
 const OWNER = 'probe-replica'
 
 /** what the sampled backends of each statement kind were doing, and the pool's queue, over the samples */
@@ -169,7 +171,7 @@ async function main(): Promise<void> {
   const raws = await Promise.all(Array.from({ length: PERSISTS * 2 }, (_, i) => userTx(i)))
   const server = await startTestPostgres()
   const databaseUrl = await server.createDatabase()
-  const store = new PostgresSubmissionStore(databaseUrl, { maxOpen: PERSISTS * 4 })
+  const store = new PostgresSubmissionStore(databaseUrl, { maxOpen: PERSISTS * 4, ...(INSERTS_IN_FLIGHT === undefined ? {} : { insertsInFlight: INSERTS_IN_FLIGHT }) })
   try {
     await store.open()
     const ids: SubmissionId[] = []
