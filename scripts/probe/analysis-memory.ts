@@ -2,8 +2,9 @@
  * What the EVM's shared code analyses hold (issue 10): every distinct contract code of the devnet's
  * genesis analysed in one isolate through the patched `_getValidJumpDestinations`, as the frames
  * of a pooled EVM analyse a code the first time they run it, and the heap after two full
- * collections before and after (the analyses stay held by the shared table). Prints the retained
- * bytes and bytes per code byte, then one JSON line.
+ * collections before and after (the analyses stay held by the shared table), with the typed arrays'
+ * backing stores (outside the JS heap). Prints the retained bytes and bytes per code byte, then one
+ * JSON line.
  *
  *   node --expose-gc --import tsx scripts/probe/analysis-memory.ts
  *
@@ -39,10 +40,12 @@ const analyse = mod.Interpreter.prototype._getValidJumpDestinations
 const opcodes = (vm.evm as unknown as { _opcodeMap: unknown[] })._opcodeMap
 const self = { common, _evm: vm.evm, lookupOpInfo: (op: number) => opcodes[op] }
 
+/** the JS heap and the typed arrays' backing stores (outside the heap: the jump table, entries and stream) */
 const heapAfterGc = () => {
   gc()
   gc()
-  return process.memoryUsage().heapUsed
+  const usage = process.memoryUsage()
+  return { heap: usage.heapUsed, buffers: usage.arrayBuffers }
 }
 const readStock = process.env.PROBE_READ_STOCK === '1'
 const before = heapAfterGc()
@@ -52,6 +55,8 @@ for (const code of codes) {
   if (readStock) held.push(analysis.opcodesCached, analysis.pushes)
 }
 const after = heapAfterGc()
-const retained = after - before
-console.log(`${codes.length} contents, ${codeBytes} code bytes: ${(retained / 1e6).toFixed(2)} MB retained, ${(retained / codeBytes).toFixed(1)} B per code byte`)
-console.log(JSON.stringify({ name: 'analysis-memory', contents: codes.length, code_bytes: codeBytes, retained_bytes: retained, bytes_per_code_byte: Number((retained / codeBytes).toFixed(2)), read_stock: readStock, held: held.length }))
+const heap = after.heap - before.heap
+const buffers = after.buffers - before.buffers
+const retained = heap + buffers
+console.log(`${codes.length} contents, ${codeBytes} code bytes: ${(retained / 1e6).toFixed(2)} MB retained (heap ${(heap / 1e6).toFixed(2)}, array buffers ${(buffers / 1e6).toFixed(2)}), ${(retained / codeBytes).toFixed(1)} B per code byte`)
+console.log(JSON.stringify({ name: 'analysis-memory', contents: codes.length, code_bytes: codeBytes, retained_bytes: retained, heap_bytes: heap, array_buffer_bytes: buffers, bytes_per_code_byte: Number((retained / codeBytes).toFixed(2)), read_stock: readStock, held: held.length }))
