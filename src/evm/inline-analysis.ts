@@ -2,12 +2,6 @@
  * The per-code tables the inline batch (inline-steps.ts) reads, made once per jump analysis and
  * shared with it (interpreter-patches.ts, 1.):
  *
- * - `pushes`: the stock analysis keeps each PUSH's word in an object keyed by the push data's
- *   offset. For some codes (a 12 KB contract of the devnet's, one push per ~10 bytes) V8 keeps
- *   that object's elements as a hash table, and every lookup is a hash lookup. Here it is an array
- *   of one word per code offset (0n where no push data starts): an indexed load for every code.
- *   The stock PUSH handler reads it as it reads the object (`cachedPushes[programCounter]`, only at
- *   push data offsets), on the steps the batch leaves to it.
  * - the instruction stream: the batch walks the code's instructions by index, not its bytes by
  *   offset. A step read the code byte, then for a PUSH a jump table and the word table at its
  *   offset: three arrays of up to ~100 KB each at scattered offsets (in the profile the PUSH's two
@@ -32,10 +26,19 @@
  * immediates of DUPN, SWAPN and EXCHANGE, which the batch never runs: it stops at them, and from
  * an offset where this walk and the stock's disagree (entries 0, or not flagged a destination) it
  * runs nothing, so it only ever decodes forward from an instruction the stock loop is at.
+ *
+ * The PUSH words are kept once, in `words` (instruction order). The stock PUSH handler's table,
+ * one word per push data offset, is not kept here: only the stock loop reads it, and the shared
+ * analysis makes it when that happens (interpreter-patches.ts, 13.); a dense copy of it held one
+ * 8-byte slot per code byte for every code content an isolate had run.
+ *
+ * Without EIP-8024 the stock analysis is a walk that skips push data, a JUMPDEST valid at an
+ * instruction start, each PUSH's word its data bytes (padded on the right where the code ends
+ * inside them): `legacyCodeAnalysis` makes that jump table and the batch's tables in one walk,
+ * without the stock one's per-byte opcode table and word object that were thrown away.
  */
 
 export interface InlineAnalysis {
-  pushes: bigint[]
   stream: Int32Array
   words: bigint[]
   entries: Int32Array
@@ -48,13 +51,11 @@ const MAX_FUSED_INDEX = (1 << 23) - 2
  * The tables of `code` from the stock analysis' results: its `jumps` (1 at each JUMPDEST) and its
  * `pushes` object, which has a word exactly at the offset after each PUSH the stock analysis reads
  * as an instruction (none for a push data byte that looks like a PUSH). The instruction after a
- * PUSH starts where its data ends, in the stock analysis as here.
+ * PUSH starts where its data ends, in the stock analysis as here. Without `pushes` each PUSH's word
+ * is read from its data bytes, as the stock analysis reads it.
  */
-export function inlineAnalysis(code: Uint8Array, jumps: Uint8Array, pushes: Record<number, bigint>): InlineAnalysis {
+export function inlineAnalysis(code: Uint8Array, jumps: Uint8Array, pushes?: Record<number, bigint>): InlineAnalysis {
   const length = code.length
-  // pushed one by one: a packed array of words, no holes
-  const dense: bigint[] = []
-  for (let i = 0; i <= length; i++) dense.push(0n)
   const entries = new Int32Array(length)
   const offsets: number[] = []
   const words: bigint[] = []
@@ -63,10 +64,10 @@ export function inlineAnalysis(code: Uint8Array, jumps: Uint8Array, pushes: Reco
     const op = code[pc]
     entries[pc] = ((offsets.length + 1) << 1) | (jumps[pc] === 1 ? 1 : 0)
     offsets.push(pc)
-    const word = op >= 0x60 && op <= 0x7f ? pushes[pc + 1] : undefined
+    const isPush = op >= 0x60 && op <= 0x7f
+    const word = isPush ? (pushes === undefined ? pushWord(code, pc + 1, op - 0x5f) : pushes[pc + 1]) : undefined
     words.push(word ?? 0n)
-    if (word !== undefined) dense[pc + 1] = word
-    pc += op >= 0x60 && op <= 0x7f ? op - 0x5e : 1
+    pc += isPush ? op - 0x5e : 1
   }
   const count = offsets.length
   const stream = new Int32Array(2 * (count + 1))
@@ -89,5 +90,36 @@ export function inlineAnalysis(code: Uint8Array, jumps: Uint8Array, pushes: Reco
   stream[2 * count] = 0x00
   stream[2 * count + 1] = pc
   words.push(0n)
-  return { pushes: dense, stream, words, entries }
+  return { stream, words, entries }
+}
+
+/**
+ * The stock jump analysis' `jumps` (1 at each JUMPDEST that starts an instruction) and the batch's
+ * tables of `code`, in the stock analysis' walk where EIP-8024 is not active (only push data
+ * skipped): what the stock analysis and `inlineAnalysis` over its results give, without its
+ * per-byte opcode table and word object.
+ */
+export function legacyCodeAnalysis(code: Uint8Array): { jumps: Uint8Array; inline: InlineAnalysis } {
+  const jumps = new Uint8Array(code.length)
+  for (let pc = 0; pc < code.length; pc++) {
+    const op = code[pc]
+    if (op === 0x5b) jumps[pc] = 1
+    else if (op >= 0x60 && op <= 0x7f) pc += op - 0x5f
+  }
+  return { jumps, inline: inlineAnalysis(code, jumps) }
+}
+
+/** the word of a PUSH of `size` bytes whose data starts at `at`: missing bytes past the code's end are zeros on the right, as the stock analysis pads them */
+export function pushWord(code: Uint8Array, at: number, size: number): bigint {
+  const present = Math.max(0, Math.min(size, code.length - at))
+  let word: bigint
+  if (present <= 6) {
+    // up to 48 bits: exact in a double
+    let value = 0
+    for (let i = 0; i < present; i++) value = value * 256 + code[at + i]
+    word = BigInt(value)
+  } else {
+    word = BigInt('0x' + Buffer.from(code.buffer, code.byteOffset + at, present).toString('hex'))
+  }
+  return present === size || word === 0n ? word : word << BigInt(8 * (size - present))
 }

@@ -75,8 +75,9 @@
  *    ones (runInlineSteps: the program counter and stack height in locals, no call per step),
  *    where the EVM has their stock handlers (the batch walks the code as a stream of decoded
  *    instructions, a PUSH and the JUMP or JUMPI after it as one step of two where the word is a
- *    valid destination: inline-analysis.ts, made with the jump analysis of 1., whose pushes it
- *    keeps as a packed array) (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
+ *    valid destination: inline-analysis.ts, made with the jump analysis of 1.; the stock PUSH
+ *    handler's per-offset words, read only on the steps the batch leaves to the stock step, are
+ *    made from the code when one first reads them) (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
  *    12., MLOAD's and MSTORE's gas the stock memory gas; ethereumjs flags ADDRESS, CALLER, CALLVALUE,
  *    CALLDATA* and RETURNDATASIZE asynchronous, but their handlers are not), with the frame's gas
  *    as a number (while it is below 2^53) written back to the run state before any other step
@@ -137,7 +138,7 @@ import { mload, mstore } from './word-memory.ts'
 import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
-import { inlineAnalysis } from './inline-analysis.ts'
+import { inlineAnalysis, legacyCodeAnalysis } from './inline-analysis.ts'
 import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineCode, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
@@ -146,10 +147,14 @@ import { patchStorageJournal, storageHandlers, type StorageHandlers, type Storag
 
 interface JumpAnalysis {
   jumps: Uint8Array
+  /** the stock PUSH handler's words by push data offset: an accessor, made when first read (withLazyStockTables) */
   pushes: Record<number, bigint>
+  /** the stock loop's opcode entry per code byte: an accessor, made when first read */
   opcodesCached: unknown[]
   /** 13. the code as the inline batch walks it (inline-analysis.ts) */
   inline: InlineCode
+  /** what the patched loop gives a frame's run state as `cachedPushes`: reads `pushes` only when a stock PUSH step does */
+  pushView: Record<number, bigint>
 }
 
 interface OpInfo {
@@ -223,7 +228,7 @@ export function applyInterpreterPatches(): Promise<void> {
   return applied
 }
 
-/** Code bytes analysed at most in the content-keyed table of one Common (the analyses take ~15.5 bytes per code byte: the jump table, the words, the instruction stream of 13.; the stock loop's opcode entries only once it reads them). */
+/** Code bytes analysed at most in the content-keyed table of one Common (the analyses take ~19.7 bytes per code byte, ~10 of them typed arrays outside the JS heap: the jump table, the words, the instruction stream of 13.; the stock loop's opcode entries and per-offset words, ~19 more, only once it reads them). */
 export const SHARED_ANALYSIS_CODE_BYTES = 4 * 1024 * 1024
 
 /** The jump analyses shared by the EVMs of one Common while its EIP set stays the same. */
@@ -274,17 +279,31 @@ function analysedAlready(common: CommonInternals, code: Uint8Array): JumpAnalysi
 }
 
 /**
- * A shared analysis whose `opcodesCached` (the stock loop's table entry per code byte) is made when
- * first read. Only the stock loop reads it (a frame the patched loop leaves to it: a profiler, EOF
- * code, EIP-7864; 18.), so the analyses kept for every code content an isolate has run (the
- * eighteenth session's soak snapshots: ~0.5 MB per devnet V3 pool, made the first time the isolate
- * runs that pool, which is most of what the main isolate's live heap gained after the first minute)
- * no longer hold one 8-byte pointer per code byte that the patched loop never reads. Its entries
- * are `opcodeMap`'s, the EVM's that made the analysis, as the stock table's are its `lookupOpInfo`.
+ * A shared analysis whose `opcodesCached` (the stock loop's table entry per code byte) and `pushes`
+ * (the stock PUSH handler's word per push data offset) are made when first read, by the stock
+ * analysis itself (so they are what the stock loop would have). Only the stock loop and the stock
+ * step read them (a frame the patched loop leaves to the stock loop: a profiler, EOF code,
+ * EIP-7864; a step the batch leaves to the stock step: a stack overflow, a frame with a step
+ * listener; 18.), so the analyses kept for every code content an isolate has run (the eighteenth
+ * session's soak snapshots: ~0.5 MB per devnet V3 pool, made the first time the isolate runs that
+ * pool, most of what the main isolate's live heap gained after the first minute) do not hold one
+ * 8-byte slot per code byte for each that the patched loop never reads. The opcode entries are
+ * `opcodeMap`'s, the EVM's that made the analysis, as the stock table's are its `lookupOpInfo`.
+ * `pushView` is what a frame's run state holds as `cachedPushes` in the patched loop: a view that
+ * asks `pushes` only when a stock PUSH step reads it.
  */
-function withLazyOpcodes(analysis: Omit<JumpAnalysis, 'opcodesCached'>, code: Uint8Array, opcodeMap: readonly StepEntry[]): JumpAnalysis {
-  let opcodes: StepEntry[] | undefined
-  return Object.defineProperty(analysis, 'opcodesCached', { get: () => (opcodes ??= Array.from(code, (op) => opcodeMap[op])) }) as JumpAnalysis
+function withLazyStockTables(
+  analysis: Pick<JumpAnalysis, 'jumps' | 'inline'>,
+  code: Uint8Array,
+  stock: (code: Uint8Array) => Pick<JumpAnalysis, 'pushes' | 'opcodesCached'>,
+): JumpAnalysis {
+  let tables: Pick<JumpAnalysis, 'pushes' | 'opcodesCached'> | undefined
+  const stockTables = () => (tables ??= stock(code))
+  const pushView = new Proxy({} as Record<number, bigint>, { get: (_, offset) => (stockTables().pushes as Record<PropertyKey, bigint>)[offset] })
+  Object.defineProperty(analysis, 'pushView', { value: pushView, enumerable: false })
+  Object.defineProperty(analysis, 'opcodesCached', { get: () => stockTables().opcodesCached, enumerable: true })
+  Object.defineProperty(analysis, 'pushes', { get: () => stockTables().pushes, enumerable: true })
+  return analysis as JumpAnalysis
 }
 
 /** the patched `_getValidJumpDestinations` (1.): 17. reads its shared analyses only where an interpreter has it */
@@ -293,12 +312,13 @@ let sharedJumpAnalysis: ((this: InterpreterLike, code: Uint8Array) => JumpAnalys
 /**
  * The frame's run state and batch take `analysis` as the stock loop takes its analysis at the
  * first jump (and the batch its PUSH-then-jump destinations). The loop then reads each step's
- * entry from the EVM's opcode table by the code byte (18.), not from the analysis' `opcodesCached`.
+ * entry from the EVM's opcode table by the code byte (18.), not from the analysis' `opcodesCached`,
+ * and a stock PUSH step its word through `pushView` (made from the code only if one does).
  */
 function adoptAnalysis(rs: LoopRunState, batch: InlineBatch, analysis: JumpAnalysis): void {
   batch.code = analysis.inline
   rs.validJumps = analysis.jumps
-  rs.cachedPushes = analysis.pushes
+  rs.cachedPushes = analysis.pushView
   rs.shouldDoJumpAnalysis = false
 }
 
@@ -612,11 +632,19 @@ async function apply(): Promise<void> {
   }
 
   sharedJumpAnalysis = function (this: InterpreterLike, code: Uint8Array): JumpAnalysis {
-    return sharedAnalysis(this.common as unknown as CommonInternals, code, () => {
-      const stock = stockAnalysis.call(this, code)
-      // 13. the words as a packed array, and the code as instructions for the inline batch
-      const { pushes, stream, words, entries } = inlineAnalysis(code, stock.jumps, stock.pushes)
-      return withLazyOpcodes({ jumps: stock.jumps, pushes, inline: { stream, words, entries } }, code, this._evm._opcodeMap)
+    const common = this.common
+    return sharedAnalysis(common as unknown as CommonInternals, code, () => {
+      // the stock tables, when the stock loop or step reads them, as this EVM's stock analysis makes them
+      const opcodeMap = this._evm._opcodeMap
+      const lookup = { common, lookupOpInfo: (op: number) => opcodeMap[op] }
+      const stock = (bytes: Uint8Array) => stockAnalysis.call(lookup as unknown as InterpreterLike, bytes)
+      if (common.isActivatedEIP(8024)) {
+        // 13. the stock walk also skips EIP-8024 immediates: the batch's tables from its results
+        const { jumps, pushes } = stock(code)
+        return withLazyStockTables({ jumps, inline: inlineAnalysis(code, jumps, pushes) }, code, stock)
+      }
+      // 13. the jump table and the code as instructions for the inline batch, in one walk
+      return withLazyStockTables(legacyCodeAnalysis(code), code, stock)
     })
   }
   iproto._getValidJumpDestinations = sharedJumpAnalysis

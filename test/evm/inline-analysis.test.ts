@@ -1,13 +1,14 @@
 /**
- * inline-analysis.ts: the inline batch's tables agree with the stock jump analysis. `pushes` holds
- * the stock word at every push data offset (0n elsewhere, a packed array); the stream has one entry
+ * inline-analysis.ts: the inline batch's tables agree with the stock jump analysis. Each PUSH's word
+ * is kept once (`words`), read from the code as the stock analysis reads it where its `pushes` is
+ * not given, and legacyCodeAnalysis' own walk gives the stock jumps and the same tables; the stream has one entry
  * per instruction the stock analysis sees (its offset, its word in `words`), ends with STOP where
  * the last instruction ends, and names a destination exactly where a PUSH (not a push data byte
  * that looks like one) is followed by JUMP or JUMPI and its word is a valid jump destination;
  * `entries` maps each instruction's offset to its index and flags the valid destinations.
  */
 import { describe, expect, it } from 'vitest'
-import { inlineAnalysis } from '../../src/evm/inline-analysis.ts'
+import { inlineAnalysis, legacyCodeAnalysis, pushWord } from '../../src/evm/inline-analysis.ts'
 import { stockAnalysis } from './stock-jump-analysis.ts'
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'))
@@ -25,14 +26,39 @@ function fusedPairs(code: Uint8Array): number[][] {
 }
 
 describe('inlineAnalysis', () => {
-  it('keeps every push word at its offset in a packed array, 0n elsewhere', () => {
+  it('keeps each PUSH word once, in instruction order (no per-offset copy)', () => {
     // PUSH1 0x2a, PUSH2 0x0102, PUSH32 of 0x61 bytes (PUSH2 opcodes as data), PUSH0, a PUSH3 cut short by the end
     const code = hex('602a' + '610102' + '7f' + '61'.repeat(32) + '5f' + '62ab')
     const stock = stockAnalysis(code)
-    const { pushes } = inlineAnalysis(code, stock.jumps, stock.pushes)
-    expect(pushes.length).toBe(code.length + 1)
-    for (let i = 0; i <= code.length; i++) expect(pushes[i], `offset ${i}`).toBe(stock.pushes[i] ?? 0n)
-    expect(pushes[code.length - 1]).toBe(0xab0000n) // the cut-short PUSH3, padded on the right as the stock one
+    const analysis = inlineAnalysis(code, stock.jumps, stock.pushes)
+    expect(Object.keys(analysis).sort()).toEqual(['entries', 'stream', 'words'])
+    expect(analysis.words).toEqual([0x2an, 0x0102n, BigInt('0x' + '61'.repeat(32)), 0n, 0xab0000n, 0n])
+  })
+
+  it("reads the words from the code as the stock analysis does, and legacyCodeAnalysis's walk gives the stock jumps and the same tables", () => {
+    // cut short by the end, by 1 to 31 bytes, of every PUSH size; and random code dense in PUSHes and JUMPDESTs
+    const codes: Uint8Array[] = []
+    for (let size = 1; size <= 32; size++) {
+      for (const present of [0, 1, Math.floor(size / 2), size - 1]) {
+        if (present >= size) continue
+        codes.push(Uint8Array.from([0x5b, 0x5f + size, ...Array.from({ length: present }, (_, i) => 0x80 + i)]))
+      }
+    }
+    let seed = 12345
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+    const pick = [0x5b, 0x56, 0x57, 0x60, 0x61, 0x62, 0x66, 0x67, 0x6f, 0x7f, 0x5f, 0x01, 0x00, 0xff]
+    for (let n = 0; n < 200; n++) codes.push(Uint8Array.from({ length: 1 + (next() % 300) }, () => (next() % 3 === 0 ? next() % 256 : pick[next() % pick.length])))
+    for (const code of codes) {
+      const stock = stockAnalysis(code)
+      const expected = inlineAnalysis(code, stock.jumps, stock.pushes)
+      expect(inlineAnalysis(code, stock.jumps), Buffer.from(code).toString('hex')).toEqual(expected)
+      const legacy = legacyCodeAnalysis(code)
+      expect(legacy.jumps, Buffer.from(code).toString('hex')).toEqual(stock.jumps)
+      expect(legacy.inline, Buffer.from(code).toString('hex')).toEqual(expected)
+    }
+    expect(pushWord(hex('ab'), 0, 3)).toBe(0xab0000n)
+    expect(pushWord(hex('0102030405060708'), 0, 32)).toBe(0x0102030405060708n << 192n)
+    expect(pushWord(hex(''), 0, 32)).toBe(0n)
   })
 
   it('names the destination of a PUSH followed by JUMP or JUMPI, and nothing else', () => {

@@ -30,9 +30,14 @@ const stockCommon = {
 }
 
 // PUSH2 1000, loop: JUMPDEST PUSH1 1 SWAP1 SUB DUP1 PUSH1 3 JUMPI, STOP
-const COUNTDOWN = '0x6103e85b6001900380600357' + '00'
+const COUNTDOWN: Hex = `0x6103e85b6001900380600357${'00'}`
 const ITERATIONS = 1000
 const STEPS = ITERATIONS * 7
+
+const PUSHED_WORD = BigInt('0x' + 'f1e2d3c4b5a69788'.repeat(4))
+const PUSHED_SMALL = 0x0102030405n
+// PUSH1 4 JUMP INVALID, 4: JUMPDEST PUSH32 PUSHED_WORD PUSH1 0 MSTORE, 41: PUSH5 PUSHED_SMALL PUSH1 32 MSTORE, PUSH1 64 PUSH1 0 RETURN
+const PUSHES_RETURNED: Hex = `0x600456fe5b7f${PUSHED_WORD.toString(16)}600052${'64' + '0102030405'}602052${'60406000f3'}`
 
 /** Counts microtask turns taken by other work while `work` runs. */
 async function microtaskTurns<T>(work: () => Promise<T>): Promise<{ turns: number; result: T }> {
@@ -106,30 +111,34 @@ async function analyser(): Promise<(vm: VM, code: Uint8Array) => object> {
   }
 }
 
+/** Runs `code` in a pooled EVM, with a step listener (counting steps) or none: gas used, steps seen, the returned bytes' hex. */
+async function watchedRuns(code: Hex): Promise<(watch: boolean) => Promise<{ gas: bigint; steps: number; returned: string }>> {
+  const pool = new VmPool(commonForChain(31337n))
+  const state = JournaledState.over(EMPTY_STATE_READER)
+  const target = createAddressFromString('0x0000000000000000000000000000000000001007')
+  await state.putCode(target, Buffer.from(code.slice(2), 'hex'))
+  return (watch) =>
+    pool.with(state, async (vm) => {
+      let steps = 0
+      const listener = () => void steps++
+      if (watch) vm.evm.events!.on('step', listener)
+      try {
+        const result = await vm.evm.runCall({ to: target, gasLimit: 100_000n })
+        return { gas: result.execResult.executionGasUsed, steps, returned: Buffer.from(result.execResult.returnValue).toString('hex') }
+      } finally {
+        vm.evm.events!.off('step', listener)
+      }
+    })
+}
+
 const vmOn = (common: Common) => createVM({ common, stateManager: JournaledState.over(EMPTY_STATE_READER) })
 
 describe('interpreter patches: frames and analyses', () => {
   it('a frame with a step listener runs every step through the stock step (and the same gas)', async () => {
-    const common = commonForChain(31337n)
-    const pool = new VmPool(common)
-    const state = JournaledState.over(EMPTY_STATE_READER)
-    const loop = createAddressFromString('0x0000000000000000000000000000000000001007')
-    await state.putCode(loop, Buffer.from(COUNTDOWN.slice(2), 'hex'))
-    const run = (watch: boolean) =>
-      pool.with(state, async (vm) => {
-        let steps = 0
-        const listener = () => void steps++
-        if (watch) vm.evm.events!.on('step', listener)
-        try {
-          const result = await vm.evm.runCall({ to: loop, gasLimit: 100_000n })
-          return { gas: result.execResult.executionGasUsed, steps }
-        } finally {
-          vm.evm.events!.off('step', listener)
-        }
-      })
+    const run = await watchedRuns(COUNTDOWN)
     // PUSH2, 7 per iteration, STOP
-    expect(await run(true)).toEqual({ gas: 3n + BigInt(ITERATIONS) * 26n, steps: 1 + STEPS + 1 })
-    expect(await run(false)).toEqual({ gas: 3n + BigInt(ITERATIONS) * 26n, steps: 0 })
+    expect(await run(true)).toMatchObject({ gas: 3n + BigInt(ITERATIONS) * 26n, steps: 1 + STEPS + 1 })
+    expect(await run(false)).toMatchObject({ gas: 3n + BigInt(ITERATIONS) * 26n, steps: 0 })
   })
 
   it("a pooled EVM's message events reach their listeners (plain and callback ones); with none, nothing is built", async () => {
@@ -186,6 +195,29 @@ describe('interpreter patches: frames and analyses', () => {
     const table = analysis.opcodesCached
     expect(analysis.opcodesCached).toBe(table) // made once
     for (let pc = 0; pc < code.length; pc += code[pc] >= 0x60 && code[pc] <= 0x7f ? code[pc] - 0x5e : 1) expect(table[pc]).toBe(opcodes[code[pc]])
+  })
+
+  it("makes the stock PUSH handler's words only when read, the stock analysis' own, and gives frames a view of them", async () => {
+    const analyse = await analyser()
+    const vm = await vmOn(commonForChain(31337n))
+    const code = Buffer.from(PUSHES_RETURNED.slice(2), 'hex')
+    const analysis = analyse(vm, code) as { pushes: Record<number, bigint>; pushView: Record<number, bigint> }
+    // accessors, not a word slot per code byte held from the analysis on
+    expect(Object.getOwnPropertyDescriptor(analysis, 'pushes')?.get).toBeTypeOf('function')
+    expect(Object.keys(analysis)).not.toContain('pushView')
+    const pushes = analysis.pushes
+    expect(analysis.pushes).toBe(pushes) // made once
+    expect({ ...pushes }).toEqual({ 1: 4n, 6: PUSHED_WORD, 39: 0n, 42: PUSHED_SMALL, 48: 32n, 51: 64n, 53: 0n })
+    for (const offset of [1, 6, 42, 48]) expect(analysis.pushView[offset]).toBe(pushes[offset])
+  })
+
+  it("a PUSH run by the stock step after the jump analysis (a step listener's frame) pushes the analysis' word", async () => {
+    const run = await watchedRuns(PUSHES_RETURNED)
+    const returned = PUSHED_WORD.toString(16).padStart(64, '0') + PUSHED_SMALL.toString(16).padStart(64, '0')
+    // twice each: the second frame of the code takes its analysis from the first step (17.)
+    expect(await run(true)).toMatchObject({ returned, steps: 12 })
+    expect(await run(true)).toMatchObject({ returned, steps: 12 })
+    expect(await run(false)).toMatchObject({ returned, steps: 0 })
   })
 
   it('bounds the analyses kept by content: the least recently used go first', async () => {
