@@ -48,12 +48,20 @@
  *   promise, the third awaits `_emit` twice a frame for listeners there are none of. Here the same
  *   Message and promise without the layer, and `runCall` for a child message without the awaits
  *   (its other branches left to the stock function).
+ * - The stock child frame is a chain of async functions, each awaiting the next (`runCall`,
+ *   `_executeCall`, `runInterpreter`), and awaits every journal write and account read. Here
+ *   `_baseCall` runs it as one async function (callFrame) that awaits only what can suspend: an
+ *   account JournaledState does not hold (accountNowOrLater), a code read, the interpreter's run;
+ *   a journal write, checkpoint or commit JournaledState has already done (isSettled) is not
+ *   awaited. Its Interpreter takes the message's selfdestruct map (the stock makes one and
+ *   replaces it at once).
  * Measured with scripts/probe/frame-cost.ts (a loop of STATICCALLs into a contract that returns a
  * word) and with these and call-opcodes.ts's return-data write switched in process: see
  * BENCHMARKS.md, h17-frames and h18-frames.
  */
 import { Hardfork } from '@ethereumjs/common'
 import { Account, Address, EthereumJSErrorWithoutCode, MAX_INTEGER, createZeroAddress } from '@ethereumjs/util'
+import { accountNowOrLater, isSettled } from './journaled-state.ts'
 import { emptyMemory } from './memory-patches.ts'
 
 interface FrameMessage {
@@ -148,6 +156,7 @@ interface MessageRunningEvm {
   journal: { checkpoint(): Promise<void>; commit(): Promise<void>; revert(): Promise<void> }
   transientStorage: { checkpoint(): void; commit(): void; revert(): void }
   _executeCall(message: RunMessage): Promise<RunResults>
+  runCall(opts: { message: ChildMessage }): Promise<ChildResults>
 }
 
 /** What `Interpreter._baseCall` is given: the message `call`, `callCode`, `callStatic` or `callDelegate` built. */
@@ -159,8 +168,19 @@ interface ChildMessage {
   value: bigint
 }
 
+/** What a call frame answers (`execResult`): a FrameResult, a precompile's result or an early exit's. */
+interface FrameExecResult {
+  logs?: unknown[]
+  executionGasUsed: bigint
+  returnValue?: Uint8Array
+  exceptionError?: { error: string }
+  gasRefund?: bigint
+  selfdestruct?: Map<string, unknown>
+  createdAddresses?: Set<string>
+}
+
 interface ChildResults {
-  execResult: { logs?: unknown[]; executionGasUsed: bigint; returnValue?: Uint8Array; exceptionError?: { error: string }; gasRefund?: bigint }
+  execResult: FrameExecResult
 }
 
 interface CallingInterpreter {
@@ -168,7 +188,7 @@ interface CallingInterpreter {
   _result: { selfdestruct: Map<string, unknown>; createdAddresses?: Set<string>; logs: unknown[] }
   _runState: { gasRefund: bigint; returnBytes: Uint8Array }
   _env: { depth: number; address: Address; contract: Account }
-  _evm: { runCall(opts: { message: ChildMessage }): Promise<ChildResults> }
+  _evm: FrameEvm
   _stateManager: { getAccount(address: Address): Promise<Account | undefined> }
   useGas(amount: bigint, context: string): void
   _getReturnCode(results: ChildResults): bigint
@@ -184,10 +204,13 @@ interface CallingEvm extends EvmLike {
   stateManager: EvmLike['stateManager'] & { getCode(address: Address): Promise<Uint8Array> }
   journal: { putAccount(address: Address, account: Account): Promise<void>; addAlwaysWarmAddress(address: string): void }
   getPrecompile(address: Address): unknown
-  runPrecompile(code: unknown, data: Uint8Array | undefined, gasLimit: bigint): Promise<{ gasRefund?: bigint; executionGasUsed: bigint }>
+  runPrecompile(code: unknown, data: Uint8Array | undefined, gasLimit: bigint): Promise<FrameExecResult>
   runInterpreter(message: object, opts: object): Promise<{ executionGasUsed: bigint }>
   postMessageCleanup(): void
 }
+
+/** The EVM as a call frame (callFrame) uses it: `_executeCall`'s needs and `runCall`'s. */
+type FrameEvm = CallingEvm & MessageRunningEvm & ConstructingEvm
 
 const runStateData = (value: unknown): PropertyDescriptor => ({ value, configurable: true, enumerable: true, writable: true })
 
@@ -246,8 +269,8 @@ class FrameResult {
 /** EIPs whose branches of `_executeCall` the plain path leaves out: a chain with any goes to the stock function. */
 const STOCK_CALL_EIPS = [2780, 6800, 7708, 7864, 7928]
 
-/** EIPs whose branches of `runCall` the child-frame path leaves out (block access lists, state gas). */
-const STOCK_RUN_CALL_EIPS = [7928, 8037]
+/** EIPs whose branches of `_executeCall` or `runCall` a child frame's path leaves out (those above, state gas). */
+const STOCK_FRAME_EIPS = [...STOCK_CALL_EIPS, 8037]
 
 /** Whether any of `eips` is active: a loop, not `some` with a closure made per frame. */
 function anyActivated(common: { isActivatedEIP(eip: number): boolean }, eips: readonly number[]): boolean {
@@ -312,6 +335,7 @@ function constructInterpreter(
   evm: ConstructingEvm,
   env: FrameEnv,
   gasLeft: bigint,
+  selfdestruct: Map<string, unknown> | undefined,
 ): FrameInterpreter {
   const self = Object.create(classes.Interpreter.prototype) as Record<string, unknown>
   self.opDebuggers = {}
@@ -346,7 +370,9 @@ function constructInterpreter(
   self._result = {
     logs: env.initialLogs ? [...env.initialLogs] : [],
     returnValue: undefined,
-    selfdestruct: new Map(),
+    // the message's when it has one (a child frame's, made by `_baseCall`): the stock makes a Map
+    // here and replaces it with the message's at once
+    selfdestruct: selfdestruct ?? new Map(),
   }
   self.profilerOpts = evm._optsCached.profiler
   self.performanceLogger = evm.performanceLogger
@@ -385,19 +411,13 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
   const INSUFFICIENT_BALANCE = errorMessages.INSUFFICIENT_BALANCE
   const VALUE_OVERFLOW = errorMessages.VALUE_OVERFLOW
   const INVALID_EOF_FORMAT = errorMessages.INVALID_EOF_FORMAT
+  const CODESTORE_OUT_OF_GAS = errorMessages.CODESTORE_OUT_OF_GAS
 
   /**
-   * The stock `runInterpreter(message, opts)` for `message` run with `gasLimit`, the callee's
-   * `contract` when the caller has just read it (else read here, as the stock does). `_executeCall`
-   * calls it directly with its own Message: the stock hands `runInterpreter` a copy of the message
-   * with the gas limit (`{ ...{ codeAddress }, ...message, gasLimit }`, 17 properties), here the
-   * Message itself (its gas limit is that one on this path) and the limit beside it.
+   * The first half of the stock `runInterpreter(message, opts)` for `message` run with `gasLimit`
+   * in `contract`: its Interpreter, ready to run. Synchronous: nothing in it waits on state.
    */
-  async function runFrame(evm: ConstructingEvm, message: FrameMessage, gasLimit: bigint, knownContract: Account | undefined, opts: { initialLogs?: unknown[] }): Promise<FrameResult> {
-    let contract = knownContract ?? (await evm.stateManager.getAccount(message.to ?? createZeroAddress()))
-    if (!contract) {
-      contract = new Account()
-    }
+  function startFrame(evm: ConstructingEvm, message: FrameMessage, gasLimit: bigint, contract: Account, opts: { initialLogs?: unknown[] }): FrameInterpreter {
     const env = {
       address: message.to ?? createZeroAddress(),
       caller: message.caller ?? createZeroAddress(),
@@ -419,14 +439,15 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
       createdAddresses: message.createdAddresses,
       initialLogs: opts.initialLogs,
     }
-    const interpreter = constructInterpreter(classes, evm, env, gasLimit)
-    if (message.selfdestruct) {
-      interpreter._result.selfdestruct = message.selfdestruct
-    }
+    const interpreter = constructInterpreter(classes, evm, env, gasLimit, message.selfdestruct)
     if (message.createdAddresses) {
       interpreter._result.createdAddresses = message.createdAddresses
     }
-    const interpreterRes = await interpreter.run(message.code, opts)
+    return interpreter
+  }
+
+  /** The second half of the stock `runInterpreter`: the frame's result from what its `run` answered. */
+  function endFrame(message: FrameMessage, interpreter: FrameInterpreter, interpreterRes: Awaited<ReturnType<FrameInterpreter['run']>>, gasLimit: bigint): FrameResult {
     let result = interpreter._result
     let gasUsed = gasLimit - interpreterRes.runState.gasLeft
     if (interpreterRes.exceptionError) {
@@ -442,9 +463,143 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
     return new FrameResult(result, result.returnValue ?? NO_BYTES, interpreterRes, gasUsed, interpreter._env)
   }
 
+  /**
+   * The stock `runInterpreter(message, opts)` for `message` run with `gasLimit`, the callee's
+   * `contract` when the caller has just read it (else read here, as the stock does). The stock
+   * hands `runInterpreter` a copy of the message with the gas limit (`{ ...{ codeAddress },
+   * ...message, gasLimit }`, 17 properties); a call frame (callFrame) runs its Message itself.
+   */
+  async function runFrame(evm: ConstructingEvm, message: FrameMessage, gasLimit: bigint, knownContract: Account | undefined, opts: { initialLogs?: unknown[] }): Promise<FrameResult> {
+    const contract = knownContract ?? (await evm.stateManager.getAccount(message.to ?? createZeroAddress())) ?? new Account()
+    const interpreter = startFrame(evm, message, gasLimit, contract, opts)
+    return endFrame(message, interpreter, await interpreter.run(message.code, opts), gasLimit)
+  }
+
   EVM.prototype.runInterpreter = function (this: ConstructingEvm, message: FrameMessage, opts: { initialLogs?: unknown[] } = {}): Promise<FrameResult> {
     return runFrame(this, message, message.gasLimit, message.contract, opts)
   }
+
+  /**
+   * A call frame (not a creation) as one async function: for a child frame (`journaled`) the
+   * stock `runCall`'s checkpoint, commit or revert around it, then what the stock `_executeCall`
+   * and `runInterpreter` do, each of the three an async function awaiting the next before. Each
+   * such layer costs a promise, a suspended function and a reaction per await: h18-frames measured
+   * them as most of what the frame functions allocate (~18% of a quote's allocation). Here the
+   * frame waits only where state can suspend (an account or code read, the interpreter's run);
+   * a journal write or checkpoint that JournaledState has already done (`isSettled`) is not
+   * awaited. The order of the state operations is the stock one. `_executeCall`'s part is the
+   * stock function without the branches of the EIPs in STOCK_FRAME_EIPS, debug and profiler (the
+   * callers check them), the three async methods it awaits (`_reduceSenderBalance`,
+   * `_addToBalance`, `_loadCode`) written inline, and the callee's account it has just read and
+   * written handed to the interpreter (the stock reads it again, an identical fresh object).
+   */
+  async function callFrame(evm: FrameEvm, message: CallMessage, journaled: boolean): Promise<FrameExecResult> {
+    const transient = journaled && evm.common.isActivatedEIP(1153)
+    if (journaled) {
+      const checkpoint = evm.journal.checkpoint()
+      if (!isSettled(checkpoint)) await checkpoint
+      if (transient) evm.transientStorage.checkpoint()
+    }
+    const gasLimit = message.gasLimit
+    const callerRead = accountNowOrLater(evm.stateManager, message.caller)
+    const account = (callerRead instanceof Promise ? await callerRead : callerRead) ?? new Account()
+    let errorMessage: unknown
+    // Reduce tx value from sender (the stock `_reduceSenderBalance`)
+    if (!message.delegatecall) {
+      try {
+        account.balance -= message.value
+        if (account.balance < 0n) throw new EVMError(INSUFFICIENT_BALANCE)
+        const put = evm.journal.putAccount(message.caller, account)
+        if (!isSettled(put)) await put
+      } catch (e) {
+        errorMessage = e
+      }
+    }
+    // Load `to` account
+    const toRead = accountNowOrLater(evm.stateManager, message.to)
+    const toAccount = (toRead instanceof Promise ? await toRead : toRead) ?? new Account()
+    // Add tx value to the `to` account (the stock `_addToBalance`)
+    if (!message.delegatecall) {
+      try {
+        const newBalance = toAccount.balance + message.value
+        if (newBalance > MAX_INTEGER) throw new EVMError(VALUE_OVERFLOW)
+        toAccount.balance = newBalance
+        // putAccount as the nonce may have changed for contract creation
+        const put = evm.journal.putAccount(message.to, toAccount)
+        if (!isSettled(put)) await put
+      } catch (e) {
+        errorMessage = e
+      }
+    }
+    // Load code (the stock `_loadCode`; the EIP-7702 designator compared in place, not sliced)
+    if (!message.code) {
+      const precompile = evm.getPrecompile(message.codeAddress!)
+      if (precompile) {
+        message.code = precompile
+        message.isCompiled = true
+      } else {
+        let code = await evm.stateManager.getCode(message.codeAddress!)
+        if (evm.common.isActivatedEIP(7702) && isDelegation(code)) {
+          const address = new Address(code.slice(3, 24))
+          code = await evm.stateManager.getCode(address)
+          if (message.depth === 0) evm.journal.addAlwaysWarmAddress(address.toString())
+        }
+        message.code = code
+        message.isCompiled = false
+        message.chargeCodeAccesses = true
+      }
+    }
+    let execResult: FrameExecResult
+    if (!message.code || (typeof message.code !== 'function' && (message.code as Uint8Array).length === 0) || errorMessage !== undefined) {
+      execResult = {
+        gasRefund: message.gasRefund,
+        executionGasUsed: message.gasLimit - gasLimit,
+        exceptionError: errorMessage as FrameExecResult['exceptionError'],
+        returnValue: NO_BYTES,
+        logs: undefined,
+      }
+    } else {
+      if (message.isCompiled === true) {
+        execResult = await evm.runPrecompile(message.code, message.data, gasLimit)
+        execResult.gasRefund = message.gasRefund
+      } else {
+        const interpreter = startFrame(evm, message, gasLimit, toAccount, CHILD_RUN_OPTS)
+        execResult = endFrame(message, interpreter, await interpreter.run(message.code, CHILD_RUN_OPTS), gasLimit)
+      }
+      if (message.depth === 0) {
+        evm.postMessageCleanup()
+      }
+      execResult.executionGasUsed += message.gasLimit - gasLimit
+    }
+    if (!journaled) return execResult
+    // the rest of the stock `runCall`: a failed frame forfeits its refunds, selfdestructs and
+    // created addresses (the stock comment: except Frontier's code-store out of gas)
+    const err = execResult.exceptionError
+    if (err && err.error !== CODESTORE_OUT_OF_GAS) {
+      execResult.selfdestruct = new Map()
+      execResult.createdAddresses = new Set()
+      execResult.gasRefund = 0n
+    }
+    if (err && !(evm.common.hardfork() === Hardfork.Chainstart && err.error === CODESTORE_OUT_OF_GAS)) {
+      execResult.logs = []
+      await evm.journal.revert()
+      if (transient) evm.transientStorage.revert()
+    } else {
+      const commit = evm.journal.commit()
+      if (!isSettled(commit)) await commit
+      if (transient) evm.transientStorage.commit()
+    }
+    message.accessWitness?.commit()
+    return execResult
+  }
+
+  /** Whether a child frame of `evm` can run as callFrame: no branch the stock functions keep for themselves, no message listener. */
+  const runsAsOneFrame = (evm: FrameEvm): boolean =>
+    !evm.DEBUG &&
+    evm._optsCached.profiler?.enabled !== true &&
+    !anyActivated(evm.common, STOCK_FRAME_EIPS) &&
+    evm.events.listenerCount('beforeMessage') === 0 &&
+    evm.events.listenerCount('afterMessage') === 0
 
   const stockBaseCall = Interpreter.prototype._baseCall as (this: CallingInterpreter, msg: ChildMessage) => Promise<bigint>
   Interpreter.prototype._baseCall = async function (this: CallingInterpreter, msg: ChildMessage): Promise<bigint> {
@@ -469,19 +624,22 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
     if (this._env.depth >= Number(this.common.param('stackLimit')) || (msg.delegatecall !== true && this._env.contract.balance < msg.value)) {
       return 0n
     }
-    const results = await this._evm.runCall({ message: msg })
-    const logs = results.execResult.logs
+    // the child frame in one async function (callFrame), or through `runCall` as the stock does
+    // where a listener or a stock branch needs it
+    const evm = this._evm
+    const execResult = runsAsOneFrame(evm) ? await callFrame(evm, msg as CallMessage, true) : (await evm.runCall({ message: msg })).execResult
+    const logs = execResult.logs
     if (logs && logs.length > 0) {
       const own = this._result.logs
       for (const log of logs) own.push(log)
     }
     // this should always be safe
-    this.useGas(results.execResult.executionGasUsed, 'CALL, STATICCALL, DELEGATECALL, CALLCODE')
+    this.useGas(execResult.executionGasUsed, 'CALL, STATICCALL, DELEGATECALL, CALLCODE')
     // Set return value
-    if (results.execResult.returnValue !== undefined && (!results.execResult.exceptionError || results.execResult.exceptionError.error === REVERT)) {
-      this._runState.returnBytes = results.execResult.returnValue
+    if (execResult.returnValue !== undefined && (!execResult.exceptionError || execResult.exceptionError.error === REVERT)) {
+      this._runState.returnBytes = execResult.returnValue
     }
-    if (!results.execResult.exceptionError) {
+    if (!execResult.exceptionError) {
       for (const [addressToSelfdestructHex, beneficiaryHex] of selfdestruct) {
         this._result.selfdestruct.set(addressToSelfdestructHex, beneficiaryHex)
       }
@@ -491,105 +649,23 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
         }
       }
       // update stateRoot on current contract
-      const account = await this._stateManager.getAccount(this._env.address)
+      const read = accountNowOrLater(this._stateManager, this._env.address)
+      const account = read instanceof Promise ? await read : read
       if (!account) {
         throw EthereumJSErrorWithoutCode('could not read contract account')
       }
       this._env.contract = account
-      this._runState.gasRefund = results.execResult.gasRefund ?? 0n
+      this._runState.gasRefund = execResult.gasRefund ?? 0n
     }
-    return this._getReturnCode(results)
+    return this._getReturnCode({ execResult })
   }
 
   const stockExecuteCall = EVM.prototype._executeCall as (this: CallingEvm, message: CallMessage) => Promise<unknown>
-  EVM.prototype._executeCall = async function (this: CallingEvm, message: CallMessage) {
+  EVM.prototype._executeCall = async function (this: FrameEvm, message: CallMessage) {
     if (this.DEBUG || this._optsCached.profiler?.enabled === true || anyActivated(this.common, STOCK_CALL_EIPS)) {
       return stockExecuteCall.call(this, message)
     }
-    // the stock function without its EIP-7864/6800/2780/7928/7708 branches, debug and profiler
-    const gasLimit = message.gasLimit
-    const fromAddress = message.caller
-    let account = await this.stateManager.getAccount(fromAddress)
-    if (!account) {
-      account = new Account()
-    }
-    let errorMessage: unknown
-    // Reduce tx value from sender (the stock `_reduceSenderBalance`, inline: one async function less)
-    if (!message.delegatecall) {
-      try {
-        account.balance -= message.value
-        if (account.balance < 0n) throw new EVMError(INSUFFICIENT_BALANCE)
-        await this.journal.putAccount(message.caller, account)
-      } catch (e) {
-        errorMessage = e
-      }
-    }
-    // Load `to` account
-    let toAccount = await this.stateManager.getAccount(message.to)
-    if (!toAccount) {
-      toAccount = new Account()
-    }
-    // Add tx value to the `to` account (the stock `_addToBalance`, inline)
-    if (!message.delegatecall) {
-      try {
-        const newBalance = toAccount.balance + message.value
-        if (newBalance > MAX_INTEGER) throw new EVMError(VALUE_OVERFLOW)
-        toAccount.balance = newBalance
-        // putAccount as the nonce may have changed for contract creation
-        await this.journal.putAccount(message.to, toAccount)
-      } catch (e) {
-        errorMessage = e
-      }
-    }
-    // Load code (the stock `_loadCode`, inline; the EIP-7702 designator compared in place, not sliced)
-    if (!message.code) {
-      const precompile = this.getPrecompile(message.codeAddress!)
-      if (precompile) {
-        message.code = precompile
-        message.isCompiled = true
-      } else {
-        let code = await this.stateManager.getCode(message.codeAddress!)
-        if (this.common.isActivatedEIP(7702) && isDelegation(code)) {
-          const address = new Address(code.slice(3, 24))
-          code = await this.stateManager.getCode(address)
-          if (message.depth === 0) this.journal.addAlwaysWarmAddress(address.toString())
-        }
-        message.code = code
-        message.isCompiled = false
-        message.chargeCodeAccesses = true
-      }
-    }
-    let exit = false
-    if (!message.code || (typeof message.code !== 'function' && (message.code as Uint8Array).length === 0)) {
-      exit = true
-    }
-    if (errorMessage !== undefined) {
-      exit = true
-    }
-    if (exit) {
-      const earlyResult = {
-        gasRefund: message.gasRefund,
-        executionGasUsed: message.gasLimit - gasLimit,
-        exceptionError: errorMessage,
-        returnValue: NO_BYTES,
-        logs: undefined,
-      }
-      return { execResult: earlyResult }
-    }
-    let result
-    if (message.isCompiled === true) {
-      result = await this.runPrecompile(message.code, message.data, gasLimit)
-      result.gasRefund = message.gasRefund
-    } else {
-      // the stock `this.runInterpreter({ ...{ codeAddress: message.codeAddress }, ...message,
-      // gasLimit }, { initialLogs: undefined })`: the message itself (see runFrame)
-      result = await runFrame(this, message, gasLimit, toAccount, CHILD_RUN_OPTS)
-    }
-    if (message.depth === 0) {
-      this.postMessageCleanup()
-    }
-    result.executionGasUsed += message.gasLimit - gasLimit
-    return { execResult: result }
+    return { execResult: await callFrame(this, message, false) }
   }
 
   // CALL and STATICCALL open their child frame through `Interpreter.call` / `callStatic`: stock
@@ -609,14 +685,14 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
     )
   }
 
-  // `EVM.runCall` for a child frame (a message with a target, below the top frame): the stock
-  // function without its top-frame, creation, debug, profiler, EIP-7928 and EIP-8037 branches (all
-  // left to the stock one), and without awaiting `_emit` for a topic nobody listens to (the stock
-  // awaits it twice a frame: two microtask turns for nothing). Checkpoint, commit or revert, the
-  // transient storage and what a failed frame forfeits are the stock ones, in the stock order.
-  const CODESTORE_OUT_OF_GAS = errorMessages.CODESTORE_OUT_OF_GAS
-  const stockRunCall = EVM.prototype.runCall as (this: MessageRunningEvm, opts: { message?: RunMessage }) => Promise<RunResults>
-  EVM.prototype.runCall = async function (this: MessageRunningEvm, opts: { message?: RunMessage }): Promise<RunResults> {
+  // `EVM.runCall` for a child frame (a message with a target, below the top frame) where a
+  // listener wants its messages (`_baseCall` runs the others as callFrame itself): the stock
+  // function without its top-frame, creation, debug, profiler and the STOCK_FRAME_EIPS branches
+  // (all left to the stock one), and without awaiting `_emit` for a topic nobody listens to.
+  // Checkpoint, commit or revert, the transient storage and what a failed frame forfeits are the
+  // stock ones, in the stock order (callFrame).
+  const stockRunCall = EVM.prototype.runCall as (this: FrameEvm, opts: { message?: RunMessage }) => Promise<RunResults>
+  EVM.prototype.runCall = async function (this: FrameEvm, opts: { message?: RunMessage }): Promise<RunResults> {
     const message = opts.message
     if (
       message === undefined ||
@@ -624,34 +700,13 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
       !(message.depth > 0) ||
       this.DEBUG ||
       this._optsCached.profiler?.enabled === true ||
-      anyActivated(this.common, STOCK_RUN_CALL_EIPS)
+      anyActivated(this.common, STOCK_FRAME_EIPS)
     ) {
       return stockRunCall.call(this, opts)
     }
     if (this.events.listenerCount('beforeMessage') !== 0) await this._emit('beforeMessage', message)
-    const transient = this.common.isActivatedEIP(1153)
-    await this.journal.checkpoint()
-    if (transient) this.transientStorage.checkpoint()
-    const result = await this._executeCall(message)
-    const execResult = result.execResult
-    const err = execResult.exceptionError
-    // a failed frame forfeits its refunds, selfdestructs and created addresses (the stock comment:
-    // except Frontier's code-store out of gas)
-    if (err && err.error !== CODESTORE_OUT_OF_GAS) {
-      execResult.selfdestruct = new Map()
-      execResult.createdAddresses = new Set()
-      execResult.gasRefund = 0n
-    }
-    if (err && !(this.common.hardfork() === Hardfork.Chainstart && err.error === CODESTORE_OUT_OF_GAS)) {
-      execResult.logs = []
-      await this.journal.revert()
-      if (transient) this.transientStorage.revert()
-    } else {
-      await this.journal.commit()
-      if (transient) this.transientStorage.commit()
-    }
+    const result = { execResult: await callFrame(this, message as CallMessage, true) }
     if (this.events.listenerCount('afterMessage') !== 0) await this._emit('afterMessage', result)
-    message.accessWitness?.commit()
     return result
   }
 }

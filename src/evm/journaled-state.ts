@@ -118,6 +118,26 @@ class ReaderLayer implements StateLayer {
 const RESOLVED = Promise.resolve()
 
 /**
+ * Whether `outcome` is what JournaledState answers for a write, checkpoint or commit it has
+ * already done without error: nothing to wait for. The EVM's call frames (frame-patches.ts) skip
+ * the `await` then: each costs a suspension and a microtask turn, several a frame.
+ */
+/** heldAccount's answer when the account has to be read through getAccount. */
+export const NOT_HELD: unique symbol = Symbol('not held')
+
+/**
+ * `stateManager.getAccount(address)`, answered at once (no promise, nothing to await) when the
+ * state manager is a JournaledState that holds the entry (heldAccount); its promise otherwise.
+ */
+export function accountNowOrLater(stateManager: { getAccount(address: EjsAddress): Promise<Account | undefined> }, address: EjsAddress): Account | undefined | Promise<Account | undefined> {
+  if (!(stateManager instanceof JournaledState)) return stateManager.getAccount(address)
+  const held = stateManager.heldAccount(address)
+  return held === NOT_HELD ? stateManager.getAccount(address) : held
+}
+
+export const isSettled = (outcome: Promise<void>): boolean => outcome === RESOLVED
+
+/**
  * `work` done now, its outcome as a promise: what an async function without an await gives, without
  * allocating one (the EVM awaits putAccount, checkpoint and commit on every call frame).
  */
@@ -246,6 +266,21 @@ export class JournaledState implements StateManagerInterface, StateLayer {
     if (info === undefined) return undefined
     // A fresh object every time: ethereumjs mutates the account it gets before putting it back.
     return new Account(info.nonce, info.balance, KECCAK256_RLP, info.codeHash)
+  }
+
+  /**
+   * What `getAccount(address)` answers, at once, when this layer holds the entry (the EVM reads
+   * the caller and callee of every call frame, and after their first write in the transaction
+   * they are here); NOT_HELD when the answer has to come from below (then call getAccount), or
+   * when the next read is a creation's collision check (getAccount's alone: see expectCreationAt).
+   * The same fresh Account getAccount would make: ethereumjs mutates it before putting it back.
+   */
+  heldAccount(address: EjsAddress): Account | undefined | typeof NOT_HELD {
+    if (this.creationTarget !== undefined) return NOT_HELD
+    const own = this.accounts.get(toKey(address))
+    if (own === undefined) return NOT_HELD
+    if (own === null) return undefined
+    return new Account(own.nonce, own.balance, KECCAK256_RLP, own.codeHash)
   }
 
   /**

@@ -22,6 +22,7 @@ import { commonForChain } from '../../src/evm/chain-config.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
 import { applyInterpreterPatches } from '../../src/evm/interpreter-patches.ts'
 import { JournaledState } from '../../src/evm/journaled-state.ts'
+import type { StateReader } from '../../src/chain/types.ts'
 import { memoryPoolStats, POOLED_MEMORY_MAX_BYTES, releaseFrameMemory, type PatchedMemory } from '../../src/evm/memory-patches.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
 
@@ -174,8 +175,23 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
   /** LOG1 as LOGS, TSTORE(0, 1), then REVERT: its log and its transient write must be undone */
   const LOGS_AND_REVERTS = LOGS.slice(0, -2) + '600160005d' + '60006000fd'
 
-  async function run(code: string, patched: boolean, listen = false) {
-    const state = JournaledState.over(EMPTY_STATE_READER)
+  /**
+   * A reader that answers what `seeded` holds a macrotask later: every account and code read of
+   * the run reaches it and suspends (none is held by the run's overlay until written).
+   */
+  const slowReader = (seeded: JournaledState): StateReader => {
+    const later = <T>(read: () => Promise<T>) => new Promise<void>((resolve) => setImmediate(resolve)).then(read)
+    return {
+      block: EMPTY_STATE_READER.block,
+      getAccount: (address) => later(() => seeded.readAccount(address)),
+      getCode: (address) => later(() => seeded.readCode(address)),
+      getStorage: (address, slot) => later(() => seeded.readStorage(address, slot)),
+    }
+  }
+
+  async function run(code: string, patched: boolean, listen = false, suspend = false) {
+    const seeded = JournaledState.over(EMPTY_STATE_READER)
+    const state = seeded
     await state.putCode(A, Buffer.from(code, 'hex'))
     await state.putCode(KEEPER, Buffer.from(KEEPS_TRANSIENT, 'hex'))
     await state.putCode(REVERTER, Buffer.from(LOGS_AND_REVERTS, 'hex'))
@@ -188,6 +204,11 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     await state.putAccount(A, new Account(0n, 100n))
     // the caller pays the 5 wei it sends (without it every case stopped at 'insufficient balance')
     await state.putAccount(CALLER, new Account(0n, 1_000n))
+    return runOn(suspend ? JournaledState.over(slowReader(seeded)) : seeded, patched, listen)
+  }
+
+  async function runOn(state: JournaledState, patched: boolean, listen: boolean) {
+    let runCalls = 0
     return new VmPool(common).with(state, async (vm) => {
       if (!patched) Object.assign(vm.evm, { runInterpreter: stock.runInterpreter, _executeCall: stock.executeCall, runCall: stock.runCall })
       const ours = { _baseCall: Interpreter.prototype._baseCall, call: Interpreter.prototype.call, callStatic: Interpreter.prototype.callStatic }
@@ -204,6 +225,11 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
       if (listen) {
         evm.events.on('beforeMessage', (m) => messages.push(`before ${m.depth} ${m.to?.toString()} ${m.gasLimit} ${m.value} ${m.isStatic}`))
         evm.events.on('afterMessage', (r) => messages.push(`after ${r.execResult.executionGasUsed} ${r.execResult.exceptionError?.error} ${r.execResult.logs?.length}`))
+      }
+      const runCall = vm.evm.runCall.bind(vm.evm)
+      vm.evm.runCall = (opts) => {
+        runCalls++
+        return runCall(opts)
       }
       await vm.evm.journal.checkpoint()
       const r = await vm.evm.runCall({ caller: CALLER, to: A, value: 5n, gasLimit: 200_000n }).finally(() => {
@@ -227,6 +253,7 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
         slot1: Buffer.from(await state.getStorage(A, new Uint8Array(32).fill(1, 31))).toString('hex'),
         messages,
         emits,
+        runCalls,
       }
     })
   }
@@ -234,8 +261,12 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
   /** whether the code calls CREATOR, i.e. opens a creation frame */
   const callsCreator = (code: string) => code.includes(CREATOR.toString().slice(2))
   it.each(Object.entries(CODES))('a contract that %s: as the stock functions', async (_name, code) => {
-    const { emits: ourEmits, ...ours } = await run(code, true)
-    const { emits: stockEmits, ...theirs } = await run(code, false)
+    const { emits: ourEmits, runCalls: ourRunCalls, ...ours } = await run(code, true)
+    const { emits: stockEmits, runCalls: stockRunCalls, ...theirs } = await run(code, false)
+    // a child frame (CALL family) runs as one async function (callFrame), not through runCall
+    // (a creation's still does)
+    if (callsCreator(code)) expect(ourRunCalls).toBeLessThan(stockRunCalls)
+    else expect(ourRunCalls).toBe(1)
     expect(ours.error).not.toBe('insufficient balance')
     expect(ours).toEqual(theirs)
     // a child frame emits nothing nobody listens to (the top frame is the stock runCall's, and so
@@ -243,6 +274,13 @@ describe('EVM.runInterpreter and EVM._executeCall', () => {
     if (callsCreator(code)) expect(ourEmits).toBeLessThan(stockEmits)
     else expect(ourEmits).toBe(2)
     expect(stockEmits).toBeGreaterThanOrEqual(2)
+  })
+
+  it.each(Object.entries(CODES))('a contract that %s, every state read suspending: as the stock functions', async (_name, code) => {
+    const { emits: _ourEmits, runCalls: _ours, ...ours } = await run(code, true, false, true)
+    const { emits: _stockEmits, runCalls: _theirs, ...theirs } = await run(code, false, false, true)
+    expect(ours.error).not.toBe('insufficient balance')
+    expect(ours).toEqual(theirs)
   })
 
   it.each(Object.entries(CODES))('a contract that %s, with message listeners: the stock events', async (_name, code) => {

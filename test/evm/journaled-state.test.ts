@@ -4,7 +4,7 @@ import { MemoryStateReader } from '../../src/chain/memory/memory-state-reader.ts
 import type { GenesisAccount } from '../../src/chain/memory/genesis.ts'
 import type { Address } from '../../src/chain/types.ts'
 import { EMPTY_STATE_READER } from '../../src/evm/empty-state.ts'
-import { JournaledState } from '../../src/evm/journaled-state.ts'
+import { accountNowOrLater, JournaledState, NOT_HELD } from '../../src/evm/journaled-state.ts'
 
 const A: Address = '0x00000000000000000000000000000000000000aa'
 const B: Address = '0x00000000000000000000000000000000000000bb'
@@ -140,6 +140,43 @@ describe('JournaledState', () => {
     await s.revert()
     expect(s.journalLength).toBe(0)
     expect((await s.getStorage(a, key(1)))[0]).toBe(1)
+  })
+})
+
+describe('JournaledState held accounts (read at once by the call frames)', () => {
+  it('answers what getAccount would, as a fresh object, only for an entry this layer holds', async () => {
+    const s = JournaledState.over(baseWith(new Map()))
+    // read from the base: not held, so through getAccount's promise
+    expect(s.heldAccount(a)).toBe(NOT_HELD)
+    const read = accountNowOrLater(s, a)
+    expect(read).toBeInstanceOf(Promise)
+    expect(await read).toEqual(await s.getAccount(a))
+    await s.putAccount(a, new Account(2n, 50n))
+    const held = s.heldAccount(a)
+    expect(held).toEqual(await s.getAccount(a))
+    expect(held).toMatchObject({ nonce: 2n, balance: 50n })
+    // a fresh object each time: the EVM mutates the one it gets before putting it back
+    expect(accountNowOrLater(s, a)).not.toBe(held)
+    expect(accountNowOrLater(s, a)).toEqual(held)
+    // a deleted account is held as absent
+    await s.deleteAccount(a)
+    expect(s.heldAccount(a)).toBeUndefined()
+    // a frozen parent's entry is below this layer: read through getAccount
+    const child = s.fork()
+    expect(child.heldAccount(a)).toBe(NOT_HELD)
+  })
+
+  it("leaves a creation's collision check to getAccount", async () => {
+    const s = JournaledState.over(baseWith(new Map()))
+    await s.putAccount(a, new Account(0n, 1n))
+    s.expectCreationAt(a)
+    expect(s.heldAccount(a)).toBe(NOT_HELD)
+    expect(accountNowOrLater(s, a)).toBeInstanceOf(Promise)
+  })
+
+  it('reads a state manager that is not a JournaledState through its getAccount', async () => {
+    const answer = Promise.resolve(new Account(0n, 3n))
+    expect(accountNowOrLater({ getAccount: () => answer }, a)).toBe(answer)
   })
 })
 
