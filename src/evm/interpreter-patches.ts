@@ -248,7 +248,7 @@ function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () =
   const shared = analysesOf(common)
   let analysis = shared.byCode.get(code)
   if (analysis !== undefined) return analysis
-  const key = createHash('sha256').update(code).digest('base64')
+  const key = contentKey(code)
   analysis = shared.byContent.get(key)
   if (analysis !== undefined) {
     shared.byContent.delete(key) // most recently used last
@@ -291,7 +291,12 @@ export function analyseCodeAhead(evm: object, code: Uint8Array): boolean {
 export function hasSharedAnalysis(common: object, code: Uint8Array): boolean {
   const shared = sharedAnalyses.get(common)
   if (shared === undefined || shared.eips !== (common as CommonInternals)._activatedEIPsCache) return false
-  return shared.byCode.has(code) || shared.byContent.has(createHash('sha256').update(code).digest('base64'))
+  return shared.byCode.has(code) || shared.byContent.has(contentKey(code))
+}
+
+/** the content-keyed table's key: 11 V3 pools hold the same bytes in different arrays */
+function contentKey(code: Uint8Array): string {
+  return createHash('sha256').update(code).digest('base64')
 }
 
 /** 17. the shared analysis of this very code array, if one was made (a WeakMap lookup: no hash, no analysis) */
