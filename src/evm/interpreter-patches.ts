@@ -253,7 +253,7 @@ function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () =
   const shared = analysesOf(common)
   let analysis = shared.byCode.get(code)
   if (analysis !== undefined) return analysis
-  const key = createHash('sha256').update(code).digest('base64')
+  const key = contentKey(code)
   analysis = shared.byContent.get(key)
   if (analysis !== undefined) {
     shared.byContent.delete(key) // most recently used last
@@ -269,6 +269,39 @@ function sharedAnalysis(common: CommonInternals, code: Uint8Array, analyse: () =
   shared.byContent.set(key, analysis)
   shared.byCode.set(code, analysis)
   return analysis
+}
+
+/**
+ * Analyses `code` for `evm`'s Common as the patched `_getValidJumpDestinations` does when a frame
+ * first jumps, before any frame runs it: an isolate that will run a known contract (a venue's pool,
+ * the router) holds its analysis from its start, instead of making it the first time a request
+ * crosses that contract minutes later (the eighteenth session's soak snapshots: most of what the
+ * main isolate's live heap gained after the first minute). The same table, bound and LRU order as
+ * an analysis made by a frame; a frame of any EVM on that Common then finds it by content.
+ * `evm` is a pooled (patched) EVM's, or one made alike: the lazy stock opcode table reads its
+ * `_opcodeMap`. Returns whether an analysis was made (false: empty code, or analysed already).
+ */
+export function analyseCodeAhead(evm: object, code: Uint8Array): boolean {
+  if (sharedJumpAnalysis === undefined) throw new Error('analyseCodeAhead: applyInterpreterPatches() has not run')
+  if (code.length === 0) return false
+  const target = evm as { common: CommonInternals; _opcodeMap: StepEntry[] }
+  if (hasSharedAnalysis(target.common, code)) return false
+  // what the stock analysis and sharedJumpAnalysis read of an interpreter: its EVM, Common and opcode lookup
+  const interpreter = { _evm: target, common: target.common, lookupOpInfo: (op: number) => target._opcodeMap[op] }
+  sharedJumpAnalysis.call(interpreter as unknown as InterpreterLike, code)
+  return true
+}
+
+/** Whether `common`'s shared analyses hold one for `code`'s content (a hash, no analysis, the LRU order untouched). */
+export function hasSharedAnalysis(common: object, code: Uint8Array): boolean {
+  const shared = sharedAnalyses.get(common)
+  if (shared === undefined || shared.eips !== (common as CommonInternals)._activatedEIPsCache) return false
+  return shared.byCode.has(code) || shared.byContent.has(contentKey(code))
+}
+
+/** the content-keyed table's key: 11 V3 pools hold the same bytes in different arrays */
+function contentKey(code: Uint8Array): string {
+  return createHash('sha256').update(code).digest('base64')
 }
 
 /** 17. the shared analysis of this very code array, if one was made (a WeakMap lookup: no hash, no analysis) */

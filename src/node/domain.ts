@@ -16,6 +16,7 @@ import { BackrunEngine } from '../backrun/backrun-engine.ts'
 import { EvmQuoteService, type QuoteServiceLogger } from '../quote/evm-quote-service.ts'
 import type { QuoteService, QuoteServiceStats } from '../quote/types.ts'
 import type { RoutingEngine } from '../routing/routing-engine.ts'
+import { analyseKnownCode, knownCodeAddresses, type CodeAnalysesAhead } from '../workers/code-analyses-ahead.ts'
 import { buildEngines, engineSettings } from '../workers/engines.ts'
 import { PooledBackrunEngine } from '../workers/pooled-backrun-engine.ts'
 import { PooledQuoteService } from '../workers/pooled-quote-service.ts'
@@ -34,6 +35,8 @@ export interface DomainServices {
   backrun: BackrunEngine
   /** the worker pool, when WORKERS > 0 (quotes, eth_backrun, and the dispatcher's simulations and planning) */
   workers?: WorkerPool
+  /** what analysing the known contracts' code ahead did on this thread (undefined: their reads failed) */
+  codeAnalysesAhead: CodeAnalysesAhead | undefined
   close(): Promise<void>
 }
 
@@ -46,13 +49,20 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
   // resolved first: a devnet registry without the router fails before any connection is opened
   const contracts = resolveChainContracts(config)
   const chain = await openChainSource(config, (err) => options.log.warn({ err }, 'upstream background read failed'))
-  const settings = engineSettings(config, contracts)
+  const settings = engineSettings(config, contracts, knownCodeAddresses(chain, contracts))
   const engines = buildEngines(chain, settings, options.log)
   const { simulator, routing } = engines
+  // this thread's EVMs (the devnet builder's, the dispatcher's when WORKERS = 0) hold the known
+  // contracts' analyses from the start, as each worker does from its warm-up (worker-entry.ts)
+  const codeAnalysesAhead = await analyseKnownCode(simulator.common, chain.latest(), settings.knownCode).catch((err: unknown) => {
+    // an upstream hiccup on a fork: those contracts are analysed when first run, as before
+    options.log.warn({ err }, 'analysing the known contracts ahead failed')
+    return undefined
+  })
   if (config.workers.threads === 0) {
     const quote = new EvmQuoteService(engines.quoteOptions)
     const backrun = new BackrunEngine(engines.backrunOptions)
-    return { chain, contracts, simulator, routing, quote, backrun, close: () => chain.close() }
+    return { chain, contracts, simulator, routing, quote, backrun, codeAnalysesAhead, close: () => chain.close() }
   }
   const workers = new WorkerPool({
     threads: config.workers.threads,
@@ -79,5 +89,5 @@ export async function openDomainServices(config: ServiceConfig, options: DomainS
     await workers.close()
     await chain.close()
   }
-  return { chain, contracts, simulator, routing, quote, backrun, workers, close }
+  return { chain, contracts, simulator, routing, quote, backrun, workers, codeAnalysesAhead, close }
 }

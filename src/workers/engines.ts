@@ -7,7 +7,7 @@
  * The settings are plain data (structured-clone safe): a worker receives them as its workerData.
  */
 import type { BackrunConfig, ChainContracts, EvmConfig, Hardfork, ServiceConfig } from '../config.ts'
-import type { ChainStateSource } from '../chain/types.ts'
+import type { Address, ChainStateSource } from '../chain/types.ts'
 import type { BackrunEngineOptions } from '../backrun/backrun-engine.ts'
 import { commonForChain } from '../evm/chain-config.ts'
 import { Erc20StateWriter } from '../evm/erc20-slots.ts'
@@ -25,10 +25,15 @@ export interface EngineSettings {
   /** QUOTE_CACHE_MAX_ENTRIES */
   quoteCacheMaxEntries: number
   backrun: BackrunConfig
+  /**
+   * the contracts whose code each isolate analyses before its first request (code-analyses-ahead.ts):
+   * the main thread lists them once, each worker reads their code through its own chain source
+   */
+  knownCode: readonly Address[]
 }
 
 /** The engine settings of a service's configuration, over the chain's resolved contracts. */
-export function engineSettings(config: ServiceConfig, contracts: ChainContracts): EngineSettings {
+export function engineSettings(config: ServiceConfig, contracts: ChainContracts, knownCode: readonly Address[] = []): EngineSettings {
   return {
     hardfork: config.chain.hardfork,
     blockTimeSeconds: config.chain.blockTimeSeconds,
@@ -37,6 +42,7 @@ export function engineSettings(config: ServiceConfig, contracts: ChainContracts)
     defaultSlippageBps: config.quote.defaultSlippageBps,
     quoteCacheMaxEntries: config.quote.cacheMaxEntries,
     backrun: config.backrun,
+    knownCode,
   }
 }
 

@@ -10,6 +10,7 @@
 import type { MessagePort } from 'node:worker_threads'
 import type { AccountInfo, Address, BlockInfo, BlockStateDiff, Hex } from '../chain/types.ts'
 import type { SerializedError } from './error-registry.ts'
+import type { CodeAnalysesAhead } from './code-analyses-ahead.ts'
 import type { LoaderCollection } from './loader-gc.ts'
 import type { TaskCall } from './tasks.ts'
 
@@ -60,9 +61,10 @@ export type WorkerMessage =
   | { t: 'tick' }
   /**
    * the worker warmed up (worker-entry.ts warmUp) and takes tasks without first-time costs; `loader`:
-   * what collecting its module-loader isolate gave back (absent when the collection did not answer)
+   * what collecting its module-loader isolate gave back (absent when the collection did not answer);
+   * `ahead`: what analysing the known contracts' code did (absent when their reads failed)
    */
-  | { t: 'warm'; loader?: LoaderCollection }
+  | { t: 'warm'; loader?: LoaderCollection; ahead?: CodeAnalysesAhead }
   /** a warning of the engines, logged by the main thread's logger */
   | { t: 'log'; obj: Record<string, unknown>; msg: string }
   /** task `taskId` asks the main thread for something only it has (answered by 'call-result' with the same id) */

@@ -26,6 +26,7 @@ import { quoteJson } from '../server/quote/quote-json.ts'
 import { planBackrun, type SearcherKeyLeases } from '../submission/backrun-planning.ts'
 import { engineSubmissionSimulator } from '../submission/engine-simulator.ts'
 import { decodeSignedTransaction, type DecodedTransaction } from '../tx/decode-transaction.ts'
+import { analyseKnownCode, type CodeAnalysesAhead } from './code-analyses-ahead.ts'
 import { buildEngines } from './engines.ts'
 import { domainErrors } from './error-registry.ts'
 import { collectLoaderIsolateGarbage } from './loader-gc.ts'
@@ -155,8 +156,11 @@ function remoteKeys(taskId: number, size: number): SearcherKeyLeases {
 async function warmUp(head: BlockInfo): Promise<void> {
   const { contracts } = settings.engines
   const other = contracts.baseTokens.find((token) => token !== contracts.weth)
+  let ahead: CodeAnalysesAhead | undefined
   try {
     await source.runAt(head, async () => {
+      // first, so that the warm-up's own executions find them (code-analyses-ahead.ts)
+      ahead = await analyseKnownCode(engines.simulator.common, source.latest(), settings.engines.knownCode)
       const state = engines.simulator.openState(source.latest())
       await engines.simulator.call(state, { from: WARM_UP_SENDER, to: contracts.router, data: '0x' })
       if (other !== undefined) await new EvmQuoteService({ ...engines.quoteOptions, maxCachedQuotes: 0 }).quote({ tokenIn: contracts.weth, tokenOut: other, amountIn: 10n ** 15n })
@@ -167,7 +171,7 @@ async function warmUp(head: BlockInfo): Promise<void> {
   // every module this worker runs is loaded now (the warm-up ran the lazy imports of the interpreter
   // patches): its loader isolate gives back its start-up heap here, not minutes later (loader-gc.ts)
   const loader = await collectLoaderIsolateGarbage()
-  requester.post(loader === undefined ? { t: 'warm' } : { t: 'warm', loader })
+  requester.post({ t: 'warm', ...(loader === undefined ? {} : { loader }), ...(ahead === undefined ? {} : { ahead }) })
 }
 
 function counters(): WorkerCounters {

@@ -7,6 +7,7 @@
 import type { MessagePort } from 'node:worker_threads'
 import type { BlockInfo, BlockStateDiff } from '../chain/types.ts'
 import { domainErrors } from './error-registry.ts'
+import type { CodeAnalysesAhead } from './code-analyses-ahead.ts'
 import type { LoaderCollection } from './loader-gc.ts'
 import { headerOnly, type MainMessage, type WorkerMessage } from './protocol.ts'
 import type { StateHost } from './state-host.ts'
@@ -28,6 +29,8 @@ export class WorkerLink {
   warm = false
   /** what collecting the worker's module-loader isolate gave back, once it warmed up */
   loaderCollection: LoaderCollection | undefined
+  /** what analysing the known contracts' code ahead did in the worker, once it warmed up */
+  codeAnalysesAhead: CodeAnalysesAhead | undefined
   private closed = false
 
   constructor(
@@ -84,6 +87,7 @@ export class WorkerLink {
       case 'warm':
         this.warm = true
         this.loaderCollection = message.loader
+        this.codeAnalysesAhead = message.ahead
         this.onWarm(this)
         return
       case 'log':

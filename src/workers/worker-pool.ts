@@ -47,6 +47,7 @@ import type { BackrunEngineStats } from '../backrun/backrun-engine.ts'
 import type { ChainStateSource, StateReader } from '../chain/types.ts'
 import type { ChainContracts } from '../config.ts'
 import type { QuoteServiceStats } from '../quote/types.ts'
+import type { CodeAnalysesAhead } from './code-analyses-ahead.ts'
 import type { EngineSettings } from './engines.ts'
 import { domainErrors } from './error-registry.ts'
 import { HangWatchdog } from './hang-watchdog.ts'
@@ -516,6 +517,13 @@ export class WorkerPool {
   loaderCollections(): Map<number, LoaderCollection | undefined> {
     const out = new Map<number, LoaderCollection | undefined>()
     for (const link of this.links.values()) if (link.warm) out.set(link.threadId, link.loaderCollection)
+    return out
+  }
+
+  /** What analysing the known contracts' code ahead did in each warmed worker (code-analyses-ahead.ts), by thread id. */
+  codeAnalysesAhead(): Map<number, CodeAnalysesAhead | undefined> {
+    const out = new Map<number, CodeAnalysesAhead | undefined>()
+    for (const link of this.links.values()) if (link.warm) out.set(link.threadId, link.codeAnalysesAhead)
     return out
   }
 
