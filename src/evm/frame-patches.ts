@@ -278,6 +278,11 @@ function anyActivated(common: { isActivatedEIP(eip: number): boolean }, eips: re
   return false
 }
 
+/** Whether `evm` takes a branch the patched frame functions leave to the stock ones: debug, the profiler, or one of `eips`. */
+function takesStockBranch(evm: { DEBUG: boolean; _optsCached: { profiler?: { enabled?: boolean } }; common: { isActivatedEIP(eip: number): boolean } }, eips: readonly number[]): boolean {
+  return evm.DEBUG || evm._optsCached.profiler?.enabled === true || anyActivated(evm.common, eips)
+}
+
 /** One entry of the stock Journal's `journalDiff`: a height, and what was warmed and touched at it. */
 type JournalDiffEntry = [number, [Set<string>, Map<string, Set<string>>, Set<string>]]
 
@@ -595,9 +600,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
 
   /** Whether a child frame of `evm` can run as callFrame: no branch the stock functions keep for themselves, no message listener. */
   const runsAsOneFrame = (evm: FrameEvm): boolean =>
-    !evm.DEBUG &&
-    evm._optsCached.profiler?.enabled !== true &&
-    !anyActivated(evm.common, STOCK_FRAME_EIPS) &&
+    !takesStockBranch(evm, STOCK_FRAME_EIPS) &&
     evm.events.listenerCount('beforeMessage') === 0 &&
     evm.events.listenerCount('afterMessage') === 0
 
@@ -662,7 +665,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
 
   const stockExecuteCall = EVM.prototype._executeCall as (this: CallingEvm, message: CallMessage) => Promise<unknown>
   EVM.prototype._executeCall = async function (this: FrameEvm, message: CallMessage) {
-    if (this.DEBUG || this._optsCached.profiler?.enabled === true || anyActivated(this.common, STOCK_CALL_EIPS)) {
+    if (takesStockBranch(this, STOCK_CALL_EIPS)) {
       return stockExecuteCall.call(this, message)
     }
     return { execResult: await callFrame(this, message, false) }
@@ -698,9 +701,7 @@ export function patchFrames({ EVM, Journal, defaultBlock, Interpreter, Message, 
       message === undefined ||
       message.to === undefined ||
       !(message.depth > 0) ||
-      this.DEBUG ||
-      this._optsCached.profiler?.enabled === true ||
-      anyActivated(this.common, STOCK_FRAME_EIPS)
+      takesStockBranch(this, STOCK_FRAME_EIPS)
     ) {
       return stockRunCall.call(this, opts)
     }
