@@ -59,14 +59,15 @@ export function inlineAnalysis(code: Uint8Array, jumps: Uint8Array, pushes?: Rec
   const entries = new Int32Array(length)
   const offsets: number[] = []
   const words: bigint[] = []
+  // one bigint per distinct word below 2^48 of this code (dropped with the walk)
+  const seen = new Map<number, bigint>()
   let pc = 0
   while (pc < length) {
     const op = code[pc]
     entries[pc] = ((offsets.length + 1) << 1) | (jumps[pc] === 1 ? 1 : 0)
     offsets.push(pc)
     const isPush = op >= 0x60 && op <= 0x7f
-    const word = isPush ? (pushes === undefined ? pushWord(code, pc + 1, op - 0x5f) : pushes[pc + 1]) : undefined
-    words.push(word ?? 0n)
+    words.push(!isPush ? 0n : pushes === undefined ? codeWord(code, pc + 1, op - 0x5f, seen) : sharedWord(pushes[pc + 1] ?? 0n, seen))
     pc += isPush ? op - 0x5e : 1
   }
   const count = offsets.length
@@ -91,6 +92,42 @@ export function inlineAnalysis(code: Uint8Array, jumps: Uint8Array, pushes?: Rec
   stream[2 * count + 1] = pc
   words.push(0n)
   return { stream, words, entries }
+}
+
+/** words below this are shared: a number key exact in a double */
+const SHARED_WORD_LIMIT = 1n << 48n
+
+/** the words below 256 (most PUSH1s: 0x20, 0x40, 0x00, 0x04, 0xff, ...), one bigint each for every code */
+const BYTE_WORDS: readonly bigint[] = Array.from({ length: 256 }, (_, v) => BigInt(v))
+
+/**
+ * The PUSH words of one code as few bigints: a word below 256 is BYTE_WORDS' and one below 2^48
+ * that an earlier PUSH of the code pushed already (the PUSH2 tags of a function's return, memory
+ * offsets) is that one's bigint, so an analysis holds one heap object per distinct value, not one
+ * per PUSH (~24 bytes each; a bigint is immutable and `===` compares values: which object a step
+ * pushes is not observable).
+ */
+function sharedWord(word: bigint, seen: Map<number, bigint>): bigint {
+  if (word >= SHARED_WORD_LIMIT) return word
+  return numberWord(Number(word), seen, word)
+}
+
+/** the bigint of `value` (an integer below 2^48) for this code: BYTE_WORDS', the code's earlier one, or `word` (made here when not given) */
+function numberWord(value: number, seen: Map<number, bigint>, word?: bigint): bigint {
+  if (value < 256) return BYTE_WORDS[value]
+  const held = seen.get(value)
+  if (held !== undefined) return held
+  const made = word ?? BigInt(value)
+  seen.set(value, made)
+  return made
+}
+
+/** a PUSH's word read from the code as `pushWord` reads it, shared as `sharedWord` shares it (a whole word of up to 6 bytes without a bigint made first) */
+function codeWord(code: Uint8Array, at: number, size: number, seen: Map<number, bigint>): bigint {
+  if (size > 6 || at + size > code.length) return sharedWord(pushWord(code, at, size), seen)
+  let value = 0
+  for (let i = 0; i < size; i++) value = value * 256 + code[at + i]
+  return numberWord(value, seen)
 }
 
 /**

@@ -35,6 +35,19 @@ describe('inlineAnalysis', () => {
     expect(analysis.words).toEqual([0x2an, 0x0102n, BigInt('0x' + '61'.repeat(32)), 0n, 0xab0000n, 0n])
   })
 
+  it('gives every PUSH its own value where words repeat (shared below 2^48) and across the 2^48 bound', () => {
+    // the same values pushed again, by PUSHes of other sizes too (PUSH1 0x20 / PUSH2 0x0020), a
+    // word whose low 16 bits are another's (0x010020, 0x0101ab), a byte above 0x7f, words just below, at and above 2^48 twice
+    // each, and 2^53 and 2^53 + 1 (one double): each word the value its own bytes say
+    const words = ['6020', '6040', '610020', '6020', '62010020', '65000000000040', '65ffffffffffff', '6601000000000000', '65ffffffffffff', '6601000000000000', '6600ffffffffffff', '6101ab', '6101ab', '620101ab', '6000', '6001', '60ff', '6620000000000000', '6620000000000001']
+    const code = hex(words.join('') + '00')
+    const stock = stockAnalysis(code)
+    const expected = [0x20n, 0x40n, 0x20n, 0x20n, 0x010020n, 0x40n, (1n << 48n) - 1n, 1n << 48n, (1n << 48n) - 1n, 1n << 48n, (1n << 48n) - 1n, 0x1abn, 0x1abn, 0x0101abn, 0n, 1n, 0xffn, 1n << 53n, (1n << 53n) + 1n, 0n, 0n]
+    expect(inlineAnalysis(code, stock.jumps, stock.pushes).words).toEqual(expected)
+    expect(inlineAnalysis(code, stock.jumps).words).toEqual(expected)
+    expect(legacyCodeAnalysis(code).inline.words).toEqual(expected)
+  })
+
   it("reads the words from the code as the stock analysis does, and legacyCodeAnalysis's walk gives the stock jumps and the same tables", () => {
     // cut short by the end, by 1 to 31 bytes, of every PUSH size; and random code dense in PUSHes and JUMPDESTs
     const codes: Uint8Array[] = []
