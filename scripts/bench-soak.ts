@@ -27,7 +27,11 @@
  * Prints one JSON object on its last line.
  *
  * Options (environment): SOAK_RATE (50), SOAK_SECONDS (120), SOAK_BLOCK_TIME_MS (service default),
- * SOAK_PENDING (2000), SOAK_MAX_INFLIGHT (500), SOAK_TIMEOUT_MS (30000). For finding where the
+ * SOAK_PENDING (2000), SOAK_MAX_INFLIGHT (500), SOAK_TIMEOUT_MS (30000), SOAK_CHAIN (`embedded`:
+ * the devnet inside the service, as `npm start` runs it; `process`: the devnet chain and its builder
+ * in a process of their own and the service in fork mode against it, as in production, where the
+ * chain is not in the service's process (lib/soak-chain.ts); the last line then also has `chain`,
+ * `chain_rss_peak_mb` and `chain_rss_slope_mb_per_min`, the chain process's own). For finding where the
  * service's memory goes: SOAK_SERVICE_NODE_ARGS (node arguments put before npm start's, e.g.
  * `--trace-gc` or `--heapsnapshot-signal=SIGUSR2`), SOAK_SERVICE_STDOUT (a file that receives the
  * service's whole stdout, where --trace-gc writes; `npx tsx scripts/lib/soak-gc-trace.ts <file>`
@@ -45,8 +49,7 @@ import { measurePendingSubmissionMemory, type PendingMemoryResult } from './lib/
 import { memoryParts, type MemoryParts } from './lib/memory-parts.ts'
 import { rssMb, slope, startSoakService, type SoakService } from './lib/soak-service.ts'
 import { backrunParams, quoteRequests, smallSwapSigner, userAccounts } from './lib/soak-txs.ts'
-import { DEV_API_KEY } from '../src/server/auth/api-keys.ts'
-import { DEV_PARTNER_TOKEN } from '../src/server/jsonrpc/partner-tokens-config.ts'
+import { EMBEDDED_CREDENTIALS, soakChainMode, startSoakChain, type SoakChain, type SoakCredentials } from './lib/soak-chain.ts'
 
 const RATE = Number(process.env.SOAK_RATE ?? 50)
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120)
@@ -55,6 +58,7 @@ const PENDING = Number(process.env.SOAK_PENDING ?? 2000)
 const MAX_INFLIGHT = Number(process.env.SOAK_MAX_INFLIGHT ?? 500)
 const TIMEOUT_MS = Number(process.env.SOAK_TIMEOUT_MS ?? 30_000)
 const STATUS_SAMPLE = 200
+const CHAIN = soakChainMode(process.env.SOAK_CHAIN)
 
 type Kind = 'quote' | 'backrun' | 'submit'
 const KINDS: Kind[] = ['quote', 'backrun', 'submit']
@@ -142,6 +146,8 @@ interface SoakResult {
   backrunFound: number
   submittedHashes: Hex[]
   rss: Array<{ t: number; mb: number }>
+  /** SOAK_CHAIN=process: the chain process's VmRSS every second (empty otherwise) */
+  chainRss: Array<{ t: number; mb: number }>
   /** where the service's memory is at the end of each minute of the load (smaps; Linux only) */
   parts: Array<MemoryParts | null>
   endBlock: bigint
@@ -154,11 +160,11 @@ interface SoakResult {
   serviceExit?: { code: number | null; signal: NodeJS.Signals | null; atS: number; rssMb: number; fired: number; completed: number; stderr: string[]; stdout: string[] }
 }
 
-async function soak(service: SoakService, port: number, builderUrl: string): Promise<SoakResult> {
+async function soak(service: SoakService, port: number, builderUrl: string, credentials: SoakCredentials, chainPid: number | undefined): Promise<SoakResult> {
   const base = `http://127.0.0.1:${port}`
   const quoteUrl = `${base}/v1/quote`
-  const backrunUrl = `${base}/rpc/${DEV_PARTNER_TOKEN}/backrun`
-  const submitUrl = `${base}/rpc/${DEV_PARTNER_TOKEN}/submit`
+  const backrunUrl = `${base}/rpc/${credentials.partnerToken}/backrun`
+  const submitUrl = `${base}/rpc/${credentials.partnerToken}/submit`
   const nextQuote = quoteRequests(1)
   const nextBackrun = backrunParams(2)
   const signSwap = smallSwapSigner(3)
@@ -180,6 +186,7 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
   const stats: Record<Kind, KindStats> = { quote: newStats(), backrun: newStats(), submit: newStats() }
   const submittedHashes: Hex[] = []
   const rss: Array<{ t: number; mb: number }> = []
+  const chainRss: Array<{ t: number; mb: number }> = []
   const parts: Array<MemoryParts | null> = []
   let backrunFound = 0
   let inflight = 0
@@ -217,7 +224,7 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
       let headers: Record<string, string> = { 'content-type': 'application/json' }
       if (kind === 'quote') {
         url = quoteUrl
-        headers = { ...headers, 'x-api-key': DEV_API_KEY }
+        headers = { ...headers, 'x-api-key': credentials.apiKey }
         body = JSON.stringify(nextQuote(i))
       } else if (kind === 'backrun') {
         url = backrunUrl
@@ -254,6 +261,7 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
   const rssTimer = setInterval(() => {
     const t = (performance.now() - start) / 1000
     rss.push({ t, mb: rssMb(service.pid) })
+    if (chainPid !== undefined) chainRss.push({ t, mb: rssMb(chainPid) })
     // at the end of each whole minute of the load; the last one's sample comes up to a second after it
     if (Math.floor(t / 60) > parts.length && parts.length < Math.floor(SECONDS / 60)) parts.push(memoryParts(service.pid) ?? null)
   }, 1000)
@@ -305,10 +313,10 @@ async function soak(service: SoakService, port: number, builderUrl: string): Pro
     endBlock = headNumber
   }
   clearInterval(rssTimer)
-  return { stats, fired, backrunFound, submittedHashes, rss, parts, endBlock, headChanges: heads.changes, loopLag: loopLag.samples, taskTimes: times, serviceExit }
+  return { stats, fired, backrunFound, submittedHashes, rss, chainRss, parts, endBlock, headChanges: heads.changes, loopLag: loopLag.samples, taskTimes: times, serviceExit }
 }
 
-async function sampleStatuses(port: number, hashes: readonly Hex[]): Promise<{ sampled: number; included: number; states: Record<string, number>; examples: string[] }> {
+async function sampleStatuses(port: number, hashes: readonly Hex[], partnerToken: string): Promise<{ sampled: number; included: number; states: Record<string, number>; examples: string[] }> {
   const n = Math.min(STATUS_SAMPLE, hashes.length)
   const sample: Hex[] = []
   for (let k = 0; k < n; k++) sample.push(hashes[Math.floor((k * hashes.length) / n)])
@@ -321,7 +329,7 @@ async function sampleStatuses(port: number, hashes: readonly Hex[]): Promise<{ s
       const hash = sample[next++]
       let state = 'unreadable'
       try {
-        const res = await fetch(`http://127.0.0.1:${port}/v1/submissions/${hash}`, { headers: { authorization: `Bearer ${DEV_PARTNER_TOKEN}` }, signal: AbortSignal.timeout(TIMEOUT_MS) })
+        const res = await fetch(`http://127.0.0.1:${port}/v1/submissions/${hash}`, { headers: { authorization: `Bearer ${partnerToken}` }, signal: AbortSignal.timeout(TIMEOUT_MS) })
         const body = (await res.json()) as { submissions?: Array<{ stage?: string; final?: { state: string; reason?: string } | null; blocks?: unknown[] }> }
         const view = body.submissions?.[0]
         state = view === undefined ? `http-${res.status}` : (view.final?.state ?? `open:${view.stage ?? '?'}`)
@@ -338,11 +346,20 @@ async function sampleStatuses(port: number, hashes: readonly Hex[]): Promise<{ s
   return { sampled: n, included, states, examples }
 }
 
+/** The chain process's own memory (SOAK_CHAIN=process): its peak and its slope over the service's window. */
+function chainMemory(samples: ReadonlyArray<{ t: number; mb: number }>, from: number, to: number): { chain_rss_peak_mb: number | null; chain_rss_slope_mb_per_min: number | null } {
+  const rss = samples.filter((r) => Number.isFinite(r.mb))
+  const window = rss.filter((r) => r.t >= from && r.t <= to)
+  return { chain_rss_peak_mb: rss.length === 0 ? null : round(Math.max(...rss.map((r) => r.mb)), 1), chain_rss_slope_mb_per_min: round(slope(window.map((r) => ({ x: r.t / 60, y: r.mb }))), 3) }
+}
+
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-soak-data-'))
   let service: SoakService | undefined
+  let chain: SoakChain | undefined
   const cleanup = async () => {
     await service?.stop(10_000).catch(() => undefined)
+    await chain?.stop().catch(() => undefined)
     rmSync(dataDir, { recursive: true, force: true })
   }
   const onSignal = (signal: NodeJS.Signals) => {
@@ -354,6 +371,7 @@ async function main() {
   // last resort (e.g. an uncaught exception): never leave the service running
   process.once('exit', () => {
     if (service !== undefined && service.exit() === undefined) service.child.kill('SIGKILL')
+    if (chain !== undefined && chain.child.exitCode === null && chain.child.signalCode === null) chain.child.kill('SIGKILL')
     rmSync(dataDir, { recursive: true, force: true })
   })
 
@@ -363,12 +381,21 @@ async function main() {
     const [port, builderPort] = [await freePort(), await freePort()]
     const env: Record<string, string> = { DATA_DIR: dataDir, LOCAL_BUILDER_PORT: String(builderPort) }
     if (BLOCK_TIME_MS !== undefined) env.LOCAL_BUILDER_BLOCK_TIME_MS = BLOCK_TIME_MS
-    log(`starting the service (npm start's node arguments) on 127.0.0.1:${port}, local builder on :${builderPort}, block time ${BLOCK_TIME_MS ?? 'default (12000)'} ms, DATA_DIR ${dataDir}`)
+    let builderUrl = `http://127.0.0.1:${builderPort}`
+    let credentials = EMBEDDED_CREDENTIALS
+    if (CHAIN === 'process') {
+      chain = await startSoakChain(Number(BLOCK_TIME_MS ?? 12_000))
+      Object.assign(env, chain.serviceEnv)
+      builderUrl = chain.url
+      credentials = chain.credentials
+      log(`SOAK_CHAIN=process: the devnet chain and its builder in process ${chain.pid} at ${chain.url}, RSS ${rssMb(chain.pid).toFixed(0)} MB; the service forks it`)
+    }
+    log(`starting the service (npm start's node arguments) on 127.0.0.1:${port}, ${CHAIN === 'process' ? 'in fork mode over the chain process' : `local builder on :${builderPort}`}, block time ${BLOCK_TIME_MS ?? 'default (12000)'} ms, DATA_DIR ${dataDir}`)
     service = await startSoakService(port, env)
     log(`service pid ${service.pid} ready, RSS ${rssMb(service.pid).toFixed(0)} MB; open loop at ${RATE}/s for ${SECONDS} s (bound ${MAX_INFLIGHT} in flight, timeout ${TIMEOUT_MS} ms)`)
-    result = await soak(service, port, `http://127.0.0.1:${builderPort}`)
+    result = await soak(service, port, builderUrl, credentials, chain?.pid)
     if (result.serviceExit === undefined) {
-      statuses = await sampleStatuses(port, result.submittedHashes)
+      statuses = await sampleStatuses(port, result.submittedHashes, credentials.partnerToken)
       log(`status of ${statuses.sampled} sampled submissions at block ${result.endBlock}: ${JSON.stringify(statuses.states)}${statuses.examples.length ? `; e.g. ${statuses.examples.join(' | ')}` : ''}`)
     }
   } finally {
@@ -393,6 +420,8 @@ async function main() {
   result.parts.forEach((p, m) => {
     if (p !== null) log(`memory at the end of minute ${m + 1} (smaps), MB: V8 heaps ${p.v8_heap}, malloc ${p.malloc}, other anonymous ${p.other_anon}, mapped files ${p.files}`)
   })
+  const chainFigures = CHAIN === 'process' ? chainMemory(result.chainRss, from, loadSeconds) : undefined
+  if (chainFigures !== undefined) log(`the chain process (SOAK_CHAIN=process): RSS slope ${chainFigures.chain_rss_slope_mb_per_min} MB/min over the same window, peak ${chainFigures.chain_rss_peak_mb} MB`)
   log(`RSS slope over ${window.length} samples from t=${from} s to the end of the load (${SECONDS >= 120 ? 'after the first minute' : 'after the first half: the run is shorter than two minutes'}): ${round(slopePerMin, 3)} MB/min; peak ${peak.toFixed(1)} MB (${rss.length} samples, load and the 3-block wait)`)
 
   // per kind
@@ -470,6 +499,7 @@ async function main() {
       main_loop_lag_by_head: loopLag,
       task_times: result.taskTimes,
       task_times_by_head: tasksByHead,
+      ...(chainFigures === undefined ? {} : { chain: CHAIN, ...chainFigures }),
       ...(result.serviceExit === undefined
         ? {}
         : { service_exit: { code: result.serviceExit.code, signal: result.serviceExit.signal, at_s: result.serviceExit.atS, rss_mb: result.serviceExit.rssMb, fired: result.serviceExit.fired, completed: result.serviceExit.completed } }),

@@ -109,6 +109,8 @@ export interface UpstreamConfig {
   batchSize: number
   /** FORK_CACHE_MAX_ENTRIES */
   cacheMaxEntries: number
+  /** FORK_CACHE_MAX_BLOCKS: the newest blocks whose state stays cached (0: no bound in blocks) */
+  cacheMaxBlocks: number
   headPollIntervalMs: number
 }
 

@@ -153,7 +153,7 @@ describe('loadConfig', () => {
   it('UPSTREAM_RPC_URL switches to fork mode: upstream, pinned block and the chain contracts, parsed', () => {
     const c = loadConfig({ ...FORK, FORK_BLOCK: '123', UPSTREAM_TIMEOUT_MS: '1000' })
     if (c.chain.mode !== 'fork') throw new Error('fork mode expected')
-    expect(c.chain.upstream).toEqual({ url: 'http://127.0.0.1:8545', forkBlock: 123n, timeoutMs: 1_000, retries: 2, batchSize: 100, cacheMaxEntries: 250_000, headPollIntervalMs: 1_000 })
+    expect(c.chain.upstream).toEqual({ url: 'http://127.0.0.1:8545', forkBlock: 123n, timeoutMs: 1_000, retries: 2, batchSize: 100, cacheMaxEntries: 250_000, cacheMaxBlocks: 64, headPollIntervalMs: 1_000 })
     expect(c.chain.contracts.router).toBe(FORK_CONTRACTS.ROUTER_ADDRESS.toLowerCase())
     // BASE_TOKENS defaults to WETH in fork mode
     expect(c.chain.contracts.baseTokens).toEqual([FORK_CONTRACTS.WETH_ADDRESS.toLowerCase()])
@@ -312,6 +312,7 @@ describe('loadConfig', () => {
         HARDFORK: 'frontier',
         LOCAL_BUILDER_PORT: '70000',
         LOCAL_BUILDER_HISTORY_BLOCKS: '0',
+        FORK_CACHE_MAX_BLOCKS: '-1',
         LOCAL_BUILDER_SLICE_MS: '0',
         DEVNET_STATE_LAYER_DEPTH: 'deep',
         ETH_USD_FEED: 'feed',
@@ -333,6 +334,7 @@ describe('loadConfig', () => {
       'HARDFORK',
       'LOCAL_BUILDER_PORT',
       'LOCAL_BUILDER_HISTORY_BLOCKS',
+      'FORK_CACHE_MAX_BLOCKS',
       'LOCAL_BUILDER_SLICE_MS',
       'DEVNET_STATE_LAYER_DEPTH',
       'ETH_USD_FEED',

@@ -10,7 +10,8 @@
  * skipped). Each isolate's line ends with its live heap's slope after full collections from that
  * minute of its clock (2 unless given): what bench:soak's RSS slope cannot separate per isolate.
  * Times are from each isolate's start: a worker replaced during the run is a new isolate.
- * With --trace-deopt beside them, the deoptimizations per minute and per function (deoptsByMinute).
+ * With --trace-deopt beside them, the deoptimizations per minute and per function (deoptsByMinute);
+ * with --trace-opt, the optimizing compilations the same way (optimizationsByMinute).
  *
  * With `--trace-gc-verbose` beside `--trace-gc` (SOAK_SERVICE_NODE_ARGS="--trace-gc
  * --trace-gc-verbose"), each minute also gets the heap's spaces as its last collection of that
@@ -148,16 +149,24 @@ export function summarizeGcTrace(text: string): IsolateTrace[] {
   return [...isolates.values()]
 }
 
-/** The deoptimizations of a --trace-deopt trace: per minute and per function, all isolates together. */
+/** The events of a --trace-deopt or --trace-opt trace: per minute and per function, all isolates together. */
 export interface DeoptSummary {
-  /** deoptimizations per minute (index = minute) */
+  /** events per minute (index = minute) */
   perMinute: number[]
-  /** per function name (`(anonymous)` for none), the most first, with the minutes they fell in */
-  byFunction: Array<{ name: string; count: number; fromMinute: number }>
+  /**
+   * per function name (`(anonymous)` for none), the most first, with the minute of its first event
+   * and how many of its events fell in minute `LATE_FROM_MINUTE` or later
+   */
+  byFunction: Array<{ name: string; count: number; fromMinute: number; late: number }>
 }
+
+/** the minute from which an event is counted as late: the soak's first minute or two are the program warming up */
+export const LATE_FROM_MINUTE = 2
 
 // [bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x… <JSFunction name (sfi = 0x…)>, …
 const DEOPT = /^\[bailout \(kind: [\w-]+, reason: [^)]*\): begin\. deoptimizing 0x[0-9a-f]+ <JSFunction ([^ >]*) ?\(sfi/
+// [completed optimizing 0x… <JSFunction name (sfi = 0x…)> (target TURBOFAN)] (or "… (target TURBOFAN) OSR]")
+const OPTIMIZED = /^\[completed optimizing 0x[0-9a-f]+ <JSFunction ([^ >]*) ?\(sfi/
 
 /**
  * Deoptimizations counted by minute and by function, from --trace-deopt's lines in the same file as
@@ -168,8 +177,23 @@ const DEOPT = /^\[bailout \(kind: [\w-]+, reason: [^)]*\): begin\. deoptimizing 
  * grows while compilation never settles); a few in the first minutes are the program warming up.
  */
 export function deoptsByMinute(text: string): DeoptSummary {
+  return eventsByMinute(text, DEOPT)
+}
+
+/**
+ * TurboFan compilations finished (OSR ones too), counted as deoptsByMinute counts deoptimizations,
+ * from --trace-opt's lines (SOAK_SERVICE_NODE_ARGS="--trace-gc --trace-opt"). Why: V8's code space
+ * that grows after the first minutes is either functions reaching the optimizing tier for the first
+ * time (a warm-up: many names, once each, fewer every minute) or the same functions compiled again
+ * and again (a loop: the same names every minute, with deoptimizations or code flushed between).
+ */
+export function optimizationsByMinute(text: string): DeoptSummary {
+  return eventsByMinute(text, OPTIMIZED)
+}
+
+function eventsByMinute(text: string, pattern: RegExp): DeoptSummary {
   const perMinute: number[] = []
-  const byFunction = new Map<string, { count: number; fromMinute: number }>()
+  const byFunction = new Map<string, { count: number; fromMinute: number; late: number }>()
   let minute = 0
   for (const line of text.split('\n')) {
     const event = EVENT.exec(line)
@@ -177,12 +201,13 @@ export function deoptsByMinute(text: string): DeoptSummary {
       minute = Math.floor(Number(event[2]) / 60_000)
       continue
     }
-    const d = DEOPT.exec(line)
+    const d = pattern.exec(line)
     if (d === null) continue
     perMinute[minute] = (perMinute[minute] ?? 0) + 1
     const name = d[1] === '' ? '(anonymous)' : d[1]!
-    const f = byFunction.get(name) ?? { count: 0, fromMinute: minute }
+    const f = byFunction.get(name) ?? { count: 0, fromMinute: minute, late: 0 }
     f.count++
+    if (minute >= LATE_FROM_MINUTE) f.late++
     byFunction.set(name, f)
   }
   for (let i = 0; i < perMinute.length; i++) perMinute[i] ??= 0
@@ -275,5 +300,13 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     const late = deopts.byFunction.filter((f) => f.fromMinute >= 2).slice(0, 10)
     console.log(`most deoptimized functions: ${deopts.byFunction.slice(0, 10).map((f) => `${f.name} ${f.count}`).join(', ')}`)
     if (late.length > 0) console.log(`first deoptimized from minute 2 on: ${late.map((f) => `${f.name} ${f.count}`).join(', ')}`)
+  }
+  const optimized = optimizationsByMinute(text)
+  if (optimized.byFunction.length > 0) {
+    const late = optimized.byFunction.filter((f) => f.late > 0)
+    const again = late.filter((f) => f.late >= 2).sort((a, b) => b.late - a.late)
+    console.log(`optimizing compilations per minute (--trace-opt, all isolates): ${optimized.perMinute.join(', ')}`)
+    console.log(`from minute ${LATE_FROM_MINUTE} on: ${late.reduce((n, f) => n + f.late, 0)} compilations of ${late.length} functions, ${late.filter((f) => f.fromMinute >= LATE_FROM_MINUTE).length} of them compiled for the first time then`)
+    if (again.length > 0) console.log(`compiled twice or more from minute ${LATE_FROM_MINUTE} on: ${again.slice(0, 15).map((f) => `${f.name} ${f.late}`).join(', ')}`)
   }
 }

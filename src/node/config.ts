@@ -54,6 +54,8 @@ export const DEFAULTS = {
   UPSTREAM_RETRIES: 2,
   UPSTREAM_BATCH_SIZE: 100,
   FORK_CACHE_MAX_ENTRIES: 250_000,
+  /** the workers' pinned heads (16) and the submissions' simulations read within a few blocks of the head */
+  FORK_CACHE_MAX_BLOCKS: 64,
   HEAD_POLL_INTERVAL_MS: 1_000,
   BLOCK_TIME_SECONDS: 12,
   HARDFORK: 'prague',
@@ -343,6 +345,7 @@ function readChain(read: EnvReader, mode: 'fork' | 'devnet'): ChainConfig {
     retries: read.int('UPSTREAM_RETRIES', 0, 10),
     batchSize: read.int('UPSTREAM_BATCH_SIZE', 1, 1_000),
     cacheMaxEntries: read.int('FORK_CACHE_MAX_ENTRIES', 1_000, 5_000_000),
+    cacheMaxBlocks: read.int('FORK_CACHE_MAX_BLOCKS', 0, 1_000_000),
     headPollIntervalMs: read.int('HEAD_POLL_INTERVAL_MS', 50, 600_000),
   }
 

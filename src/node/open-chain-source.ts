@@ -17,7 +17,7 @@ export async function openChainSource(
     maxRetries: upstream.retries,
     maxBatchSize: upstream.batchSize,
     pollIntervalMs: upstream.headPollIntervalMs,
-    cache: { maxEntries: upstream.cacheMaxEntries },
+    cache: { maxEntries: upstream.cacheMaxEntries, maxBlocks: upstream.cacheMaxBlocks },
     onError: onBackgroundError,
   })
 }

@@ -144,8 +144,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   }
 }
 
-/** The devnet chain process (scripts/devnet-chain.ts), once it printed where its builder listens. */
-async function startDevnetChain(env: Record<string, string>, stderr: 'inherit' | 'ignore'): Promise<{ url: string; pid: number; child: ChildProcess }> {
+/** The devnet chain process (scripts/devnet-chain.ts), once it printed where its builder listens (also bench:soak's SOAK_CHAIN=process). */
+export async function startDevnetChain(env: Record<string, string>, stderr: 'inherit' | 'ignore'): Promise<{ url: string; pid: number; child: ChildProcess }> {
   const args = [...startScriptNodeArgs().filter((a) => !a.endsWith('.ts')), 'scripts/devnet-chain.ts']
   const child = spawn(process.execPath, args, { env: { ...process.env, ...startScriptEnv(), ...env }, stdio: ['ignore', 'pipe', stderr] })
   if (child.pid === undefined) throw new Error('the devnet chain did not start')

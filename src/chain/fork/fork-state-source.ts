@@ -73,6 +73,8 @@ export interface ForkStats extends Omit<UpstreamClientStats, 'errors'>, StateLoa
   reorgedBlocks: number
   /** cached state entries dropped by reorgs */
   reorgDroppedEntries: number
+  /** cached state entries dropped because their block fell more than the cache's maxBlocks behind the head */
+  oldBlockDroppedEntries: number
 }
 
 export class ForkStateSource implements ChainStateSource {
@@ -83,7 +85,7 @@ export class ForkStateSource implements ChainStateSource {
   private readonly follower: HeadFollower<BlockInfo> | undefined
   private adoptions: Promise<unknown> = Promise.resolve()
   private closed = false
-  private readonly counters = { headsAdopted: 0, warmedKeys: 0, warmupErrors: 0, pollErrors: 0, reorgs: 0, reorgedBlocks: 0, reorgDroppedEntries: 0 }
+  private readonly counters = { headsAdopted: 0, warmedKeys: 0, warmupErrors: 0, pollErrors: 0, reorgs: 0, reorgedBlocks: 0, reorgDroppedEntries: 0, oldBlockDroppedEntries: 0 }
 
   private constructor(
     readonly chainId: bigint,
@@ -304,6 +306,8 @@ export class ForkStateSource implements ChainStateSource {
     const diff = reorg === undefined ? unchangedKeys(this.loader, previous, head, warm) : undefined
     this.current = new ForkStateReader(head, this.loader, this.recent, this.hashes, diff)
     this.counters.headsAdopted++
+    // after the diff above, which compares with the previous block's entries
+    this.counters.oldBlockDroppedEntries += this.cache.dropBlocksBelow(head.number)
     if (reorg !== undefined) this.tell(this.reorgListeners, reorg)
     this.tell(this.listeners, head)
     return head

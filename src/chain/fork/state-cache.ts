@@ -29,6 +29,11 @@ export interface StateCacheOptions {
   maxCodeBytes?: number
   /** Addresses remembered as holding immutable code. Default 20,000. */
   maxCodeIndexEntries?: number
+  /**
+   * Blocks whose accounts and storage stay cached (dropBlocksBelow, at each new head): the newest
+   * this many. Default 64. 0: no bound in blocks (only maxEntries / maxBytes).
+   */
+  maxBlocks?: number
 }
 
 export const STATE_CACHE_DEFAULTS = {
@@ -36,6 +41,7 @@ export const STATE_CACHE_DEFAULTS = {
   maxBytes: 96 * 1024 * 1024,
   maxCodeBytes: 64 * 1024 * 1024,
   maxCodeIndexEntries: 20_000,
+  maxBlocks: 64,
 } as const
 
 /**
@@ -99,9 +105,19 @@ export class StateCache {
   private readonly state: LRUCache<string, StateValue>
   private readonly code: LRUCache<Hex, Uint8Array>
   private readonly codeIndex: LRUCache<Address, KnownCode>
+  readonly maxBlocks: number
+  /**
+   * The state keys set per block number (its decimal text, as in the key), for dropBlocksBelow:
+   * a block's entries are found without walking the cache. Keys the LRU evicted stay listed until
+   * their block is dropped (deleting them then is a no-op); only kept with maxBlocks > 0, where
+   * dropping bounds the lists too.
+   */
+  private readonly keysByBlock = new Map<string, string[]>()
 
   constructor(options: StateCacheOptions = {}) {
     this.maxEntries = options.maxEntries ?? STATE_CACHE_DEFAULTS.maxEntries
+    this.maxBlocks = options.maxBlocks ?? STATE_CACHE_DEFAULTS.maxBlocks
+    if (!Number.isSafeInteger(this.maxBlocks) || this.maxBlocks < 0) throw new RangeError(`maxBlocks must be a non-negative integer, got ${options.maxBlocks}`)
     this.state = new LRUCache<string, StateValue>({
       max: this.maxEntries,
       maxSize: options.maxBytes ?? STATE_CACHE_DEFAULTS.maxBytes,
@@ -123,7 +139,7 @@ export class StateCache {
   }
 
   setAccount(key: string, account: CachedAccount): void {
-    this.state.set(key, account)
+    this.setState(key, account)
   }
 
   getStorage(key: string): bigint | undefined {
@@ -132,7 +148,7 @@ export class StateCache {
   }
 
   setStorage(key: string, value: bigint): void {
-    this.state.set(key, value)
+    this.setState(key, value)
   }
 
   getStoragePresence(key: string): boolean | undefined {
@@ -141,7 +157,37 @@ export class StateCache {
   }
 
   setStoragePresence(key: string, present: boolean): void {
-    this.state.set(key, present)
+    this.setState(key, present)
+  }
+
+  private setState(key: string, value: StateValue): void {
+    if (this.maxBlocks > 0 && !this.state.has(key)) {
+      // every state key is `<kind>:<block>:...`
+      const block = key.slice(2, key.indexOf(':', 2))
+      const keys = this.keysByBlock.get(block)
+      if (keys === undefined) this.keysByBlock.set(block, [key])
+      else keys.push(key)
+    }
+    this.state.set(key, value)
+  }
+
+  /**
+   * Forgets the accounts, storage words and storage presence cached for blocks more than maxBlocks
+   * behind `head` (nothing with maxBlocks 0). Why: each block's reads are entries of their own,
+   * and a followed chain's old blocks are not read again once no task runs on them; bounded by
+   * entries alone, the cache kept filling for about an hour of blocks under bench:soak's load
+   * (BENCHMARKS.md, h20-heap), and so did the service's memory. Returns how many were dropped.
+   */
+  dropBlocksBelow(head: bigint): number {
+    if (this.maxBlocks === 0) return 0
+    const oldestKept = head - BigInt(this.maxBlocks) + 1n
+    let dropped = 0
+    for (const [block, keys] of this.keysByBlock) {
+      if (BigInt(block) >= oldestKept) continue
+      for (const key of keys) if (this.state.delete(key)) dropped++
+      this.keysByBlock.delete(block)
+    }
+    return dropped
   }
 
   getCode(codeHash: Hex): Uint8Array | undefined {
@@ -202,6 +248,7 @@ export class StateCache {
   }
 
   clear(): void {
+    this.keysByBlock.clear()
     this.state.clear()
     this.code.clear()
     this.codeIndex.clear()

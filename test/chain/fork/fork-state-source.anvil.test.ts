@@ -325,6 +325,27 @@ describe('following heads', () => {
     expect(source.stats().rpcCalls).toBe(after.rpcCalls)
   })
 
+  it('keeps the state of the newest cache.maxBlocks heads only: an older block\'s reads are dropped as the chain moves on', async () => {
+    const source = await open({ cache: { maxBlocks: 2 } })
+    const first = source.latest()
+    await first.prefetch({ accounts: [contract], storage: [0n, 1n].map((slot) => ({ address: contract, slot })) })
+    const held = source.stats().stateEntries
+    expect(held).toBeGreaterThan(0)
+    for (let i = 1n; i <= 3n; i++) {
+      await anvilRpc(anvil.url, 'evm_mine')
+      // each adoption re-reads the recent keys at the new head (the warm-up): one block's entries more
+      await source.advanceTo(first.block.number + i)
+    }
+    const stats = source.stats()
+    // blocks first+2 and first+3 kept; first and first+1 dropped
+    expect(stats.oldBlockDroppedEntries).toBe(2 * held)
+    expect(stats.stateEntries).toBe(2 * held)
+    // the old reader still answers for its block, from the upstream again
+    const before = source.stats().rpcCalls
+    expect(await first.getStorage(contract, 0n)).toBe(await source.latest().getStorage(contract, 0n))
+    expect(source.stats().rpcCalls).toBeGreaterThan(before)
+  })
+
   it('an address that gains code, and an EIP-7702 delegation that changes, are seen at the new head', async () => {
     const fresh: Address = '0x00000000000000000000000000000000000f7e57'
     const delegated: Address = '0x0000000000000000000000000000000000077020'
