@@ -34,8 +34,9 @@
  *
  * Without EIP-8024 the stock analysis is a walk that skips push data, a JUMPDEST valid at an
  * instruction start, each PUSH's word its data bytes (padded on the right where the code ends
- * inside them): `legacyCodeAnalysis` makes that jump table and the batch's tables in one walk,
- * without the stock one's per-byte opcode table and word object that were thrown away.
+ * inside them): `legacyCodeAnalysis` makes that jump table in a walk of its own and the batch's
+ * tables from it, without the stock one's per-byte opcode table and word object that were thrown
+ * away.
  */
 
 export interface InlineAnalysis {
@@ -125,9 +126,14 @@ function numberWord(value: number, seen: Map<number, bigint>, word?: bigint): bi
 /** a PUSH's word read from the code as `pushWord` reads it, shared as `sharedWord` shares it (a whole word of up to 6 bytes without a bigint made first) */
 function codeWord(code: Uint8Array, at: number, size: number, seen: Map<number, bigint>): bigint {
   if (size > 6 || at + size > code.length) return sharedWord(pushWord(code, at, size), seen)
+  return numberWord(bytesValue(code, at, size), seen)
+}
+
+/** `size` (at most 6: up to 48 bits, exact in a double) code bytes from `at` as one big-endian number */
+function bytesValue(code: Uint8Array, at: number, size: number): number {
   let value = 0
   for (let i = 0; i < size; i++) value = value * 256 + code[at + i]
-  return numberWord(value, seen)
+  return value
 }
 
 /**
@@ -149,14 +155,6 @@ export function legacyCodeAnalysis(code: Uint8Array): { jumps: Uint8Array; inlin
 /** the word of a PUSH of `size` bytes whose data starts at `at`: missing bytes past the code's end are zeros on the right, as the stock analysis pads them */
 export function pushWord(code: Uint8Array, at: number, size: number): bigint {
   const present = Math.max(0, Math.min(size, code.length - at))
-  let word: bigint
-  if (present <= 6) {
-    // up to 48 bits: exact in a double
-    let value = 0
-    for (let i = 0; i < present; i++) value = value * 256 + code[at + i]
-    word = BigInt(value)
-  } else {
-    word = BigInt('0x' + Buffer.from(code.buffer, code.byteOffset + at, present).toString('hex'))
-  }
+  const word = present <= 6 ? BigInt(bytesValue(code, at, present)) : BigInt('0x' + Buffer.from(code.buffer, code.byteOffset + at, present).toString('hex'))
   return present === size || word === 0n ? word : word << BigInt(8 * (size - present))
 }

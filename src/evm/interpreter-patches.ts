@@ -676,7 +676,7 @@ async function apply(): Promise<void> {
         const { jumps, pushes } = stock(code)
         return withLazyStockTables({ jumps, inline: inlineAnalysis(code, jumps, pushes) }, code, stock)
       }
-      // 13. the jump table and the code as instructions for the inline batch, in one walk
+      // 13. the jump table and the code as instructions for the inline batch, without the stock tables
       return withLazyStockTables(legacyCodeAnalysis(code), code, stock)
     })
   }
