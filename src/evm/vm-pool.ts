@@ -23,7 +23,7 @@ import { setExecutionDeadline, type ExecutionLimits } from './execution-budget.t
 
 const HARDFORK_CHANGED = 'hardforkChanged'
 
-type Listener = (...args: unknown[]) => void
+export type Listener = (...args: unknown[]) => void
 
 interface PooledVm {
   vm: VM
@@ -121,7 +121,7 @@ export class VmPool {
   }
 
   private drop(pooled: PooledVm): void {
-    for (const listener of pooled.listeners) this.common.events.removeListener(HARDFORK_CHANGED, listener)
+    removeCommonListeners(this.common, pooled.listeners)
     pooled.listeners.length = 0
     this.live--
     this.discarded++
@@ -142,12 +142,26 @@ export class VmPool {
 
   private async createNow(): Promise<PooledVm> {
     await applyInterpreterPatches()
-    const before = new Set(this.common.events.listeners(HARDFORK_CHANGED))
-    const vm = await newVm(this.common)
-    const listeners = (this.common.events.listeners(HARDFORK_CHANGED) as Listener[]).filter((l) => !before.has(l))
+    const { made: vm, listeners } = await withCommonListeners(this.common, () => newVm(this.common))
     this.created++
     return { vm, listeners }
   }
+}
+
+/**
+ * What `create` made, with the `hardforkChanged` listeners it added to `common` (each EVM made on a
+ * Common adds one; see the module comment): what removeCommonListeners takes when that EVM is let
+ * go. No other creation on `common` may run meanwhile, or its listeners are counted here too.
+ */
+export async function withCommonListeners<T>(common: Common, create: () => Promise<T>): Promise<{ made: T; listeners: Listener[] }> {
+  const before = new Set(common.events.listeners(HARDFORK_CHANGED))
+  const made = await create()
+  return { made, listeners: (common.events.listeners(HARDFORK_CHANGED) as Listener[]).filter((l) => !before.has(l)) }
+}
+
+/** Removes listeners withCommonListeners found, so that nothing on `common` keeps their EVM. */
+export function removeCommonListeners(common: Common, listeners: readonly Listener[]): void {
+  for (const listener of listeners) common.events.removeListener(HARDFORK_CHANGED, listener)
 }
 
 /**

@@ -19,8 +19,7 @@ import type { ChainContracts } from '../config.ts'
 import { DevnetStateSource } from '../chain/memory/devnet-source.ts'
 import type { Address, ChainStateSource, StateReader } from '../chain/types.ts'
 import { analyseCodeAhead, applyInterpreterPatches, patchEvmInstance } from '../evm/interpreter-patches.ts'
-
-const HARDFORK_CHANGED = 'hardforkChanged'
+import { removeCommonListeners, withCommonListeners } from '../evm/vm-pool.ts'
 
 /** What analysing ahead did in one isolate: reported by each worker as it warms up. */
 export interface CodeAnalysesAhead {
@@ -50,11 +49,8 @@ export function knownCodeAddresses(chain: ChainStateSource, contracts: ChainCont
 export async function analyseKnownCode(common: Common, reader: StateReader, addresses: readonly Address[]): Promise<CodeAnalysesAhead> {
   const started = performance.now()
   await applyInterpreterPatches()
-  const before = new Set(common.events.listeners(HARDFORK_CHANGED))
-  const evm = await createEVM({ common })
-  for (const listener of common.events.listeners(HARDFORK_CHANGED)) {
-    if (!before.has(listener)) common.events.removeListener(HARDFORK_CHANGED, listener as (...args: unknown[]) => void)
-  }
+  const { made: evm, listeners } = await withCommonListeners(common, () => createEVM({ common }))
+  removeCommonListeners(common, listeners)
   patchEvmInstance(evm)
   let contracts = 0
   let codeBytes = 0
