@@ -4,8 +4,10 @@
  * - UNI's transfer and transferFrom loop forever (everything else is UNI's own code, delegated to),
  *   so a quote selling UNI executes a loop inside the router's swap;
  * - a contract that loops forever;
- * - blocks hold 1e9 gas, and EVM_MAX_GAS allows it: running out of gas would take seconds, so
- *   what stops the loops is EVM_MAX_MS (300 ms).
+ * - blocks hold 1e9 gas, and EVM_MAX_GAS allows it: running out of the whole 1e9 takes longer than
+ *   the budget, so what stops the loops is EVM_MAX_MS (300 ms). (The looping submission carried
+ *   500M gas until 2026-11-28, when the loop ran out of it in under 300 ms on an idle machine and
+ *   the simulation recorded `out of gas` instead: the submission now carries the block's 1e9.)
  * Checked: the quote answers 422 SIMULATION_FAILED naming the budget, eth_backrun -32000 naming
  * it, a private submission records it as its simulation error, each within the budget; an
  * ordinary quote sent at the same moment as the looping one is answered within the budget plus its
@@ -103,7 +105,7 @@ describe('execution budget: looping code through the quote, eth_backrun and priv
       chainId: registry.chainId,
       nonce: Number(nonce),
       to: LOOP,
-      gas: 500_000_000n,
+      gas: 1_000_000_000n,
       maxFeePerGas: 50n * 10n ** 9n,
       maxPriorityFeePerGas: 10n ** 9n,
       type: 'eip1559',
