@@ -23,7 +23,7 @@
  * Times are epoch ms (performance.timeOrigin + performance.now()), comparable with the load
  * generator's in the same machine. Bounded: at most MAX_EVENTS of each kind are kept.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { openSync, readSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { syncBuiltinESMExports } from 'node:module'
 import { PerformanceObserver } from 'node:perf_hooks'
@@ -209,15 +209,22 @@ new PerformanceObserver((list) => {
 // a timer every STALL_TICK_MS: a tick late by more than STALL_MS is a stall of the main thread (JavaScript, GC, a synchronous call)
 const STALL_TICK_MS = 2
 const STALL_MS = 5
-// the main thread's (tid = pid) time on a core and runnable waiting for one, ns (Linux; undefined elsewhere)
-const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`
-const schedstat = (): { runNs: number; waitNs: number } | undefined => {
+// the main thread's (tid = pid) time on a core and runnable waiting for one, ns (Linux; undefined
+// elsewhere). Read every tick through one open descriptor from offset 0 (the kernel writes it anew):
+// ~2 us of the traced thread a read, against ~14 us for an open, read and close (0.1% of a core at
+// 500 reads/s instead of 0.7%)
+const schedstatFd = ((): number | undefined => {
   try {
-    const [run, wait] = readFileSync(SCHEDSTAT, 'latin1').split(' ')
-    return { runNs: Number(run), waitNs: Number(wait) }
+    return openSync(`/proc/self/task/${process.pid}/schedstat`, 'r')
   } catch {
     return undefined
   }
+})()
+const schedstatBuffer = Buffer.alloc(128)
+const schedstat = (): { runNs: number; waitNs: number } | undefined => {
+  if (schedstatFd === undefined) return undefined
+  const [run, wait] = schedstatBuffer.toString('latin1', 0, readSync(schedstatFd, schedstatBuffer, 0, schedstatBuffer.length, 0)).split(' ')
+  return { runNs: Number(run), waitNs: Number(wait) }
 }
 let lastTick = now()
 let lastSched = schedstat()
