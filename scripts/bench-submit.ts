@@ -48,9 +48,19 @@
  *
  * Options (environment): BENCH_RATE (default 200), BENCH_SECONDS (default 10), BENCH_CONNECTIONS
  * (default 16), BENCH_POSTGRES (default 1; 0 skips 3-4), BENCH_REPLICA_WORKERS (WORKERS of each
- * replica in 4; default the cluster's own, 1), BENCH_ACK_TRACE (a directory: trace the LevelDB open
- * loop's acknowledgements phase by phase and print where the slowest 1% waited; off by default),
- * BENCH_PG_STATEMENTS (1: PostgreSQL preloads pg_stat_statements; see below).
+ * replica in 4; default the cluster's own, 1), BENCH_ACK_TRACE (a directory: trace the open loops'
+ * acknowledgements of 1 and 3 phase by phase and print where the slowest 1% waited; off by default),
+ * BENCH_PG_STATEMENTS (1: PostgreSQL preloads pg_stat_statements; see below), BENCH_WARM_SECONDS
+ * (default 20; 0 skips 5).
+ *
+ * 5. Two replicas warm: after 4's closed loop, the same closed loop again for BENCH_WARM_SECONDS, not
+ *    counted, then once more for BENCH_SECONDS with the same CPU split (`replicas_warm_acks_per_s`,
+ *    `replicas_warm_cpu_ms_per_answer`). 4's window follows 20 sequential requests and a 10 s open
+ *    loop, and its replicas' V8 platform threads are still compiling then (TurboFan, ~0.4 CPU ms per
+ *    answer per replica: BENCHMARKS.md, h20-submit); this one says what the same answers cost a
+ *    service past that warm-up. It also carries every submission the earlier loops left open (the
+ *    relay never lands one), which the dispatchers re-plan at each head: the cost of a large outbox
+ *    is in it, not removed. `replicas_acks_per_s` stays 4's.
  *
  * In 3 and 4 each loop also prints what the database did per answer (scripts/lib/pg-activity.ts):
  * commits, WAL records, bytes and fsyncs, rows written per table, and with BENCH_PG_STATEMENTS=1
@@ -86,9 +96,9 @@ const REPLICA_WORKERS = process.env.BENCH_REPLICA_WORKERS
 /** WORKERS the cluster gives each replica (test/support/cluster.ts) */
 const CLUSTER_WORKERS = 1
 /**
- * A directory: the LevelDB service runs with the acknowledgement probe (scripts/lib/ack-trace-probe.ts)
- * and its open loop's acknowledgements are broken down into phases (ack-trace-report.ts). Off by default:
- * the probe's wrappers cost the measured main thread a little.
+ * A directory: the LevelDB service (1) and the one PostgreSQL replica (3) run with the acknowledgement
+ * probe (scripts/lib/ack-trace-probe.ts) and their open loops' acknowledgements are broken down into
+ * phases (ack-trace-report.ts). Off by default: the probe's wrappers cost the measured main thread a little.
  */
 const ACK_TRACE_DIR = process.env.BENCH_ACK_TRACE
 /**
@@ -98,6 +108,15 @@ const ACK_TRACE_DIR = process.env.BENCH_ACK_TRACE
  */
 const PG_STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1'
 const PG_SETTINGS = PG_STATEMENTS ? { settings: { shared_preload_libraries: 'pg_stat_statements' } } : {}
+/** the uncounted closed loop before the two replicas' warm window (5), s; 0 skips 5 */
+const WARM_LOOP_SECONDS = Number(process.env.BENCH_WARM_SECONDS ?? 20)
+if (!Number.isInteger(WARM_LOOP_SECONDS) || WARM_LOOP_SECONDS < 0 || WARM_LOOP_SECONDS > 600) throw new RangeError(`BENCH_WARM_SECONDS must be an integer from 0 to 600, got ${process.env.BENCH_WARM_SECONDS}`)
+/**
+ * Submissions signed per second of that loop: above the closed loops' rates on two cores (at most
+ * ~1,000/s so far); a loop that runs out stops early, which only shortens the warm-up (printed).
+ */
+const WARM_LOOP_TXS_PER_S = 1_500
+const WARM_LOOP_COUNT = WARM_LOOP_SECONDS * WARM_LOOP_TXS_PER_S
 
 /** the service as startServiceProcess starts it, with the probe imported before src/main.ts; ready once /readyz answers */
 async function startTracedService(port: number, env: Record<string, string>): Promise<ChildProcess> {
@@ -119,6 +138,8 @@ const SERVICE_STOP_GRACE_MS = 30_000
 /** the warm-up's submissions, and the closed loop's at most (it stops at BENCH_SECONDS) */
 const WARM_COUNT = 20
 const CLOSED_COUNT = 20_000
+/** the two replicas' warm window's submissions at most (5): as the closed loop's; none when 5 is skipped */
+const WARM_WINDOW_COUNT = WARM_LOOP_SECONDS === 0 ? 0 : CLOSED_COUNT
 /**
  * MAX_PENDING_SUBMISSIONS of every service measured: room for every submission the run sends. The
  * recording relay never lands anything, so nothing ever leaves the outbox; with the default 5,000
@@ -129,7 +150,7 @@ const CLOSED_COUNT = 20_000
  * acknowledgement path cost. In a deployment submissions land or expire within
  * SUBMISSION_EXPIRY_BLOCKS, so the bound is sized to rate x lifetime; here it is the run's total.
  */
-const MAX_PENDING = String(WARM_COUNT + RATE * SECONDS + CLOSED_COUNT)
+const MAX_PENDING = String(WARM_COUNT + RATE * SECONDS + CLOSED_COUNT + WARM_LOOP_COUNT + WARM_WINDOW_COUNT)
 
 /** distinct signed ETH transfers from one devnet account, nonces 0.. (the anvil peer's load) */
 async function signTransfers(count: number, accountIndex: number): Promise<Hex[]> {
@@ -265,13 +286,13 @@ function bySecond(samples: ReadonlyArray<{ second: number; ms: number }>): BySec
   return { first: summarize(samples.filter((s) => s.second < WARM_SECONDS).map((s) => s.ms)), rest: summarize(samples.filter((s) => s.second >= WARM_SECONDS).map((s) => s.ms)) }
 }
 
-/** `url`: one service, or several replicas the connections are spread over */
-async function closedLoop(url: string | string[], txs: Hex[]): Promise<{ perSecond: number; count: number; failed: number }> {
+/** `url`: one service, or several replicas the connections are spread over; for `seconds` (BENCH_SECONDS) or until `txs` run out */
+async function closedLoop(url: string | string[], txs: Hex[], seconds = SECONDS): Promise<{ perSecond: number; count: number; failed: number }> {
   const urls = Array.isArray(url) ? url : [url]
   let next = 0
   let done = 0
   let failed = 0
-  const deadline = performance.now() + SECONDS * 1000
+  const deadline = performance.now() + seconds * 1000
   const worker = async (_: unknown, w: number) => {
     while (performance.now() < deadline && next < txs.length) {
       const ok = await send(urls[w % urls.length], 'eth_sendPrivateRawTransaction', txs[next++]).then(() => true, () => false)
@@ -286,10 +307,13 @@ async function closedLoop(url: string | string[], txs: Hex[]): Promise<{ perSeco
 
 async function main() {
   const openCount = RATE * SECONDS
-  console.log(`signing ${openCount * 2 + WARM_COUNT + CLOSED_COUNT} transactions...`)
+  console.log(`signing ${openCount * 2 + WARM_COUNT + CLOSED_COUNT + (POSTGRES ? WARM_LOOP_COUNT + WARM_WINDOW_COUNT : 0)} transactions...`)
   const warmTxs = await signSwaps(WARM_COUNT, 0)
   const openTxs = await signSwaps(openCount, WARM_COUNT)
   const closedTxs = await signSwaps(CLOSED_COUNT, WARM_COUNT + openCount)
+  // the two replicas' warm-up loop and warm window (5): distinct from every earlier submission
+  const warmLoopTxs = POSTGRES ? await signSwaps(WARM_LOOP_COUNT, WARM_COUNT + openCount + CLOSED_COUNT) : []
+  const warmWindowTxs = POSTGRES ? await signSwaps(WARM_WINDOW_COUNT, WARM_COUNT + openCount + CLOSED_COUNT + WARM_LOOP_COUNT) : []
   const peerTxs = await signTransfers(openCount, 7)
   const relay = await recordingRelay()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-'))
@@ -330,7 +354,7 @@ async function main() {
     // stopped before the PostgreSQL runs begin: a service still closing would share their cores
     await stopProcess(service, SERVICE_STOP_GRACE_MS)
     if (traceFile !== undefined) for (const line of ackTraceReport(traceFile, traced!)) console.log(line)
-    const postgres = POSTGRES ? await postgresRuns(relay.url, { warmTxs, openTxs, closedTxs }) : undefined
+    const postgres = POSTGRES ? await postgresRuns(relay, { warmTxs, openTxs, closedTxs }, { loopTxs: warmLoopTxs, windowTxs: warmWindowTxs }) : undefined
     console.log(
       JSON.stringify({
         name: 'bench:submit',
@@ -362,6 +386,9 @@ async function main() {
               replicas_acks_per_s_ceiling: Math.round(postgres.two.ceiling),
               replicas_cpu_ms_per_answer: postgres.two.cpuSplit,
               replicas_dispatcher: postgres.two.dispatcher,
+              ...(postgres.warm === undefined
+                ? {}
+                : { replicas_warm_acks_per_s: Math.round(postgres.warm.closed.perSecond), replicas_warm_cpu_ms_per_answer: postgres.warm.cpuSplit }),
               postgres_failed: postgres.one.open.failed + postgres.one.closed.failed + postgres.two.open.failed + postgres.two.closed.failed,
             }),
       }),
@@ -378,8 +405,8 @@ async function main() {
 
 const round = (x: number) => Math.round(x * 100) / 100
 
-interface StoreRun {
-  open: Awaited<ReturnType<typeof openLoop>>
+/** a closed loop measured: its answers, their CPU split, the ceiling and the dispatchers' work */
+interface ClosedRun {
   closed: Awaited<ReturnType<typeof closedLoop>>
   /** the closed loop's CPU ms per answer by process and thread kind */
   cpuSplit: CpuSplit
@@ -387,6 +414,10 @@ interface StoreRun {
   ceiling: number
   /** the closed loop's simulations and plans per answer (the services' /metrics), and the workers' CPU ms per such task */
   dispatcher: { simulations_per_answer: number; plans_per_answer: number; worker_cpu_ms_per_task: number }
+}
+
+interface StoreRun extends ClosedRun {
+  open: Awaited<ReturnType<typeof openLoop>>
 }
 
 /** the machine's cores, which every process of the run shares (the load generator's too) */
@@ -472,27 +503,41 @@ function treeCpuWindow(run: RunProcesses): { stop(answers: number): { seconds: n
  * are the limit): `cpuSplit`, and `ceiling`, the answers/s the machine's cores could carry at that
  * cost (throughputCeiling: cores x 1000 / all).
  */
-async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }, run: RunProcesses): Promise<StoreRun> {
+async function measure(label: string, url: string | string[], txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }, run: RunProcesses, relayBundles: () => number, traced?: ClientSample[]): Promise<StoreRun> {
   const pids = run.services.map((s) => s.pid)
   const urls = Array.isArray(url) ? url : [url]
   for (const [i, tx] of txs.warmTxs.entries()) await send(urls[i % urls.length], 'eth_sendPrivateRawTransaction', tx)
   const mainThreads = await Promise.all(urls.map((u) => mainThreadWindow(new URL(u).origin)))
   const openDb = run.databaseUrl === undefined ? undefined : await startPgActivityWindow(run.databaseUrl)
   const openCpu = pids.map((pid) => startCpuWindow(pid))
-  const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs)
+  const open = await openLoop(url, 'eth_sendPrivateRawTransaction', txs.openTxs, traced)
   const openWindows = openCpu.map((w) => w.stop())
   if (openDb !== undefined) console.log(`${label}: open loop, the database per acknowledgement ${JSON.stringify(await openDb.stop(open.count))}`)
   console.log(`${label}: open loop ${RATE}/s p50 ${open.p50.toFixed(2)} ms p99 ${open.p99.toFixed(2)} ms (${open.count} acks, ${open.failed} failed${open.firstFailure ? `: ${open.firstFailure}` : ''})`)
   console.log(`${label}: open loop, ${mainThreadCost(openWindows, open.count)}`)
   for (const [i, window] of mainThreads.entries()) console.log(`${label}: open loop, ${urls.length > 1 ? `replica ${i + 1}'s ` : ''}${await window.stop()}`)
+  return { open, ...(await measureClosedLoop(label, url, txs.closedTxs, run, relayBundles)) }
+}
+
+/**
+ * One closed loop (BENCH_CONNECTIONS at once for BENCH_SECONDS) measured: its acknowledgements/s,
+ * CPU ms per answer split by process and thread kind (treeCpuWindow), the ceiling at that cost,
+ * the dispatchers' simulations and plans per answer, and the relay bundles per answer (the re-sends
+ * of the open submissions at each head, printed).
+ */
+async function measureClosedLoop(label: string, url: string | string[], txs: Hex[], run: RunProcesses, relayBundles: () => number): Promise<ClosedRun> {
+  const pids = run.services.map((s) => s.pid)
+  const urls = Array.isArray(url) ? url : [url]
   const dispatcherCounters = ['dispatcher_simulations_total', 'dispatcher_backrun_plans_total'] as const
   const dispatcherWork = () => Promise.all(urls.map((u) => scrapeSums(new URL(u).origin, dispatcherCounters)))
   const work0 = await dispatcherWork()
   const closedDb = run.databaseUrl === undefined ? undefined : await startPgActivityWindow(run.databaseUrl)
   const windows = pids.map((pid) => startCpuWindow(pid))
   const treeWindow = treeCpuWindow(run)
-  const closed = await closedLoop(url, txs.closedTxs)
+  const bundles0 = relayBundles()
+  const closed = await closedLoop(url, txs)
   const answers = closed.count + closed.failed
+  const bundles = relayBundles() - bundles0
   const { seconds: tree, split } = treeWindow.stop(answers)
   if (closedDb !== undefined) console.log(`${label}: closed loop, the database per answer ${JSON.stringify(await closedDb.stop(answers))}`)
   const work1 = await dispatcherWork()
@@ -515,29 +560,38 @@ async function measure(label: string, url: string | string[], txs: { warmTxs: He
       `with PostgreSQL, the chain and this load generator ${treePerAnswer.toFixed(2)} CPU ms per answer (${((tree / cpu.wallSeconds) * 100).toFixed(0)}% CPU): ` +
       `at most ${Number.isFinite(ceiling) ? Math.round(ceiling) : '-'} answers/s on this machine's ${CORES} cores were they theirs alone`,
   )
-  console.log(`${label}: closed loop, CPU ms per answer by process and thread kind ${JSON.stringify(split)}; the dispatcher ${JSON.stringify(dispatcher)}`)
-  return { open, closed, cpuSplit: split, ceiling, dispatcher }
+  console.log(`${label}: closed loop, CPU ms per answer by process and thread kind ${JSON.stringify(split)}; the dispatcher ${JSON.stringify(dispatcher)}; relay bundles per answer ${round(bundles / Math.max(1, answers))}`)
+  return { closed, cpuSplit: split, ceiling, dispatcher }
 }
 
 /**
  * The PostgreSQL runs, each on a fresh database (so the same signed transactions are new to it):
  * one service in devnet mode as above with DATABASE_URL, then two replicas of a cluster.
  */
-async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] }): Promise<{ one: StoreRun; two: StoreRun }> {
-  const relays = JSON.stringify([{ name: 'recorder', url: relayUrl }])
+async function postgresRuns(
+  relay: { url: string; received(): number },
+  txs: { warmTxs: Hex[]; openTxs: Hex[]; closedTxs: Hex[] },
+  warmTxs: { loopTxs: Hex[]; windowTxs: Hex[] },
+): Promise<{ one: StoreRun; two: StoreRun; warm?: ClosedRun }> {
+  const relays = JSON.stringify([{ name: 'recorder', url: relay.url }])
+  const relayBundles = () => relay.received()
   const pg = await startTestPostgres(PG_SETTINGS)
   let one: StoreRun
   try {
     const dataDir = mkdtempSync(join(tmpdir(), 'bench-submit-pg-'))
     const port = await freePort()
     const databaseUrl = await pg.createDatabase()
-    const service = await startServiceProcess(port, { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RELAYS: relays, LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING })
+    const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, RELAYS: relays, LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: MAX_PENDING }
+    const traceFile = ACK_TRACE_DIR === undefined ? undefined : join(ACK_TRACE_DIR, `ack-trace-postgres-${Date.now()}.json`)
+    const traced: ClientSample[] | undefined = traceFile === undefined ? undefined : []
+    const service = traceFile === undefined ? await startServiceProcess(port, env) : await startTracedService(port, { ...env, ACK_TRACE_FILE: traceFile })
     try {
-      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, { services: [{ pid: service.pid!, workers: DEFAULT_WORKERS }], databaseUrl })
+      one = await measure('postgres, one replica', `http://127.0.0.1:${port}/rpc/${DEV_PARTNER_TOKEN}/submit`, txs, { services: [{ pid: service.pid!, workers: DEFAULT_WORKERS }], databaseUrl }, relayBundles, traced)
     } finally {
       await stopProcess(service, SERVICE_STOP_GRACE_MS)
       rmSync(dataDir, { recursive: true, force: true })
     }
+    if (traceFile !== undefined) for (const line of ackTraceReport(traceFile, traced!)) console.log(`postgres, one replica: ${line}`)
   } finally {
     await pg.close()
   }
@@ -550,8 +604,15 @@ async function postgresRuns(relayUrl: string, txs: { warmTxs: Hex[]; openTxs: He
   const cluster = await startCluster({ replicas: 2, blockTimeMs: 12_000, replicaEnv: { RELAYS: relays, LOG_LEVEL: 'warn', MAX_PENDING_SUBMISSIONS: MAX_PENDING, ...workers }, postgres: PG_SETTINGS })
   try {
     const replicaWorkers = Number(REPLICA_WORKERS ?? CLUSTER_WORKERS)
-    const two = await measure('postgres, two replicas', cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`), txs, { services: cluster.replicas.map((r) => ({ pid: r.pid, workers: replicaWorkers })), chainPid: cluster.chainPid, databaseUrl: cluster.databaseUrl })
-    return { one, two }
+    const urls = cluster.replicas.map((r) => `${r.url}/rpc/${cluster.partnerToken}/submit`)
+    const run: RunProcesses = { services: cluster.replicas.map((r) => ({ pid: r.pid, workers: replicaWorkers })), chainPid: cluster.chainPid, databaseUrl: cluster.databaseUrl }
+    const two = await measure('postgres, two replicas', urls, txs, run, relayBundles)
+    if (WARM_LOOP_SECONDS === 0) return { one, two }
+    // 5: the same closed loop once the replicas have run one of WARM_LOOP_SECONDS (not counted)
+    const warmUp = await closedLoop(urls, warmTxs.loopTxs, WARM_LOOP_SECONDS)
+    console.log(`postgres, two replicas: warm-up closed loop (not counted), ${WARM_LOOP_SECONDS} s: ${warmUp.perSecond.toFixed(0)} acks/s over ${warmUp.count} (${warmUp.failed} failed)`)
+    const warm = await measureClosedLoop('postgres, two replicas warm', urls, warmTxs.windowTxs, run, relayBundles)
+    return { one, two, warm }
   } finally {
     await cluster.stop()
   }

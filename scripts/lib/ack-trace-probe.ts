@@ -11,19 +11,27 @@
  * - every LevelDB batch (a group commit): when it was handed to LevelDB, when LevelDB's fsync
  *   answered, its operations and the submissions (record keys) it carried; every `getMany` (the
  *   duplicate checks) the same way;
+ * - with PostgreSQL (DATABASE_URL), the same for its store: each new submission queued for the group
+ *   insert (TokenGroups.submit) and when its persist resolved; each insert statement (the pool's
+ *   query): when it was asked of the pool, when a connection sent it, when its answer (the commit:
+ *   one statement, one transaction) came back, and the submissions it carried;
  * - outgoing HTTP requests (the relay sends), the main thread's GC pauses, and its stalls (a 2 ms
- *   timer more than 5 ms late: JavaScript running, GC, a synchronous call).
+ *   timer more than 5 ms late: JavaScript running, GC, a synchronous call), each split by the
+ *   kernel's schedstat of the main thread into the ms it ran and the ms it waited for a core while
+ *   runnable (the machine's other load).
  *
  * Times are epoch ms (performance.timeOrigin + performance.now()), comparable with the load
  * generator's in the same machine. Bounded: at most MAX_EVENTS of each kind are kept.
  */
-import { writeFileSync } from 'node:fs'
+import { openSync, readSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { syncBuiltinESMExports } from 'node:module'
 import { PerformanceObserver } from 'node:perf_hooks'
 import { ClassicLevel } from 'classic-level'
+import pg from 'pg'
 import { Dispatcher } from '../../src/submission/dispatcher.ts'
 import { OutboxStore } from '../../src/submission/outbox-store.ts'
+import { TokenGroups } from '../../src/submission/store/token-groups.ts'
 
 const MAX_EVENTS = 200_000
 const file = process.env.ACK_TRACE_FILE
@@ -37,10 +45,13 @@ export interface AckTraceRequest {
   hash?: string
 }
 export interface AckTraceBatch {
+  /** LevelDB: handed to LevelDB; PostgreSQL: asked of the pool (a connection may still be busy) */
   startAt: number
+  /** PostgreSQL: a connection sent the statement (its wait for one ends here) */
+  sentAt?: number
   doneAt?: number
   ops: number
-  /** record keys (`s!<kind>:<hash>`) of the new submissions it writes */
+  /** record keys (`s!<kind>:<hash>`; PostgreSQL `pg:<hash>`) of the new submissions it writes */
   records: string[]
 }
 export interface AckTraceCheck {
@@ -56,8 +67,12 @@ export interface AckTrace {
   checks: AckTraceCheck[]
   outgoing: number[]
   gc: Array<{ startAt: number; ms: number; kind: number }>
-  /** the main thread's event loop late by more than STALL_MS on a STALL_TICK_MS timer: from when, how long */
-  stalls: Array<{ startAt: number; ms: number }>
+  /**
+   * the main thread's event loop late by more than STALL_MS on a STALL_TICK_MS timer: from when, how
+   * long, and of that how long the thread ran (JavaScript, GC, a synchronous call) and how long it was
+   * runnable but waited for a core (/proc schedstat; both absent where it cannot be read)
+   */
+  stalls: Array<{ startAt: number; ms: number; ranMs?: number; waitedMs?: number }>
   /** each new head the dispatcher took (its onHead), with the open submissions it scheduled */
   heads: Array<{ at: number; number: string; open: number }>
   /** the same instant on both clocks, at exit: a V8 CPU profile's microseconds (the monotonic clock) map to epoch ms by it */
@@ -129,6 +144,48 @@ level.batch = function (this: unknown, ...args: unknown[]) {
   done.then(() => (entry.doneAt = now()), () => undefined)
   return done
 }
+// PostgreSQL: the group insert's queue (TokenGroups carries the store's inserts and appends; an
+// insert's item is the only one with a record) and its statement (the prepared insert by name)
+const INSERT_STATEMENT = 'submissions.insert-many'
+const groups = TokenGroups.prototype as unknown as { submit(item: { token: string; record?: { hash?: string } }): Promise<boolean> }
+const submit = groups.submit
+groups.submit = function (this: unknown, item) {
+  const result = submit.call(this, item)
+  const hash = item.record?.hash
+  if (hash !== undefined) {
+    const entry = push(trace.enqueues, { key: `pg:${hash}`, at: now() } as AckTrace['enqueues'][number])
+    result.then(() => (entry.resolvedAt = now()), () => undefined)
+  }
+  return result
+}
+/** the prepared insert's values (`pool.query(config, values)`), or undefined for any other statement */
+const insertValues = (args: unknown[]): unknown[] | undefined => {
+  const config = args[0] as { name?: string } | undefined
+  return typeof config === 'object' && config !== null && config.name === INSERT_STATEMENT ? (args[1] as unknown[]) : undefined
+}
+const SENT = Symbol('ackTraceSent')
+type Sent = { [SENT]?: AckTraceBatch }
+const poolQuery = pg.Pool.prototype.query
+pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+  const values = insertValues(args)
+  if (values === undefined) return (poolQuery as (...a: unknown[]) => unknown).apply(this, args)
+  // $3: the submissions' hashes (postgres-store.ts's insertMany)
+  const hashes = values[2] as string[]
+  const entry = push(trace.batches, { startAt: now(), ops: hashes.length, records: hashes.map((h) => `pg:${h}`) })
+  // the pool hands its config object to the connection's query: a copy per call (the store's is one
+  // shared constant, and two inserts can be in flight) marked with this statement, so its send is timed
+  const marked: Sent = { ...(args[0] as object), [SENT]: entry }
+  const done = (poolQuery as (...a: unknown[]) => Promise<unknown>).apply(this, [marked, ...args.slice(1)])
+  done.then(() => (entry.doneAt = now()), () => undefined)
+  return done
+} as typeof pg.Pool.prototype.query
+const clientQuery = pg.Client.prototype.query
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const entry = (args[0] as Sent | undefined)?.[SENT]
+  if (entry !== undefined && entry.sentAt === undefined) entry.sentAt = now()
+  return (clientQuery as (...a: unknown[]) => unknown).apply(this, args)
+} as typeof pg.Client.prototype.query
+
 const getMany = level.getMany
 level.getMany = function (this: unknown, ...args: unknown[]) {
   const entry = push(trace.checks, { startAt: now(), keys: Array.isArray(args[0]) ? args[0].length : 0 })
@@ -152,11 +209,34 @@ new PerformanceObserver((list) => {
 // a timer every STALL_TICK_MS: a tick late by more than STALL_MS is a stall of the main thread (JavaScript, GC, a synchronous call)
 const STALL_TICK_MS = 2
 const STALL_MS = 5
+// the main thread's (tid = pid) time on a core and runnable waiting for one, ns (Linux; undefined
+// elsewhere). Read every tick through one open descriptor from offset 0 (the kernel writes it anew):
+// ~2 us of the traced thread a read, against ~14 us for an open, read and close (0.1% of a core at
+// 500 reads/s instead of 0.7%)
+const schedstatFd = ((): number | undefined => {
+  try {
+    return openSync(`/proc/self/task/${process.pid}/schedstat`, 'r')
+  } catch {
+    return undefined
+  }
+})()
+const schedstatBuffer = Buffer.alloc(128)
+const schedstat = (): { runNs: number; waitNs: number } | undefined => {
+  if (schedstatFd === undefined) return undefined
+  const [run, wait] = schedstatBuffer.toString('latin1', 0, readSync(schedstatFd, schedstatBuffer, 0, schedstatBuffer.length, 0)).split(' ')
+  return { runNs: Number(run), waitNs: Number(wait) }
+}
 let lastTick = now()
+let lastSched = schedstat()
 setInterval(() => {
   const t = now()
-  if (t - lastTick > STALL_TICK_MS + STALL_MS) push(trace.stalls, { startAt: lastTick, ms: t - lastTick })
+  const sched = lastSched === undefined ? undefined : schedstat()
+  if (t - lastTick > STALL_TICK_MS + STALL_MS) {
+    const split = sched === undefined || lastSched === undefined ? {} : { ranMs: (sched.runNs - lastSched.runNs) / 1e6, waitedMs: (sched.waitNs - lastSched.waitNs) / 1e6 }
+    push(trace.stalls, { startAt: lastTick, ms: t - lastTick, ...split })
+  }
   lastTick = t
+  lastSched = sched
 }, STALL_TICK_MS).unref()
 
 process.on('exit', () => {
