@@ -4,10 +4,13 @@
  * `--trace-opt --trace-deopt-verbose` (PROBE_V8_FLAGS overrides) in its process, sends the quote
  * mix's distinct requests for PROBE_SECONDS (default 180) over PROBE_CONNECTIONS (default 4)
  * connections and, at the same time, eth_backrun of the fixture swaps (fixtures/txs, as
- * bench:backrun sends them) one after another (PROBE_BACKRUNS=0: none), and writes the service's stdout (V8's trace, with "@@mark <s>" lines every 5 s) to
- * PROBE_OUT (default /tmp/inline-deopts.txt). Then it prints, after PROBE_WARMUP_SECONDS (default
- * 60), every deoptimization with its reason and source position and the compilations and
- * deoptimizations per minute, and one JSON object as its last line.
+ * bench:backrun sends them) one after another (PROBE_BACKRUNS=0: none), and writes the service's
+ * stdout (V8's trace, with "@@mark <s>" lines every 5 s) to PROBE_OUT (default
+ * /tmp/inline-deopts.txt). Then it prints, after PROBE_WARMUP_SECONDS (default 60), every
+ * deoptimization with its reason and source position, and one JSON object as its last line: the
+ * compilations and deoptimizations per minute, those of PROBE_FUNCTIONS (the EVM's batch and its
+ * callees by default) apart with each deoptimization, and the warm ones by function. The last
+ * minute holds the service's shutdown.
  *
  *   npx tsx scripts/probe/inline-deopts.ts
  *
