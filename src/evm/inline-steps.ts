@@ -358,7 +358,12 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
           const offset = Number(word)
           const end = offset + 32
           if (end > paidBytes) {
-            const paidWords = Math.ceil(end / 32)
+            // past MEMORY_GROWTH_BYTES_MAX memoryCost answers -1 (left to the stock step) anyway;
+            // below it the words are an int32 sum and shift. Math.ceil(end / 32) deoptimized the
+            // batch ("lost precision": V8 had seen only offsets that are multiples of 32 and
+            // compiled the division as an int32 one) the first time a word was written unaligned
+            if (end > MEMORY_GROWTH_BYTES_MAX) break run
+            const paidWords = (end + 31) >> 5
             const cost = memoryCost(paidWords, batch)
             if (cost < 0) break run
             // subMemUsage charges the difference when the new cost is higher, else the whole cost

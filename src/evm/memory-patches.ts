@@ -69,15 +69,26 @@ export function memoryPoolStats(): { buffers: number; bytes: number } {
 }
 
 /**
+ * `n` rounded up to a multiple of `multiple` (both non-negative integers below 2^53), exactly as
+ * Math.ceil(n / multiple) * multiple, without the division: V8 compiles a division it has seen
+ * give only small integers as an int32 one and deoptimizes its caller ("lost precision") at the
+ * first one with a remainder (seen in every worker's first seconds, writeWord inlined in the batch)
+ */
+export function roundUp(n: number, multiple: number): number {
+  const above = n + multiple - 1
+  return above - (above % multiple)
+}
+
+/**
  * The stock `Memory.extend`: the size rounded up to a word, the store grown by whole chunks with the
  * old bytes kept; the new store from the pool, and only the bytes below the high-water mark copied.
  */
 export function extendMemory(this: PatchedMemory, offset: number, size: number): void {
   if (size === 0) return
-  const newSize = Math.ceil((offset + size) / 32) * 32
+  const newSize = roundUp(offset + size, 32)
   const store = this._store
   if (newSize <= store.length) return
-  const next = zeroedBuffer(store.length + Math.ceil((newSize - store.length) / MEMORY_CHUNK) * MEMORY_CHUNK)
+  const next = zeroedBuffer(store.length + roundUp(newSize - store.length, MEMORY_CHUNK))
   const high = this._high ?? 0
   if (high > 0) next.set(high >= store.length ? store : store.subarray(0, high))
   this._store = next
