@@ -455,22 +455,26 @@ class PartNets implements RankedItems {
   }
 }
 
+// module-level, not arrow functions inside toPlan: an arrow function is a new closure per call, and
+// TurboFan compiled toPlan's again and again in the service's workers (SearchContext says why)
+function toPlanLeg(leg: Evaluated['legs'][number]): PlanLeg {
+  return { amountIn: leg.amountIn, hops: leg.path.map(toPlanHop), expectedAmountOut: leg.amountOut }
+}
+
+function toPlanHop(h: PathHop): PlanHop {
+  return {
+    protocol: h.pool.protocol,
+    pool: h.pool.address,
+    tokenIn: h.tokenIn,
+    tokenOut: h.tokenOut,
+    fee: h.pool.fee,
+    zeroForOne: h.zeroForOne,
+    ...(h.pool.protocol === 'uniswap-v4' ? { v4: v4PlanKey(h.pool) } : {}),
+  }
+}
+
 function toPlan(tokenIn: Address, tokenOut: Address, amountIn: bigint, best: Evaluated, rate: Rational | undefined, bestSingleNet: bigint | undefined): RoutedPlan {
-  const legs: PlanLeg[] = best.legs.map((leg) => ({
-    amountIn: leg.amountIn,
-    hops: leg.path.map(
-      (h): PlanHop => ({
-        protocol: h.pool.protocol,
-        pool: h.pool.address,
-        tokenIn: h.tokenIn,
-        tokenOut: h.tokenOut,
-        fee: h.pool.fee,
-        zeroForOne: h.zeroForOne,
-        ...(h.pool.protocol === 'uniswap-v4' ? { v4: v4PlanKey(h.pool) } : {}),
-      }),
-    ),
-    expectedAmountOut: leg.amountOut,
-  }))
+  const legs: PlanLeg[] = best.legs.map(toPlanLeg)
   return {
     tokenIn,
     tokenOut,
