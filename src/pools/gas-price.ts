@@ -10,8 +10,8 @@
  */
 import type { Address } from '../chain/types.ts'
 import { enumeratePaths, type PoolGraph } from './paths.ts'
-import { pathMaxRate, quotePath } from './pool-quote.ts'
-import { boundWithSlack, rankByBound } from './rank-by-bound.ts'
+import { pathMaxRate, quotePath, type PathHop } from './pool-quote.ts'
+import { boundWithSlack, rankByBound, type RankedItems } from './rank-by-bound.ts'
 
 export interface Rational {
   num: bigint
@@ -35,16 +35,28 @@ export function gasCostInToken(gas: bigint, gasPriceWei: bigint, tokenOutPerEth:
 export function deriveTokenOutPerEth(graph: PoolGraph, weth: Address, tokenOut: Address, referenceAmountWei = DEFAULT_REFERENCE_AMOUNT_WEI, maxHops = 2): Rational | undefined {
   if (tokenOut === weth) return ONE
   const paths = enumeratePaths(graph, weth, tokenOut, maxHops)
-  const reference = Number(referenceAmountWei)
   // the best output alone is read: a path whose rate bound cannot reach it is not quoted
-  const [best] = rankByBound(
-    paths.length,
-    1,
-    (i) => {
-      const out = reference * pathMaxRate(paths[i])
-      return boundWithSlack(out, out)
-    },
-    (i) => quotePath(paths[i], referenceAmountWei)?.amountOut,
-  )
+  const [best] = rankByBound(paths.length, 1, new ReferenceOutputs(paths, referenceAmountWei))
   return best === undefined ? undefined : { num: best.value, den: referenceAmountWei }
+}
+
+/** the paths ranked by their output of the reference amount (a class, not closures made per call: rank-by-bound.ts) */
+class ReferenceOutputs implements RankedItems {
+  private readonly reference: number
+
+  constructor(
+    private readonly paths: readonly PathHop[][],
+    private readonly referenceAmountWei: bigint,
+  ) {
+    this.reference = Number(referenceAmountWei)
+  }
+
+  bound(i: number): number {
+    const out = this.reference * pathMaxRate(this.paths[i])
+    return boundWithSlack(out, out)
+  }
+
+  value(i: number): bigint | undefined {
+    return quotePath(this.paths[i], this.referenceAmountWei)?.amountOut
+  }
 }

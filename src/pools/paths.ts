@@ -30,23 +30,39 @@ export function buildPoolGraph(pools: readonly PoolSnapshot[]): PoolGraph {
 
 /** every simple path of 1..maxHops hops, shortest first; at most `maxPaths` of them */
 export function enumeratePaths(graph: PoolGraph, tokenIn: Address, tokenOut: Address, maxHops: number, maxPaths = Number.POSITIVE_INFINITY): PathHop[][] {
-  const byLength: PathHop[][][] = Array.from({ length: maxHops + 1 }, () => [])
   if (tokenIn === tokenOut || maxHops < 1) return []
-  const visited = new Set<Address>([tokenIn])
-  const stack: PathHop[] = []
-  const walk = (token: Address) => {
-    for (const hop of graph.get(token) ?? []) {
-      if (visited.has(hop.tokenOut)) continue
-      stack.push(hop)
-      if (hop.tokenOut === tokenOut) byLength[stack.length].push([...stack])
-      else if (stack.length < maxHops) {
-        visited.add(hop.tokenOut)
-        walk(hop.tokenOut)
-        visited.delete(hop.tokenOut)
-      }
-      stack.pop()
+  const walk: PathWalk = { graph, tokenOut, maxHops, byLength: Array.from({ length: maxHops + 1 }, () => []), visited: new Set<Address>([tokenIn]), stack: [] }
+  walkFrom(walk, tokenIn)
+  return walk.byLength.flat().slice(0, maxPaths)
+}
+
+/**
+ * One enumeration's state, handed to a module-level walk rather than captured by a closure made
+ * per call: the closure was compiled by TurboFan again for each new block's enumeration in the
+ * service's workers (scripts/probe/recompile-trace.ts, session 21)
+ */
+interface PathWalk {
+  readonly graph: PoolGraph
+  readonly tokenOut: Address
+  readonly maxHops: number
+  /** the paths found, by their number of hops */
+  readonly byLength: PathHop[][][]
+  readonly visited: Set<Address>
+  /** the hops of the path being walked */
+  readonly stack: PathHop[]
+}
+
+function walkFrom(walk: PathWalk, token: Address): void {
+  const { visited, stack } = walk
+  for (const hop of walk.graph.get(token) ?? []) {
+    if (visited.has(hop.tokenOut)) continue
+    stack.push(hop)
+    if (hop.tokenOut === walk.tokenOut) walk.byLength[stack.length].push([...stack])
+    else if (stack.length < walk.maxHops) {
+      visited.add(hop.tokenOut)
+      walkFrom(walk, hop.tokenOut)
+      visited.delete(hop.tokenOut)
     }
+    stack.pop()
   }
-  walk(tokenIn)
-  return byLength.flat().slice(0, maxPaths)
 }

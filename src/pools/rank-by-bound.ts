@@ -14,17 +14,31 @@ export interface Ranked {
 }
 
 /**
+ * What rankByBound asks of the items: an object with methods rather than two closures, so that a
+ * caller ranking per search hands it one object of a class whose methods live as long as the
+ * module. Closures made per search were compiled by TurboFan again and again in the service's
+ * workers (each new closure ran unoptimized until hot again once a full collection had dropped the
+ * code of the last ones: scripts/probe/recompile-trace.ts, session 21).
+ */
+export interface RankedItems {
+  /** a double at least item i's value */
+  bound(i: number): number
+  /** item i's value; undefined for an item without one */
+  value(i: number): bigint | undefined
+}
+
+/**
  * every item valued, best first (higher value, then lower index): the first `k` entries are exactly
- * the first k of ranking all `count` items that have a value; `value` gives undefined for an item
- * without one (a path that cannot take the amount). `bound(i)`, a double, is at least item i's
+ * the first k of ranking all `count` items that have a value; `items.value` gives undefined for an
+ * item without one (a path that cannot take the amount). `items.bound(i)`, a double, is at least item i's
  * value (the caller pads it for its own rounding: boundWithSlack); an item is skipped only when its
  * bound is below the k-th value by more than that value's conversion to a double could err.
  */
-export function rankByBound(count: number, k: number, bound: (i: number) => number, value: (i: number) => bigint | undefined): Ranked[] {
+export function rankByBound(count: number, k: number, items: RankedItems): Ranked[] {
   const ranked: Ranked[] = []
   if (k >= count) {
     for (let i = 0; i < count; i++) {
-      const v = value(i)
+      const v = items.value(i)
       if (v !== undefined) ranked.push({ i, value: v })
     }
     return ranked.sort(byValue)
@@ -32,7 +46,7 @@ export function rankByBound(count: number, k: number, bound: (i: number) => numb
   // bounds in a typed array and the order as indices: no object per item (a search ranks up to ~200 paths twice)
   const bounds = new Float64Array(count)
   for (let i = 0; i < count; i++) {
-    const b = bound(i)
+    const b = items.bound(i)
     // a bound that is no number rules nothing out
     bounds[i] = Number.isNaN(b) ? Number.POSITIVE_INFINITY : b
   }
@@ -46,7 +60,7 @@ export function rankByBound(count: number, k: number, bound: (i: number) => numb
   for (let i = order.next(); i >= 0; i = order.next()) {
     // strictly below: an item whose value could tie the k-th may still rank before it by index
     if (bounds[i] < cutoff) break
-    const v = value(i)
+    const v = items.value(i)
     if (v === undefined) continue
     ranked.push({ i, value: v })
     let at = top.length

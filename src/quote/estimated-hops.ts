@@ -78,6 +78,16 @@ export class EstimateRecord {
   }
 }
 
+/**
+ * loops, not flatMap/filter/map with arrow functions: those closures, made per call, were compiled
+ * by TurboFan again and again in the service's workers (scripts/probe/recompile-trace.ts, session 21)
+ */
 function hookedHopKeys(plan: SwapPlan): string[] {
-  return plan.legs.flatMap((leg) => leg.hops.filter((hop) => hop.v4?.hookAltersSwap === true).map((hop) => `${hop.pool}:${hop.zeroForOne ? 1 : 0}`))
+  const keys: string[] = []
+  for (const leg of plan.legs) {
+    for (const hop of leg.hops) {
+      if (hop.v4?.hookAltersSwap === true) keys.push(`${hop.pool}:${hop.zeroForOne ? 1 : 0}`)
+    }
+  }
+  return keys
 }

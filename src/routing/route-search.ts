@@ -21,7 +21,7 @@ import { pathMaxRate, quoteHop, quotePath, rememberingHopQuoter, type HopQuoter,
 import type { PoolProtocol, PoolSnapshot } from '../pools/pools.ts'
 import { v4HopGasExtras, v4PlanKey } from '../pools/uniswap-v4.ts'
 import { DEFAULT_GAS_MODEL, legGas, planGas, v4ExtrasGas, type GasModel } from './gas-model.ts'
-import { boundWithSlack, rankByBound, type Ranked } from '../pools/rank-by-bound.ts'
+import { boundWithSlack, rankByBound, type Ranked, type RankedItems } from '../pools/rank-by-bound.ts'
 import { allocateSplit, type SplitCandidate } from './split-allocator.ts'
 import { MAX_HOPS, type PlanHop, type PlanLeg, type SwapPlan } from './swap-plan.ts'
 import { BaseError } from '../primitives/base-error.ts'
@@ -101,22 +101,54 @@ export class RouteSearchError extends BaseError {
   override readonly name = 'RouteSearchError'
 }
 
-/** what a search's paths share: how they are quoted, and how gas is valued */
-interface SearchContext {
-  model: GasModel
-  hopQuoter: HopQuoter
-  /**
-   * a path's last hop: the search's own hop memo is never asked it again. Two paths share a last
-   * hop with the same input only by coincidence (their other hops differ, so do the amounts they
-   * hand it), and the same path at the same amount is the candidate's own memo's; so with a memo
-   * of its own, no other search reading it, the search quotes last hops directly: ~40% of its
-   * hop asks (single-hop paths among them) without a Map lookup and insert each (h17-quote)
-   */
-  lastHopQuoter: HopQuoter
-  /** gas in tokenOut, rounded down (0 when gas cannot be valued) */
-  value(gas: bigint): bigint
+/**
+ * What a search's paths share: how they are quoted, and how gas is valued. A class with methods,
+ * not an object of closures made per search: in the service's workers those closures were compiled
+ * by TurboFan again and again, a new closure each time once a full collection had dropped the last
+ * one's code (scripts/probe/recompile-trace.ts, session 21); a method is one function for the
+ * module's life.
+ */
+class SearchContext {
   /** tokenOut per gas, as a double (0 when gas cannot be valued) */
-  valuePerGas: number
+  readonly valuePerGas: number
+
+  constructor(
+    readonly model: GasModel,
+    readonly hopQuoter: HopQuoter,
+    /**
+     * a path's last hop: the search's own hop memo is never asked it again. Two paths share a last
+     * hop with the same input only by coincidence (their other hops differ, so do the amounts they
+     * hand it), and the same path at the same amount is the candidate's own memo's; so with a memo
+     * of its own, no other search reading it, the search quotes last hops directly: ~40% of its
+     * hop asks (single-hop paths among them) without a Map lookup and insert each (h17-quote)
+     */
+    readonly lastHopQuoter: HopQuoter,
+    /** the rate gas is valued at; undefined when it cannot be valued */
+    readonly rate: Rational | undefined,
+    private readonly gasPriceWei: bigint,
+  ) {
+    this.valuePerGas = rate === undefined ? 0 : (Number(gasPriceWei) * Number(rate.num)) / Number(rate.den)
+  }
+
+  /** gas in tokenOut, rounded down (0 when gas cannot be valued) */
+  value(gas: bigint): bigint {
+    return this.rate === undefined ? 0n : gasCostInToken(gas, this.gasPriceWei, this.rate)
+  }
+
+  /** the legs' exact outcome as a plan: undefined when a leg cannot take its amount */
+  evaluate(legs: ReadonlyArray<{ candidate: Candidate; amountIn: bigint }>): Evaluated | undefined {
+    const out: Evaluated['legs'] = []
+    let amountOut = 0n
+    for (const { candidate, amountIn: legIn } of legs) {
+      const q = candidate.quote(legIn)
+      if (q === undefined) return undefined
+      out.push({ path: candidate.path, protocols: candidate.protocols, extraGas: candidate.extraGas, amountIn: legIn, amountOut: q.amountOut, ticksCrossed: q.ticksCrossed })
+      amountOut += q.amountOut
+    }
+    const gas = planGas(this.model, out)
+    const gasCost = this.value(gas)
+    return { legs: out, amountOut, gas, gasCost, net: amountOut - gasCost }
+  }
 }
 
 /**
@@ -144,15 +176,26 @@ function pathFacts(paths: readonly PathHop[][], model: GasModel): PathFacts[] {
   if (byPaths === undefined) pathFactsByModel.set(model, (byPaths = new WeakMap()))
   let facts = byPaths.get(paths)
   if (facts === undefined) {
-    facts = paths.map((path) => {
-      const protocols = path.map((h) => h.pool.protocol)
-      const extraGas = v4ExtrasGas(model, path.flatMap((h) => (h.pool.protocol === 'uniswap-v4' ? [v4HopGasExtras(h.pool)] : [])))
-      const fixedGas = legGas(model, protocols, 0, extraGas)
-      return { protocols, extraGas, pools: path.map((h) => h.pool.address), maxRate: pathMaxRate(path), fixedGas, planFixedGas: Number(model.base + fixedGas) }
-    })
+    facts = new Array<PathFacts>(paths.length)
+    for (let i = 0; i < paths.length; i++) facts[i] = factsOfPath(paths[i], model)
     byPaths.set(paths, facts)
   }
   return facts
+}
+
+/** a path's facts (loops, not map/flatMap with closures made per path: SearchContext says why) */
+function factsOfPath(path: readonly PathHop[], model: GasModel): PathFacts {
+  const protocols: PoolProtocol[] = []
+  const pools: string[] = []
+  const v4Extras: Array<ReturnType<typeof v4HopGasExtras>> = []
+  for (const h of path) {
+    protocols.push(h.pool.protocol)
+    pools.push(h.pool.address)
+    if (h.pool.protocol === 'uniswap-v4') v4Extras.push(v4HopGasExtras(h.pool))
+  }
+  const extraGas = v4ExtrasGas(model, v4Extras)
+  const fixedGas = legGas(model, protocols, 0, extraGas)
+  return { protocols, extraGas, pools, maxRate: pathMaxRate(path), fixedGas, planFixedGas: Number(model.base + fixedGas) }
 }
 
 /**
@@ -250,32 +293,12 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   const paths = prepared.paths
   if (paths.length === 0) return undefined
   const rate = params.tokenOutPerEth ?? prepared.tokenOutPerEth
-  const value = (gas: bigint): bigint => (rate === undefined ? 0n : gasCostInToken(gas, gasPriceWei, rate))
-
-  const evaluate = (legs: Array<{ candidate: Candidate; amountIn: bigint }>): Evaluated | undefined => {
-    const out: Evaluated['legs'] = []
-    let amountOut = 0n
-    for (const { candidate, amountIn: legIn } of legs) {
-      const q = candidate.quote(legIn)
-      if (q === undefined) return undefined
-      out.push({ path: candidate.path, protocols: candidate.protocols, extraGas: candidate.extraGas, amountIn: legIn, amountOut: q.amountOut, ticksCrossed: q.ticksCrossed })
-      amountOut += q.amountOut
-    }
-    const gas = planGas(model, out)
-    const gasCost = value(gas)
-    return { legs: out, amountOut, gas, gasCost, net: amountOut - gasCost }
-  }
 
   // 1-2: the paths alone with the whole amount; paths sharing a first hop (or two) ask it the same amounts
-  const search: SearchContext = {
-    model,
-    hopQuoter: params.hopQuoter ?? rememberingHopQuoter(),
-    lastHopQuoter: params.hopQuoter ?? quoteHop,
-    value,
-    valuePerGas: rate === undefined ? 0 : (Number(gasPriceWei) * Number(rate.num)) / Number(rate.den),
-  }
+  const search = new SearchContext(model, params.hopQuoter ?? rememberingHopQuoter(), params.hopQuoter ?? quoteHop, rate, gasPriceWei)
   const facts = pathFacts(paths, model)
-  const candidates = paths.map((path, i) => new Candidate(path, facts[i], search))
+  const candidates = new Array<Candidate>(paths.length)
+  for (let i = 0; i < paths.length; i++) candidates[i] = new Candidate(paths[i], facts[i], search)
   // the single-path outcomes read: the best one's alone without splits, every path's when they all
   // go to the split allocator, otherwise the deep routes among its candidates (splitCandidates)
   const maxCandidates = params.maxSplitCandidates ?? 16
@@ -283,12 +306,7 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   const fullRanked = !splitting ? 1 : candidates.length <= maxCandidates ? candidates.length : deepCandidates(maxCandidates)
   const singles: Array<Evaluated | undefined> = new Array(candidates.length)
   const wholeAmount = Number(amountIn)
-  const bySingleNet = rankByBound(
-    candidates.length,
-    fullRanked,
-    (i) => candidates[i].singleNetBound(wholeAmount),
-    (i) => (singles[i] = evaluate([{ candidate: candidates[i], amountIn }]))?.net,
-  )
+  const bySingleNet = rankByBound(candidates.length, fullRanked, new SingleNets(candidates, search, amountIn, wholeAmount, singles))
   let bestSingle: Evaluated | undefined
   for (const s of singles) {
     if (s !== undefined && (bestSingle === undefined || isBetter(s, bestSingle))) bestSingle = s
@@ -297,11 +315,13 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   // 3: splits over the most promising paths, unless no plan of two legs or more could net more
   // than the best single path (most of the search's quotes are the allocator's)
   let bestSplit: Evaluated | undefined
-  if (splitting && (bestSingle === undefined || splitNetBound(candidates, wholeAmount, model, value) >= Number(bestSingle.net))) {
+  if (splitting && (bestSingle === undefined || splitNetBound(candidates, wholeAmount, model, search) >= Number(bestSingle.net))) {
     const chosen = splitCandidates(candidates, bySingleNet, amountIn, splitParts, maxCandidates)
     const allocation = allocateSplit(chosen, amountIn, { parts: splitParts, maxSplits })
     if (allocation !== undefined && allocation.legs.length > 1) {
-      bestSplit = evaluate(allocation.legs.map((l) => ({ candidate: chosen[l.candidate], amountIn: l.amountIn })))
+      const legs = new Array<{ candidate: Candidate; amountIn: bigint }>(allocation.legs.length)
+      for (let l = 0; l < legs.length; l++) legs[l] = { candidate: chosen[allocation.legs[l].candidate], amountIn: allocation.legs[l].amountIn }
+      bestSplit = search.evaluate(legs)
     }
   }
 
@@ -314,16 +334,21 @@ export function findBestPlan(params: RouteSearchParams): RoutedPlan | undefined 
   return toPlan(tokenIn, tokenOut, amountIn, best, rate, bestSingle?.net)
 }
 
+/** what turns gas into tokenOut (the search's SearchContext) */
+export interface GasValuer {
+  value(gas: bigint): bigint
+}
+
 /**
  * At least the net output of any plan of two legs or more over `paths` with `amountIn` (a double
- * padded for its rounding; `value` turns gas into tokenOut as the search does): every leg delivers
+ * padded for its rounding; `gas.value` turns gas into tokenOut as the search does): every leg delivers
  * at most its amount times the best path's maxRate, so the legs together at most amountIn times
  * it, and such a plan pays at least the base gas and the fixed gas of the two cheapest legs. Below
  * the best single path's net, no split can be chosen (isBetter: a split must net more, or as much
  * with more output), so findBestPlan does not run the allocator, with its tens of path quotes: the
  * plan is the same.
  */
-export function splitNetBound(paths: ReadonlyArray<{ readonly maxRate: number; readonly fixedGas: bigint }>, amountIn: number, model: GasModel, value: (gas: bigint) => bigint): number {
+export function splitNetBound(paths: ReadonlyArray<{ readonly maxRate: number; readonly fixedGas: bigint }>, amountIn: number, model: GasModel, gas: GasValuer): number {
   let maxRate = 0
   let least: bigint | undefined
   let second: bigint | undefined
@@ -340,8 +365,8 @@ export function splitNetBound(paths: ReadonlyArray<{ readonly maxRate: number; r
   }
   if (least === undefined || second === undefined) return Number.POSITIVE_INFINITY
   const out = amountIn * maxRate
-  const gas = Number(value(model.base + least + second))
-  return boundWithSlack(out - gas, out, gas)
+  const cost = Number(gas.value(model.base + least + second))
+  return boundWithSlack(out - cost, out, cost)
 }
 
 /** higher net output first, then higher gross, then fewer legs */
@@ -368,43 +393,88 @@ function splitCandidates(candidates: Candidate[], byFull: readonly Ranked[], amo
   const part = amountIn / BigInt(parts) > 0n ? amountIn / BigInt(parts) : 1n
   // the loop below reads at most `max` of them: the paths whose bound leaves no chance are not quoted
   // (a part's net output is its output less the gas of its ticks, so at most the output's bound)
-  const byMarginal = rankByBound(
-    candidates.length,
-    max,
-    (i) => {
-      const out = Number(part) * candidates[i].maxRate
-      return boundWithSlack(out, out)
-    },
-    (i) => {
-      const o = candidates[i].evaluate(part)
-      return o === undefined ? undefined : o.amountOut - o.variableCost
-    },
-  ).map(({ i, value }) => ({ i, net: value }))
+  const byMarginal = rankByBound(candidates.length, max, new PartNets(candidates, part))
   const picked = new Set<number>()
   for (const x of byFull.slice(0, half)) picked.add(x.i)
   for (const x of byMarginal) {
     if (picked.size >= max) break
     picked.add(x.i)
   }
-  return [...picked].sort((a, b) => a - b).map((i) => candidates[i])
+  const indices = [...picked].sort(ascending)
+  const chosen = new Array<Candidate>(indices.length)
+  for (let j = 0; j < indices.length; j++) chosen[j] = candidates[indices[j]]
+  return chosen
+}
+
+function ascending(a: number, b: number): number {
+  return a - b
+}
+
+/**
+ * The paths ranked by their net output as a plan of their own with the whole amount, each valued
+ * one kept in `singles` (the search reads them all). A class, not two closures made per search:
+ * SearchContext says why.
+ */
+class SingleNets implements RankedItems {
+  constructor(
+    private readonly candidates: readonly Candidate[],
+    private readonly search: SearchContext,
+    private readonly amountIn: bigint,
+    private readonly wholeAmount: number,
+    private readonly singles: Array<Evaluated | undefined>,
+  ) {}
+
+  bound(i: number): number {
+    return this.candidates[i].singleNetBound(this.wholeAmount)
+  }
+
+  value(i: number): bigint | undefined {
+    return (this.singles[i] = this.search.evaluate([{ candidate: this.candidates[i], amountIn: this.amountIn }]))?.net
+  }
+}
+
+/** the paths ranked by one part's output less the gas of its ticks (the best marginal prices): splitCandidates */
+class PartNets implements RankedItems {
+  private readonly partAsNumber: number
+
+  constructor(
+    private readonly candidates: readonly Candidate[],
+    private readonly part: bigint,
+  ) {
+    this.partAsNumber = Number(part)
+  }
+
+  bound(i: number): number {
+    const out = this.partAsNumber * this.candidates[i].maxRate
+    return boundWithSlack(out, out)
+  }
+
+  value(i: number): bigint | undefined {
+    const o = this.candidates[i].evaluate(this.part)
+    return o === undefined ? undefined : o.amountOut - o.variableCost
+  }
+}
+
+// module-level, not arrow functions inside toPlan: an arrow function is a new closure per call, and
+// TurboFan compiled toPlan's again and again in the service's workers (SearchContext says why)
+function toPlanLeg(leg: Evaluated['legs'][number]): PlanLeg {
+  return { amountIn: leg.amountIn, hops: leg.path.map(toPlanHop), expectedAmountOut: leg.amountOut }
+}
+
+function toPlanHop(h: PathHop): PlanHop {
+  return {
+    protocol: h.pool.protocol,
+    pool: h.pool.address,
+    tokenIn: h.tokenIn,
+    tokenOut: h.tokenOut,
+    fee: h.pool.fee,
+    zeroForOne: h.zeroForOne,
+    ...(h.pool.protocol === 'uniswap-v4' ? { v4: v4PlanKey(h.pool) } : {}),
+  }
 }
 
 function toPlan(tokenIn: Address, tokenOut: Address, amountIn: bigint, best: Evaluated, rate: Rational | undefined, bestSingleNet: bigint | undefined): RoutedPlan {
-  const legs: PlanLeg[] = best.legs.map((leg) => ({
-    amountIn: leg.amountIn,
-    hops: leg.path.map(
-      (h): PlanHop => ({
-        protocol: h.pool.protocol,
-        pool: h.pool.address,
-        tokenIn: h.tokenIn,
-        tokenOut: h.tokenOut,
-        fee: h.pool.fee,
-        zeroForOne: h.zeroForOne,
-        ...(h.pool.protocol === 'uniswap-v4' ? { v4: v4PlanKey(h.pool) } : {}),
-      }),
-    ),
-    expectedAmountOut: leg.amountOut,
-  }))
+  const legs: PlanLeg[] = best.legs.map(toPlanLeg)
   return {
     tokenIn,
     tokenOut,

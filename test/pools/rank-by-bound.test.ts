@@ -28,7 +28,7 @@ describe('rankByBound', () => {
         const values = items.map((x) => (x.value === undefined ? undefined : x.value * x.scale))
         const bounds = items.map((x, i) => (values[i] === undefined ? x.slack : boundWithSlack(Number(values[i]) + x.slack)))
         const valued: number[] = []
-        const ranked = rankByBound(items.length, k, (i) => bounds[i], (i) => (valued.push(i), values[i]))
+        const ranked = rankByBound(items.length, k, { bound: (i) => bounds[i], value: (i) => (valued.push(i), values[i]) })
         expect(ranked.slice(0, k)).toEqual(fullRanking(values).slice(0, k))
         // items are valued by descending bound, ties by index (a NaN bound first), up to where it stops
         if (k < items.length) {
@@ -51,7 +51,7 @@ describe('rankByBound', () => {
     const values = Array.from({ length: 100 }, (_, i) => (i < 10 ? BigInt(100 - i) : BigInt(i % 50)))
     const bounds = values.map((v, i) => (i < 10 ? Number(v) : 50))
     const valued: number[] = []
-    const ranked = rankByBound(values.length, 3, (i) => bounds[i], (i) => (valued.push(i), values[i]))
+    const ranked = rankByBound(values.length, 3, { bound: (i) => bounds[i], value: (i) => (valued.push(i), values[i]) })
     expect(ranked.slice(0, 3)).toEqual(fullRanking(values).slice(0, 3))
     // once three are known (100, 99, 98), 97's bound still reaches the third (within the slack for
     // its conversion to a double: 1 and 1e-9 of it), 96's does not, nor does any after it
@@ -61,12 +61,12 @@ describe('rankByBound', () => {
   it('values every item when k covers them, and an item whose bound is no number is never skipped', () => {
     const values = [5n, 7n, undefined, 1n]
     let valued = 0
-    expect(rankByBound(4, 4, () => 0, (i) => (valued++, values[i]))).toEqual(fullRanking(values))
+    expect(rankByBound(4, 4, { bound: () => 0, value: (i) => (valued++, values[i]) })).toEqual(fullRanking(values))
     expect(valued).toBe(4)
     // item 3's value (9) is the best; its bound NaN must not let the 0-bounds cut it off
     const tricky = [5n, 4n, 3n, 9n]
     const bounds = [5, 4, 3, Number.NaN]
-    expect(rankByBound(4, 1, (i) => bounds[i], (i) => tricky[i])[0]).toEqual({ i: 3, value: 9n })
+    expect(rankByBound(4, 1, { bound: (i) => bounds[i], value: (i) => tricky[i] })[0]).toEqual({ i: 3, value: 9n })
   })
 
   it('boundWithSlack pads by 1e-9 of the magnitudes summed into the bound, and 1', () => {

@@ -71,6 +71,19 @@ describe('EstimateRecord', () => {
     expect(record.likelyExact(plan([]))).toBe(false)
   })
 
+  it('keys only the hooked hops, of every leg', () => {
+    const record = new EstimateRecord()
+    const plain: PlanHop = { protocol: 'uniswap-v2', pool: '0x05' as Address, tokenIn: A, tokenOut: B, fee: 3000, zeroForOne: true }
+    const unhooked = { ...v4Hop({ poolManager: PM, tickSpacing: 10, hooks: A, hookAltersSwap: false }), pool: '0x06' as Address }
+    const twoLegs = { ...plan([plain, hooked('0x01', true)]), legs: [{ amountIn: 5n, expectedAmountOut: 4n, hops: [plain, hooked('0x01', true)] }, { amountIn: 5n, expectedAmountOut: 4n, hops: [unhooked, hooked('0x02', false)] }] }
+    record.record(twoLegs, true)
+    expect(record.size).toBe(2)
+    expect(record.likelyExact(twoLegs)).toBe(true)
+    // the plain and unhooked hops were not recorded: a plan through them alone has no hooked hop
+    expect(record.likelyExact(plan([plain, unhooked]))).toBe(false)
+    expect(record.likelyExact(plan([hooked('0x02', false)]))).toBe(true)
+  })
+
   it(`keeps at most ${MAX_RECORDED_HOOKED_HOPS} hops, then starts over`, () => {
     const record = new EstimateRecord()
     for (let i = 0; i < MAX_RECORDED_HOOKED_HOPS; i++) record.record(plan([hooked(`0x${i.toString(16)}`, true)]), true)

@@ -386,7 +386,7 @@ describe('findBestPlan on synthetic pool graphs', () => {
           if (paths.length < 2) return
           const value = (gas: bigint) => gasCostInToken(gas, gasPriceWei, { num: 1n, den: 1000n })
           const legOf = (path: (typeof paths)[number]) => ({ protocols: path.map((h) => h.pool.protocol), ticksCrossed: 0 })
-          const bound = splitNetBound(paths.map((p) => ({ maxRate: pathMaxRate(p), fixedGas: legGas(model, legOf(p).protocols, 0) })), Number(amountIn), model, value)
+          const bound = splitNetBound(paths.map((p) => ({ maxRate: pathMaxRate(p), fixedGas: legGas(model, legOf(p).protocols, 0) })), Number(amountIn), model, { value })
           for (let i = 0; i < paths.length; i++) {
             for (let j = i + 1; j < paths.length; j++) {
               if (paths[i].some((h) => paths[j].some((k) => k.pool.address === h.pool.address))) continue

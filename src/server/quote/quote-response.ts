@@ -48,14 +48,20 @@ export function toWireQuote(result: QuoteResult): WireQuote {
     spender: result.spender,
     blockNumber: result.blockNumber.toString(),
     minAmountOut: result.minAmountOut.toString(),
-    routes: result.routes.map((r) => ({
-      amountIn: r.amountIn.toString(),
-      amountOut: r.amountOut.toString(),
-      hops: r.hops.map((h) => ({ protocol: h.protocol, pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee })),
-    })),
+    routes: result.routes.map(toWireRoute),
   }
   if (result.priceImpactBps !== undefined) wire.priceImpactBps = result.priceImpactBps
   return wire
+}
+
+// module-level, not arrow functions inside toWireQuote: an arrow function is a new closure per call,
+// and TurboFan compiled these again and again after warm-up (scripts/probe/recompile-trace.ts, session 21)
+function toWireRoute(r: QuoteResult['routes'][number]): WireQuote['routes'][number] {
+  return { amountIn: r.amountIn.toString(), amountOut: r.amountOut.toString(), hops: r.hops.map(toWireHop) }
+}
+
+function toWireHop(h: QuoteResult['routes'][number]['hops'][number]): WireQuote['routes'][number]['hops'][number] {
+  return { protocol: h.protocol, pool: h.pool, tokenIn: h.tokenIn, tokenOut: h.tokenOut, fee: h.fee }
 }
 
 const MAX_DEPTH = 8
