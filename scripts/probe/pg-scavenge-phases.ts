@@ -2,9 +2,10 @@
  * Where a PostgreSQL replica's main-thread scavenges spend their time (issue 14).
  *
  * Starts bench:submit's one-replica PostgreSQL service (3) as it does (devnet mode, DATABASE_URL, the
- * recording relay), with V8's `--trace-gc-nvp` switched on from a preload (`v8.setFlagsFromString`:
- * V8 flags are refused in NODE_OPTIONS, and the start script's own arguments stay as they are), sends
- * PROBE_WARM submissions one at a time, then PROBE_RATE/s for PROBE_SECONDS (open loop), and prints for
+ * recording relay), with V8's `--trace-gc-nvp` switched on by scripts/probe/v8-trace-preload.mjs
+ * (`v8.setFlagsFromString`: V8 flags are refused in NODE_OPTIONS, and the start script's own arguments
+ * stay as they are), sends PROBE_WARM submissions one at a time, then PROBE_RATE/s for PROBE_SECONDS
+ * (open loop), and prints for
  * the main isolate's scavenges in that loop: their count per 1,000 acknowledgements, the pause and each
  * nvp phase (roots, the parallel copy/promote, old-to-new update, array buffers, weak handles), the
  * bytes that survived in new space and were promoted; and the main thread's CPU ms per answer
@@ -17,7 +18,7 @@
  * PROBE_NODE_OPTIONS more of the service's NODE_OPTIONS (`--inspect=127.0.0.1:0` for
  * scripts/probe/promoted-allocations.ts, with this probe's stderr, the service's, in a file).
  */
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,19 +30,19 @@ import { stopProcess } from '../../test/support/cluster.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
 import { recordingRelay } from '../lib/recording-relay.ts'
 import { signSwaps } from '../lib/submit-load.ts'
-import { clockTicks } from '../lib/process-cpu.ts'
+import { threadCpuSeconds } from '../lib/process-cpu.ts'
 
 const RATE = Number(process.env.PROBE_RATE ?? 200)
 const SECONDS = Number(process.env.PROBE_SECONDS ?? 20)
 const WARM = Number(process.env.PROBE_WARM ?? 200)
 const VERBOSE = process.env.PROBE_VERBOSE === '1'
-/** more V8 flags set by the same preload (space-separated), e.g. `--no-parallel-scavenge`: a flag tried without changing the start script */
 /**
  * 1: a heap snapshot of the main isolate before and after the loop (Node's --heapsnapshot-signal, into
  * the trace directory), for scripts/probe/heap-snapshot-diff.ts: what the loop added and still holds.
  * The snapshots stop the service for seconds, outside the loop's CPU and trace window.
  */
 const SNAPSHOTS = process.env.PROBE_SNAPSHOTS === '1'
+/** more V8 flags set by the same preload (space-separated), e.g. `--no-parallel-scavenge`: a flag tried without changing the start script */
 const V8_FLAGS = (process.env.PROBE_V8_FLAGS ?? '').split(/\s+/).filter((f) => f !== '')
 
 /** one scavenge's nvp fields that say where its pause went (ms) and what it moved (bytes) */
@@ -77,11 +78,6 @@ const median = (xs: number[]): number => {
   return s.length === 0 ? 0 : s[Math.floor(s.length / 2)]!
 }
 
-function threadTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return Number(fields[11]) + Number(fields[12])
-}
-
 function submit(url: URL, raw: Hex): Promise<void> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendPrivateRawTransaction', params: [{ tx: raw }] })
   return new Promise((resolve, reject) => {
@@ -113,8 +109,6 @@ async function snapshot(pid: number, dir: string): Promise<void> {
 
 async function main(): Promise<void> {
   const dir = process.env.PROBE_TRACE_DIR ?? mkdtempSync(join(tmpdir(), 'pg-scavenge-'))
-  const preload = join(dir, 'gc-nvp.mjs')
-  writeFileSync(preload, `import v8 from 'node:v8'\nv8.setFlagsFromString('--trace-gc-nvp')\n${[...(VERBOSE ? ['--trace-gc-verbose'] : []), ...V8_FLAGS].map((f) => `v8.setFlagsFromString(${JSON.stringify(f)})\n`).join('')}`)
   const traceFile = join(dir, `nvp-${Date.now()}.txt`)
   const txs = await signSwaps(WARM + RATE * SECONDS, 0)
   const relay = await recordingRelay()
@@ -125,7 +119,10 @@ async function main(): Promise<void> {
     const port = await freePort()
     const env = {
       DATA_DIR: dataDir, DATABASE_URL: await pg.createDatabase(), RELAYS: JSON.stringify([{ name: 'recorder', url: relay.url }]),
-      LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: String(txs.length + 1), NODE_OPTIONS: `--import ${preload}${process.env.PROBE_NODE_OPTIONS === undefined ? '' : ` ${process.env.PROBE_NODE_OPTIONS}`}${SNAPSHOTS ? ` --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${dir}` : ''}`,
+      LOCAL_BUILDER_PORT: '0', MAX_PENDING_SUBMISSIONS: String(txs.length + 1),
+      // the preload's own `@@mark` lines in the trace are not nvp lines: parseScavenges skips them
+      PROBE_V8_FLAGS: ['--trace-gc-nvp', ...(VERBOSE ? ['--trace-gc-verbose'] : []), ...V8_FLAGS].join(' '),
+      NODE_OPTIONS: `--import ./scripts/probe/v8-trace-preload.mjs${process.env.PROBE_NODE_OPTIONS === undefined ? '' : ` ${process.env.PROBE_NODE_OPTIONS}`}${SNAPSHOTS ? ` --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${dir}` : ''}`,
     }
     const service = await startServiceProcess(port, env, undefined, fd)
     try {
@@ -133,7 +130,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < WARM; i++) await submit(url, txs[i]!)
       if (SNAPSHOTS) await snapshot(service.pid!, dir)
       const from = statSync(traceFile).size
-      const ticks0 = threadTicks(service.pid!)
+      const cpu0 = threadCpuSeconds(service.pid!, service.pid!)
       const pending: Array<Promise<void>> = []
       let failed = 0
       const start = performance.now()
@@ -143,7 +140,7 @@ async function main(): Promise<void> {
         pending.push(submit(url, txs[i]!).catch(() => void failed++))
       }
       await Promise.all(pending)
-      const mainMs = ((threadTicks(service.pid!) - ticks0) * 1000) / clockTicks()
+      const mainMs = (threadCpuSeconds(service.pid!, service.pid!) - cpu0) * 1000
       const wall = (performance.now() - start) / 1000
       const to = statSync(traceFile).size
       const text = readFileSync(traceFile, 'utf8').slice(from, to)

@@ -1,5 +1,5 @@
 /**
- * Preload for scripts/probe/inline-deopts.ts (node --import): sets the V8 flags in PROBE_V8_FLAGS
+ * Preload for scripts/probe/inline-deopts.ts and pg-scavenge-phases.ts (node --import): sets the V8 flags in PROBE_V8_FLAGS
  * (space separated, e.g. "--trace-opt --trace-deopt-verbose") with v8.setFlagsFromString, so that
  * they reach a service started as `npm start` starts it (its worker threads share the process'
  * flags), and writes "@@mark <seconds since start>" on stdout every PROBE_MARK_MS (default 5,000):
