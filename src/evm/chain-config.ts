@@ -5,17 +5,17 @@
 import { Common, Mainnet, createCommonFromGethGenesis, createCustomCommon, type GethGenesis } from '@ethereumjs/common'
 import { CUSTOM_CRYPTO } from '../crypto/ecrecover.ts'
 import { MAINNET_KZG } from './kzg.ts'
-import { nativeKeccak256 } from './keccak.ts'
+import { wasmKeccak256 } from './keccak.ts'
 
 export const DEFAULT_HARDFORK = 'prague'
 
 /**
- * Native ecrecover, native keccak256 where its binding loads (./keccak.ts; ethereumjs hashes with
- * noble's JavaScript otherwise), and a real KZG with the mainnet trusted setup (./kzg.ts): the
+ * Native ecrecover, the WebAssembly keccak256 where WebAssembly runs (./keccak.ts; ethereumjs hashes
+ * with noble's JavaScript otherwise), and a real KZG with the mainnet trusted setup (./kzg.ts): the
  * point-evaluation precompile (0x0a) verifies proofs exactly, so a contract that checks a blob
  * proof (a rollup bridge) simulates as it executes on chain, and blob transactions decode.
  */
-const EVM_CRYPTO = { ...CUSTOM_CRYPTO, ...(nativeKeccak256 === undefined ? {} : { keccak256: nativeKeccak256 }), kzg: MAINNET_KZG }
+const EVM_CRYPTO = { ...CUSTOM_CRYPTO, ...(wasmKeccak256 === undefined ? {} : { keccak256: wasmKeccak256 }), kzg: MAINNET_KZG }
 
 export function commonForChain(chainId: bigint, hardfork: string = DEFAULT_HARDFORK): Common {
   if (chainId === 1n) return new Common({ chain: Mainnet, hardfork, customCrypto: EVM_CRYPTO })

@@ -19,6 +19,8 @@ export interface StatePortOffer {
   kind: typeof STATE_PORT_OFFER
   threadId: number
   port: MessagePort
+  /** the worker's native-call gate (src/crypto/native-call-gate.ts): closed before its thread is terminated */
+  nativeCalls: SharedArrayBuffer
 }
 
 export const STATE_PORT_OFFER = 'swap-backrun-router/state-port'

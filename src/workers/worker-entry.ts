@@ -20,6 +20,7 @@ import { getPriority, setPriority } from 'node:os'
 import { getHeapStatistics } from 'node:v8'
 import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads'
 import { BackrunEngine } from '../backrun/backrun-engine.ts'
+import { installNativeCallGate } from '../crypto/native-call-gate.ts'
 import type { Address, BlockInfo, Hex } from '../chain/types.ts'
 import { EvmQuoteService } from '../quote/evm-quote-service.ts'
 import { quoteJson } from '../server/quote/quote-json.ts'
@@ -53,7 +54,9 @@ const requester = new StateRequester(
   (taskId, reason) => cancellers.get(taskId)?.abort(new Error(reason)),
 )
 source.connect(requester)
-const offer: StatePortOffer = { kind: STATE_PORT_OFFER, threadId, port: channel.port2 }
+// before any task: from here on, this thread's native addon calls pass the gate the pool closes
+// before it terminates the thread (a thread stopped inside one aborts the process)
+const offer: StatePortOffer = { kind: STATE_PORT_OFFER, threadId, port: channel.port2, nativeCalls: installNativeCallGate() }
 parentPort.postMessage(offer, [channel.port2])
 
 const log = {

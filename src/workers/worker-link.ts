@@ -6,6 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads'
 import type { BlockInfo, BlockStateDiff } from '../chain/types.ts'
+import { closeNativeCallGate } from '../crypto/native-call-gate.ts'
 import { domainErrors } from './error-registry.ts'
 import type { CodeAnalysesAhead } from './code-analyses-ahead.ts'
 import type { LoaderCollection } from './loader-gc.ts'
@@ -44,6 +45,8 @@ export class WorkerLink {
     private readonly onCall: TaskCallHandler = () => Promise.reject(new Error('this worker link answers no task calls')),
     /** the worker said it took task `taskId` */
     private readonly onTaskStart: (link: WorkerLink, taskId: number) => void = () => {},
+    /** the worker's native-call gate, when it has one (worker-entry.ts) */
+    private readonly nativeCalls?: SharedArrayBuffer,
   ) {
     port.on('message', (message: WorkerMessage) => this.receive(message))
     port.on('close', () => {
@@ -64,6 +67,15 @@ export class WorkerLink {
 
   close(): void {
     this.port.close()
+  }
+
+  /**
+   * Before the worker's thread is terminated: no call of it is inside native code from now on (a
+   * thread terminated inside one aborts the process: src/crypto/native-call-gate.ts). False when a
+   * call was still inside after `drainMs`; true at once for a worker without a gate.
+   */
+  closeNativeCalls(drainMs: number): Promise<boolean> {
+    return this.nativeCalls === undefined ? Promise.resolve(true) : closeNativeCallGate(this.nativeCalls, drainMs)
   }
 
   private receive(message: WorkerMessage): void {

@@ -27,7 +27,10 @@
  * - one task per worker at a time: a hung worker holds only the request that hung it;
  * - hang: a worker holding a task whose event loop is silent for longer than EVM_MAX_MS +
  *   HANG_GRACE_MS (HangWatchdog) is terminated (its thread, which piscina then replaces); its
- *   task fails as 'hung' at once.
+ *   task fails as 'hung' at once;
+ * - terminate: a thread is terminated (hung, or the pool closing) only once its native-call gate is
+ *   closed and no call of it is inside native code (NATIVE_CALL_DRAIN_MS): node aborts the whole
+ *   process when a thread is stopped inside a node-addon-api call (src/crypto/native-call-gate.ts).
  *
  * A caller may give up on a task (its `signal`, e.g. the dispatcher's prepareTimeoutMs): a task
  * still waiting in the pool's queue is dropped from it; one a worker said it took is told to stop
@@ -71,6 +74,12 @@ export const WORKER_START_TIMEOUT_MS = 120_000
 export const POOL_RENEW_MIN_INTERVAL_MS = 5_000
 /** How much longer than EVM_MAX_MS a busy worker may stay silent before it is taken as hung, ms (GC pauses, route search, a loaded machine). */
 export const HANG_GRACE_MS = 1_000
+/**
+ * How long a worker's native calls may take to leave their gate before its thread is terminated
+ * anyway, ms. A call takes ~60 us (libsecp256k1's recovery); more only for a thread starved of a
+ * core, and terminating it inside the call would abort the process (src/crypto/native-call-gate.ts).
+ */
+export const NATIVE_CALL_DRAIN_MS = 5_000
 
 /** plain JavaScript that registers tsx in the worker, then imports worker-entry.ts (see there why) */
 const WORKER_BOOTSTRAP = fileURLToPath(new URL('./worker-bootstrap.mjs', import.meta.url))
@@ -292,7 +301,7 @@ export class WorkerPool {
       message.port.close()
       return
     }
-    const link = new WorkerLink(message.threadId, message.port, this.host, this.options.log, (closed) => this.retire(closed), () => this.onWarm(), (taskId, call) => this.answerCall(taskId, call), (started, taskId) => this.taskStarted(started, taskId))
+    const link = new WorkerLink(message.threadId, message.port, this.host, this.options.log, (closed) => this.retire(closed), () => this.onWarm(), (taskId, call) => this.answerCall(taskId, call), (started, taskId) => this.taskStarted(started, taskId), message.nativeCalls)
     this.links.set(link.threadId, link)
     // the port's 'close' may come late (or never) after its thread was terminated; 'exit' does not
     thread.once('exit', () => this.retire(link))
@@ -539,6 +548,8 @@ export class WorkerPool {
     this.watchdog.stop()
     this.unsubscribeHeads()
     clearTimeout(this.renewTimer)
+    // destroy() terminates every thread, some perhaps inside a native call: those leave it first
+    await Promise.all([...this.links.values()].map((link) => this.closeNativeCalls(link)))
     await Promise.all(this.instances().map((piscina) => piscina.destroy()))
     for (const link of this.links.values()) link.close()
     this.links.clear()
@@ -561,9 +572,17 @@ export class WorkerPool {
     }
     // piscina fails the tasks of a worker whose thread exits and starts another in its place
     const thread = this.workerThreads().find((t) => t.threadId === link.threadId)
-    void thread?.terminate().catch(() => {})
+    void this.closeNativeCalls(link)
+      .then(() => thread?.terminate())
+      .catch(() => {})
     // gone now for piscina too; its thread's 'exit' comes when it has stopped
     this.retire(link)
+  }
+
+  /** A worker's native calls closed before its thread is terminated; one still inside after the drain is logged. */
+  private async closeNativeCalls(link: WorkerLink): Promise<void> {
+    if (await link.closeNativeCalls(NATIVE_CALL_DRAIN_MS)) return
+    this.options.log.warn({ workerThreadId: link.threadId, drainMs: NATIVE_CALL_DRAIN_MS }, 'a pool worker was still inside a native call after the drain: terminated anyway (the process may abort)')
   }
 
   /**

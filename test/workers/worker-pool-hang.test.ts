@@ -8,16 +8,19 @@
  * 3 s, so that the quote's ordinary executions before the trap stay within the budget on a
  * loaded machine and only the trap holds the worker past the watchdog's limit.
  * (test/workers/hung-worker.test.ts checks the same through the HTTP service, with a tighter budget.)
+ * Each thread is terminated only after its native-call gate is closed (src/crypto/native-call-gate.ts:
+ * a thread stopped inside a native call aborts the process): the hung one, and every one at close().
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Address } from '../../src/chain/types.ts'
 import { loadConfig } from '../../src/node/config.ts'
 import { openDomainServices, type DomainServices } from '../../src/node/domain.ts'
 import { parseQuoteJson } from '../../src/server/quote/quote-json.ts'
-import { HANG_GRACE_MS, type WorkerPool } from '../../src/workers/worker-pool.ts'
+import { WorkerLink } from '../../src/workers/worker-link.ts'
+import { HANG_GRACE_MS, NATIVE_CALL_DRAIN_MS, type WorkerPool } from '../../src/workers/worker-pool.ts'
 import { WorkerTaskError } from '../../src/workers/worker-task-error.ts'
 import { loadRegistry, tokenAddress } from '../support/devnet.ts'
 import { poolOverDomain } from '../support/pooled-domain.ts'
@@ -65,6 +68,7 @@ const quote = (tokenIn: Address, tokenOut: Address) => pool.run('quote', { token
 
 describe('a worker held inside one step past the watchdog limit', () => {
   it('fails its task at once as hung (not as a crash), its thread is terminated and replaced, and the new worker answers', async () => {
+    const gatesClosed = vi.spyOn(WorkerLink.prototype, 'closeNativeCalls')
     const before = pool.workerThreadIds()
     expect(before).toHaveLength(1)
     const started = performance.now()
@@ -80,11 +84,27 @@ describe('a worker held inside one step past the watchdog limit', () => {
     expect(ms).toBeGreaterThanOrEqual(LIMIT_MS)
     expect(ms).toBeLessThan(LIMIT_MS + SLACK_MS)
     expect(pool.stats().hung).toBe(1)
+    // its gate closed first, with the drain (the terminate follows once no call is inside)
+    expect(gatesClosed.mock.contexts.map((link) => (link as WorkerLink).threadId)).toEqual(before)
+    expect(gatesClosed).toHaveBeenCalledWith(NATIVE_CALL_DRAIN_MS)
     // the terminated thread's exit fails its piscina task: that is the hang's, not a crash
     await until('a new worker', async () => (pool.workerThreadIds().length === 1 && pool.workerThreadIds()[0] !== before[0] ? true : undefined), 30_000)
     expect(pool.stats().crashed).toBe(0)
     const answer = parseQuoteJson(await quote(WETH, USDC))
     expect(answer.amountOut).toBeGreaterThan(0n)
     expect(pool.stats().crashed).toBe(0)
+    gatesClosed.mockRestore()
   }, 120_000)
+
+  it('close() closes every live worker\'s native-call gate before it terminates the threads', async () => {
+    const gatesClosed = vi.spyOn(WorkerLink.prototype, 'closeNativeCalls')
+    const live = pool.workerThreadIds()
+    expect(live).toHaveLength(1)
+    let exitedBeforeGate = false
+    for (const thread of pool.workerThreads()) thread.once('exit', () => (exitedBeforeGate ||= gatesClosed.mock.calls.length === 0))
+    await pool.close()
+    expect(gatesClosed.mock.contexts.map((link) => (link as WorkerLink).threadId)).toEqual(live)
+    expect(exitedBeforeGate).toBe(false)
+    gatesClosed.mockRestore()
+  }, 60_000)
 })

@@ -24,7 +24,7 @@
 import type { Common } from '@ethereumjs/common'
 import { paramsTx } from '@ethereumjs/tx'
 
-import { nativeKeccak256 } from '../../crypto/keccak.ts'
+import { wasmKeccak256 } from '../../crypto/keccak.ts'
 
 interface Prepared {
   /** what the constructor is given: its copy() is `shared` */
@@ -71,8 +71,8 @@ function prepare(base: Common): Prepared {
     },
   })
   shared.updateParams(paramsTx)
-  if (nativeKeccak256 !== undefined && base.customCrypto.keccak256 === undefined) {
-    ;(shared as { customCrypto: Common['customCrypto'] }).customCrypto = { ...base.customCrypto, keccak256: nativeKeccak256 }
+  if (wasmKeccak256 !== undefined && base.customCrypto.keccak256 === undefined) {
+    ;(shared as { customCrypto: Common['customCrypto'] }).customCrypto = { ...base.customCrypto, keccak256: wasmKeccak256 }
   }
   const handle = Object.create(shared, { copy: { value: () => shared } }) as Common
   return { handle, shared }
