@@ -5,9 +5,10 @@
  *   so a quote selling UNI executes a loop inside the router's swap;
  * - a contract that loops forever;
  * - blocks hold 1e9 gas, and EVM_MAX_GAS allows it: running out of the whole 1e9 takes longer than
- *   the budget, so what stops the loops is EVM_MAX_MS (300 ms). (The looping submission carried
- *   500M gas until 2026-11-28, when the loop ran out of it in under 300 ms on an idle machine and
- *   the simulation recorded `out of gas` instead: the submission now carries the block's 1e9.)
+ *   the budget, so what stops the loops is EVM_MAX_MS (300 ms). Each loop's turn hashes a KiB of
+ *   memory (242 gas for several microseconds: 1e9 gas is over ten seconds of CPU). (Until 2026-11-28 the
+ *   turn was JUMPDEST PUSH JUMP, 12 gas, and the looping submission carried 500M gas: the loop ran
+ *   out of it in under 300 ms on an idle machine and the simulation recorded `out of gas` instead.)
  * Checked: the quote answers 422 SIMULATION_FAILED naming the budget, eth_backrun -32000 naming
  * it, a private submission records it as its simulation error, each within the budget; an
  * ordinary quote sent at the same moment as the looping one is answered within the budget plus its
@@ -21,7 +22,7 @@ import type { ServiceNode } from '../../src/node/start.ts'
 import { DEV_API_KEY } from '../../src/server/auth/api-keys.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
 import { loadRegistry, lower, tokenAddress } from '../support/devnet.ts'
-import { loopTrap, postTimed, startTrappedNode, type TrappedNode } from '../support/trapped-devnet.ts'
+import { LOOP_CODE, loopTrap, postTimed, startTrappedNode, type TrappedNode } from '../support/trapped-devnet.ts'
 
 const registry = loadRegistry()
 const BUDGET_MS = 300
@@ -41,7 +42,7 @@ describe('execution budget: looping code through the quote, eth_backrun and priv
   let url: string
 
   beforeAll(async () => {
-    trapped = await startTrappedNode({ trap: loopTrap, contracts: { [LOOP]: '0x5b600056' }, budgetMs: BUDGET_MS })
+    trapped = await startTrappedNode({ trap: loopTrap, contracts: { [LOOP]: LOOP_CODE }, budgetMs: BUDGET_MS })
     node = trapped.node
     url = trapped.url
     await post(`${url}/v1/quote`, { tokenIn: WETH, tokenOut: USDC, amountIn: '1000' }, { 'x-api-key': DEV_API_KEY }) // warm

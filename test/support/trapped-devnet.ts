@@ -47,8 +47,17 @@ export function trapTokenCode(impl: Address, trap: (offset: number) => string): 
   return `0x${dispatch(offset)}${delegate}${tail(ok)}${body}`
 }
 
-/** a trap that loops forever: JUMPDEST PUSH2 offset JUMP */
-export const loopTrap = (offset: number): string => '5b' + '61' + hex4(offset) + '56'
+/**
+ * a trap that loops forever, hashing a KiB of memory each turn: JUMPDEST PUSH2 0x0400 PUSH1 0
+ * KECCAK256 POP PUSH2 offset JUMP. 242 gas a turn for several microseconds of CPU (the hash alone
+ * 6.3 us natively on this machine, 2026-11-28, busy; 5.5 us idle in WebAssembly): 1e9 gas is over
+ * ten seconds, so that no likely EVM runs out of a block's gas before a wall-clock budget of a few
+ * hundred ms: the bare
+ * JUMPDEST PUSH JUMP (12 gas a turn) ran out of 500M gas in under 300 ms on 2026-11-28
+ */
+export const loopTrap = (offset: number): string => '5b' + '610400' + '6000' + '20' + '50' + '61' + hex4(offset) + '56'
+/** loopTrap's turn as a contract of its own (its JUMPDEST at 0) */
+export const LOOP_CODE: Hex = '0x5b61040060002050600056'
 
 /** a trap that CALLs `target` with all the gas left, then STOPs */
 export const callTrap =
