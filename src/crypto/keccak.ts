@@ -11,7 +11,7 @@
  * all of them when it closes) cannot create the addon's error object as its environment goes
  * away: node aborts the whole process ("FATAL ERROR: Error::Error napi_create_reference"). It did,
  * in a test whose looping contract hashed memory. WebAssembly is plain V8 code, which a terminate
- * stops anywhere without harm (test/crypto/thread-termination.test.ts), and it is faster: a native
+ * stops anywhere without harm (test/crypto/thread-termination.e2e.test.ts), and it is faster: a native
  * call's own cost is more than the hash of a word.
  *
  * One hasher is reused: a hash runs start to end synchronously, so two never interleave in one

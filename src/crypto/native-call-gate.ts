@@ -7,7 +7,7 @@
  * call fails as the thread's environment stops, the wrapper throws a C++ `Napi::Error` nobody can
  * catch any more, and node aborts ("terminate called after throwing an instance of
  * 'Napi::Error'"). The pool terminates a worker's thread when the worker hangs and when the pool
- * closes (src/workers/worker-pool.ts); test/crypto/thread-termination.test.ts shows the abort of an
+ * closes (src/workers/worker-pool.ts); test/crypto/thread-termination.e2e.test.ts shows the abort of an
  * ungated thread and its absence through this gate.
  *
  * How: two shared cells per worker thread, `closed` (written by the main thread) and `inside` (by

@@ -6,7 +6,7 @@
  * stands in for native calls with waits the test releases, so every step is decided, not raced.
  * (That a thread terminated inside a real node-addon-api call aborts the process is measured, not
  * tested here: the `secp256k1` binding did so in 3 of 4 runs of 200 terminations, at the 12th to
- * the 86th, 2026-11-28; the `keccak` binding at the first, 5 of 5. See thread-termination.test.ts.)
+ * the 86th, 2026-11-28; the `keccak` binding at the first, 5 of 5. See thread-termination.e2e.test.ts.)
  */
 import { Worker } from 'node:worker_threads'
 import { afterEach, describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * A worker thread for test/crypto/thread-termination.test.ts (through terminate-native-threads.mjs):
+ * A worker thread for test/crypto/thread-termination.e2e.test.ts (through terminate-native-threads.mjs):
  * hashes or recovers in a tight loop until it is terminated. Plain JavaScript that registers tsx's
  * ESM hooks for this thread first (as src/workers/worker-bootstrap.mjs does) when it imports the
  * modules under test. workerData.mode:

@@ -1,5 +1,5 @@
 /**
- * Run as its own process by test/crypto/thread-termination.test.ts, so that an abort is the
+ * Run as its own process by test/crypto/thread-termination.e2e.test.ts, so that an abort is the
  * process's exit, not the test runner's: `node terminate-native-threads.mjs MODE COUNT` starts
  * COUNT worker threads, four at a time (native-call-thread.mjs in MODE; each takes ~0.7 s to load
  * tsx and its modules), lets each loop for a random 0-10 ms, then terminates it (for
