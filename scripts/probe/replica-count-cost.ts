@@ -19,6 +19,17 @@
  * PROBE_SECONDS (default 10), PROBE_PRELOAD (default 2000), PROBE_PERF_DIR (a directory: perf's
  * cpu-clock samples of the first service's main thread during each closed loop, with the services
  * started under --perf-basic-prof --interpreted-frames-native-stack; `perf script` text beside).
+ * PROBE_RATE (requests/s; unset: the closed loop): an open loop at that rate instead, spread over
+ * the replicas, so one replica and two are compared at the same offered load (a closed loop runs
+ * each setup at its own rate, and what a process spends per second whatever it answers, a JIT
+ * still compiling, timers, a head's re-sends, is then spread over different numbers of answers).
+ * Each line also gives the services' CPU ms per second of the loop (`services_cpu_ms_per_s`).
+ * PROBE_WARM_SECONDS (default 0, with PROBE_RATE): the same open loop first for that long, not
+ * measured, so the measured one starts with the services' JIT past its warm-up (a replica's main
+ * thread still runs much of the acknowledgement path as baseline code in its first minute).
+ * The services' environment passes through (e.g. SUBMISSION_EXPIRY_BLOCKS=2: open submissions
+ * expire as they would once a builder lands or drops them, instead of piling up for the recording
+ * relay, which lands nothing).
  *
  *   npx tsx scripts/probe/replica-count-cost.ts
  */
@@ -35,6 +46,7 @@ import { startServiceProcess } from '../../test/support/service-process.ts'
 import { descendants, msPer, threadCpuPer, type ProcStat } from '../../test/support/thread-cpu.ts'
 import { DEV_PARTNER_TOKEN } from '../../src/server/jsonrpc/partner-tokens-config.ts'
 import { clockTicks, startThreadCpuWindow } from '../lib/process-cpu.ts'
+import { runOpenLoop } from '../lib/open-loop.ts'
 import { recordingRelay } from '../lib/recording-relay.ts'
 import { signSwaps } from '../lib/submit-load.ts'
 
@@ -44,8 +56,14 @@ const SETUPS = (process.env.PROBE_SETUPS ?? 'devnet-1,cluster-1,cluster-2').spli
 const ROUNDS = Number(process.env.PROBE_ROUNDS ?? 2)
 const SECONDS = Number(process.env.PROBE_SECONDS ?? 10)
 const PRELOAD = Number(process.env.PROBE_PRELOAD ?? 2000)
+/** an open loop at this rate instead of the closed loop (undefined: closed) */
+const RATE = process.env.PROBE_RATE === undefined ? undefined : Number(process.env.PROBE_RATE)
+const WARM_SECONDS = Number(process.env.PROBE_WARM_SECONDS ?? 0)
+if (RATE !== undefined && !(RATE > 0)) throw new RangeError(`PROBE_RATE must be a positive number of requests/s, got ${process.env.PROBE_RATE}`)
 const CONNECTIONS = 16
-const CLOSED_MAX = 12_000
+const CLOSED_MAX = RATE === undefined ? 12_000 : Math.ceil(RATE * SECONDS)
+/** signed for the warm-up loop before the measured one (PROBE_WARM_SECONDS) */
+const WARM_MAX = RATE === undefined ? 0 : Math.ceil(RATE * WARM_SECONDS)
 /** a directory: perf samples (cpu-clock, on-CPU only) of the first service's main thread during each closed loop, summarized there */
 const PERF_DIR = process.env.PROBE_PERF_DIR
 const PG_SETTINGS = { settings: { shared_preload_libraries: 'pg_stat_statements' } }
@@ -72,6 +90,13 @@ async function closedLoop(urls: string[], txs: Hex[], seconds: number): Promise<
     }),
   )
   return { done, failed, wall: (performance.now() - start) / 1000 }
+}
+
+/** the measured loop at a fixed rate, request i to replica i mod n (see PROBE_RATE) */
+async function openLoop(urls: string[], txs: Hex[], rate: number, seconds: number): Promise<{ done: number; failed: number; wall: number }> {
+  const count = Math.min(txs.length, Math.round(rate * seconds))
+  const result = await runOpenLoop({ rate, count, maxInFlight: 512, send: (i) => send(urls[i % urls.length], txs[i]) })
+  return { done: result.samples.length, failed: result.failures, wall: result.wallSeconds }
 }
 
 /** statements by kind (the first words of their text), calls since the last reset */
@@ -105,7 +130,7 @@ interface Run {
 
 async function startSetup(setup: string, relayUrl: string): Promise<Run> {
   const relays = JSON.stringify([{ name: 'recorder', url: relayUrl }])
-  const maxPending = String(PRELOAD + CLOSED_MAX + 100)
+  const maxPending = String(PRELOAD + WARM_MAX + CLOSED_MAX + 100)
   if (setup === 'devnet-1') {
     const pgServer = await startTestPostgres(PG_SETTINGS)
     const databaseUrl = await pgServer.createDatabase()
@@ -134,10 +159,11 @@ async function startSetup(setup: string, relayUrl: string): Promise<Run> {
   }
 }
 
-async function measure(setup: string, relay: Awaited<ReturnType<typeof recordingRelay>>, preload: Hex[], closed: Hex[]): Promise<void> {
+async function measure(setup: string, relay: Awaited<ReturnType<typeof recordingRelay>>, preload: Hex[], warm: Hex[], closed: Hex[]): Promise<void> {
   const run = await startSetup(setup, relay.url)
   try {
     await closedLoop(run.urls, preload, 3_600)
+    if (RATE !== undefined && warm.length > 0) await openLoop(run.urls, warm, RATE, WARM_SECONDS)
     await statementCalls(run.databaseUrl, true)
     const relay0 = relay.received()
     const threads = run.services.map((s) => startThreadCpuWindow(s.pid, s.workers))
@@ -145,7 +171,7 @@ async function measure(setup: string, relay: Awaited<ReturnType<typeof recording
     const self0 = process.cpuUsage()
     const perfFile = PERF_DIR === undefined ? undefined : join(PERF_DIR, `${setup}-${Date.now()}.data`)
     const perf = perfFile === undefined ? undefined : spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '999', '-g', '-t', String(run.services[0].pid), '-o', perfFile], { stdio: 'ignore' })
-    const loop = await closedLoop(run.urls, closed, SECONDS)
+    const loop = RATE === undefined ? await closedLoop(run.urls, closed, SECONDS) : await openLoop(run.urls, closed, RATE, SECONDS)
     if (perf !== undefined) {
       perf.kill('SIGINT')
       await new Promise((r) => perf.once('exit', r))
@@ -169,6 +195,7 @@ async function measure(setup: string, relay: Awaited<ReturnType<typeof recording
     console.log(
       JSON.stringify({
         setup,
+        loop: RATE === undefined ? 'closed' : `open ${RATE}/s after ${WARM_SECONDS} s`,
         at: new Date().toISOString().slice(11, 19),
         acks_per_s: Math.round(loop.done / loop.wall),
         failed: loop.failed,
@@ -179,6 +206,7 @@ async function measure(setup: string, relay: Awaited<ReturnType<typeof recording
         chain_and_others: msPer(others, answers),
         generator_and_relay: msPer((self.user + self.system) / 1e6, answers),
         relay_bundles_per_answer: round((relay.received() - relay0) / answers),
+        services_cpu_ms_per_s: services.map((s) => round((s.total * answers) / loop.wall)),
       }),
     )
     for (const line of perAnswer.slice(0, 14)) console.log(`  ${setup} statements per answer: ${line}`)
@@ -191,12 +219,13 @@ async function measure(setup: string, relay: Awaited<ReturnType<typeof recording
 const round = (x: number) => Math.round(x * 1000) / 1000
 
 async function main(): Promise<void> {
-  console.log(`signing ${PRELOAD + CLOSED_MAX} swaps...`)
+  console.log(`signing ${PRELOAD + WARM_MAX + CLOSED_MAX} swaps...`)
   const preload = await signSwaps(PRELOAD, 0)
-  const closed = await signSwaps(CLOSED_MAX, PRELOAD)
+  const warm = await signSwaps(WARM_MAX, PRELOAD)
+  const closed = await signSwaps(CLOSED_MAX, PRELOAD + WARM_MAX)
   const relay = await recordingRelay()
   try {
-    for (let r = 0; r < ROUNDS; r++) for (const setup of SETUPS) await measure(setup, relay, preload, closed)
+    for (let r = 0; r < ROUNDS; r++) for (const setup of SETUPS) await measure(setup, relay, preload, warm, closed)
   } finally {
     relay.server.close()
   }

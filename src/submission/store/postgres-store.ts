@@ -180,6 +180,22 @@ const SQL = {
       WHERE id = $1 AND finished_at IS NULL AND ($4::text IS NULL OR lease_owner = $4::text)
       RETURNING id
     ), ${appendEventsFrom('target')}`,
+  /**
+   * Many terminal appends in one statement (see `terminals`): $1 ids, $2 event arrays (JSON text),
+   * $3 append tokens, $4 lease owners (NULL: unchecked), $5 finished times, one element per append;
+   * $6 whether an earlier attempt of this statement ran (its answer lost). As `appendTerminal` for
+   * each (the row closed and its lease ended only if it is open and the owner's); answers the tokens
+   * whose events are stored (now or by an earlier attempt).
+   */
+  appendTerminalMany: `
+    WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::bigint[]) WITH ORDINALITY AS i(id, body, token, owner, finished_at, n)
+    ), ${alreadyStored('$6')}, target AS (
+      UPDATE submissions s SET finished_at = i.finished_at, lease_owner = NULL, lease_expires_at = NULL
+      FROM input i
+      WHERE s.id = i.id AND s.finished_at IS NULL AND (i.owner IS NULL OR s.lease_owner = i.owner) AND i.token NOT IN (SELECT token FROM already)
+      RETURNING s.id, i.token, i.body, i.n
+    ), ${groupedEventsInsert('target t')}`,
   /** as append, to a finished submission: open again (unleased) in the same statement */
   reopen: `
     WITH target AS (
@@ -200,21 +216,10 @@ const SQL = {
       SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[]) WITH ORDINALITY AS i(id, body, token, owner, n)
     ), target AS (
       SELECT id, lease_owner FROM submissions WHERE id IN (SELECT id FROM input) AND finished_at IS NULL FOR SHARE
-    ), already AS (
-      SELECT DISTINCT e.append_token AS token FROM submission_events e JOIN input i ON e.submission_id = i.id AND e.append_token = i.token
-      WHERE $5::boolean
-    ), accepted AS (
+    ), ${alreadyStored('$5')}, accepted AS (
       SELECT i.* FROM input i JOIN target t ON t.id = i.id
       WHERE (i.owner IS NULL OR t.lease_owner = i.owner) AND i.token NOT IN (SELECT token FROM already)
-    ), inserted AS (
-      INSERT INTO submission_events (submission_id, append_token, ordinal, body)
-      SELECT a.id, a.token, 1, a.body::jsonb
-      FROM accepted a
-      ORDER BY a.n
-      ON CONFLICT DO NOTHING
-      RETURNING append_token
-    )
-    SELECT append_token::text AS token FROM inserted UNION SELECT token::text FROM already`,
+    ), ${groupedEventsInsert('accepted a')}`,
   /** why an append wrote nothing: the row's state */
   appendRefused: 'SELECT finished_at IS NULL AS open, lease_owner FROM submissions WHERE id = $1',
   appended: 'SELECT EXISTS (SELECT 1 FROM submission_events WHERE submission_id = $1 AND append_token = $2) AS landed',
@@ -342,6 +347,35 @@ const PREPARED = {
   markSendHorizon: { name: 'submissions.mark-send-horizon', text: SQL.markSendHorizon },
 } as const satisfies Record<string, { name: string; text: string }>
 
+/**
+ * A grouped statement's tokens that an earlier attempt of it stored (its answer lost), from its
+ * `input` (id, token): searched only when `retried` (a boolean parameter) says it is not the first.
+ */
+function alreadyStored(retried: string): string {
+  return `already AS (
+      SELECT DISTINCT e.append_token AS token FROM submission_events e JOIN input i ON e.submission_id = i.id AND e.append_token = i.token
+      WHERE ${retried}::boolean
+    )`
+}
+
+/**
+ * A grouped statement's end: one row per append of `source` (`<cte> <alias>`, with id, token, body
+ * and n, its place in the group) written in the group's order; answers the tokens stored now and
+ * those `already` stored.
+ */
+function groupedEventsInsert(source: string): string {
+  const a = source.split(' ')[1]
+  return `inserted AS (
+      INSERT INTO submission_events (submission_id, append_token, ordinal, body)
+      SELECT ${a}.id, ${a}.token, 1, ${a}.body::jsonb
+      FROM ${source}
+      ORDER BY ${a}.n
+      ON CONFLICT DO NOTHING
+      RETURNING append_token
+    )
+    SELECT append_token::text AS token FROM inserted UNION SELECT token::text FROM already`
+}
+
 /** The events of one append: inserted once per append token, as one row (their JSON array), onto the row `target` yields. */
 function appendEventsFrom(target: string): string {
   return `already AS (
@@ -397,6 +431,29 @@ export class PostgresSubmissionStore implements SubmissionStore {
       let attempts = 0
       const { rows } = await this.run('append', () =>
         this.requireLifecyclePool().query<{ token: string }>(SQL.appendMany, [group.map((a) => a.id), group.map((a) => a.body), group.map((a) => a.token), group.map((a) => a.owner), ++attempts > 1]),
+      )
+      return rows.map((r) => r.token)
+    },
+    { maxGroup: APPEND_GROUP_MAX, maxInFlight: 1 },
+  )
+  /**
+   * Group commit of terminal appends (a head ends many submissions at once: their inclusions, their
+   * expiries), synchronous on the pool like a lone one. Under the PostgreSQL replicas' probe with
+   * submissions expiring (SUBMISSION_EXPIRY_BLOCKS=2), one statement per finished submission was the
+   * largest statement kind per answer after a warm-up (1.18 per answer in two replicas, beside 0.60
+   * inserts: BENCHMARKS.md, h22-replicas). A terminal alone runs the named single statement; those
+   * issued while one runs share the next (at most APPEND_GROUP_MAX). A false answer: not stored
+   * (not open, or the lease is another's), and append() names the reason.
+   */
+  private readonly terminals = new TokenGroups<QueuedTerminal>(
+    async (group) => {
+      if (group.length === 1) {
+        const { id, body, token, owner, at } = group[0]
+        return (await this.appendTerminal(id, body, token, owner, at)) ? [token] : []
+      }
+      let attempts = 0
+      const { rows } = await this.run('append', (pool) =>
+        pool.query<{ token: string }>(SQL.appendTerminalMany, [group.map((t) => t.id), group.map((t) => t.body), group.map((t) => t.token), group.map((t) => t.owner), group.map((t) => t.at), ++attempts > 1]),
       )
       return rows.map((r) => r.token)
     },
@@ -519,7 +576,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     if (pool === undefined) return
     // grouped appends still queued start their statement as the one before them ends
     for (;;) {
-      const running = [...this.inFlight, ...this.appends.inProgress, ...this.inserts.inProgress]
+      const running = [...this.inFlight, ...this.appends.inProgress, ...this.terminals.inProgress, ...this.inserts.inProgress]
       if (running.length === 0) break
       await Promise.allSettled(running)
     }
@@ -590,18 +647,15 @@ export class PostgresSubmissionStore implements SubmissionStore {
     const token = randomUUID()
     const body = encodeJson(events)
     const terminal = terminalAt === -1 ? undefined : events[terminalAt]
-    // the common case, events of one head for each open submission: many share one statement
-    if (terminal === undefined && (await this.appends.submit({ id, body, token, owner }))) return
-    const { rows } = await this.run('append', (pool) =>
-      terminal === undefined
-        ? pool.query<{ inserted: number; landed: boolean }>(PREPARED.append, [id, body, token, owner])
-        : pool.query<{ inserted: number; landed: boolean }>(PREPARED.appendTerminal, [id, body, token, owner, Math.max(0, Math.trunc(terminal.at))]),
-    )
-    let stored = rows[0].inserted > 0 || rows[0].landed
-    if (!stored) {
-      // an earlier attempt of this call may still have been running when it was retried
-      const check = await this.run('append', (pool) => pool.query<{ landed: boolean }>(SQL.appended, [id, token]))
-      stored = check.rows[0].landed
+    let stored: boolean
+    if (terminal !== undefined) {
+      // the terminal appends of one head share statements too (see `terminals`)
+      stored = await this.terminals.submit({ id, body, token, owner, at: Math.max(0, Math.trunc(terminal.at)) })
+    } else {
+      // the common case, events of one head for each open submission: many share one statement
+      if (await this.appends.submit({ id, body, token, owner })) return
+      const { rows } = await this.run('append', (pool) => pool.query<{ inserted: number; landed: boolean }>(PREPARED.append, [id, body, token, owner]))
+      stored = rows[0].inserted > 0 || rows[0].landed || (await this.landed(id, token))
     }
     if (!stored && owner !== null) {
       const { rows: state } = await this.run('append', (pool) => pool.query<{ open: boolean; lease_owner: string | null }>(SQL.appendRefused, [id]))
@@ -611,16 +665,23 @@ export class PostgresSubmissionStore implements SubmissionStore {
     if (terminal !== undefined) this.adjustCounts(-1, +1)
   }
 
+  /** One terminal append by the named single statement: true when its events are stored (now or by an earlier attempt). */
+  private async appendTerminal(id: SubmissionId, body: string, token: string, owner: string | null, at: number): Promise<boolean> {
+    const { rows } = await this.run('append', (pool) => pool.query<{ inserted: number; landed: boolean }>(PREPARED.appendTerminal, [id, body, token, owner, at]))
+    return rows[0].inserted > 0 || rows[0].landed || (await this.landed(id, token))
+  }
+
+  /** An append that stored nothing: an earlier attempt of it may still have been running when it was retried, and stored it. */
+  private async landed(id: SubmissionId, token: string): Promise<boolean> {
+    const check = await this.run('append', (pool) => pool.query<{ landed: boolean }>(SQL.appended, [id, token]))
+    return check.rows[0].landed
+  }
+
   async reopen(id: SubmissionId, event: ReorgEvent): Promise<void> {
     this.requireOpen('append')
     const token = randomUUID()
     const { rows } = await this.run('append', (pool) => pool.query<{ inserted: number; landed: boolean }>(SQL.reopen, [id, encodeJson([event]), token]))
-    let stored = rows[0].inserted > 0 || rows[0].landed
-    if (!stored) {
-      // an earlier attempt of this call may still have been running when it was retried
-      const check = await this.run('append', (pool) => pool.query<{ landed: boolean }>(SQL.appended, [id, token]))
-      stored = check.rows[0].landed
-    }
+    const stored = rows[0].inserted > 0 || rows[0].landed || (await this.landed(id, token))
     if (!stored) throw new Error(`PostgresSubmissionStore.reopen: submission ${id} is not finished (unknown or open)`)
     this.adjustCounts(+1, -1)
   }
@@ -776,6 +837,11 @@ interface QueuedAppend {
   body: string
   token: string
   owner: string | null
+}
+
+interface QueuedTerminal extends QueuedAppend {
+  /** the terminal event's time (the row's finished_at) */
+  at: number
 }
 
 function toStored(row: SubmissionRow): StoredSubmission {

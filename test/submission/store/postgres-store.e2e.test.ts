@@ -463,6 +463,65 @@ describe('PostgresSubmissionStore grouped appends', () => {
     expect((await store.get(theirs.id))?.events.map((e) => e.type)).toEqual(['received'])
   })
 
+  it('terminal appends issued together (a head ending many submissions) share statements, committed synchronously; a refused one names its reason and the others are finished', async () => {
+    const store = newStore()
+    await store.open()
+    const ours = []
+    for (let i = 0; i < 20; i++) ours.push((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(200 + i) }, { leaseOwner: 'a' })).record)
+    const theirs = (await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(250) }, { leaseOwner: 'b' })).record
+    const seen = recordStatements(store)
+    const at = Date.now()
+    const results = await Promise.allSettled([
+      ...ours.map((r, i) => store.append(r.id, [{ type: 'simulated', at: i, success: true }, { type: 'expired', at: at + i, lastBlock: 1n, reason: 'test' }], { leaseOwner: 'a' })),
+      store.append(theirs.id, [{ type: 'expired', at, lastBlock: 1n, reason: 'test' }], { leaseOwner: 'a' }),
+    ])
+    expect(results.slice(0, 20).every((r) => r.status === 'fulfilled')).toBe(true)
+    expect(results[20].status === 'rejected' && results[20].reason).toBeInstanceOf(LeaseLostError)
+    // 21 terminal appends: the first alone (the named single statement), the 20 queued behind it in
+    // one statement, then the refused one's state; one statement each before
+    expect(seen.length).toBeLessThanOrEqual(4)
+    // on the pool, which commits synchronously (a terminal event is never lost to a crash of PostgreSQL)
+    expect(seen.filter((s) => s.text.includes('UPDATE submissions s SET finished_at = i.finished_at'))).toHaveLength(1)
+    const reader = newStore()
+    await reader.open()
+    for (const [i, r] of ours.entries()) {
+      const stored = await reader.get(r.id)
+      expect(stored?.events.map((e) => e.type)).toEqual(['received', 'simulated', 'expired'])
+      expect(stored?.events[2].at).toBe(at + i)
+      // finished: a further write is refused
+      await expect(store.append(r.id, [{ type: 'simulated', at: 9, success: true }], { leaseOwner: 'a' })).rejects.toThrow(/is not open/)
+    }
+    expect((await reader.get(theirs.id))?.events.map((e) => e.type)).toEqual(['received'])
+    expect((await sql<{ finished: number }>(`SELECT count(*)::int AS finished FROM submissions WHERE finished_at IS NOT NULL AND lease_owner IS NULL`))[0].finished).toBe(20)
+    expect(store.stats()).toMatchObject({ open: 1, finished: 20 })
+  })
+
+  it('a grouped terminal append whose answer was lost is retried: the retry finds its committed events by their tokens and finishes nothing twice', async () => {
+    const store = newStore()
+    await store.open()
+    const records = []
+    for (let i = 0; i < 5; i++) records.push((await store.persist({ kind: 'private-tx', partnerId: 'p', rawTx: await userTx(260 + i) }, { leaseOwner: 'a' })).record)
+    const { pool } = poolsOf(store)
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>
+    const grouped: unknown[][] = []
+    let lost = false
+    ;(pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args) => {
+      const grouping = statementText(args[0]).includes('UPDATE submissions s SET finished_at = i.finished_at')
+      if (grouping) grouped.push(args)
+      const answer = await query(...args)
+      if (grouping && !lost) {
+        lost = true
+        throw new Error('connection lost after the commit')
+      }
+      return answer
+    }
+    // the first runs alone; the four queued behind it share a statement, whose answer is lost once
+    await Promise.all(records.map((r, i) => store.append(r.id, [{ type: 'expired', at: 1000 + i, lastBlock: 1n, reason: 'test' }], { leaseOwner: 'a' })))
+    expect(grouped.map((args) => (args[1] as unknown[])[5])).toEqual([false, true])
+    for (const [i, r] of records.entries()) expect((await store.get(r.id))?.events.map((e) => e.at)).toEqual([r.receivedAt, 1000 + i])
+    expect(store.stats()).toMatchObject({ open: 0, finished: 5 })
+  })
+
   it("lifecycleCommit 'async' (default): grouped appends run on a connection of their own that commits without waiting for the WAL flush; persists and terminal appends commit synchronously on the pool", async () => {
     const store = newStore()
     await store.open()
