@@ -28,6 +28,8 @@
  */
 
 import { addressWord, type AddressWithBytes } from './address-patches.ts'
+import { KECCAK_EMPTY_WORD, KECCAK_MEMO_MAX_INPUT_BYTES, keccakWord } from './keccak-opcode.ts'
+import { transientWord, type TransientInterpreter } from './transient-storage-opcodes.ts'
 import { readWord, wordAt, writeWord, type WordMemory } from './word-memory.ts'
 
 const TWO_POW256 = 1n << 256n
@@ -40,6 +42,11 @@ const NUMBER_OFFSET_MAX = 0xffffffffn
  * which costs more gas than a block holds, is left to the stock step
  */
 export const MEMORY_GROWTH_BYTES_MAX = 1 << 24
+/**
+ * KECCAK256 runs in the batch for inputs up to this many bytes (the memo's: mapping slots are 64);
+ * longer ones, rare, are left to the caller's step
+ */
+const KECCAK_INLINE_MAX_BYTES = BigInt(KECCAK_MEMO_MAX_INPUT_BYTES)
 
 export interface InlineStack {
   _store: bigint[]
@@ -47,8 +54,8 @@ export interface InlineStack {
   _maxHeight: number
 }
 
-/** What the environment opcodes read (ethereumjs' Interpreter getters, which the stock handlers call). */
-export interface InlineInterpreter {
+/** What the environment opcodes read (ethereumjs' Interpreter getters, which the stock handlers call), and TLOAD. */
+export interface InlineInterpreter extends TransientInterpreter {
   getCallData(): Uint8Array
   getCallDataSize(): bigint
   getCallValue(): bigint
@@ -63,7 +70,7 @@ export interface InlineRunState {
   programCounter: number
   code: Uint8Array
   /** the frame's memory and the words of it paid for: MLOAD and MSTORE run inline inside them */
-  memory: WordMemory
+  memory: WordMemory & { read(offset: number, size: number, avoidCopy?: boolean): Uint8Array }
   memoryWordCount: bigint
   /** what the frame has paid for its memory so far (the stock `subMemUsage` keeps it) */
   highestMemCost: bigint
@@ -93,6 +100,16 @@ export const INLINE_OPCODES: readonly number[] = [
  */
 export const INLINE_OWN_HANDLER_OPCODES: readonly number[] = [0x35, 0x51, 0x52] // CALLDATALOAD MLOAD MSTORE
 
+/**
+ * the opcodes runInlineSteps runs with the effect of this project's handler of them where the EVM
+ * has it installed, and which are not a third of the batch's exits without it (a bench:quote mix
+ * execution: KECCAK256 42, TLOAD 27 of ~260): KECCAK256 (keccak-opcode.ts) of at most
+ * KECCAK_MEMO_MAX_INPUT_BYTES (its gas, memory growth as MSTORE's, charged in the batch; longer
+ * inputs left to the caller's step) and TLOAD (transient-storage-opcodes.ts; static fee, never
+ * awaits)
+ */
+export const INLINE_STATE_OPCODES: readonly number[] = [0x20, 0x5c] // KECCAK256 TLOAD
+
 /** The frame's code as the batch walks it: inline-analysis.ts says what each table holds. */
 export interface InlineCode {
   stream: Int32Array
@@ -109,6 +126,8 @@ export interface InlineBatch {
    */
   memoryGas?: number
   quadCoefficient?: number
+  /** the Common's `keccak256WordGas` (6 in every hardfork), read once per frame; absent, KECCAK256 is left to the caller's step */
+  keccakWordGas?: number
   /**
    * the frame's code as instructions (inline-analysis.ts's `stream`, `words` and `entries`, shared
    * by every frame of that code); absent, the batch runs nothing (the caller's steps run until the
@@ -141,6 +160,23 @@ function memoryCost(words: number, batch: InlineBatch): number {
   if (fee === undefined || quad === undefined || !(quad >= 1) || words * 32 > MEMORY_GROWTH_BYTES_MAX) return -1
   const square = words * words
   return words * fee + (square - (square % quad)) / quad
+}
+
+/**
+ * Memory grown to `paidWords` words where `available` gas pays for it: answers the gas charged, with
+ * the run state's `memoryWordCount` and `highestMemCost` set as the stock `subMemUsage` sets them
+ * (it charges the difference when the new cost is higher, else the whole cost); -1 with nothing
+ * changed where the batch leaves the growth to the stock step or the gas does not cover it.
+ */
+function payMemoryGrowth(rs: InlineRunState, paidWords: number, batch: InlineBatch, available: number): number {
+  const cost = memoryCost(paidWords, batch)
+  if (cost < 0) return -1
+  const highest = Number(rs.highestMemCost)
+  const charge = cost > highest ? cost - highest : cost
+  if (available < charge) return -1
+  if (cost > highest) rs.highestMemCost = BigInt(cost)
+  rs.memoryWordCount = BigInt(paidWords)
+  return charge
 }
 
 /**
@@ -364,15 +400,9 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
             // compiled the division as an int32 one) the first time a word was written unaligned
             if (end > MEMORY_GROWTH_BYTES_MAX) break run
             const paidWords = (end + 31) >> 5
-            const cost = memoryCost(paidWords, batch)
-            if (cost < 0) break run
-            // subMemUsage charges the difference when the new cost is higher, else the whole cost
-            const highest = Number(rs.highestMemCost)
-            const charge = cost > highest ? cost - highest : cost
-            if (gas < fee + charge) break run
+            const charge = payMemoryGrowth(rs, paidWords, batch, gas - fee)
+            if (charge < 0) break run
             gas -= charge
-            if (cost > highest) rs.highestMemCost = BigInt(cost)
-            rs.memoryWordCount = BigInt(paidWords)
             paidBytes = paidWords * 32
           }
           if (op === 0x51) {
@@ -381,6 +411,51 @@ export function runInlineSteps(rs: InlineRunState, fees: Uint8Array, gas: number
             writeWord(rs.memory, offset, s[len - 2])
             len -= 2
           }
+          i++
+          break
+        }
+        case 0x20: {
+          // KECCAK256 (keccak-opcode.ts): [offset, length] = popN(2); push(keccak256 of memory there),
+          // an empty input's digest without reading memory. Gas (sync-gas.ts, the stock gas
+          // handler's): the fee, keccak256WordGas per word of input, and subMemUsage's growth of
+          // memory to offset + length (none for an empty input), all charged before anything changes
+          if (len < 2) break run
+          const offsetWord = s[len - 1]
+          const lengthWord = s[len - 2]
+          const wordGas = batch.keccakWordGas
+          if (wordGas === undefined || lengthWord > KECCAK_INLINE_MAX_BYTES) break run
+          const length = Number(lengthWord)
+          const hashGas = wordGas * ((length + 31) >> 5)
+          if (gas < fee + hashGas) break run
+          let digest = KECCAK_EMPTY_WORD
+          if (length !== 0) {
+            if (offsetWord > NUMBER_OFFSET_MAX) break run
+            const offset = Number(offsetWord)
+            const end = offset + length
+            if (end > paidBytes) {
+              if (end > MEMORY_GROWTH_BYTES_MAX) break run
+              const paidWords = (end + 31) >> 5
+              const charge = payMemoryGrowth(rs, paidWords, batch, gas - fee - hashGas)
+              if (charge < 0) break run
+              gas -= charge
+              paidBytes = paidWords * 32
+            }
+            // read in place as the handler reads it (Memory.read extends the store as the stock read does)
+            digest = keccakWord(rs.memory.read(offset, length, true))
+          }
+          gas -= hashGas
+          s[len - 2] = digest
+          len--
+          i++
+          break
+        }
+        case 0x5c: {
+          // TLOAD (transient-storage-opcodes.ts): key = pop(); push(the frame's transient word);
+          // transient storage not of the stock class's shape is left to the caller's step
+          if (len < 1) break run
+          const value = transientWord(rs.interpreter, s[len - 1])
+          if (value === undefined) break run
+          s[len - 1] = value
           i++
           break
         }

@@ -78,7 +78,9 @@
  *    valid destination: inline-analysis.ts, made with the jump analysis of 1.; the stock PUSH
  *    handler's per-offset words, read only on the steps the batch leaves to the stock step, are
  *    made from the code when one first reads them) (for CALLDATALOAD, MLOAD and MSTORE the ones of 4. and
- *    12., MLOAD's and MSTORE's gas the stock memory gas; ethereumjs flags ADDRESS, CALLER, CALLVALUE,
+ *    12., MLOAD's and MSTORE's gas the stock memory gas; KECCAK256 of up to 128 bytes with its word
+ *    and memory gas, and TLOAD, where the EVM has the handlers of 12. and 14.: a third of the
+ *    batch's exits were at them; ethereumjs flags ADDRESS, CALLER, CALLVALUE,
  *    CALLDATA* and RETURNDATASIZE asynchronous, but their handlers are not), with the frame's gas
  *    as a number (while it is below 2^53) written back to the run state before any other step
  *    that reads or writes it and when the frame ends. An inlined opcode that would fail
@@ -139,7 +141,7 @@ import { keccakOpcode } from './keccak-opcode.ts'
 import { calldataLoad } from './calldata-load.ts'
 import { logOpcode } from './log-opcode.ts'
 import { inlineAnalysis, legacyCodeAnalysis } from './inline-analysis.ts'
-import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, runInlineSteps, type InlineBatch, type InlineCode, type InlineRunState } from './inline-steps.ts'
+import { INLINE_OPCODES, INLINE_OWN_HANDLER_OPCODES, INLINE_STATE_OPCODES, runInlineSteps, type InlineBatch, type InlineCode, type InlineRunState } from './inline-steps.ts'
 import { transientStorageHandlers, type TransientRunState } from './transient-storage-opcodes.ts'
 import { callHandlers, type CallHandlers, type CallInternals } from './call-opcodes.ts'
 import { codeSizeHandler, type CodeSizeRunState } from './code-size-opcode.ts'
@@ -540,7 +542,13 @@ async function apply(): Promise<void> {
     const batch: InlineBatch =
       inlineFees === undefined
         ? { steps: 0, code: undefined }
-        : { steps: 0, memoryGas: Number(this.common.param('memoryGas')), quadCoefficient: Number(this.common.param('quadCoefficientDivGas')), code: undefined }
+        : {
+            steps: 0,
+            memoryGas: Number(this.common.param('memoryGas')),
+            quadCoefficient: Number(this.common.param('quadCoefficientDivGas')),
+            keccakWordGas: Number(this.common.param('keccak256WordGas')),
+            code: undefined,
+          }
     if (inlineFees !== undefined && this._getValidJumpDestinations === sharedJumpAnalysis) {
       // 17. a code analysed before (by an earlier frame) has its analysis from the first step on
       const known = analysedAlready(this.common as unknown as CommonInternals, rs.code)
@@ -732,12 +740,24 @@ export function patchEvmInstance(evm: object): void {
   replace(0x51, mload)
   replace(0x52, mstore)
   for (const [op, handler] of copies ?? []) replace(op, handler)
+  // 14. TLOAD and TSTORE over this EVM's own entries, which they fall back to
+  // (before 13.: the batch runs TLOAD where this EVM has its handler)
+  let tload: OpcodeEntry['opHandler'] | undefined
+  if (map[0x5c] !== undefined && map[0x5d] !== undefined) {
+    type TransientHandler = (runState: TransientRunState, common: unknown) => void
+    const entries = map as unknown as Array<{ opHandler: TransientHandler }>
+    const transient = transientStorageHandlers({ tload: entries[0x5c].opHandler, tstore: entries[0x5d].opHandler })
+    entries[0x5c].opHandler = transient.tload
+    entries[0x5d].opHandler = transient.tstore
+    tload = transient.tload as OpcodeEntry['opHandler']
+  }
   // 13. an opcode is run by the loop only where this EVM has the stock handler and static fee for
   // it (a custom opcode or an opcode the hardfork does not have keeps its own entry); CALLDATALOAD,
-  // MLOAD and MSTORE where it has the handlers installed above, and MLOAD's and MSTORE's stock
-  // memory gas (nothing past the fee inside paid memory, where alone the loop runs them)
+  // MLOAD, MSTORE, KECCAK256 and TLOAD where it has the handlers installed above, and MLOAD's,
+  // MSTORE's and KECCAK256's stock gas handlers (whose charges the batch makes: sync-gas.ts's)
   const fees = new Uint8Array(256)
-  const ownHandlers = new Map<number, unknown>([[0x35, calldataLoad], [0x51, mload], [0x52, mstore]])
+  const ownHandlers = new Map<number, unknown>([[0x35, calldataLoad], [0x51, mload], [0x52, mstore], [0x20, keccakOpcode]])
+  if (tload !== undefined) ownHandlers.set(0x5c, tload)
   const inlinable = (op: number, entry: (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined): boolean => {
     const info = entry?.opcodeInfo
     // ethereumjs' table calls ADDRESS, CALLER, CALLVALUE, CALLDATALOAD, CALLDATASIZE and RETURNDATASIZE
@@ -746,9 +766,9 @@ export function patchEvmInstance(evm: object): void {
     const own = ownHandlers.get(op)
     if (own === undefined) return stockHandlers?.get(op) !== undefined && entry.opHandler === stockHandlers.get(op) && info.dynamicGas === false
     if (entry.opHandler !== own) return false
-    return op === 0x35 ? info.dynamicGas === false : info.dynamicGas === true && entry.gasHandler !== undefined && entry.gasHandler === stockGasHandlers?.get(op)
+    return op === 0x35 || op === 0x5c ? info.dynamicGas === false : info.dynamicGas === true && entry.gasHandler !== undefined && entry.gasHandler === stockGasHandlers?.get(op)
   }
-  for (const op of [...INLINE_OPCODES, ...INLINE_OWN_HANDLER_OPCODES]) {
+  for (const op of [...INLINE_OPCODES, ...INLINE_OWN_HANDLER_OPCODES, ...INLINE_STATE_OPCODES]) {
     const entry = map[op] as (OpcodeEntry & { opcodeInfo?: Partial<OpInfo> }) | undefined
     if (inlinable(op, entry)) fees[op] = entry!.opcodeInfo!.fee!
   }
@@ -776,13 +796,5 @@ export function patchEvmInstance(evm: object): void {
   // 19. EXTCODESIZE where this EVM has the stock handler for it
   if (codeSize !== undefined && map[0x3b] !== undefined && map[0x3b].opHandler === stockHandlers?.get(0x3b)) {
     map[0x3b].opHandler = codeSize as OpcodeEntry['opHandler']
-  }
-  // 14. TLOAD and TSTORE over this EVM's own entries, which they fall back to
-  if (map[0x5c] !== undefined && map[0x5d] !== undefined) {
-    type TransientHandler = (runState: TransientRunState, common: unknown) => void
-    const entries = map as unknown as Array<{ opHandler: TransientHandler }>
-    const transient = transientStorageHandlers({ tload: entries[0x5c].opHandler, tstore: entries[0x5d].opHandler })
-    entries[0x5c].opHandler = transient.tload
-    entries[0x5d].opHandler = transient.tstore
   }
 }

@@ -25,7 +25,7 @@ export interface KeccakRunState {
 
 const EMPTY = new Uint8Array(0)
 /** keccak256 of no bytes, as a word */
-const EMPTY_DIGEST = wordOfBytes(keccak256(EMPTY))
+export const KECCAK_EMPTY_WORD = wordOfBytes(keccak256(EMPTY))
 
 /** inputs longer than this are hashed every time (mapping slots are 64 bytes, nested ones too) */
 export const KECCAK_MEMO_MAX_INPUT_BYTES = 128
@@ -56,7 +56,7 @@ export function keccakWord(data: Uint8Array): bigint {
 export function keccakOpcode(runState: KeccakRunState): void {
   const [offset, length] = runState.stack.popN(2)
   if (length === 0n) {
-    runState.stack.push(EMPTY_DIGEST)
+    runState.stack.push(KECCAK_EMPTY_WORD)
     return
   }
   runState.stack.push(keccakWord(runState.memory.read(Number(offset), Number(length), true)))

@@ -24,13 +24,15 @@ interface StockTransientStorage {
   _changeJournal: { addr: string; key: string; prevValue: Uint8Array }[]
 }
 
+/** What TLOAD reads of ethereumjs' Interpreter: the EVM's transient storage and the frame's address. */
+export interface TransientInterpreter {
+  _evm: { transientStorage: unknown }
+  _env: { address: { toString(): string } }
+}
+
 export interface TransientRunState {
   stack: { pop(): bigint; popN(n: number): bigint[]; push(value: bigint): void }
-  interpreter: {
-    isStatic(): boolean
-    _evm: { transientStorage: unknown }
-    _env: { address: { toString(): string } }
-  }
+  interpreter: TransientInterpreter & { isStatic(): boolean }
 }
 
 type Handler = (runState: TransientRunState, common: unknown) => void
@@ -55,15 +57,25 @@ function stockShaped(storage: unknown): storage is StockTransientStorage {
   return s !== undefined && s._storage instanceof Map && Array.isArray(s._changeJournal)
 }
 
+/**
+ * The frame's transient word at slot `key` as TLOAD reads it, or undefined where the EVM's transient
+ * storage is not the stock class's shape (the stock handler reads it then). TLOAD's handler below
+ * and the inline batch (inline-steps.ts, which runs TLOAD without a turn of the loop) both read it
+ * here, so the two give the same word.
+ */
+export function transientWord(interpreter: TransientInterpreter, key: bigint): bigint | undefined {
+  const storage = interpreter._evm.transientStorage
+  if (!stockShaped(storage)) return undefined
+  // TransientStorage.get: a missing address or slot reads as 32 zero bytes, i.e. 0
+  const value = storage._storage.get(interpreter._env.address.toString())?.get(transientKey(key))
+  return value === undefined || value.length === 0 ? 0n : wordOfShortBytes(value)
+}
+
 /** TLOAD and TSTORE over the stock handlers `stock`, which they fall back to. */
 export function transientStorageHandlers(stock: { tload: Handler; tstore: Handler }): { tload: Handler; tstore: Handler } {
   const tload: Handler = (runState, common) => {
-    const storage = runState.interpreter._evm.transientStorage
-    if (!stockShaped(storage)) return stock.tload(runState, common)
-    const key = runState.stack.pop()
-    // TransientStorage.get: a missing address or slot reads as 32 zero bytes, i.e. 0
-    const value = storage._storage.get(runState.interpreter._env.address.toString())?.get(transientKey(key))
-    runState.stack.push(value === undefined || value.length === 0 ? 0n : wordOfShortBytes(value))
+    if (!stockShaped(runState.interpreter._evm.transientStorage)) return stock.tload(runState, common)
+    runState.stack.push(transientWord(runState.interpreter, runState.stack.pop())!)
   }
   const tstore: Handler = (runState, common) => {
     const storage = runState.interpreter._evm.transientStorage

@@ -17,6 +17,7 @@ import { JournaledState } from '../../src/evm/journaled-state.ts'
 import { inlineAnalysis } from '../../src/evm/inline-analysis.ts'
 import { stockAnalysis } from './stock-jump-analysis.ts'
 import { VmPool } from '../../src/evm/vm-pool.ts'
+import { keccak256 } from '../../src/evm/keccak.ts'
 
 const TARGET = createAddressFromString('0x00000000000000000000000000000000000011e1')
 const push32 = (v: bigint) => '7f' + v.toString(16).padStart(64, '0')
@@ -40,11 +41,14 @@ interface CallEnv {
   data?: Uint8Array
   value?: bigint
   caller?: ReturnType<typeof createAddressFromString>
+  /** other contracts' code (hex) by address */
+  codes?: Array<[ReturnType<typeof createAddressFromString>, string]>
 }
 
 async function run(pooled: boolean, code: string, gasLimit = 10_000_000n, env: CallEnv = {}): Promise<Outcome> {
   const state = JournaledState.over(EMPTY_STATE_READER)
   await state.putCode(TARGET, Buffer.from(code, 'hex'))
+  for (const [address, other] of env.codes ?? []) await state.putCode(address, Buffer.from(other, 'hex'))
   if (env.caller !== undefined && env.value !== undefined) await state.modifyAccountFields(env.caller, { balance: env.value })
   const exec = async (vm: VM) => {
     const { execResult } = await vm.evm.runCall({ to: TARGET, gasLimit, data: env.data, value: env.value, caller: env.caller })
@@ -156,6 +160,44 @@ describe('inlined opcodes against the stock handlers', () => {
       await sameAsStock(program(grow('52'), 0), gasLimit)
       await sameAsStock(program('612580' + '51', 0), gasLimit)
     }
+  })
+
+  it('KECCAK256 in the batch: empty anywhere, up to 128 bytes inside paid memory and growing it, 129 bytes (the step\'s), out of gas at its word gas and its growth', async () => {
+    // memory: 160 bytes of a pattern (5 words), then hashes kept on the stack and stored from 1,024 on
+    let body = ''
+    for (let w = 0; w < 5; w++) body += push32(2n ** 256n - 1n - BigInt(w * 0x1234567)) + push32(BigInt(32 * w)) + '52'
+    const ranges: Array<[bigint, bigint]> = [[0n, 0n], [2n ** 256n - 1n, 0n], [0n, 1n], [0n, 32n], [3n, 64n], [31n, 100n], [0n, 128n], [32n, 128n], [0n, 129n], [150n, 64n], [1_000n, 64n]]
+    for (const [offset, length] of ranges) body += push32(length) + push32(offset) + '20'
+    body += '59' // MSIZE after the growths
+    for (let i = 0; i <= ranges.length; i++) body += push32(BigInt(1024 + 32 * i)) + '52'
+    const outcome = await sameAsStock(program(body + push32(BigInt(32 * (ranges.length + 1))) + push32(1024n) + 'f3', 0))
+    expect(outcome.error).toBeUndefined()
+    // offsets no memory can reach: out of gas as the stock step
+    for (const offset of [2n ** 32n - 1n, 2n ** 64n, 2n ** 256n - 1n]) await sameAsStock(program('6020' + push32(offset) + '20', 0))
+    // out of gas at the word gas (30 + 6 * 3 for 65 bytes inside paid memory) and at a growth
+    for (let gasLimit = 100n; gasLimit <= 140n; gasLimit++) {
+      await sameAsStock(program('6000' + '6040' + '52' + '6041' + '6000' + '20', 0), gasLimit)
+      await sameAsStock(program('6040' + '6010' + '20', 0), gasLimit)
+    }
+  })
+
+  it('TLOAD in the batch: a slot set, one never set, one set to zero, and in a callee (its own address\'s slots)', async () => {
+    // the callee (at 0x11e2) reads its slot 1 (never set by it: 0, though the caller's slot 1 is 7),
+    // stores 9 there, reads it back and returns both
+    const callee = '6001' + '5c' + '6009' + '6001' + '5d' + '6001' + '5c' + '6020' + '52' + '6000' + '52' + '6040' + '6000' + 'f3'
+    const CALLEE = createAddressFromString('0x00000000000000000000000000000000000011e2')
+    let body = '6007' + '6001' + '5d' // slot 1 = 7
+    body += '6000' + '6002' + '5d' // slot 2 = 0
+    body += '6001' + '5c' + storeResult(0) + '6002' + '5c' + storeResult(1) + '6003' + '5c' + storeResult(2) + push32(2n ** 256n - 1n) + '5c' + storeResult(3)
+    // CALL(gas, callee, 0, no input, output at 128..192), then slot 1 here again
+    body += '6040' + '6080' + '6000' + '6000' + '6000' + push32(BigInt(CALLEE.toString())) + '61ffff' + 'f1' + storeResult(6) + '6001' + '5c' + storeResult(7)
+    const stock = await sameAsStock(program(body, 8), 1_000_000n, { codes: [[CALLEE, callee]] })
+    expect(stock.error).toBeUndefined()
+    const word = (i: number) => BigInt('0x' + stock.output.slice(64 * i, 64 * (i + 1)))
+    expect([word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7)]).toEqual([7n, 0n, 0n, 0n, 0n, 9n, 1n, 7n])
+    // TLOAD of an empty stack, and out of gas at its fee (100)
+    await sameAsStock(program('5c', 0))
+    for (let gasLimit = 100n; gasLimit <= 125n; gasLimit++) await sameAsStock(program('6001' + '5c', 0), gasLimit)
   })
 
   it('RETURN: empty (at an offset no memory reaches), of unpaid memory, and of paid memory in a callee', async () => {
@@ -328,10 +370,10 @@ describe('runInlineSteps', () => {
     stack: { _store: [...stack], _len: stack.length, _maxHeight: 1024 },
     programCounter: 0,
     code: Uint8Array.from(code),
-    memory: { _store: new Uint8Array(0), extend: () => {} },
+    memory: { _store: new Uint8Array(0), extend: () => {}, read: () => new Uint8Array(0) },
     memoryWordCount: 0n,
     highestMemCost: 0n,
-    interpreter: { getCallData: () => new Uint8Array(0), getCallDataSize: () => 0n, getCallValue: () => 0n, getCaller: () => 0n, getReturnDataSize: () => 0n, getAddress: () => ({ bytes: new Uint8Array(20) }) },
+    interpreter: { getCallData: () => new Uint8Array(0), getCallDataSize: () => 0n, getCallValue: () => 0n, getCaller: () => 0n, getReturnDataSize: () => 0n, getAddress: () => ({ bytes: new Uint8Array(20) }), _evm: { transientStorage: undefined }, _env: { address: { toString: () => '0x' + '00'.repeat(20) } } },
   })
   const fees = new Uint8Array(256)
   for (const op of INLINE_OPCODES) fees[op] = 3
@@ -386,6 +428,10 @@ describe('runInlineSteps', () => {
         extend(offset: number, size: number) {
           if (offset + size > store.length) store = new Uint8Array(Math.ceil((offset + size) / 32) * 32)
         },
+        read(offset: number, size: number) {
+          this.extend(offset, size)
+          return store.subarray(offset, offset + size)
+        },
       }
       return rs
     }
@@ -406,6 +452,56 @@ describe('runInlineSteps', () => {
     const poor = withMemory()
     expect(runInlineSteps(poor, fees3, 11, 10, paid)).toBe(11)
     expect([paid.steps, poor.memoryWordCount, poor.highestMemCost, poor.stack._len]).toEqual([0, 0n, 0n, 2])
+  })
+
+  it('runs KECCAK256 of a small range and TLOAD (from stock-shaped transient storage) in the batch, with their gas; leaves them to the step otherwise', () => {
+    const withWords = (stack: bigint[], code: number[]): InlineRunState => {
+      const rs = state(stack, code)
+      const store = Uint8Array.from({ length: 96 }, (_, i) => (i * 7 + 1) & 0xff)
+      rs.memory = { _store: store, extend: () => {}, read: (offset: number, size: number) => store.subarray(offset, offset + size) }
+      rs.memoryWordCount = 3n
+      return rs
+    }
+    const stateFees = new Uint8Array(256)
+    stateFees[0x20] = 30
+    stateFees[0x5c] = 100
+    // KECCAK256(offset 3, 40 bytes): 30 + 6 * 2 words, inside paid memory; the digest of those bytes
+    const code = [0x20, 0x00]
+    const hashing = over(code, { keccakWordGas: 6, memoryGas: 3, quadCoefficient: 512 })
+    const rs = withWords([40n, 3n], code)
+    expect(runInlineSteps(rs, stateFees, 1_000, 10, hashing)).toBe(1_000 - 30 - 12)
+    expect([hashing.steps, rs.stack._len, rs.programCounter]).toEqual([1, 1, 1])
+    expect(rs.stack._store[0]).toBe(BigInt('0x' + Buffer.from(keccak256(rs.memory._store.subarray(3, 43))).toString('hex')))
+    // growing memory to 4 words (offset 64, 40 bytes: 104): 4 * 3 + 16 / 512 = 12 charged, paid up to 3 words before (highest 0 here)
+    const growing = withWords([40n, 64n], code)
+    expect(runInlineSteps(growing, stateFees, 1_000, 10, hashing)).toBe(1_000 - 30 - 12 - 12)
+    expect([growing.memoryWordCount, growing.highestMemCost]).toEqual([4n, 12n])
+    // without the word gas, with gas for the fee but not the words, or 129 bytes: nothing changed
+    for (const [stack, gas, batch] of [[[40n, 3n], 1_000, over(code)], [[40n, 3n], 41, hashing], [[129n, 0n], 1_000, hashing]] as const) {
+      const left = withWords([...stack], code)
+      const before = json(left)
+      expect(runInlineSteps(left, stateFees, gas, 10, batch)).toBe(gas)
+      expect(json(left)).toBe(before)
+    }
+    // TLOAD: the frame's address's slot, 0 for another slot; left to the step where the storage is not the stock class's shape
+    const tcode = [0x5c, 0x00]
+    const address = '0x' + '00'.repeat(19) + '11'
+    const loading = (key: bigint, transientStorage: unknown) => {
+      const t = state([key], tcode)
+      t.interpreter._evm = { transientStorage }
+      t.interpreter._env = { address: { toString: () => address } }
+      return t
+    }
+    const slots = new Map([[address, new Map([['0x' + '0'.repeat(63) + '5', Uint8Array.of(1, 2)]])]])
+    const storage = { _storage: slots, _changeJournal: [] }
+    for (const [key, word] of [[5n, 0x0102n], [6n, 0n]] as const) {
+      const t = loading(key, storage)
+      expect(runInlineSteps(t, stateFees, 1_000, 10, over(tcode))).toBe(900)
+      expect(t.stack._store[0]).toBe(word)
+    }
+    const other = loading(5n, { _storage: slots })
+    expect(runInlineSteps(other, stateFees, 1_000, 10, over(tcode))).toBe(1_000)
+    expect(other.stack._store[0]).toBe(5n)
   })
 
   it('runs a PUSH and the jump after it as one step of two only when both fit in maxSteps and the gas', () => {
