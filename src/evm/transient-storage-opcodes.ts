@@ -65,8 +65,11 @@ function stockShaped(storage: unknown): storage is StockTransientStorage {
  */
 export function transientWord(interpreter: TransientInterpreter, key: bigint): bigint | undefined {
   const storage = interpreter._evm.transientStorage
-  if (!stockShaped(storage)) return undefined
-  // TransientStorage.get: a missing address or slot reads as 32 zero bytes, i.e. 0
+  return stockShaped(storage) ? readWord(storage, interpreter, key) : undefined
+}
+
+/** TransientStorage.get: a missing address or slot reads as 32 zero bytes, i.e. 0 */
+function readWord(storage: StockTransientStorage, interpreter: TransientInterpreter, key: bigint): bigint {
   const value = storage._storage.get(interpreter._env.address.toString())?.get(transientKey(key))
   return value === undefined || value.length === 0 ? 0n : wordOfShortBytes(value)
 }
@@ -74,8 +77,9 @@ export function transientWord(interpreter: TransientInterpreter, key: bigint): b
 /** TLOAD and TSTORE over the stock handlers `stock`, which they fall back to. */
 export function transientStorageHandlers(stock: { tload: Handler; tstore: Handler }): { tload: Handler; tstore: Handler } {
   const tload: Handler = (runState, common) => {
-    if (!stockShaped(runState.interpreter._evm.transientStorage)) return stock.tload(runState, common)
-    runState.stack.push(transientWord(runState.interpreter, runState.stack.pop())!)
+    const storage = runState.interpreter._evm.transientStorage
+    if (!stockShaped(storage)) return stock.tload(runState, common)
+    runState.stack.push(readWord(storage, runState.interpreter, runState.stack.pop()))
   }
   const tstore: Handler = (runState, common) => {
     const storage = runState.interpreter._evm.transientStorage
