@@ -20,6 +20,7 @@
  * samples. PROBE_TOP (default 20): sites listed per isolate.
  */
 import { Cdp, findInspector, sleep, type WorkerTarget } from '../lib/inspector-client.ts'
+import { positiveFromEnv } from '../lib/probe-env.ts'
 
 interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number }
@@ -41,16 +42,11 @@ if (logFile === undefined) {
   console.error('usage: promoted-allocations.ts <service stderr log>')
   process.exit(2)
 }
-const positive = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${process.env[name]}`)
-  return value
-}
-const WINDOW_S = positive('PROBE_WINDOW_S', 60)
-const ROUNDS = positive('PROBE_ROUNDS', 2)
+const WINDOW_S = positiveFromEnv('PROBE_WINDOW_S', 60)
+const ROUNDS = positiveFromEnv('PROBE_ROUNDS', 2)
 const START_S = Number(process.env.PROBE_START_S ?? 90)
-const INTERVAL_BYTES = positive('PROBE_INTERVAL_KB', 32) * 1024
-const TOP = positive('PROBE_TOP', 20)
+const INTERVAL_BYTES = positiveFromEnv('PROBE_INTERVAL_KB', 32) * 1024
+const TOP = positiveFromEnv('PROBE_TOP', 20)
 /** a window's commands (start, stop, the profile's transfer) may wait behind a busy isolate's tasks */
 const COMMAND_TIMEOUT_MS = 60_000
 

@@ -23,18 +23,14 @@ import { Cdp, type WorkerTarget } from '../lib/inspector-client.ts'
 import { scrapeSums } from '../lib/process-cpu.ts'
 import { postQuote, QUOTE_MIX, quoteBody, quoteLoad } from '../lib/quote-mix.ts'
 import { warmUpWorkers } from '../lib/warm-up-workers.ts'
+import { positiveFromEnv } from '../lib/probe-env.ts'
 
-const positive = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${process.env[name]}`)
-  return value
-}
-const WORKERS = positive('WORKERS', 2)
-const CONNECTIONS = positive('BENCH_CONNECTIONS', 8)
-const SECONDS = positive('PROBE_SECONDS', 10)
-const WARMUP_QUOTES_PER_WORKER = positive('PROBE_WARMUP_QUOTES_PER_WORKER', 1500)
-const INTERVAL_BYTES = positive('PROBE_INTERVAL_KB', 16) * 1024
-const TOP = positive('PROBE_TOP', 15)
+const WORKERS = positiveFromEnv('WORKERS', 2)
+const CONNECTIONS = positiveFromEnv('BENCH_CONNECTIONS', 8)
+const SECONDS = positiveFromEnv('PROBE_SECONDS', 10)
+const WARMUP_QUOTES_PER_WORKER = positiveFromEnv('PROBE_WARMUP_QUOTES_PER_WORKER', 1500)
+const INTERVAL_BYTES = positiveFromEnv('PROBE_INTERVAL_KB', 16) * 1024
+const TOP = positiveFromEnv('PROBE_TOP', 15)
 const SCAVENGED = process.env.PROBE_SCAVENGED !== '0'
 /** a worker busy with quotes answers the protocol between its tasks */
 const COMMAND_TIMEOUT_MS = 60_000
