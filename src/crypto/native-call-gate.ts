@@ -7,8 +7,9 @@
  * call fails as the thread's environment stops, the wrapper throws a C++ `Napi::Error` nobody can
  * catch any more, and node aborts ("terminate called after throwing an instance of
  * 'Napi::Error'"). The pool terminates a worker's thread when the worker hangs and when the pool
- * closes (src/workers/worker-pool.ts); test/crypto/thread-termination.e2e.test.ts shows the abort of an
- * ungated thread and its absence through this gate.
+ * closes (src/workers/worker-pool.ts). test/crypto/native-call-gate.test.ts checks the gate with
+ * real threads; test/support/terminate-native-threads.mjs measures the abort of an ungated thread
+ * (its mode 'secp256k1-ungated') against the gated one ('secp256k1-gated').
  *
  * How: two shared cells per worker thread, `closed` (written by the main thread) and `inside` (by
  * the worker). The worker marks itself inside, then reads `closed`; the main thread closes, then

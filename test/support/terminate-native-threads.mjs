@@ -4,7 +4,9 @@
  * COUNT worker threads, four at a time (native-call-thread.mjs in MODE; each takes ~0.7 s to load
  * tsx and its modules), lets each loop for a random 0-10 ms, then terminates it (for
  * 'secp256k1-gated', after closing its native-call gate, as the pool does). Prints one JSON line
- * {"mode","terminated"} and exits 0 when every one was.
+ * {"mode","terminated"} and exits 0 when every one was. AT_ONCE sets how many threads run at once
+ * (default 4; 1 for the sequential runs BENCHMARKS.md quotes); PROGRESS=1 writes each terminate's
+ * count to stderr, so a run that aborts shows at which one.
  */
 import { Worker } from 'node:worker_threads'
 import { register } from 'tsx/esm/api'
